@@ -1,0 +1,138 @@
+"""Probabilities from counts: the part every estimator shares.
+
+An estimator is a set of Dirichlet pseudo-counts. For attribute ``i`` with value ``v`` in class
+``c``::
+
+    θ_{i,v,c} = (N_i(v,c) + a_{i,v}) / (N_i(c) + A_i),   A_i = Σ_v' a_{i,v'}
+    α_c      ∝ N(c) + b_c
+
+where ``N_i(c)`` counts the class-c records in which attribute ``i`` was observed (so the
+θ_{i,·,c} sum to one under missing values; it is ``N(c)`` when nothing is missing) and the sum
+over ``v'`` runs over the attribute's current domain. Subclasses only say what ``a``, ``A`` and
+``b`` are; everything is computed in log space here, once.
+
+Zero probabilities (only the maximum-likelihood estimator produces them) are not folded into
+``-inf``: each log-probability comes with a count of zero factors, so that a posterior can be
+taken as the limit of a vanishing softening (the classes with the fewest zero factors win).
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import numpy as np
+from river import base
+
+from streamnb.stats import CountStatistics
+
+__all__ = ["Estimator", "LogProb"]
+
+LogProb = tuple[np.ndarray, np.ndarray]  # (finite part of log p, number of zero factors)
+
+
+def _log_with_zeros(values: np.ndarray) -> LogProb:
+    zeros = values <= 0.0
+    with np.errstate(divide="ignore"):
+        logs = np.log(np.where(zeros, 1.0, values))
+    return logs, zeros.astype(np.int64)
+
+
+class Estimator(base.Base):
+    """Base class: Dirichlet pseudo-counts → log-probabilities (see module docstring)."""
+
+    name: ClassVar[str] = ""
+
+    # -- what a subclass defines --------------------------------------------------------------
+    def class_pseudocounts(self, stats: CountStatistics) -> np.ndarray:
+        """``b_c`` for each class."""
+        raise NotImplementedError
+
+    def cell_pseudocounts(self, stats: CountStatistics
+                          ) -> tuple[np.ndarray | float, np.ndarray | float]:
+        """``a`` per column (nominal value or token presence) and, per column, ``a`` of the
+        token's absent cell (ignored for nominal columns). Scalars mean "the same everywhere"."""
+        raise NotImplementedError
+
+    def attribute_pseudocounts(self, stats: CountStatistics) -> np.ndarray:
+        """``A_i`` of each column's attribute, per column."""
+        a, a_absent = self.cell_pseudocounts(stats)
+        cols = stats.schema.arrays()
+        n_cols = stats.schema.n_columns
+        a = np.broadcast_to(np.asarray(a, dtype=np.float64), (n_cols,))
+        a_absent = np.broadcast_to(np.asarray(a_absent, dtype=np.float64), (n_cols,))
+        per_column = np.where(cols["is_token"], a + a_absent, a)
+        totals = np.bincount(cols["attribute"], weights=per_column,
+                             minlength=stats.schema.n_attributes)
+        return totals[cols["attribute"]]
+
+    # -- shared computations ------------------------------------------------------------------
+    def log_class_prior(self, stats: CountStatistics) -> LogProb:
+        """log α_c (eq. 16 for the Indifferent estimator)."""
+        weights = stats.class_counts + self.class_pseudocounts(stats)
+        logs, zeros = _log_with_zeros(weights)
+        return logs - np.log(weights.sum()), zeros
+
+    def log_theta(self, stats: CountStatistics, columns: np.ndarray) -> LogProb:
+        """log θ_{i,v,c} for the cells of ``columns`` (nominal values or present tokens), as
+        ``(classes, len(columns))`` arrays."""
+        cols = stats.schema.arrays()
+        a, _ = self.cell_pseudocounts(stats)
+        a = a[columns] if np.ndim(a) else a
+        A = self.attribute_pseudocounts(stats)[columns]
+        num = stats.value_counts[:, columns] + a
+        slot = cols["nominal_slot"][columns]
+        totals = np.where(slot >= 0, stats.observed_counts[:, np.maximum(slot, 0)]
+                          if stats.schema.n_nominal else 0.0, stats.class_counts[:, None])
+        return self._ratio(num, totals + A, cols["size"][columns])
+
+    @staticmethod
+    def _ratio(num: np.ndarray, den: np.ndarray, size: np.ndarray) -> LogProb:
+        # A cell whose attribute was never observed in the class (0/0, possible only without
+        # pseudo-counts) is uninformative: θ = 1/#A_i.
+        undefined = den <= 0.0
+        num = np.where(undefined, 1.0, num)
+        den = np.where(undefined, size, den)
+        logs, zeros = _log_with_zeros(num)
+        return logs - np.log(den), zeros
+
+    def token_absent_baseline(self, stats: CountStatistics) -> LogProb:
+        """Σ over every token of log θ(absent | c): the log-likelihood of a message with no
+        known token. A message's token part is this plus, for each present token, the
+        correction log θ(present | c) − log θ(absent | c)."""
+        cols = stats.schema.arrays()
+        tokens = cols["token_columns"]
+        k = stats.n_classes
+        if len(tokens) == 0:
+            return np.zeros(k), np.zeros(k, dtype=np.int64)
+        _, a_absent = self.cell_pseudocounts(stats)
+        a_absent = a_absent[tokens] if np.ndim(a_absent) else a_absent
+        A = self.attribute_pseudocounts(stats)[tokens]
+        N = stats.class_counts[:, None]
+        absent = np.maximum(N - stats.value_counts[:, tokens], 0.0) + a_absent
+        logs, zeros = self._ratio(absent, N + A, cols["size"][tokens])
+        return logs.sum(axis=1), zeros.sum(axis=1)
+
+    def token_corrections(self, stats: CountStatistics, columns: np.ndarray) -> LogProb:
+        """log θ(present | c) − log θ(absent | c) for the token ``columns``."""
+        a, a_absent = self.cell_pseudocounts(stats)
+        a = a[columns] if np.ndim(a) else a
+        a_absent = a_absent[columns] if np.ndim(a_absent) else a_absent
+        N = stats.class_counts[:, None]
+        present = stats.value_counts[:, columns]
+        lp, zp = _log_with_zeros(present + a)
+        la, za = _log_with_zeros(np.maximum(N - present, 0.0) + a_absent)
+        return lp - la, zp - za
+
+
+class UniformEstimator(Estimator):
+    """Every cell gets the same pseudo-count ``a`` (so ``A_i = a·#A_i``)."""
+
+    def _cell(self) -> float:
+        raise NotImplementedError
+
+    def cell_pseudocounts(self, stats: CountStatistics) -> tuple[float, float]:
+        a = self._cell()
+        return a, a
+
+    def attribute_pseudocounts(self, stats: CountStatistics) -> np.ndarray:
+        return self._cell() * stats.schema.arrays()["size"]

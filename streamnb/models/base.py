@@ -1,0 +1,232 @@
+"""Shared mechanics of the count-based classifiers: input handling, posteriors, persistence.
+
+A model says how it computes the joint log-likelihood ``log P(x, c)`` of an encoded record from
+its statistics; this base turns that into probabilities (log-sum-exp, and the zero-factor rule of
+the maximum-likelihood estimator), validates input, runs the batch paths and saves/loads/merges.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, ClassVar
+
+import numpy as np
+from river import base
+
+from streamnb.estimators import ESTIMATORS, Estimator
+from streamnb.stats import CountStatistics, InvalidRecord, Schema, read_state, write_state
+from streamnb.stats.codec import from_json_value, to_json_value
+from streamnb.stats.persist import StateFileError
+
+__all__ = ["CountClassifier", "load_model", "records_of"]
+
+_MODELS: dict[str, type[CountClassifier]] = {}
+
+
+def records_of(X: Any) -> list[Mapping]:
+    """The records of a batch: a pandas DataFrame (rows; NaN cells are missing, sparse frames
+    read through their non-zero entries) or a sequence of mappings."""
+    if isinstance(X, Sequence) and not isinstance(X, str):
+        return list(X)
+    try:
+        import pandas as pd
+    except ImportError:  # pragma: no cover - pandas is only needed for DataFrame input
+        pd = None
+    if pd is not None and isinstance(X, pd.DataFrame):
+        columns = list(X.columns)
+        if len(columns) and all(isinstance(t, pd.SparseDtype) for t in X.dtypes):
+            coo = X.sparse.to_coo().tocsr()
+            rows: list[dict] = []
+            for i in range(coo.shape[0]):
+                lo, hi = coo.indptr[i], coo.indptr[i + 1]
+                rows.append({columns[j]: v for j, v in zip(coo.indices[lo:hi].tolist(),
+                                                           coo.data[lo:hi].tolist(),
+                                                           strict=True)})
+            return rows
+        records = X.to_dict(orient="records")
+        return [{k: v for k, v in r.items() if not (isinstance(v, float) and math.isnan(v))}
+                for r in records]
+    raise TypeError(f"expected a pandas DataFrame or a sequence of mappings, got "
+                    f"{type(X).__name__}")
+
+
+def _encode_param(value: Any) -> Any:
+    if isinstance(value, Estimator):
+        return {"estimator": value.name, "params": _encode_param(value._get_params())}
+    if isinstance(value, dict):
+        return {"map": [[to_json_value(k), _encode_param(v)] for k, v in value.items()]}
+    return to_json_value(value)
+
+
+def _decode_param(value: Any) -> Any:
+    if isinstance(value, dict) and "estimator" in value:
+        cls = ESTIMATORS[value["estimator"]]
+        return cls(**_decode_param(value["params"]))
+    if isinstance(value, dict) and "map" in value:
+        return {from_json_value(k): _decode_param(v) for k, v in value["map"]}
+    return from_json_value(value)
+
+
+class CountClassifier(base.MiniBatchClassifier):
+    """Base of streamnb's classifiers: state = :class:`~streamnb.stats.CountStatistics`."""
+
+    _format: ClassVar[str] = ""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        _MODELS[cls.__name__] = cls
+
+    def __init__(self, nominal: Iterable | None = None, domains: Mapping | None = None) -> None:
+        self.nominal = nominal
+        self.domains = domains
+        if nominal is not None and (isinstance(nominal, str) or not isinstance(nominal, Iterable)):
+            raise ValueError(f"nominal must be an iterable of attribute names, got {nominal!r}")
+        if domains is not None and not isinstance(domains, Mapping):
+            raise ValueError(f"domains must be a mapping attribute -> values, got {domains!r}")
+        self.stats = CountStatistics(Schema(nominal=nominal or (), domains=domains))
+        self.n_learned = 0
+
+    @property
+    def _multiclass(self) -> bool:
+        return True
+
+    @property
+    def classes(self) -> list:
+        """Class labels seen so far, in order of first appearance."""
+        return list(self.stats.labels.values)
+
+    # -- what a model defines ------------------------------------------------------------------
+    def _joint_log_likelihood(self, records: Sequence[Mapping], where: str
+                              ) -> tuple[np.ndarray, np.ndarray]:
+        """Finite part and zero-factor counts of log P(x, c), both ``(len(records), classes)``."""
+        raise NotImplementedError
+
+    # -- learning -----------------------------------------------------------------------------
+    def learn_one(self, x: Mapping, y: Any) -> None:
+        self.stats.update(x, y, record=f"record {self.n_learned + 1}")
+        self.n_learned += 1
+
+    def learn_many(self, X: Any, y: Any) -> None:
+        """Learn a batch (DataFrame or sequence of mappings); same counts as ``learn_one`` on
+        each row in order. A bad row rejects the whole batch and changes nothing."""
+        records = records_of(X)
+        self.stats.update_many(records, list(y), record="row")
+        self.n_learned += len(records)
+
+    # -- prediction ---------------------------------------------------------------------------
+    @staticmethod
+    def _posterior(finite: np.ndarray, zeros: np.ndarray) -> np.ndarray:
+        """Rows of probabilities; the classes with the fewest zero factors share the mass."""
+        fewest = zeros.min(axis=1, keepdims=True)
+        scores = np.where(zeros == fewest, finite, -np.inf)
+        scores = scores - scores.max(axis=1, keepdims=True)
+        p = np.exp(scores)
+        return p / p.sum(axis=1, keepdims=True)
+
+    def _check_record(self, x: Any, where: str) -> None:
+        if not isinstance(x, Mapping):
+            raise InvalidRecord(where, None, f"expected a mapping of features, got "
+                                f"{type(x).__name__}")
+        if not x:
+            raise InvalidRecord(where, None, "the record has no features")
+
+    def predict_proba_one(self, x: Mapping) -> dict[Any, float]:
+        self._check_record(x, "record to predict")
+        if not self.stats.n_classes:
+            return {}
+        finite, zeros = self._joint_log_likelihood([x], "record to predict")
+        return dict(zip(self.stats.labels.values, self._posterior(finite, zeros)[0].tolist(),
+                        strict=True))
+
+    def predict_one(self, x: Mapping) -> Any:
+        proba = self.predict_proba_one(x)
+        return max(proba, key=proba.__getitem__) if proba else None
+
+    def predict_proba_many(self, X: Any):
+        import pandas as pd
+
+        records = records_of(X)
+        for i, x in enumerate(records):
+            self._check_record(x, f"row {i}")
+        index = X.index if isinstance(X, pd.DataFrame) else None
+        if not self.stats.n_classes:
+            return pd.DataFrame(index=index if index is not None else range(len(records)))
+        finite, zeros = self._joint_log_likelihood(records, "row")
+        return pd.DataFrame(self._posterior(finite, zeros), index=index,
+                            columns=list(self.stats.labels.values))
+
+    def predict_many(self, X: Any):
+        import pandas as pd
+
+        proba = self.predict_proba_many(X)
+        if proba.shape[1] == 0:
+            return pd.Series([None] * len(proba), index=proba.index, dtype=object)
+        labels = np.asarray(proba.columns, dtype=object)
+        return pd.Series(labels[np.argmax(proba.to_numpy(), axis=1)], index=proba.index)
+
+    # -- monoid operations ----------------------------------------------------------------------
+    def decay(self, factor: float) -> None:
+        """Forget exponentially: every count is multiplied by ``factor`` in (0, 1]."""
+        self.stats.decay(factor)
+
+    def merge(self, other: CountClassifier) -> CountClassifier:
+        """Add the statistics ``other`` learned (e.g. on another shard). Returns ``self``."""
+        if type(other) is not type(self) or _encode_param(other._get_params()) != _encode_param(
+                self._get_params()):
+            raise ValueError(f"cannot merge {other!r} into {self!r}: models differ")
+        self.stats.merge(other.stats)
+        self.n_learned += other.n_learned
+        return self
+
+    # -- persistence ----------------------------------------------------------------------------
+    def _extra_state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+        return {}, {}
+
+    def _restore_extra(self, meta: Mapping[str, Any], arrays: Mapping[str, np.ndarray]) -> None:
+        return None
+
+    def to_state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+        meta, arrays = self.stats.to_state()
+        extra_meta, extra_arrays = self._extra_state()
+        header = {"model": type(self).__name__, "params": _encode_param(self._get_params()),
+                  "n_learned": self.n_learned, "statistics": meta, "extra": extra_meta}
+        return header, {**arrays, **{f"extra.{k}": v for k, v in extra_arrays.items()}}
+
+    @classmethod
+    def from_state(cls, header: Mapping[str, Any], arrays: Mapping[str, np.ndarray]
+                   ) -> CountClassifier:
+        name = header.get("model")
+        model_cls = _MODELS.get(name)
+        if model_cls is None:
+            raise StateFileError(f"unknown model {name!r} in state")
+        if not issubclass(model_cls, cls):
+            raise StateFileError(f"state holds a {name}, not a {cls.__name__}")
+        try:
+            model = model_cls(**_decode_param(header["params"]))
+            model.stats = CountStatistics.from_state(header["statistics"], arrays)
+            model.n_learned = int(header["n_learned"])
+            extra = {k[len("extra."):]: v for k, v in arrays.items() if k.startswith("extra.")}
+            model._restore_extra(header.get("extra", {}), extra)
+        except (KeyError, TypeError, ValueError) as exc:
+            if isinstance(exc, StateFileError):
+                raise
+            raise StateFileError(f"inconsistent model state: {exc}") from exc
+        return model
+
+    def save(self, path: str | os.PathLike) -> None:
+        """Write the model atomically in streamnb's versioned, checksummed format."""
+        header, arrays = self.to_state()
+        write_state(path, header, arrays)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> CountClassifier:
+        """Read a model written by :meth:`save` (never unpickles anything)."""
+        header, arrays = read_state(path)
+        return cls.from_state(header, arrays)
+
+
+def load_model(path: str | os.PathLike) -> CountClassifier:
+    """Load any streamnb model from a state file."""
+    return CountClassifier.load(path)

@@ -1,0 +1,10 @@
+"""Sufficient statistics: domains, counts and moments (the bottom layer; imports nothing above)."""
+
+from streamnb.stats.counts import CountStatistics
+from streamnb.stats.domain import Domain
+from streamnb.stats.moments import Moments
+from streamnb.stats.persist import StateFileError, read_state, write_state
+from streamnb.stats.schema import InvalidRecord, Schema
+
+__all__ = ["CountStatistics", "Domain", "InvalidRecord", "Moments", "Schema", "StateFileError",
+           "read_state", "write_state"]

@@ -1,0 +1,94 @@
+"""JSON encoding of attribute names, attribute values and class labels.
+
+Names and values are what users put in their records: ``str``, ``int`` and ``bool`` map to JSON
+natively and keep their type; tuples (river's n-gram features are tuples of words) are tagged.
+numpy scalars are normalised to the Python type first, so ``np.bool_(True)`` and ``True`` are one
+category.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from typing import Any
+
+import numpy as np
+
+__all__ = ["decode", "encode", "from_json_value", "normalize_label", "normalize_name",
+           "to_json_value"]
+
+Key = str | int | bool | tuple
+
+
+def normalize_name(name: Any) -> Key:
+    """Return ``name`` as a plain Python str/int/bool/tuple, or raise ``TypeError``."""
+    if isinstance(name, str | bool | int) and not isinstance(name, np.generic):
+        return name
+    if isinstance(name, np.bool_):
+        return bool(name)
+    if isinstance(name, np.integer):
+        return int(name)
+    if isinstance(name, np.str_):
+        return str(name)
+    if isinstance(name, tuple):
+        return tuple(normalize_name(part) for part in name)
+    raise TypeError(f"feature names must be str, int, bool or tuples of them, got {type(name)!r}")
+
+
+def normalize_label(label: Any) -> str | int | bool:
+    """Return a class label as str/int/bool; NaN, None, floats and containers are rejected."""
+    if label is None:
+        raise ValueError("the label is None; a labelled record needs a class")
+    if isinstance(label, bool | np.bool_):
+        return bool(label)
+    if isinstance(label, str | np.str_):
+        return str(label)
+    if isinstance(label, numbers.Integral):
+        return int(label)
+    if isinstance(label, numbers.Real):
+        if math.isnan(float(label)):
+            raise ValueError("the label is NaN; a labelled record needs a class")
+        if float(label).is_integer():
+            return int(label)
+        raise ValueError(f"the label {label!r} is a non-integral float; classes are categories")
+    raise TypeError(f"labels must be str, int or bool, got {type(label).__name__} {label!r}")
+
+
+def encode(value: Key) -> Any:
+    if isinstance(value, tuple):
+        return {"tuple": [encode(v) for v in value]}
+    return value
+
+
+def decode(value: Any) -> Key:
+    if isinstance(value, dict):
+        return tuple(decode(v) for v in value["tuple"])
+    return value
+
+
+def to_json_value(value: Any) -> Any:
+    """Nested parameters → JSON, keeping tuples and non-string mapping keys (tagged)."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if value is None or isinstance(value, str | bool | int | float):
+        return value
+    if isinstance(value, tuple):
+        return {"tuple": [to_json_value(v) for v in value]}
+    if isinstance(value, list | set | frozenset):
+        items = sorted(value, key=repr) if isinstance(value, set | frozenset) else value
+        return [to_json_value(v) for v in items]
+    if isinstance(value, dict):
+        return {"map": [[to_json_value(k), to_json_value(v)] for k, v in value.items()]}
+    raise TypeError(f"cannot store a {type(value).__name__} in a state file")
+
+
+def from_json_value(value: Any) -> Any:
+    if isinstance(value, list):
+        return [from_json_value(v) for v in value]
+    if isinstance(value, dict):
+        if "tuple" in value:
+            return tuple(from_json_value(v) for v in value["tuple"])
+        if "map" in value:
+            return {from_json_value(k): from_json_value(v) for k, v in value["map"]}
+        raise ValueError(f"unknown tagged value {value!r}")
+    return value

@@ -1,0 +1,299 @@
+"""Class and attribute-value × class counts: the sufficient statistics of naive Bayes."""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from streamnb.stats.codec import normalize_label
+from streamnb.stats.domain import Domain
+from streamnb.stats.moments import Moments
+from streamnb.stats.schema import Encoded, InvalidRecord, Schema
+
+__all__ = ["CountStatistics"]
+
+
+class CountStatistics:
+    """``N(c)``, ``N_i(v, c)``, ``N_i(c)`` and numeric moments, updated one record at a time.
+
+    Arrays (all float64, so that forgetting can scale them):
+
+    - ``class_counts[c]`` = N(c);
+    - ``value_counts[c, j]`` = N_i(v, c) for the cell of column ``j`` (a nominal value, or a
+      token's "present" cell);
+    - ``observed_counts[c, s]`` = N_i(c), class-c records where nominal attribute (slot) ``s``
+      was observed; tokens are never missing, so theirs is ``N(c)``;
+    - ``moments``: per class and numeric attribute (weight, mean, M2).
+
+    The statistics form a commutative monoid: ``update_many`` equals repeated ``update``,
+    ``merge`` equals learning the other stream too, and ``decay(f)`` scales every count by
+    ``f`` (exponential forgetting). Domains only grow.
+
+    Examples
+    --------
+    >>> s = CountStatistics()
+    >>> _ = s.update({"outlook": "sunny", "windy": True}, "no")
+    >>> _ = s.update_many([{"outlook": "rain"}, {"outlook": "sunny", "windy": False}], ["yes", "yes"])
+    >>> s.labels.values, s.class_counts.tolist()
+    (['no', 'yes'], [1.0, 2.0])
+    >>> s.count("outlook", "sunny"), s.count("windy", True)
+    ({'no': 1.0, 'yes': 1.0}, {'no': 1.0, 'yes': 0.0})
+
+    """
+
+    def __init__(self, schema: Schema | None = None) -> None:
+        self.schema = schema if schema is not None else Schema()
+        self.labels = Domain()
+        self._cc = np.zeros(0)
+        self._vc = np.zeros((0, 0))
+        self._oc = np.zeros((0, 0))
+        self.moments = Moments()
+        self.version = 0  # bumped by every mutation; lets estimators cache derived arrays
+
+    # -- views --------------------------------------------------------------------------------
+    @property
+    def n_classes(self) -> int:
+        return len(self.labels)
+
+    @property
+    def n_records(self) -> float:
+        return float(self.class_counts.sum())
+
+    @property
+    def class_counts(self) -> np.ndarray:
+        return self._cc[: self.n_classes]
+
+    @property
+    def value_counts(self) -> np.ndarray:
+        return self._vc[: self.n_classes, : self.schema.n_columns]
+
+    @property
+    def observed_counts(self) -> np.ndarray:
+        return self._oc[: self.n_classes, : self.schema.n_nominal]
+
+    def count(self, attribute: Hashable, value: Hashable) -> dict[Any, float]:
+        """N_i(v, c) per class (for a token, ``value`` True counts presence)."""
+        s = self.schema
+        a = s.attributes.get(attribute)
+        if a is None:
+            raise KeyError(f"unknown attribute {attribute!r}")
+        if s.kinds[a] == 1:
+            present = self.value_counts[:, s.slots[a]]
+            cells = present if value else self.class_counts - present
+        else:
+            j = s.nominal_values[s.slots[a]].get(value)
+            cells = self.value_counts[:, j] if j is not None else np.zeros(self.n_classes)
+        return dict(zip(self.labels.values, cells.tolist(), strict=True))
+
+    # -- capacity -----------------------------------------------------------------------------
+    def _fit(self) -> None:
+        """Grow the arrays (geometrically, so growth is amortised O(1)) to the domains."""
+        k, j, s = self.n_classes, self.schema.n_columns, self.schema.n_nominal
+        kc, jc = self._vc.shape
+        if k > kc or j > jc:
+            k2, j2 = max(k, 2 * kc if k > kc else kc, 2), max(j, 2 * jc if j > jc else jc, 16)
+            grown = np.zeros((k2, j2))
+            grown[:kc, :jc] = self._vc
+            self._vc = grown
+        if k > len(self._cc):
+            grown = np.zeros(self._vc.shape[0])
+            grown[: len(self._cc)] = self._cc
+            self._cc = grown
+        kc, sc = self._oc.shape
+        if k > kc or s > sc:
+            grown = np.zeros((self._vc.shape[0], max(s, 2 * sc if s > sc else sc, 4)))
+            grown[:kc, :sc] = self._oc
+            self._oc = grown
+        if self.moments.shape != (k, self.schema.n_numeric):
+            self.moments.resize(k, self.schema.n_numeric)
+
+    # -- learning -----------------------------------------------------------------------------
+    def encode_label(self, y: Any, record: str) -> Any:
+        try:
+            return normalize_label(y)
+        except (TypeError, ValueError) as exc:
+            raise InvalidRecord(record, "label", str(exc)) from None
+
+    def update(self, x: Mapping, y: Any, record: str = "record") -> Encoded:
+        """Count one labelled record; on invalid input nothing changes."""
+        label = self.encode_label(y, record)
+        mark = self.schema.mark()
+        try:
+            enc = self.schema.encode(x, record, grow=True)
+            if enc.is_empty() and not x:
+                raise InvalidRecord(record, None, "the record has no features")
+        except BaseException:
+            self.schema.rollback(mark)
+            raise
+        self.schema.commit()
+        c = self.labels.add(label)
+        self._fit()
+        self._cc[c] += 1.0
+        columns = enc.nominal_columns + enc.token_columns
+        if columns:
+            self._vc[c, columns] += 1.0
+        if enc.nominal_slots:
+            self._oc[c, enc.nominal_slots] += 1.0
+        if enc.numeric_slots:
+            self.moments.update(c, enc.numeric_slots, enc.numeric_values)
+        self.version += 1
+        return enc
+
+    def update_many(self, xs: Sequence[Mapping], ys: Iterable[Any],
+                    record: str = "row") -> list[Encoded]:
+        """Count a batch; equal to ``update`` on each record in order. A bad record rejects the
+        whole batch (its row is named) and leaves the statistics unchanged."""
+        ys = list(ys)
+        if len(ys) != len(xs):
+            raise ValueError(f"{len(xs)} records but {len(ys)} labels")
+        labels = [self.encode_label(y, f"{record} {i}") for i, y in enumerate(ys)]
+        mark = self.schema.mark()
+        try:
+            encoded = []
+            for i, x in enumerate(xs):
+                enc = self.schema.encode(x, f"{record} {i}", grow=True)
+                if enc.is_empty() and not x:
+                    raise InvalidRecord(f"{record} {i}", None, "the record has no features")
+                encoded.append(enc)
+        except BaseException:
+            self.schema.rollback(mark)
+            raise
+        self.schema.commit()
+        self.add_encoded(encoded, [self.labels.add(label) for label in labels])
+        return encoded
+
+    def add_encoded(self, encoded: Sequence[Encoded], classes: Sequence[int]) -> None:
+        """Add already-encoded records with class indices in one bincount per table."""
+        if not encoded:
+            return
+        self._fit()
+        k, n_cols, n_nom, n_num = (self.n_classes, self.schema.n_columns, self.schema.n_nominal,
+                                   self.schema.n_numeric)
+        cls = np.asarray(classes, dtype=np.int64)
+        self._cc[:k] += np.bincount(cls, minlength=k)
+        lengths = np.fromiter((len(e.nominal_columns) + len(e.token_columns) for e in encoded),
+                              dtype=np.int64, count=len(encoded))
+        if lengths.any():
+            cols = np.fromiter((j for e in encoded for j in e.nominal_columns + e.token_columns),
+                               dtype=np.int64, count=int(lengths.sum()))
+            flat = np.repeat(cls, lengths) * n_cols + cols
+            self._vc[:k, :n_cols] += np.bincount(flat, minlength=k * n_cols).reshape(k, n_cols)
+        lengths = np.fromiter((len(e.nominal_slots) for e in encoded), dtype=np.int64,
+                              count=len(encoded))
+        if lengths.any():
+            slots = np.fromiter((s for e in encoded for s in e.nominal_slots), dtype=np.int64,
+                                count=int(lengths.sum()))
+            flat = np.repeat(cls, lengths) * n_nom + slots
+            self._oc[:k, :n_nom] += np.bincount(flat, minlength=k * n_nom).reshape(k, n_nom)
+        lengths = np.fromiter((len(e.numeric_slots) for e in encoded), dtype=np.int64,
+                              count=len(encoded))
+        if lengths.any():
+            total = int(lengths.sum())
+            slots = np.fromiter((s for e in encoded for s in e.numeric_slots), dtype=np.int64,
+                                count=total)
+            values = np.fromiter((v for e in encoded for v in e.numeric_values),
+                                 dtype=np.float64, count=total)
+            self.moments.update_many(np.repeat(cls, lengths), slots, values)
+        del n_num
+        self.version += 1
+
+    # -- monoid operations --------------------------------------------------------------------
+    def decay(self, factor: float) -> None:
+        """Multiply every count by ``factor`` in (0, 1]: exponential forgetting."""
+        if not 0.0 < factor <= 1.0:
+            raise ValueError(f"decay factor must be in (0, 1], got {factor!r}")
+        self._cc *= factor
+        self._vc *= factor
+        self._oc *= factor
+        self.moments.decay(factor)
+        self.version += 1
+
+    def merge(self, other: CountStatistics) -> CountStatistics:
+        """Add ``other``'s counts to these (domains reconciled by value). Returns ``self``."""
+        if other.schema.declared_nominal != self.schema.declared_nominal:
+            raise ValueError("cannot merge statistics with different declared nominal attributes")
+        columns, nominal, numeric = self.schema.absorb(other.schema)
+        rows = np.array([self.labels.add(label) for label in other.labels.values], dtype=np.int64)
+        self._fit()
+        self._cc[rows] += other.class_counts
+        if len(columns):
+            self._vc[np.ix_(rows, columns)] += other.value_counts
+        if len(nominal):
+            self._oc[np.ix_(rows, nominal)] += other.observed_counts
+        if len(numeric):
+            om = other.moments
+            self.moments.combine(om.weight, om.mean, om.m2, rows, numeric)
+        self.version += 1
+        return self
+
+    def copy(self) -> CountStatistics:
+        meta, arrays = self.to_state()
+        return CountStatistics.from_state(meta, arrays)
+
+    # -- persistence --------------------------------------------------------------------------
+    def to_state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+        meta = {"schema": self.schema.to_json(), "labels": self.labels.to_json()}
+        arrays = {
+            "class_counts": self.class_counts,
+            "value_counts": self.value_counts,
+            "observed_counts": self.observed_counts,
+            "moment_weight": self.moments.weight,
+            "moment_mean": self.moments.mean,
+            "moment_m2": self.moments.m2,
+        }
+        return meta, arrays
+
+    @classmethod
+    def from_state(cls, meta: Mapping[str, Any], arrays: Mapping[str, np.ndarray]
+                   ) -> CountStatistics:
+        stats = cls(Schema.from_json(meta["schema"]))
+        stats.labels = Domain.from_json(meta["labels"])
+        k, s = stats.n_classes, stats.schema
+        expected = {
+            "class_counts": (k,),
+            "value_counts": (k, s.n_columns),
+            "observed_counts": (k, s.n_nominal),
+            "moment_weight": (k, s.n_numeric),
+            "moment_mean": (k, s.n_numeric),
+            "moment_m2": (k, s.n_numeric),
+        }
+        for name, shape in expected.items():
+            if name not in arrays or arrays[name].shape != shape:
+                got = arrays[name].shape if name in arrays else "nothing"
+                raise ValueError(f"array {name!r}: expected shape {shape}, got {got}")
+        stats._cc = np.array(arrays["class_counts"], dtype=np.float64)
+        stats._vc = np.array(arrays["value_counts"], dtype=np.float64).reshape(k, s.n_columns)
+        stats._oc = np.array(arrays["observed_counts"], dtype=np.float64).reshape(k, s.n_nominal)
+        stats.moments.weight = np.array(arrays["moment_weight"], dtype=np.float64)
+        stats.moments.mean = np.array(arrays["moment_mean"], dtype=np.float64)
+        stats.moments.m2 = np.array(arrays["moment_m2"], dtype=np.float64)
+        stats._fit()
+        return stats
+
+    def to_dict(self) -> dict[str, dict]:
+        """Every statistic keyed by names and values, not indices: two states hold the same
+        statistics iff their ``to_dict()`` are equal, whatever order their domains grew in."""
+        s, labels = self.schema, self.labels.values
+        names = s.attributes.values
+        cells = {}
+        for j, (a, value) in enumerate(zip(s.column_attribute, s.column_value, strict=True)):
+            for c, label in enumerate(labels):
+                cells[(names[a], True if value is None else value, label)] = float(
+                    self.value_counts[c, j])
+        observed = {(names[a], label): float(self.observed_counts[c, slot])
+                    for slot, a in enumerate(s.nominal_attributes)
+                    for c, label in enumerate(labels)}
+        m = self.moments
+        moments = {(names[a], label): (float(m.weight[c, slot]), float(m.mean[c, slot]),
+                                       float(m.m2[c, slot]))
+                   for slot, a in enumerate(s.numeric_attributes)
+                   for c, label in enumerate(labels)}
+        return {
+            "classes": dict(zip(labels, self.class_counts.tolist(), strict=True)),
+            "kinds": {n: k for n, k in zip(names, s.kinds, strict=True)},
+            "cells": cells,
+            "observed": observed,
+            "moments": moments,
+        }

@@ -1,0 +1,128 @@
+"""The versioned, checksummed state-file format (no pickle).
+
+Layout of a file::
+
+    b"STREAMNB"                magic, 8 bytes
+    uint32 little-endian       format version
+    uint64 little-endian       length H of the header
+    H bytes                    UTF-8 JSON header: metadata + one descriptor per array
+    array bytes                each array's raw little-endian bytes, in descriptor order
+    32 bytes                   SHA-256 of everything above
+
+Arrays are restored with ``np.frombuffer`` from a whitelist of numeric dtypes, and the header is
+plain JSON, so loading a file never executes code. The checksum is verified before anything is
+parsed, so a truncated or bit-flipped file is rejected as a whole. ``write_state`` writes to a
+temporary file in the target directory, fsyncs it and renames it over the target: a crash leaves
+either the old file or the new one, never a mixture.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import struct
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+__all__ = ["FORMAT_VERSION", "StateFileError", "dumps_state", "loads_state", "read_state",
+           "write_state"]
+
+MAGIC = b"STREAMNB"
+FORMAT_VERSION = 1
+_PREFIX = struct.Struct("<8sIQ")
+_DTYPES = {"<f8", "<f4", "<i8", "<i4", "<u8", "<u4", "|u1", "|b1", "<i2", "<u2"}
+
+
+class StateFileError(ValueError):
+    """A state file is missing, truncated, corrupted or of an unknown format version."""
+
+
+def dumps_state(header: dict[str, Any], arrays: dict[str, np.ndarray]) -> bytes:
+    descriptors = []
+    blobs = []
+    for name, array in arrays.items():
+        array = np.ascontiguousarray(array)
+        dtype = array.dtype.newbyteorder("<") if array.dtype.byteorder == ">" else array.dtype
+        array = array.astype(dtype, copy=False)
+        if dtype.str not in _DTYPES:
+            raise TypeError(f"array {name!r} has dtype {dtype.str}, not a plain numeric dtype")
+        blob = array.tobytes()
+        descriptors.append({"name": name, "dtype": dtype.str, "shape": list(array.shape),
+                            "nbytes": len(blob)})
+        blobs.append(blob)
+    head = json.dumps({"meta": header, "arrays": descriptors}, separators=(",", ":"),
+                      allow_nan=False).encode()
+    body = _PREFIX.pack(MAGIC, FORMAT_VERSION, len(head)) + head + b"".join(blobs)
+    return body + hashlib.sha256(body).digest()
+
+
+def loads_state(data: bytes, source: str = "<bytes>") -> tuple[dict[str, Any],
+                                                                 dict[str, np.ndarray]]:
+    if len(data) < _PREFIX.size + 32:
+        raise StateFileError(f"{source}: {len(data)} bytes is too short for a streamnb state "
+                             "file (truncated?)")
+    magic, version, head_len = _PREFIX.unpack_from(data)
+    if magic != MAGIC:
+        raise StateFileError(f"{source}: not a streamnb state file (bad magic {magic!r})")
+    if version != FORMAT_VERSION:
+        raise StateFileError(f"{source}: format version {version} is not supported "
+                             f"(this streamnb reads version {FORMAT_VERSION})")
+    body, digest = data[:-32], data[-32:]
+    if hashlib.sha256(body).digest() != digest:
+        raise StateFileError(f"{source}: checksum mismatch: the file is truncated or corrupted")
+    try:
+        head = json.loads(body[_PREFIX.size:_PREFIX.size + head_len])
+        offset = _PREFIX.size + head_len
+        arrays = {}
+        for d in head["arrays"]:
+            if d["dtype"] not in _DTYPES:
+                raise StateFileError(f"{source}: array {d['name']!r} has dtype {d['dtype']}")
+            end = offset + d["nbytes"]
+            if end > len(body):
+                raise StateFileError(f"{source}: array {d['name']!r} runs past the end")
+            array = np.frombuffer(body[offset:end], dtype=d["dtype"]).reshape(d["shape"])
+            arrays[d["name"]] = array.copy()
+            offset = end
+    except (KeyError, TypeError, ValueError) as exc:
+        if isinstance(exc, StateFileError):
+            raise
+        raise StateFileError(f"{source}: malformed header: {exc}") from exc
+    if offset != len(body):
+        raise StateFileError(f"{source}: {len(body) - offset} unexpected trailing bytes")
+    return head["meta"], arrays
+
+
+def write_state(path: str | os.PathLike, header: dict[str, Any],
+                arrays: dict[str, np.ndarray]) -> None:
+    """Atomically write a state file (temp file + fsync + rename + directory fsync)."""
+    path = Path(path)
+    data = dumps_state(header, arrays)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    dir_fd = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
+
+
+def read_state(path: str | os.PathLike) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise StateFileError(f"{path}: no such state file") from None
+    return loads_state(data, str(path))

@@ -1,0 +1,432 @@
+"""Attributes of a record stream: their kinds, value domains and count-array columns.
+
+Every (attribute, value) cell whose count is stored gets one *column*; all count arrays are
+``(classes, columns)``, so a record is a list of column indices and a batch update is one
+``np.bincount`` over flat ``class * columns + column`` indices.
+
+An attribute's kind is fixed the first time it is seen, from the value's type:
+
+- ``str`` → **nominal**: one column per value; a missing value (absent key, None, NaN) is not
+  counted, so ``N_i(c)`` (class-c records where attribute i was observed) is stored per attribute.
+- ``bool`` / ``int`` → **token** (binary presence, e.g. a word of a message, or a count from
+  river's ``BagOfWords``): present iff the value is non-zero, and an absent key means *absent*,
+  not missing. Only the "present" cell has a column; ``N_i(absent, c) = N(c) − N_i(present, c)``.
+  ``#A_i = 2`` from the moment the token is first seen, and records before that are absent.
+- ``float`` → **numeric**: per-class moments (Gaussian), NaN is missing.
+
+Attributes named in ``nominal`` are nominal whatever their values' type (ints used as category
+codes, say). A value of the wrong type for an attribute's kind is rejected with an
+:class:`InvalidRecord` naming the record and the field, and registrations made by a rejected
+record are rolled back, so bad input never changes the domains.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable, Iterable, Mapping
+from typing import Any
+
+import numpy as np
+
+from streamnb.stats.codec import decode, encode, normalize_name
+from streamnb.stats.domain import Domain
+
+__all__ = ["KINDS", "NOMINAL", "NUMERIC", "TOKEN", "Encoded", "InvalidRecord", "Schema"]
+
+NOMINAL, TOKEN, NUMERIC = 0, 1, 2
+KINDS = ("nominal", "token", "numeric")
+_MISSING = object()
+
+
+class InvalidRecord(ValueError):
+    """A record (or one of its fields) that cannot be learned or classified."""
+
+    def __init__(self, record: str, field: Any, reason: str) -> None:
+        self.record = record
+        self.field = field
+        self.reason = reason
+        where = record if field is None else f"{record}, field {field!r}"
+        super().__init__(f"{where}: {reason}")
+
+
+class Encoded:
+    """A record as column indices: nominal cells, present tokens and numeric values."""
+
+    __slots__ = ("nominal_columns", "nominal_slots", "numeric_slots", "numeric_values",
+                 "token_columns")
+
+    def __init__(self) -> None:
+        self.nominal_columns: list[int] = []
+        self.nominal_slots: list[int] = []
+        self.token_columns: list[int] = []
+        self.numeric_slots: list[int] = []
+        self.numeric_values: list[float] = []
+
+    @property
+    def columns(self) -> list[int]:
+        return self.nominal_columns + self.token_columns
+
+    def is_empty(self) -> bool:
+        return not (self.nominal_columns or self.token_columns or self.numeric_slots)
+
+
+def _kind_of(value: Any) -> int | None:
+    """Kind implied by a value's type; None for a missing value."""
+    if value is None:
+        return None
+    if isinstance(value, str | np.str_):
+        return NOMINAL
+    if isinstance(value, bool | int | np.bool_ | np.integer):
+        return TOKEN
+    if isinstance(value, float | np.floating):
+        return None if math.isnan(value) else NUMERIC
+    raise TypeError(f"unsupported value type {type(value).__name__} ({value!r}); expected "
+                    "str (nominal), bool/int (token presence) or float (numeric)")
+
+
+class Schema:
+    """Attribute registry and record encoder.
+
+    Parameters
+    ----------
+    nominal
+        Names of attributes that are nominal whatever the type of their values.
+    domains
+        Declared value domains ``{attribute: [values]}`` of nominal attributes. Declared values
+        are registered up front, so ``#A_i`` is the declared size from the first record on;
+        values outside a declared domain still extend it (and ``#A_i``) when learned.
+
+    """
+
+    def __init__(self, nominal: Iterable[Hashable] = (),
+                 domains: Mapping[Hashable, Iterable[Hashable]] | None = None) -> None:
+        self.declared_nominal = frozenset(normalize_name(n) for n in nominal)
+        self.attributes = Domain()
+        self.kinds: list[int] = []
+        self.slots: list[int] = []  # nominal/numeric: slot among its kind; token: its column
+        self.nominal_attributes: list[int] = []  # nominal slot -> attribute
+        self.nominal_values: list[dict[Any, int]] = []  # nominal slot -> {value: column}
+        self.numeric_attributes: list[int] = []  # numeric slot -> attribute
+        self.token_column: dict[Any, int] = {}
+        self.column_attribute: list[int] = []
+        self.column_value: list[Any] = []  # None for a token's "present" column
+        self.version = 0
+        self._undo: list[tuple[int, Any]] = []
+        self._cache: dict[str, Any] = {}
+        self._cache_version = -1
+        for name, values in (domains or {}).items():
+            name = normalize_name(name)
+            a = self._add_attribute(name, NOMINAL)
+            for value in values:
+                self._add_nominal_value(a, self._nominal_value(value, "declared domain", name))
+        self._undo.clear()
+
+    # -- sizes -------------------------------------------------------------------------------
+    @property
+    def n_attributes(self) -> int:
+        return len(self.kinds)
+
+    @property
+    def n_columns(self) -> int:
+        return len(self.column_attribute)
+
+    @property
+    def n_nominal(self) -> int:
+        return len(self.nominal_attributes)
+
+    @property
+    def n_numeric(self) -> int:
+        return len(self.numeric_attributes)
+
+    @property
+    def n_tokens(self) -> int:
+        return len(self.token_column)
+
+    def attribute_size(self, a: int) -> int:
+        """``#A_i``: 2 for a token, the domain size for a nominal attribute."""
+        kind = self.kinds[a]
+        if kind == TOKEN:
+            return 2
+        if kind == NOMINAL:
+            return len(self.nominal_values[self.slots[a]])
+        raise ValueError(f"attribute {self.attributes.values[a]!r} is numeric: it has no #A_i")
+
+    def free_values(self) -> int:
+        """``Σ_i (#A_i − 1)`` over the discrete attributes (eq. 17's class-prior softening)."""
+        return self.n_tokens + sum(max(len(v) - 1, 0) for v in self.nominal_values)
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """Per-column index arrays, cached until the schema grows.
+
+        ``is_token`` (bool), ``attribute``, ``nominal_slot`` (−1 for tokens), ``size`` (#A_i of
+        the column's attribute, float), and ``token_columns`` (the present-columns of all tokens).
+        """
+        if self._cache_version != self.version:
+            attribute = np.asarray(self.column_attribute, dtype=np.int64)
+            kinds = np.asarray(self.kinds, dtype=np.int64)
+            slots = np.asarray(self.slots, dtype=np.int64)
+            nominal_sizes = np.asarray([len(v) for v in self.nominal_values], dtype=np.float64)
+            is_token = kinds[attribute] == TOKEN if len(attribute) else np.zeros(0, bool)
+            nominal_slot = np.where(is_token, -1, slots[attribute] if len(attribute) else 0)
+            size = np.where(is_token, 2.0, nominal_sizes[np.maximum(nominal_slot, 0)]
+                            if len(nominal_sizes) else 2.0)
+            self._cache = {
+                "is_token": is_token,
+                "attribute": attribute,
+                "nominal_slot": nominal_slot,
+                "size": size.astype(np.float64),
+                "token_columns": np.flatnonzero(is_token),
+                "nominal_sizes": nominal_sizes,
+            }
+            self._cache_version = self.version
+        return self._cache
+
+    # -- registration -----------------------------------------------------------------------
+    def _add_attribute(self, name: Any, kind: int) -> int:
+        a = self.attributes.add(name)
+        self.kinds.append(kind)
+        if kind == NOMINAL:
+            self.slots.append(len(self.nominal_attributes))
+            self.nominal_attributes.append(a)
+            self.nominal_values.append({})
+        elif kind == NUMERIC:
+            self.slots.append(len(self.numeric_attributes))
+            self.numeric_attributes.append(a)
+        else:
+            column = len(self.column_attribute)
+            self.slots.append(column)
+            self.token_column[name] = column
+            self.column_attribute.append(a)
+            self.column_value.append(None)
+        self.version += 1
+        return a
+
+    def _add_nominal_value(self, a: int, value: Any) -> int:
+        values = self.nominal_values[self.slots[a]]
+        column = values.get(value)
+        if column is None:
+            column = values[value] = len(self.column_attribute)
+            self.column_attribute.append(a)
+            self.column_value.append(value)
+            self._undo.append((a, value))
+            self.version += 1
+        return column
+
+    def mark(self) -> tuple[int, int, int, int, int]:
+        """A point to roll back to if the records encoded after it are rejected."""
+        return (self.n_attributes, self.n_columns, self.n_nominal, self.n_numeric,
+                len(self._undo))
+
+    def rollback(self, mark: tuple[int, int, int, int, int]) -> None:
+        n_attributes, n_columns, n_nominal, n_numeric, n_undo = mark
+        for a, value in reversed(self._undo[n_undo:]):
+            if a < n_attributes:
+                del self.nominal_values[self.slots[a]][value]
+        del self._undo[n_undo:]
+        for name in self.attributes.values[n_attributes:]:
+            self.token_column.pop(name, None)
+        self.attributes.truncate(n_attributes)
+        del self.kinds[n_attributes:], self.slots[n_attributes:]
+        del self.column_attribute[n_columns:], self.column_value[n_columns:]
+        del self.nominal_attributes[n_nominal:], self.nominal_values[n_nominal:]
+        del self.numeric_attributes[n_numeric:]
+        self.version += 1
+
+    def commit(self) -> None:
+        self._undo.clear()
+
+    # -- value coercion -----------------------------------------------------------------------
+    @staticmethod
+    def _nominal_value(value: Any, record: str, name: Any) -> Any:
+        if value is None:
+            return _MISSING
+        if isinstance(value, float | np.floating):
+            if math.isnan(value):
+                return _MISSING
+            if float(value).is_integer():  # integer codes that went through a float column
+                return int(value)
+            raise InvalidRecord(record, name, f"float {value!r} for a nominal attribute; "
+                                "nominal values are str, int or bool")
+        if isinstance(value, bool | np.bool_):
+            return bool(value)
+        if isinstance(value, str | np.str_):
+            return str(value)
+        if isinstance(value, int | np.integer):
+            return int(value)
+        raise InvalidRecord(record, name, f"unsupported type {type(value).__name__} for a "
+                            "nominal attribute")
+
+    @staticmethod
+    def _token_present(value: Any, record: str, name: Any) -> bool:
+        if value is None:
+            return False
+        if isinstance(value, bool | int | np.bool_ | np.integer):
+            return bool(value)
+        if isinstance(value, float | np.floating):
+            if math.isnan(value):
+                return False
+            if float(value).is_integer():
+                return value != 0
+            raise InvalidRecord(record, name, f"non-integral float {value!r} for a token "
+                                "attribute (tokens take bool or int counts)")
+        raise InvalidRecord(record, name, f"{type(value).__name__} value {value!r} for a token "
+                            "attribute (tokens take bool or int counts)")
+
+    @staticmethod
+    def _numeric_value(value: Any, record: str, name: Any) -> Any:
+        if value is None:
+            return _MISSING
+        if isinstance(value, int | float | np.integer | np.floating) and not isinstance(
+                value, bool | np.bool_):
+            value = float(value)
+            if math.isnan(value):
+                return _MISSING
+            if math.isinf(value):
+                raise InvalidRecord(record, name, f"non-finite value {value!r}")
+            return value
+        raise InvalidRecord(record, name, f"{type(value).__name__} value {value!r} for a numeric "
+                            "attribute")
+
+    # -- encoding -----------------------------------------------------------------------------
+    def encode(self, x: Any, record: str, grow: bool) -> Encoded:
+        """Column indices of record ``x``.
+
+        With ``grow`` (learning) new attributes and values are registered; the caller must
+        ``commit`` after a successful update or ``rollback`` to a ``mark``. Without it
+        (prediction) unknown attributes and values are treated as missing: they carry no
+        information about the classes seen so far.
+        """
+        if not isinstance(x, Mapping):
+            raise InvalidRecord(record, None, f"expected a mapping of features, got "
+                                f"{type(x).__name__}")
+        out = Encoded()
+        tokens = self.token_column
+        token_append = out.token_columns.append
+        for name, value in x.items():
+            column = tokens.get(name)
+            if column is not None and value is True:  # the hot case: a present token
+                token_append(column)
+                continue
+            self._encode_field(out, name, value, record, grow)
+        return out
+
+    def _encode_field(self, out: Encoded, name: Any, value: Any, record: str,
+                      grow: bool) -> None:
+        if type(name) is not str:
+            try:
+                name = normalize_name(name)
+            except TypeError as exc:
+                raise InvalidRecord(record, name, str(exc)) from None
+        a = self.attributes.get(name)
+        if a is None:
+            if name in self.declared_nominal:
+                kind = NOMINAL
+            else:
+                try:
+                    kind = _kind_of(value)
+                except TypeError as exc:
+                    raise InvalidRecord(record, name, str(exc)) from None
+                if kind is None or (kind == TOKEN and not value):
+                    return  # missing, or an absent token never seen: nothing to register
+            if not grow:
+                return
+            a = self._add_attribute(name, kind)
+        kind = self.kinds[a]
+        if kind == TOKEN:
+            if self._token_present(value, record, name):
+                out.token_columns.append(self.slots[a])
+        elif kind == NOMINAL:
+            value = self._nominal_value(value, record, name)
+            if value is _MISSING:
+                return
+            column = self.nominal_values[self.slots[a]].get(value)
+            if column is None:
+                if not grow:
+                    return
+                column = self._add_nominal_value(a, value)
+            out.nominal_columns.append(column)
+            out.nominal_slots.append(self.slots[a])
+        else:
+            value = self._numeric_value(value, record, name)
+            if value is not _MISSING:
+                out.numeric_slots.append(self.slots[a])
+                out.numeric_values.append(value)
+
+    # -- merge support ------------------------------------------------------------------------
+    def absorb(self, other: Schema) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Register ``other``'s attributes and values; return its column, nominal-slot and
+        numeric-slot indices in this schema. Kind conflicts raise before anything changes."""
+        for a, name in enumerate(other.attributes.values):
+            mine = self.attributes.get(name)
+            if mine is not None and self.kinds[mine] != other.kinds[a]:
+                raise ValueError(f"cannot merge: attribute {name!r} is {KINDS[self.kinds[mine]]}"
+                                 f" here and {KINDS[other.kinds[a]]} in the other state")
+        attribute_map = [self.attributes.get(n) for n in other.attributes.values]
+        for a, name in enumerate(other.attributes.values):
+            if attribute_map[a] is None:
+                attribute_map[a] = self._add_attribute(name, other.kinds[a])
+        columns = np.empty(other.n_columns, dtype=np.int64)
+        for j, (a, value) in enumerate(zip(other.column_attribute, other.column_value,
+                                           strict=True)):
+            mine = attribute_map[a]
+            if other.kinds[a] == TOKEN:
+                columns[j] = self.slots[mine]
+            else:
+                columns[j] = self._add_nominal_value(mine, value)
+        self.commit()
+        nominal = np.array([self.slots[attribute_map[a]] for a in other.nominal_attributes],
+                           dtype=np.int64)
+        numeric = np.array([self.slots[attribute_map[a]] for a in other.numeric_attributes],
+                           dtype=np.int64)
+        return columns, nominal, numeric
+
+    # -- persistence --------------------------------------------------------------------------
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "declared_nominal": [encode(n) for n in sorted(self.declared_nominal, key=repr)],
+            "attributes": [[encode(n), KINDS[k]] for n, k in zip(self.attributes.values,
+                                                                 self.kinds, strict=True)],
+            "columns": [[a, encode(v)] for a, v in zip(self.column_attribute, self.column_value,
+                                                      strict=True)],
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Schema:
+        schema = cls(nominal=[decode(n) for n in data["declared_nominal"]])
+        for name, kind in data["attributes"]:
+            name, kind = decode(name), KINDS.index(kind)
+            if name in schema.attributes:
+                raise ValueError(f"attribute {name!r} appears twice")
+            a = schema.attributes.add(name)
+            schema.kinds.append(kind)
+            if kind == NOMINAL:
+                schema.slots.append(len(schema.nominal_attributes))
+                schema.nominal_attributes.append(a)
+                schema.nominal_values.append({})
+            elif kind == NUMERIC:
+                schema.slots.append(len(schema.numeric_attributes))
+                schema.numeric_attributes.append(a)
+            else:
+                schema.slots.append(-1)
+        for j, (a, value) in enumerate(data["columns"]):
+            kind = schema.kinds[a]
+            if kind == TOKEN:
+                name = schema.attributes.values[a]
+                if name in schema.token_column:
+                    raise ValueError(f"token {name!r} has two columns")
+                schema.token_column[name] = schema.slots[a] = j
+                value = None
+            elif kind == NOMINAL:
+                value = decode(value)
+                values = schema.nominal_values[schema.slots[a]]
+                if value in values:
+                    raise ValueError(f"value {value!r} of attribute {a} appears twice")
+                values[value] = j
+            else:
+                raise ValueError(f"numeric attribute {a} cannot own column {j}")
+            schema.column_attribute.append(a)
+            schema.column_value.append(value)
+        if len(schema.token_column) != schema.kinds.count(TOKEN):
+            raise ValueError("a token attribute has no column")
+        schema.version += 1
+        return schema
