@@ -18,11 +18,13 @@ taken as the limit of a vanishing softening (the classes with the fewest zero fa
 
 from __future__ import annotations
 
+import math
 from typing import ClassVar
 
 import numpy as np
 from river import base
 
+from streamnb.kernels import token_log_odds
 from streamnb.stats import CountStatistics
 
 __all__ = ["Estimator", "LogProb"]
@@ -53,8 +55,9 @@ class Estimator(base.Base):
         token's absent cell (ignored for nominal columns). Scalars mean "the same everywhere"."""
         raise NotImplementedError
 
-    def attribute_pseudocounts(self, stats: CountStatistics) -> np.ndarray:
-        """``A_i`` of each column's attribute, per column."""
+    def attribute_pseudocounts(self, stats: CountStatistics, columns: np.ndarray
+                               ) -> np.ndarray:
+        """``A_i`` of the attributes of ``columns``."""
         a, a_absent = self.cell_pseudocounts(stats)
         cols = stats.schema.arrays()
         n_cols = stats.schema.n_columns
@@ -63,27 +66,60 @@ class Estimator(base.Base):
         per_column = np.where(cols["is_token"], a + a_absent, a)
         totals = np.bincount(cols["attribute"], weights=per_column,
                              minlength=stats.schema.n_attributes)
-        return totals[cols["attribute"]]
+        return totals[cols["attribute"][columns]]
 
     # -- shared computations ------------------------------------------------------------------
     def log_class_prior(self, stats: CountStatistics) -> LogProb:
         """log α_c (eq. 16 for the Indifferent estimator)."""
         weights = stats.class_counts + self.class_pseudocounts(stats)
+        if weights.min(initial=1.0) > 0.0:
+            return np.log(weights) - math.log(weights.sum()), np.zeros(len(weights), np.int64)
         logs, zeros = _log_with_zeros(weights)
-        return logs - np.log(weights.sum()), zeros
+        return logs - math.log(weights.sum()), zeros
+
+    def class_terms(self, stats: CountStatistics) -> tuple[list[float], list[int]]:
+        """``log α_c + Σ_t log θ(absent_t | c)`` per class, as plain floats (and zero-factor
+        counts): what a record's likelihood starts from. Equal to ``log_class_prior`` plus
+        ``token_absent_baseline`` up to rounding; cheaper for the one-record path, where a few
+        float operations beat a dozen numpy calls on arrays of ``k`` classes."""
+        b = self.class_pseudocounts(stats)
+        a, a_absent = self.cell_pseudocounts(stats)
+        if not (b.__class__ is float and a.__class__ is float and a_absent.__class__ is float
+                and stats.tokens.exact):
+            prior, prior_zeros = self.log_class_prior(stats)
+            base, base_zeros = self.token_absent_baseline(stats)
+            return (prior + base).tolist(), (prior_zeros + base_zeros).tolist()
+        N = stats.class_counts.tolist()
+        log = math.log
+        weights = [n + b for n in N]
+        log_total = log(sum(weights))
+        if min(weights) > 0.0:
+            finite = [log(w) - log_total for w in weights]
+            zeros = [0] * len(N)
+        else:
+            finite = [log(w) - log_total if w > 0.0 else -log_total for w in weights]
+            zeros = [0 if w > 0.0 else 1 for w in weights]
+        n_tokens = len(stats.schema.token_column)
+        if n_tokens:
+            sums, sum_zeros = stats.tokens.absent_sums(N, stats._vc, a_absent)
+            both = a + a_absent
+            for c, n in enumerate(N):
+                finite[c] += sums[c] - n_tokens * log(n + both)
+                zeros[c] += sum_zeros[c]
+        return finite, zeros
 
     def log_theta(self, stats: CountStatistics, columns: np.ndarray) -> LogProb:
         """log θ_{i,v,c} for the cells of ``columns`` (nominal values or present tokens), as
         ``(classes, len(columns))`` arrays."""
-        cols = stats.schema.arrays()
+        schema = stats.schema
         a, _ = self.cell_pseudocounts(stats)
         a = a[columns] if np.ndim(a) else a
-        A = self.attribute_pseudocounts(stats)[columns]
+        A = self.attribute_pseudocounts(stats, columns)
         num = stats.value_counts[:, columns] + a
-        slot = cols["nominal_slot"][columns]
+        slot = schema.nominal_slots(columns)
         totals = np.where(slot >= 0, stats.observed_counts[:, np.maximum(slot, 0)]
-                          if stats.schema.n_nominal else 0.0, stats.class_counts[:, None])
-        return self._ratio(num, totals + A, cols["size"][columns])
+                          if schema.n_nominal else 0.0, stats.class_counts[:, None])
+        return self._ratio(num, totals + A, schema.column_sizes(columns))
 
     @staticmethod
     def _ratio(num: np.ndarray, den: np.ndarray, size: np.ndarray) -> LogProb:
@@ -99,18 +135,33 @@ class Estimator(base.Base):
         """Σ over every token of log θ(absent | c): the log-likelihood of a message with no
         known token. A message's token part is this plus, for each present token, the
         correction log θ(present | c) − log θ(absent | c)."""
-        cols = stats.schema.arrays()
-        tokens = cols["token_columns"]
+        tokens = stats.schema.token_columns()
         k = stats.n_classes
         if len(tokens) == 0:
             return np.zeros(k), np.zeros(k, dtype=np.int64)
-        _, a_absent = self.cell_pseudocounts(stats)
+        a, a_absent = self.cell_pseudocounts(stats)
+        N = stats.class_counts
+        if isinstance(a, float) and isinstance(a_absent, float) and stats.tokens.exact:
+            finite, zeros = stats.tokens.absent_sums(N.tolist(), stats._vc, a_absent)
+            return np.asarray(finite) - len(tokens) * np.log(N + a + a_absent), np.asarray(zeros)
         a_absent = a_absent[tokens] if np.ndim(a_absent) else a_absent
-        A = self.attribute_pseudocounts(stats)[tokens]
-        N = stats.class_counts[:, None]
-        absent = np.maximum(N - stats.value_counts[:, tokens], 0.0) + a_absent
-        logs, zeros = self._ratio(absent, N + A, cols["size"][tokens])
+        A = self.attribute_pseudocounts(stats, tokens)
+        absent = np.maximum(N[:, None] - stats.value_counts[:, tokens], 0.0) + a_absent
+        logs, zeros = self._ratio(absent, N[:, None] + A, np.full(len(tokens), 2.0))
         return logs.sum(axis=1), zeros.sum(axis=1)
+
+    def add_token_log_odds(self, stats: CountStatistics, columns: list[int],
+                           finite: np.ndarray, zeros: np.ndarray) -> None:
+        """Add Σ over the present token ``columns`` of log θ(present|c) − log θ(absent|c) to
+        ``finite`` (and zero-factor counts to ``zeros``), in place: the one-record path."""
+        a, a_absent = self.cell_pseudocounts(stats)
+        if isinstance(a, float) and isinstance(a_absent, float):
+            token_log_odds(stats._vc, stats.n_classes, columns, stats._cc, a, a_absent, finite,
+                           zeros)
+            return
+        f, z = self.token_corrections(stats, np.asarray(columns, dtype=np.int64))
+        np.frombuffer(finite)[:] += f.sum(axis=1)  # buffers of any kind, updated in place
+        np.frombuffer(zeros, dtype=np.int64)[:] += z.sum(axis=1)
 
     def token_corrections(self, stats: CountStatistics, columns: np.ndarray) -> LogProb:
         """log θ(present | c) − log θ(absent | c) for the token ``columns``."""
@@ -134,5 +185,6 @@ class UniformEstimator(Estimator):
         a = self._cell()
         return a, a
 
-    def attribute_pseudocounts(self, stats: CountStatistics) -> np.ndarray:
-        return self._cell() * stats.schema.arrays()["size"]
+    def attribute_pseudocounts(self, stats: CountStatistics, columns: np.ndarray
+                               ) -> np.ndarray:
+        return self._cell() * stats.schema.column_sizes(columns)

@@ -23,7 +23,8 @@ def _positive(value: float, what: str) -> float:
 class Dirichlet(Estimator):
     """Posterior-mean estimates under Dirichlet priors μ (class) and σ (attribute values).
 
-    α_c = (N(c) + μ_c) / Σ_c' (N(c') + μ_c'),   θ_{i,v,c} = (N_i(v,c) + σ_{i,v}) / (N_i(c) + Σ_v' σ_{i,v'})
+    α_c = (N(c) + μ_c) / Σ_c' (N(c') + μ_c'),
+    θ_{i,v,c} = (N_i(v,c) + σ_{i,v}) / (N_i(c) + Σ_v' σ_{i,v'})
 
     All hyperparameters default to 1 (uniform priors). σ does not depend on the class.
 
@@ -80,9 +81,9 @@ class Dirichlet(Estimator):
         self.value_prior = value_prior
         self.default = default
 
-    def class_pseudocounts(self, stats: CountStatistics) -> np.ndarray:
+    def class_pseudocounts(self, stats: CountStatistics) -> float | np.ndarray:
         if not isinstance(self.class_prior, Mapping):
-            return np.full(stats.n_classes, float(self.class_prior))
+            return float(self.class_prior)
         return np.array([float(self.class_prior.get(label, self.default))
                          for label in stats.labels.values])
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import numpy as np
-
 from streamnb.estimators.base import UniformEstimator
 from streamnb.stats import CountStatistics
 
@@ -30,8 +28,9 @@ class Indifferent(UniformEstimator):
     >>> _ = s.update_many([{"a": "x", "b": "u"}, {"a": "y", "b": "u"}, {"a": "x", "b": "w"}],
     ...               ["+", "+", "-"])
     >>> est = Indifferent()
-    >>> est.class_pseudocounts(s).tolist()        # 1 + (2 + 2) - 2
-    [3.0, 3.0]
+    >>> est.class_pseudocounts(s)                 # 1 + (2 + 2) - 2
+    3.0
+    >>> import numpy as np
     >>> logs, _ = est.log_class_prior(s)
     >>> np.exp(logs).round(4).tolist()            # (2+3)/9, (1+3)/9
     [0.5556, 0.4444]
@@ -47,5 +46,5 @@ class Indifferent(UniformEstimator):
     def _cell(self) -> float:
         return 1.0
 
-    def class_pseudocounts(self, stats: CountStatistics) -> np.ndarray:
-        return np.full(stats.n_classes, 1.0 + stats.schema.free_values())
+    def class_pseudocounts(self, stats: CountStatistics) -> float:
+        return 1.0 + stats.schema.free_values()

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import numpy as np
-
 from streamnb.estimators.base import UniformEstimator
 from streamnb.stats import CountStatistics
 
@@ -30,5 +28,5 @@ class Laplace(UniformEstimator):
     def _cell(self) -> float:
         return 1.0
 
-    def class_pseudocounts(self, stats: CountStatistics) -> np.ndarray:
-        return np.ones(stats.n_classes)
+    def class_pseudocounts(self, stats: CountStatistics) -> float:
+        return 1.0

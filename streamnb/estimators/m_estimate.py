@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import numpy as np
-
 from streamnb.estimators.base import UniformEstimator
 from streamnb.stats import CountStatistics
 
@@ -43,5 +41,5 @@ class MEstimate(UniformEstimator):
     def _cell(self) -> float:
         return float(self.m)
 
-    def class_pseudocounts(self, stats: CountStatistics) -> np.ndarray:
-        return np.full(stats.n_classes, float(self.m))
+    def class_pseudocounts(self, stats: CountStatistics) -> float:
+        return float(self.m)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import numpy as np
-
 from streamnb.estimators.base import UniformEstimator
 from streamnb.stats import CountStatistics
 
@@ -35,5 +33,5 @@ class MaximumLikelihood(UniformEstimator):
     def _cell(self) -> float:
         return 0.0
 
-    def class_pseudocounts(self, stats: CountStatistics) -> np.ndarray:
-        return np.zeros(stats.n_classes)
+    def class_pseudocounts(self, stats: CountStatistics) -> float:
+        return 0.0

@@ -7,6 +7,7 @@ the maximum-likelihood estimator), validates input, runs the batch paths and sav
 
 from __future__ import annotations
 
+import inspect
 import math
 import os
 from collections.abc import Iterable, Mapping, Sequence
@@ -52,9 +53,16 @@ def records_of(X: Any) -> list[Mapping]:
                     f"{type(X).__name__}")
 
 
+def init_params(obj: Any) -> dict[str, Any]:
+    """The constructor arguments of ``obj`` as given (river's ``_get_params`` turns nested
+    estimators into (class, params) tuples; a state file wants them as values)."""
+    names = [p for p in inspect.signature(type(obj).__init__).parameters if p != "self"]
+    return {name: getattr(obj, name) for name in names}
+
+
 def _encode_param(value: Any) -> Any:
     if isinstance(value, Estimator):
-        return {"estimator": value.name, "params": _encode_param(value._get_params())}
+        return {"estimator": value.name, "params": _encode_param(init_params(value))}
     if isinstance(value, dict):
         return {"map": [[to_json_value(k), _encode_param(v)] for k, v in value.items()]}
     return to_json_value(value)
@@ -173,8 +181,8 @@ class CountClassifier(base.MiniBatchClassifier):
 
     def merge(self, other: CountClassifier) -> CountClassifier:
         """Add the statistics ``other`` learned (e.g. on another shard). Returns ``self``."""
-        if type(other) is not type(self) or _encode_param(other._get_params()) != _encode_param(
-                self._get_params()):
+        if type(other) is not type(self) or _encode_param(init_params(other)) != _encode_param(
+                init_params(self)):
             raise ValueError(f"cannot merge {other!r} into {self!r}: models differ")
         self.stats.merge(other.stats)
         self.n_learned += other.n_learned
@@ -190,7 +198,7 @@ class CountClassifier(base.MiniBatchClassifier):
     def to_state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         meta, arrays = self.stats.to_state()
         extra_meta, extra_arrays = self._extra_state()
-        header = {"model": type(self).__name__, "params": _encode_param(self._get_params()),
+        header = {"model": type(self).__name__, "params": _encode_param(init_params(self)),
                   "n_learned": self.n_learned, "statistics": meta, "extra": extra_meta}
         return header, {**arrays, **{f"extra.{k}": v for k, v in extra_arrays.items()}}
 

@@ -7,10 +7,12 @@ from typing import Any
 
 import numpy as np
 
+from streamnb.kernels import encode_tokens, token_increment
 from streamnb.stats.codec import normalize_label
 from streamnb.stats.domain import Domain
 from streamnb.stats.moments import Moments
 from streamnb.stats.schema import Encoded, InvalidRecord, Schema
+from streamnb.stats.token_histogram import TokenHistogram
 
 __all__ = ["CountStatistics"]
 
@@ -35,7 +37,8 @@ class CountStatistics:
     --------
     >>> s = CountStatistics()
     >>> _ = s.update({"outlook": "sunny", "windy": True}, "no")
-    >>> _ = s.update_many([{"outlook": "rain"}, {"outlook": "sunny", "windy": False}], ["yes", "yes"])
+    >>> _ = s.update_many([{"outlook": "rain"}, {"outlook": "sunny", "windy": False}],
+    ...                   ["yes", "yes"])
     >>> s.labels.values, s.class_counts.tolist()
     (['no', 'yes'], [1.0, 2.0])
     >>> s.count("outlook", "sunny"), s.count("windy", True)
@@ -50,7 +53,10 @@ class CountStatistics:
         self._vc = np.zeros((0, 0))
         self._oc = np.zeros((0, 0))
         self.moments = Moments()
+        self.tokens = TokenHistogram()
+        self._fitted: tuple[int, int] = (-1, -1)
         self.version = 0  # bumped by every mutation; lets estimators cache derived arrays
+        self._fit()  # declared domains already have columns
 
     # -- views --------------------------------------------------------------------------------
     @property
@@ -90,6 +96,7 @@ class CountStatistics:
     # -- capacity -----------------------------------------------------------------------------
     def _fit(self) -> None:
         """Grow the arrays (geometrically, so growth is amortised O(1)) to the domains."""
+        self._fitted = (len(self.labels), self.schema.version)
         k, j, s = self.n_classes, self.schema.n_columns, self.schema.n_nominal
         kc, jc = self._vc.shape
         if k > kc or j > jc:
@@ -116,30 +123,64 @@ class CountStatistics:
         except (TypeError, ValueError) as exc:
             raise InvalidRecord(record, "label", str(exc)) from None
 
-    def update(self, x: Mapping, y: Any, record: str = "record") -> Encoded:
+    def update(self, x: Mapping, y: Any, record: str = "record") -> None:
         """Count one labelled record; on invalid input nothing changes."""
-        label = self.encode_label(y, record)
-        mark = self.schema.mark()
+        if type(x) is dict and x and (type(y) is str or type(y) is int or type(y) is bool):
+            # the common case of a message of known tokens and a known class, in two kernel
+            # calls; anything else (new tokens, other kinds, a new class) takes the general path
+            c = self.labels.index.get(y)
+            if c is not None:
+                schema = self.schema
+                columns, rest = encode_tokens(x, schema.token_column, schema.attributes.index,
+                                              True)
+                if not rest:
+                    self._cc[c] += 1.0
+                    tokens = self.tokens
+                    tokens.counted(c, token_increment(self._vc, c, columns, tokens.bins,
+                                                      tokens.is_head, tokens.exact), self._vc)
+                    self.version += 1
+                    return
+        self._update(x, y, record)
+
+    def _update(self, x: Mapping, y: Any, record: str) -> None:
+        label = y if type(y) is str else self.encode_label(y, record)
+        if not x:
+            if not isinstance(x, Mapping):
+                raise InvalidRecord(record, None, f"expected a mapping of features, got "
+                                    f"{type(x).__name__}")
+            raise InvalidRecord(record, None, "the record has no features")
+        schema = self.schema
+        n_tokens = len(schema.token_column)
+        mark = schema.mark()
         try:
-            enc = self.schema.encode(x, record, grow=True)
-            if enc.is_empty() and not x:
-                raise InvalidRecord(record, None, "the record has no features")
+            enc = schema.encode(x, record, grow=True)
         except BaseException:
-            self.schema.rollback(mark)
+            schema.rollback(mark)
             raise
-        self.schema.commit()
+        schema.commit()
+        k = len(self.labels.values)
         c = self.labels.add(label)
-        self._fit()
+        if self._fitted != (len(self.labels.values), schema.version):
+            self._fit()
+            if c == k:
+                self.tokens.add_class(n_tokens, c + 1, schema.n_columns)
+            if len(schema.token_column) > n_tokens:
+                self.tokens.add_tokens(len(schema.token_column) - n_tokens, self.n_classes,
+                                       schema.n_columns)
         self._cc[c] += 1.0
-        columns = enc.nominal_columns + enc.token_columns
-        if columns:
-            self._vc[c, columns] += 1.0
+        row = self._vc[c]
+        if enc.nominal_columns:
+            row[enc.nominal_columns] += 1.0
+        if enc.token_columns:
+            tokens = self.tokens
+            crossed = token_increment(self._vc, c, enc.token_columns, tokens.bins,
+                                      tokens.is_head, tokens.exact)
+            tokens.counted(c, crossed, self._vc)
         if enc.nominal_slots:
             self._oc[c, enc.nominal_slots] += 1.0
         if enc.numeric_slots:
             self.moments.update(c, enc.numeric_slots, enc.numeric_values)
         self.version += 1
-        return enc
 
     def update_many(self, xs: Sequence[Mapping], ys: Iterable[Any],
                     record: str = "row") -> list[Encoded]:
@@ -197,7 +238,13 @@ class CountStatistics:
                                  dtype=np.float64, count=total)
             self.moments.update_many(np.repeat(cls, lengths), slots, values)
         del n_num
+        self._rebuild_histogram()
         self.version += 1
+
+    def _rebuild_histogram(self) -> None:
+        tokens = self.schema.token_columns()
+        self.tokens.rebuild(self.class_counts, self.value_counts[:, tokens], tokens,
+                            self.schema.n_columns)
 
     # -- monoid operations --------------------------------------------------------------------
     def decay(self, factor: float) -> None:
@@ -208,6 +255,8 @@ class CountStatistics:
         self._vc *= factor
         self._oc *= factor
         self.moments.decay(factor)
+        if factor != 1.0:
+            self._rebuild_histogram()
         self.version += 1
 
     def merge(self, other: CountStatistics) -> CountStatistics:
@@ -225,6 +274,7 @@ class CountStatistics:
         if len(numeric):
             om = other.moments
             self.moments.combine(om.weight, om.mean, om.m2, rows, numeric)
+        self._rebuild_histogram()
         self.version += 1
         return self
 
@@ -234,6 +284,7 @@ class CountStatistics:
 
     # -- persistence --------------------------------------------------------------------------
     def to_state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+        self._fit()
         meta = {"schema": self.schema.to_json(), "labels": self.labels.to_json()}
         arrays = {
             "class_counts": self.class_counts,
@@ -270,6 +321,7 @@ class CountStatistics:
         stats.moments.mean = np.array(arrays["moment_mean"], dtype=np.float64)
         stats.moments.m2 = np.array(arrays["moment_m2"], dtype=np.float64)
         stats._fit()
+        stats._rebuild_histogram()
         return stats
 
     def to_dict(self) -> dict[str, dict]:

@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from streamnb.kernels import encode_tokens
 from streamnb.stats.codec import decode, encode, normalize_name
 from streamnb.stats.domain import Domain
 
@@ -68,6 +69,28 @@ class Encoded:
 
     def is_empty(self) -> bool:
         return not (self.nominal_columns or self.token_columns or self.numeric_slots)
+
+
+class _Growing:
+    """A 1-d numpy array that grows by appending (amortised O(1)) and can be truncated."""
+
+    __slots__ = ("data", "size")
+
+    def __init__(self, dtype: type) -> None:
+        self.data = np.zeros(16, dtype=dtype)
+        self.size = 0
+
+    def append(self, value: Any) -> None:
+        if self.size == len(self.data):
+            self.data = np.concatenate([self.data, np.zeros_like(self.data)])
+        self.data[self.size] = value
+        self.size += 1
+
+    def truncate(self, size: int) -> None:
+        self.size = size
+
+    def view(self) -> np.ndarray:
+        return self.data[: self.size]
 
 
 def _kind_of(value: Any) -> int | None:
@@ -112,6 +135,11 @@ class Schema:
         self.column_value: list[Any] = []  # None for a token's "present" column
         self.version = 0
         self._undo: list[tuple[int, Any]] = []
+        # numpy mirrors of the lists above, kept current so estimators never rebuild them
+        self._column_attribute = _Growing(np.int64)
+        self._column_slot = _Growing(np.int64)  # nominal slot, −1 for a token column
+        self._token_columns = _Growing(np.int64)
+        self._attribute_size = _Growing(np.float64)  # #A_i (0 for numeric attributes)
         self._cache: dict[str, Any] = {}
         self._cache_version = -1
         for name, values in (domains or {}).items():
@@ -156,30 +184,36 @@ class Schema:
         return self.n_tokens + sum(max(len(v) - 1, 0) for v in self.nominal_values)
 
     def arrays(self) -> dict[str, np.ndarray]:
-        """Per-column index arrays, cached until the schema grows.
-
-        ``is_token`` (bool), ``attribute``, ``nominal_slot`` (−1 for tokens), ``size`` (#A_i of
-        the column's attribute, float), and ``token_columns`` (the present-columns of all tokens).
-        """
+        """Per-column index arrays: ``attribute`` (the column's attribute), ``nominal_slot`` (−1
+        for tokens), ``is_token``, ``size`` (#A_i of each column's attribute),
+        ``attribute_size`` (#A_i per attribute, 0 for numeric ones) and ``token_columns``.
+        O(columns) after the schema grew, so hot paths use the O(1) accessors below."""
         if self._cache_version != self.version:
-            attribute = np.asarray(self.column_attribute, dtype=np.int64)
-            kinds = np.asarray(self.kinds, dtype=np.int64)
-            slots = np.asarray(self.slots, dtype=np.int64)
-            nominal_sizes = np.asarray([len(v) for v in self.nominal_values], dtype=np.float64)
-            is_token = kinds[attribute] == TOKEN if len(attribute) else np.zeros(0, bool)
-            nominal_slot = np.where(is_token, -1, slots[attribute] if len(attribute) else 0)
-            size = np.where(is_token, 2.0, nominal_sizes[np.maximum(nominal_slot, 0)]
-                            if len(nominal_sizes) else 2.0)
+            attribute = self._column_attribute.view()
+            slot = self._column_slot.view()
+            attribute_size = self._attribute_size.view()
             self._cache = {
-                "is_token": is_token,
                 "attribute": attribute,
-                "nominal_slot": nominal_slot,
-                "size": size.astype(np.float64),
-                "token_columns": np.flatnonzero(is_token),
-                "nominal_sizes": nominal_sizes,
+                "nominal_slot": slot,
+                "is_token": slot < 0,
+                "attribute_size": attribute_size,
+                "size": attribute_size[attribute],
+                "token_columns": self._token_columns.view(),
             }
             self._cache_version = self.version
         return self._cache
+
+    def token_columns(self) -> np.ndarray:
+        """The present-columns of all tokens (a view, O(1))."""
+        return self._token_columns.view()
+
+    def nominal_slots(self, columns: np.ndarray) -> np.ndarray:
+        """Nominal slot of each of ``columns`` (−1 for a token column)."""
+        return self._column_slot.data[columns]
+
+    def column_sizes(self, columns: np.ndarray) -> np.ndarray:
+        """#A_i of the attributes of ``columns``."""
+        return self._attribute_size.data[self._column_attribute.data[columns]]
 
     # -- registration -----------------------------------------------------------------------
     def _add_attribute(self, name: Any, kind: int) -> int:
@@ -189,25 +223,34 @@ class Schema:
             self.slots.append(len(self.nominal_attributes))
             self.nominal_attributes.append(a)
             self.nominal_values.append({})
+            self._attribute_size.append(0.0)
         elif kind == NUMERIC:
             self.slots.append(len(self.numeric_attributes))
             self.numeric_attributes.append(a)
+            self._attribute_size.append(0.0)
         else:
             column = len(self.column_attribute)
             self.slots.append(column)
             self.token_column[name] = column
-            self.column_attribute.append(a)
-            self.column_value.append(None)
+            self._attribute_size.append(2.0)
+            self._append_column(a, None, -1)
+            self._token_columns.append(column)
         self.version += 1
         return a
+
+    def _append_column(self, a: int, value: Any, slot: int) -> None:
+        self.column_attribute.append(a)
+        self.column_value.append(value)
+        self._column_attribute.append(a)
+        self._column_slot.append(slot)
 
     def _add_nominal_value(self, a: int, value: Any) -> int:
         values = self.nominal_values[self.slots[a]]
         column = values.get(value)
         if column is None:
             column = values[value] = len(self.column_attribute)
-            self.column_attribute.append(a)
-            self.column_value.append(value)
+            self._append_column(a, value, self.slots[a])
+            self._attribute_size.data[a] += 1.0
             self._undo.append((a, value))
             self.version += 1
         return column
@@ -222,7 +265,12 @@ class Schema:
         for a, value in reversed(self._undo[n_undo:]):
             if a < n_attributes:
                 del self.nominal_values[self.slots[a]][value]
+                self._attribute_size.data[a] -= 1.0
         del self._undo[n_undo:]
+        self._column_attribute.truncate(n_columns)
+        self._column_slot.truncate(n_columns)
+        self._attribute_size.truncate(n_attributes)
+        self._token_columns.truncate(sum(1 for k in self.kinds[:n_attributes] if k == TOKEN))
         for name in self.attributes.values[n_attributes:]:
             self.token_column.pop(name, None)
         self.attributes.truncate(n_attributes)
@@ -300,14 +348,14 @@ class Schema:
             raise InvalidRecord(record, None, f"expected a mapping of features, got "
                                 f"{type(x).__name__}")
         out = Encoded()
-        tokens = self.token_column
-        token_append = out.token_columns.append
-        for name, value in x.items():
-            column = tokens.get(name)
-            if column is not None and value is True:  # the hot case: a present token
-                token_append(column)
-                continue
-            self._encode_field(out, name, value, record, grow)
+        if type(x) is dict:  # present tokens in one kernel call; the rest field by field
+            out.token_columns, rest = encode_tokens(x, self.token_column, self.attributes.index,
+                                                    grow)
+            for name in rest:
+                self._encode_field(out, name, x[name], record, grow)
+        else:
+            for name, value in x.items():
+                self._encode_field(out, name, value, record, grow)
         return out
 
     def _encode_field(self, out: Encoded, name: Any, value: Any, record: str,
@@ -428,5 +476,19 @@ class Schema:
             schema.column_value.append(value)
         if len(schema.token_column) != schema.kinds.count(TOKEN):
             raise ValueError("a token attribute has no column")
-        schema.version += 1
+        schema._rebuild_mirrors()
         return schema
+
+    def _rebuild_mirrors(self) -> None:
+        self._column_attribute, self._column_slot = _Growing(np.int64), _Growing(np.int64)
+        self._token_columns, self._attribute_size = _Growing(np.int64), _Growing(np.float64)
+        for a in self.column_attribute:
+            slot = -1 if self.kinds[a] == TOKEN else self.slots[a]
+            self._column_attribute.append(a)
+            self._column_slot.append(slot)
+            if slot < 0:
+                self._token_columns.append(self.slots[a])
+        for a, kind in enumerate(self.kinds):
+            self._attribute_size.append(2.0 if kind == TOKEN else float(
+                len(self.nominal_values[self.slots[a]])) if kind == NOMINAL else 0.0)
+        self.version += 1

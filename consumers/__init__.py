@@ -1,0 +1,1 @@
+"""The Kafka classification service (reading/committing, model state, persistence)."""

@@ -1,0 +1,3 @@
+from streamnb.cli import main
+
+raise SystemExit(main())

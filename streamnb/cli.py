@@ -1,0 +1,152 @@
+"""The ``streamnb`` command line."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+__all__ = ["main"]
+
+
+def _progress(total: int, desc: str, enabled: bool):
+    """A tqdm bar when tqdm is installed and wanted, else a silent callback."""
+    if not enabled:
+        return None, lambda: None
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        tqdm = None
+    if tqdm is None:
+        step = max(total // 20, 1)
+
+        def report(i: int) -> None:
+            if i % step == 0 or i == total:
+                print(f"\r{desc}: {i}/{total}", end="", file=sys.stderr, flush=True)
+
+        return report, lambda: print(file=sys.stderr)
+    bar = tqdm(total=total, desc=desc, unit="msg", mininterval=0.2)
+
+    def update(i: int) -> None:
+        bar.n = i
+        if i == total or i % 50 == 0:
+            bar.refresh()
+
+    return update, bar.close
+
+
+def _plot_curves(curves: dict[str, list[tuple[int, float]]], path: Path, title: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    for name, curve in curves.items():
+        xs, ys = zip(*curve, strict=True)
+        ax.plot(xs, ys, label=name, linewidth=1.4)
+    ax.set_xlabel("messages seen (time order)")
+    ax.set_ylabel("prequential accuracy")
+    ax.set_ylim(0.5, 1.0)
+    ax.grid(alpha=0.3)
+    ax.legend(loc="lower right")
+    ax.set_title(title)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from streamnb.datasets import iter_spamassassin_stream
+    from streamnb.evaluate import prequential
+    from streamnb.features import tokenize_email
+    from streamnb.models.registry import MODELS, make_model
+
+    names = sorted(MODELS) if args.model == "all" else args.model.split(",")
+    for name in names:
+        if name not in MODELS:
+            print(f"streamnb demo: unknown model {name!r}; choose from {sorted(MODELS)} or all",
+                  file=sys.stderr)
+            return 2
+    messages = list(iter_spamassassin_stream(cache_dir=args.data_dir))
+    if args.limit:
+        messages = messages[: args.limit]
+    update, close = _progress(len(messages), "tokenising", not args.no_progress)
+    stream = []
+    for i, m in enumerate(messages, start=1):
+        stream.append(({token: True for token in tokenize_email(m.text)}, m.label))
+        if update:
+            update(i)
+    close()
+    first, last = messages[0].timestamp, messages[-1].timestamp
+    print(f"SpamAssassin public corpus: {len(stream)} messages in time order "
+          f"({first:%Y-%m-%d} .. {last:%Y-%m-%d}), "
+          f"{sum(y == 'spam' for _, y in stream)} spam")
+    curves = {}
+    rows = []
+    for name in names:
+        model = make_model(name)
+        update, close = _progress(len(stream), name, not args.no_progress)
+        start = time.perf_counter()
+        result = prequential(model, stream, positive="spam", every=max(len(stream) // 200, 1),
+                             progress=update)
+        seconds = time.perf_counter() - start
+        close()
+        curves[name] = result.curve
+        summary = result.summary()
+        rows.append((name, summary, seconds))
+        labels, matrix = result.confusion()
+        print(f"\n== {name}: {type(model).__name__}({getattr(model, 'estimator', '')!s}) ==")
+        print(f"accuracy {summary['accuracy']:.4f}   AUC {summary['auc']:.4f}   "
+              f"LogScore {summary['log_score']:.1f}   log-loss {summary['log_loss']:.4f}   "
+              f"{len(stream) / seconds:,.0f} msg/s")
+        width = max(len(str(label)) for label in labels) + 2
+        print("confusion (rows: true, columns: predicted)")
+        print(" " * width + "".join(f"{label!s:>{width}}" for label in labels))
+        for label, row in zip(labels, matrix, strict=True):
+            print(f"{label!s:>{width}}" + "".join(f"{v:>{width}}" for v in row))
+    if len(rows) > 1:
+        print("\n| model | accuracy | AUC | LogScore | msg/s |\n|---|---|---|---|---|")
+        for name, s, seconds in rows:
+            print(f"| {name} | {s['accuracy']:.4f} | {s['auc']:.4f} | {s['log_score']:.1f} | "
+                  f"{len(stream) / seconds:,.0f} |")
+    if args.plot:
+        try:
+            _plot_curves(curves, Path(args.plot), "SpamAssassin, prequential (predict, then learn)")
+            print(f"\nlearning curve written to {args.plot}")
+        except ImportError:
+            print("\nmatplotlib is not installed: pip install 'streamnb[plots]' for the PNG",
+                  file=sys.stderr)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="streamnb", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    demo = sub.add_parser("demo", help="replay SpamAssassin in time order through a model, "
+                          "prequentially, and report accuracy, AUC, LogScore",
+                          description="Replay the SpamAssassin public corpus in time order "
+                          "through a model (predict, then learn, message by message).")
+    demo.add_argument("--model", default="indifferent",
+                      help="indifferent, ml, laplace, m-estimate, bibl, a comma-separated list, "
+                      "or all (default: indifferent)")
+    demo.add_argument("--limit", type=int, default=0, help="only the first N messages")
+    demo.add_argument("--plot", default="out/learning_curve.png",
+                      help="learning-curve PNG path ('' for none; default: %(default)s)")
+    demo.add_argument("--data-dir", default=None,
+                      help="dataset cache directory (default: $STREAMNB_DATA or ~/.cache/streamnb)")
+    demo.add_argument("--no-progress", action="store_true", help="no progress bars")
+    demo.set_defaults(func=cmd_demo)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,10 @@
+"""Tokenisers that turn e-mail and SMS text into binary token attributes, and their river
+transformers."""
+
+from __future__ import annotations
+
+from .email import tokenize_email
+from .sms import tokenize_sms
+from .transformers import EmailTokens, SMSTokens
+
+__all__ = ["EmailTokens", "SMSTokens", "tokenize_email", "tokenize_sms"]

@@ -1,0 +1,140 @@
+"""Per-record kernels of the token path: the C extension when built, else Python twins.
+
+Both implementations give the same results (same operations, same order, libm's ``log``);
+``STREAMNB_PURE_PYTHON=1`` forces the Python ones (the tests run the suite both ways).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from typing import Any
+
+import numpy as np
+
+__all__ = ["ACCELERATED", "class_absent_sum", "encode_tokens", "posterior", "score_tokens",
+           "token_increment", "token_log_odds"]
+
+
+def _encode_tokens(x: dict, token_column: dict, attribute_index: dict, grow: bool
+                   ) -> tuple[list[int], list[Any]]:
+    columns: list[int] = []
+    rest: list[Any] = []
+    for name, value in x.items():
+        if not (value.__class__ is bool or value.__class__ is int):
+            rest.append(name)
+            continue
+        column = token_column.get(name)
+        if column is None:
+            if grow or name in attribute_index:
+                rest.append(name)
+            continue
+        if value:
+            columns.append(column)
+    return columns, rest
+
+
+def _token_log_odds(value_counts: np.ndarray, k: int, columns: list[int],
+                    class_counts: np.ndarray, a_present: float, a_absent: float,
+                    finite: np.ndarray, zeros: np.ndarray) -> None:
+    log = math.log
+    for c in range(k):
+        N = float(class_counts[c])
+        total, z = 0.0, 0
+        for present in value_counts[c, columns].tolist():
+            absent = max(N - present, 0.0) + a_absent
+            present += a_present
+            if present > 0.0:
+                total += log(present)
+            else:
+                z += 1
+            if absent > 0.0:
+                total -= log(absent)
+            else:
+                z -= 1
+        finite[c] += total
+        zeros[c] += z
+
+
+def _token_increment(value_counts: np.ndarray, c: int, columns: list[int], bins: np.ndarray,
+                     is_head: np.ndarray, binned: bool) -> list[int]:
+    row = value_counts[c]
+    old = row[columns]
+    row[columns] = old + 1.0
+    crossed: list[int] = []
+    if not binned:
+        return crossed
+    top = bins.shape[1] - 1
+    bin_row = bins[c]
+    for j, o in zip(columns, old.tolist(), strict=True):
+        if is_head[j]:
+            continue
+        o = int(o)
+        bin_row[o] -= 1.0
+        if o < top:
+            bin_row[o + 1] += 1.0
+        else:
+            crossed.append(j)
+    return crossed
+
+
+def _class_absent_sum(bins: np.ndarray, counts: np.ndarray, c: int, N: int,
+                      log_table: np.ndarray, head: np.ndarray, zero_terms: bool
+                      ) -> tuple[float, int]:
+    total, zeros = 0.0, 0
+    width = min(N + 1, bins.shape[1])
+    for n, b in enumerate(bins[c, :width].tolist()):
+        if b == 0.0:
+            continue
+        if zero_terms and n == N:
+            zeros += int(b)
+        else:
+            total += b * float(log_table[N - n])
+    for absent in (N - counts[c, head].astype(np.int64)).tolist():
+        if zero_terms and absent == 0:
+            zeros += 1
+        else:
+            total += float(log_table[absent])
+    return total, zeros
+
+
+def _score_tokens(x: dict, token_column: dict, attribute_index: dict, value_counts: np.ndarray,
+                  k: int, class_counts: np.ndarray, a_present: float, a_absent: float,
+                  finite: Any, zeros: Any) -> list[Any]:
+    columns, rest = _encode_tokens(x, token_column, attribute_index, False)
+    _token_log_odds(value_counts, k, columns, class_counts, a_present, a_absent, finite, zeros)
+    return rest
+
+
+def _posterior(labels: list, finite: Any, zeros: Any) -> dict:
+    fewest = min(zeros[c] for c in range(len(labels)))
+    top = max(finite[c] for c in range(len(labels)) if zeros[c] == fewest)
+    total = 0.0
+    for c in range(len(labels)):
+        if zeros[c] == fewest:
+            total += math.exp(finite[c] - top)
+    return {label: math.exp(finite[c] - top) / total if zeros[c] == fewest else 0.0
+            for c, label in enumerate(labels)}
+
+
+ACCELERATED = False
+encode_tokens = _encode_tokens
+token_log_odds = _token_log_odds
+token_increment = _token_increment
+class_absent_sum = _class_absent_sum
+score_tokens = _score_tokens
+posterior = _posterior
+
+if os.environ.get("STREAMNB_PURE_PYTHON", "") in ("", "0"):
+    try:
+        from streamnb import _kernels
+    except ImportError:  # not compiled (no C compiler at install): the Python twins serve
+        pass
+    else:
+        ACCELERATED = True
+        encode_tokens = _kernels.encode_tokens
+        token_log_odds = _kernels.token_log_odds
+        token_increment = _kernels.token_increment
+        class_absent_sum = _kernels.class_absent_sum
+        score_tokens = _kernels.score_tokens
+        posterior = _kernels.posterior

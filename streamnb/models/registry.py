@@ -1,0 +1,27 @@
+"""Models by name, for the command line and the service configuration."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from streamnb.models.base import CountClassifier
+from streamnb.models.indifferent_nb import IndifferentNB
+from streamnb.models.naive_bayes import NaiveBayes
+
+__all__ = ["MODELS", "make_model"]
+
+MODELS: dict[str, Callable[[], CountClassifier]] = {
+    "indifferent": IndifferentNB,
+    "ml": lambda: NaiveBayes(estimator="ml"),
+    "laplace": lambda: NaiveBayes(estimator="laplace"),
+    "m-estimate": lambda: NaiveBayes(estimator="m-estimate"),
+    "bibl": lambda: NaiveBayes(estimator="bibl"),
+}
+
+
+def make_model(name: str) -> CountClassifier:
+    """A fresh model from its name (see ``MODELS``)."""
+    try:
+        return MODELS[name]()
+    except KeyError:
+        raise ValueError(f"unknown model {name!r}; choose one of {sorted(MODELS)}") from None

@@ -1,0 +1,131 @@
+"""Per-class histograms of token counts, for O(1)-in-vocabulary "all tokens absent" sums.
+
+Bernoulli-style naive Bayes needs, per class, ``Σ_t log(N(c) − N_t(c) + a)`` over the whole
+vocabulary. Every record of class ``c`` changes ``N(c)`` and hence every term, so no per-token
+cache survives a learn; but the sum only depends on the *multiset* of token counts. This keeps
+that multiset: tokens whose counts are integers ≤ ``threshold`` in every class are binned
+(``bins[c, n]`` tokens have count ``n`` in class ``c``), the few frequent ones are listed in
+``head``. The sum is then one dot product over the bins plus a gather over the head, exactly,
+and a learn costs O(tokens in the record).
+
+Counts that stop being integers (forgetting) are not binned: ``exact`` turns False and callers
+fall back to the O(vocabulary) sum.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from streamnb.kernels import class_absent_sum
+
+__all__ = ["TokenHistogram"]
+
+
+class TokenHistogram:
+    def __init__(self, threshold: int = 1024) -> None:
+        self.threshold = threshold
+        self.bins = np.zeros((0, threshold + 1))
+        self.is_head = np.zeros(0, dtype=bool)  # indexed by column
+        self.head: list[int] = []
+        self.exact = True
+        self._head_array: np.ndarray | None = None
+        # per-class sums for one pseudo-count ``a``, recomputed only for classes that changed
+        self._a: float | None = None
+        self._log_table = np.zeros(0)  # log(j + a), j = 0, 1, ...
+        self._sums: list[float] = []
+        self._zeros: list[int] = []
+        self._dirty: set[int] | None = None  # None: every class
+
+    def head_columns(self) -> np.ndarray:
+        if self._head_array is None:
+            self._head_array = np.asarray(self.head, dtype=np.int64)
+        return self._head_array
+
+    def _fit(self, n_classes: int, n_columns: int) -> None:
+        if n_classes > len(self.bins):
+            grown = np.zeros((n_classes, self.threshold + 1))
+            grown[: len(self.bins)] = self.bins
+            self.bins = grown
+        if n_columns > len(self.is_head):
+            grown = np.zeros(max(n_columns, 2 * len(self.is_head), 64), dtype=bool)
+            grown[: len(self.is_head)] = self.is_head
+            self.is_head = grown
+
+    def add_tokens(self, n_new: int, n_classes: int, n_columns: int) -> None:
+        """``n_new`` tokens entered the vocabulary: count 0 in every class."""
+        self._fit(n_classes, n_columns)
+        self.bins[:n_classes, 0] += n_new
+        self._dirty = None
+
+    def add_class(self, n_tokens: int, n_classes: int, n_columns: int) -> None:
+        """A new class: every token (binned or head) has count 0 in it."""
+        self._fit(n_classes, n_columns)
+        self.bins[n_classes - 1, 0] = n_tokens - len(self.head)
+        self._dirty = None
+
+    def counted(self, c: int, crossed: list[int], value_counts: np.ndarray) -> None:
+        """Class ``c``'s token counts were incremented (by ``kernels.token_increment``, which
+        also moved them between bins); ``crossed`` left the last bin and join the head."""
+        if not self.exact:
+            return
+        if self._dirty is not None:
+            self._dirty.add(c)
+        for j in crossed:  # leaves every other class's bins too
+            for other in range(len(self.bins)):
+                if other != c:
+                    self.bins[other, int(value_counts[other, j])] -= 1.0
+            self.is_head[j] = True
+            self.head.append(j)
+            self._head_array = None
+
+    def rebuild(self, class_counts: np.ndarray, token_counts: np.ndarray,
+                token_columns: np.ndarray, n_columns: int) -> None:
+        """Recompute from the counts (after a batch update, merge, decay or load)."""
+        k = len(class_counts)
+        self._dirty = None
+        self.bins = np.zeros((k, self.threshold + 1))
+        self.is_head = np.zeros(max(n_columns, 64), dtype=bool)
+        self._head_array = None
+        self.exact = bool(np.all(token_counts == np.floor(token_counts))
+                          and np.all(class_counts == np.floor(class_counts)))
+        if not self.exact:
+            self.head = []
+            return
+        head = (token_counts > self.threshold).any(axis=0) if k else np.zeros(0, bool)
+        self.head = token_columns[head].tolist()
+        self.is_head[self.head] = True
+        binned = token_counts[:, ~head].astype(np.int64)
+        for c in range(k):
+            self.bins[c] = np.bincount(binned[c], minlength=self.threshold + 1)
+
+    def absent_sums(self, class_counts: list[float], value_counts: np.ndarray, a: float
+                    ) -> tuple[list[float], list[int]]:
+        """``Σ_t log(N(c) − N_t(c) + a)`` per class and the number of zero terms (a = 0).
+
+        Only classes whose counts changed since the last call are recomputed, each with one
+        pass over its bins against a table of ``log(j + a)``. The lists returned are this
+        object's cache: read them, do not modify them.
+        """
+        k = len(class_counts)
+        if a != self._a or len(self._sums) != k:
+            self._a, self._dirty = a, None
+            self._log_table = np.zeros(0)
+            self._sums, self._zeros = [0.0] * k, [0] * k
+        dirty = self._dirty
+        if dirty is None:
+            dirty = range(k)
+        elif not dirty:
+            return self._sums, self._zeros
+        top = int(max(class_counts)) + 1
+        if len(self._log_table) < top:
+            size = max(top, 2 * len(self._log_table), 1024)
+            with np.errstate(divide="ignore"):
+                table = np.log(np.arange(size) + a)
+            table[np.isinf(table)] = 0.0  # a = 0: zero terms are counted, not logged
+            self._log_table = table
+        head = self.head_columns()
+        for c in dirty:
+            self._sums[c], self._zeros[c] = class_absent_sum(
+                self.bins, value_counts, c, int(class_counts[c]), self._log_table, head, a == 0)
+        self._dirty = set()
+        return self._sums, self._zeros

@@ -1,0 +1,284 @@
+"""Shared test helpers: an independent reference implementation of the NB estimators.
+
+``Reference`` counts raw records itself (Python ``Fraction``s, no numpy, nothing from
+``streamnb``) and applies the formulas of science.md §1 literally, with a brute-force product
+over every attribute and every token of the vocabulary (no O(t) baseline trick):
+
+- α_c = (N(c) + b_c) / Σ_c' (N(c') + b_c')
+- θ_{i,v,c} = (N_i(v,c) + a_{i,v}) / (N_i(c) + Σ_v' a_{i,v'})   (nominal; N_i(c) = observed)
+- tokens: θ(present|c) = (P + a_T)/(N(c) + a_T + a_F), θ(absent|c) = (N(c) − P + a_F)/(…)
+- ML zeros: the posterior is the limit of a vanishing softening, i.e. a zero factor
+  (0 + ε)/(den + …) contributes ε/den: the classes with the fewest zero factors share the mass
+  in proportion to the product of their non-zero factors and 1/den for each zero factor.
+- #A_i: declared values plus values seen in learning, tokens 2; unseen query values = missing.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from fractions import Fraction as F
+
+import numpy as np
+
+NOMINAL, TOKEN, NUMERIC = 0, 1, 2  # the codes of CountStatistics.to_dict()["kinds"]
+
+
+def is_missing(value) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+class Spec:
+    """An estimator's pseudo-counts, as exact fractions (independent of streamnb)."""
+
+    def __init__(self, kind: str, m=None, class_prior=None, value_prior=None, default=1):
+        self.kind = kind
+        self.m = F(m) if m is not None else None
+        self.class_prior = class_prior
+        self.value_prior = value_prior
+        self.default = F(default)
+
+    def __repr__(self) -> str:
+        return f"Spec({self.kind})"
+
+    def b(self, ref: Reference, c) -> F:
+        """Class pseudo-count b_c."""
+        if self.kind == "ml":
+            return F(0)
+        if self.kind == "laplace":
+            return F(1)
+        if self.kind == "m":
+            return self.m
+        if self.kind == "indifferent":  # eq. 16: 1 + Σ_i #A_i − n
+            return 1 + sum(ref.size(name) for name in ref.discrete()) - len(ref.discrete())
+        if self.kind == "bibl":
+            if isinstance(self.class_prior, dict):
+                return F(self.class_prior.get(c, self.default))
+            return F(self.class_prior if self.class_prior is not None else 1)
+        raise ValueError(self.kind)
+
+    def a(self, name, value) -> F:
+        """Cell pseudo-count a_{i,v} (value True/False for a token's present/absent cell)."""
+        if self.kind == "ml":
+            return F(0)
+        if self.kind in ("laplace", "indifferent"):
+            return F(1)
+        if self.kind == "m":
+            return self.m
+        if self.kind == "bibl":
+            vp = self.value_prior if self.value_prior is not None else 1
+            if isinstance(vp, dict):
+                vp = vp.get(name, self.default)
+            if isinstance(vp, dict):
+                return F(vp.get(value, self.default))
+            return F(vp)
+        raise ValueError(self.kind)
+
+
+class Reference:
+    """Counts of a record stream and the NB posterior computed from them by brute force."""
+
+    def __init__(self, records, labels, domains=None, nominal=(), scale=1):
+        self.classes: list = []
+        self.kind: dict = {}
+        self.domain: dict = {}
+        self.nominal = set(nominal)
+        N = defaultdict(F)
+        Nv = defaultdict(F)
+        Ni = defaultdict(F)
+        present = defaultdict(F)
+        self.values = defaultdict(list)  # (numeric name, class) -> values
+        for name, values in (domains or {}).items():
+            self.kind[name] = NOMINAL
+            self.domain[name] = list(dict.fromkeys(values))
+        for x, y in zip(records, labels, strict=True):
+            if y not in self.classes:
+                self.classes.append(y)
+            N[y] += 1
+            for name, v in x.items():
+                if is_missing(v):
+                    continue
+                if name in self.nominal or isinstance(v, str):
+                    self.kind.setdefault(name, NOMINAL)
+                    assert self.kind[name] == NOMINAL
+                    if v not in self.domain.setdefault(name, []):
+                        self.domain[name].append(v)
+                    Nv[name, v, y] += 1
+                    Ni[name, y] += 1
+                elif isinstance(v, bool | int):
+                    if v:  # a token exists from its first presence on
+                        self.kind.setdefault(name, TOKEN)
+                        assert self.kind[name] == TOKEN
+                        present[name, y] += 1
+                else:
+                    self.kind.setdefault(name, NUMERIC)
+                    assert self.kind[name] == NUMERIC
+                    self.values[name, y].append(float(v))
+        scale = F(scale)
+        self.N = {c: N[c] * scale for c in self.classes}
+        self.Nv = {k: v * scale for k, v in Nv.items()}
+        self.Ni = {k: v * scale for k, v in Ni.items()}
+        self.present = {k: v * scale for k, v in present.items()}
+
+    # -- sizes ---------------------------------------------------------------------------------
+    def discrete(self) -> list:
+        return [n for n, k in self.kind.items() if k in (NOMINAL, TOKEN)]
+
+    def tokens(self) -> list:
+        return [n for n, k in self.kind.items() if k == TOKEN]
+
+    def size(self, name) -> int:
+        """#A_i."""
+        return 2 if self.kind[name] == TOKEN else len(self.domain[name])
+
+    # -- the posterior -------------------------------------------------------------------------
+    def joint(self, query, spec: Spec):
+        """Per class: (number of zero factors, exact coefficient of the discrete part)."""
+        total = sum(self.N[c] + spec.b(self, c) for c in self.classes)
+        out = {}
+        for c in self.classes:
+            zeros, coef = 0, F(1)
+
+            def factor(num, den, size):
+                nonlocal zeros, coef
+                if den == 0:  # attribute never observed in c (ML only): uninformative
+                    coef *= F(1, size)
+                elif num == 0:  # zero count: ε/den in the vanishing-softening limit
+                    zeros += 1
+                    coef /= den
+                else:
+                    coef *= F(num) / F(den)
+
+            factor(self.N[c] + spec.b(self, c), total, 1)
+            for name, v in query.items():
+                if self.kind.get(name) != NOMINAL or is_missing(v):
+                    continue
+                if v not in self.domain[name]:  # unseen value = missing
+                    continue
+                A = sum(spec.a(name, w) for w in self.domain[name])
+                factor(
+                    self.Nv.get((name, v, c), 0) + spec.a(name, v),
+                    self.Ni.get((name, c), 0) + A,
+                    self.size(name),
+                )
+            for t in self.tokens():  # brute force over the whole vocabulary
+                v = query.get(t)
+                is_present = not is_missing(v) and bool(v)
+                aT, aF = spec.a(t, True), spec.a(t, False)
+                P, Nc = self.present.get((t, c), 0), self.N[c]
+                if is_present:
+                    factor(P + aT, Nc + aT + aF, 2)
+                else:
+                    factor(Nc - P + aF, Nc + aT + aF, 2)
+            out[c] = (zeros, coef)
+        return out
+
+    def gaussian_log_density(self, query, var_smoothing=1e-9):
+        """Per class: Σ over observed numeric attributes of log N(x; mean_c, var_c + floor)."""
+        numeric = [n for n, k in self.kind.items() if k == NUMERIC]
+        pooled = {}
+        for n in numeric:
+            allv = [v for c in self.classes for v in self.values.get((n, c), [])]
+            mu = sum(allv) / len(allv)
+            pooled[n] = (mu, sum((v - mu) ** 2 for v in allv) / len(allv))
+        floor = var_smoothing * max([1.0] + [pv for _, pv in pooled.values()])
+        out = {c: 0.0 for c in self.classes}
+        for n in numeric:
+            x = query.get(n)
+            if x is None or isinstance(x, str | bool) or math.isnan(float(x)):
+                continue
+            for c in self.classes:
+                vals = self.values.get((n, c), [])
+                if vals:
+                    mu = sum(vals) / len(vals)
+                    var = sum((v - mu) ** 2 for v in vals) / len(vals)
+                else:
+                    mu, var = pooled[n]
+                var += floor
+                out[c] += -0.5 * (math.log(2 * math.pi * var) + (float(x) - mu) ** 2 / var)
+        return out
+
+    def posterior(self, query, spec: Spec, var_smoothing=1e-9) -> dict:
+        joint = self.joint(query, spec)
+        fewest = min(z for z, _ in joint.values())
+        if not any(k == NUMERIC for k in self.kind.values()):
+            mass = {c: (coef if z == fewest else F(0)) for c, (z, coef) in joint.items()}
+            total = sum(mass.values())
+            return {c: float(m / total) for c, m in mass.items()}
+        dens = self.gaussian_log_density(query, var_smoothing)
+        logs = {
+            c: (math.log(coef) + dens[c] if z == fewest else -math.inf)
+            for c, (z, coef) in joint.items()
+        }
+        top = max(logs.values())
+        mass = {c: math.exp(v - top) for c, v in logs.items()}
+        total = sum(mass.values())
+        return {c: m / total for c, m in mass.items()}
+
+
+def assert_proba_close(got: dict, want: dict, tol: float = 1e-12) -> None:
+    assert set(got) == set(want), (got, want)
+    for c in want:
+        assert abs(got[c] - want[c]) <= tol, (c, got, want)
+
+
+def assert_same_stats(d1: dict, d2: dict, rtol: float = 1e-9, atol: float = 1e-9) -> None:
+    """``CountStatistics.to_dict()`` equality: counts exactly, moments with allclose."""
+    assert d1["classes"] == d2["classes"]
+    assert d1["kinds"] == d2["kinds"]
+    assert d1["cells"] == d2["cells"]
+    assert d1["observed"] == d2["observed"]
+    assert d1["moments"].keys() == d2["moments"].keys()
+    for key, m in d1["moments"].items():
+        np.testing.assert_allclose(m, d2["moments"][key], rtol=rtol, atol=atol, err_msg=str(key))
+
+
+def assert_stats_close(d1: dict, d2: dict, rtol: float = 1e-12, atol: float = 1e-12) -> None:
+    """Like :func:`assert_same_stats` but counts with allclose too (after decay)."""
+    assert d1["kinds"] == d2["kinds"]
+    for part in ("classes", "cells", "observed", "moments"):
+        assert d1[part].keys() == d2[part].keys(), part
+        for key, v in d1[part].items():
+            np.testing.assert_allclose(
+                v, d2[part][key], rtol=rtol, atol=atol, err_msg=f"{part} {key}"
+            )
+
+
+def snapshot(stats) -> tuple:
+    """Everything observable about a CountStatistics' state."""
+    return stats.to_dict(), stats.schema.to_json(), list(stats.labels.values)
+
+
+# -- small data sets used across the files ------------------------------------------------------
+# Nominal: 3 classes, attributes o (3 values), w (2), h (2) with one absent key and one None.
+WEATHER = [
+    ({"o": "s", "w": "weak", "h": "hi"}, "no"),
+    ({"o": "s", "w": "strong", "h": "hi"}, "no"),
+    ({"o": "c", "w": "weak", "h": "hi"}, "yes"),
+    ({"o": "r", "w": "weak", "h": "norm"}, "yes"),
+    ({"o": "r", "w": "strong"}, "no"),
+    ({"o": "c", "w": "strong", "h": "norm"}, "yes"),
+    ({"o": "s", "w": "weak", "h": None}, "maybe"),
+    ({"o": "r", "w": "weak", "h": "norm"}, "yes"),
+]
+
+# Tokens (binary presence; ints are counts, 0 = absent, an absent key = absent).
+MESSAGES = [
+    ({"free": True, "money": True, "now": 1}, "spam"),
+    ({"meeting": True, "noon": 2}, "ham"),
+    ({"free": True, "meeting": True, "lunch": 1}, "ham"),
+    ({"claim": 1, "free": 3, "prize": True, "now": 0}, "spam"),
+    ({"lunch": True, "noon": True, "money": False}, "ham"),
+    ({"win": True, "money": 1}, "spam"),
+]
+
+# Mixed nominal / token / numeric, every class sees each numeric attribute at least twice.
+MIXED = [
+    ({"colour": "red", "spam": True, "len": 3.0, "ratio": 0.25}, "a"),
+    ({"colour": "blue", "len": 5.0, "ratio": float("nan")}, "b"),
+    ({"colour": "red", "spam": 1, "egg": True, "len": 4.0, "ratio": 0.5}, "a"),
+    ({"colour": None, "egg": True, "len": 7.5, "ratio": 1.5}, "b"),
+    ({"colour": "green", "len": 2.0, "ratio": 0.75}, "c"),
+    ({"colour": "green", "spam": True, "len": 2.5, "ratio": 1.0}, "c"),
+    ({"colour": "blue", "egg": 2, "len": 6.0, "ratio": 1.25}, "b"),
+]
