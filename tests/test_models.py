@@ -291,7 +291,6 @@ def test_model_decay_invalid_factor_raises():
 
 
 # -- learning and predicting interleaved (prequential use) ---------------------------------------
-# a present token in every record (the token-free case is the xfail test below)
 WITH_TOKEN = [(dict(x, tok=True), y) for x, y in MIXED + WEATHER + MESSAGES]
 
 
@@ -322,13 +321,6 @@ def test_interleaved_learn_predict_equals_fresh_model(data, estimator):
             assert_proba_close(model.predict_proba_one(q), again.predict_proba_one(q), tol=1e-12)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: the per-class cache of Σ_t log θ(absent_t|c) "
-    "(stats.tokens, TokenHistogram) marks class c dirty only in counted(), i.e. "
-    "when the learned record has a present token; a record of class c without "
-    "one changes N(c), hence every θ(absent|c), but the stale sum is reused",
-)
 @pytest.mark.parametrize("estimator", ["laplace", "indifferent"])
 def test_token_baseline_refreshed_after_record_without_tokens(estimator):
     """θ(absent|c) = (N(c) − P + 1)/(N(c) + 2) depends on N(c): learning a record of class c

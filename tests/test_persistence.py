@@ -126,16 +126,6 @@ def test_empty_model_with_declared_domains_round_trip(tmp_path):
     )
 
 
-NO_INIT_BUG = pytest.mark.xfail(
-    strict=True,
-    raises=AttributeError,
-    reason="BUG: models.base.init_params reads the parameters of type(obj).__init__; an "
-    "estimator without its own __init__ (Laplace, Indifferent, MaximumLikelihood) inherits "
-    "object.__init__(self, *args, **kwargs) → AttributeError \"'Laplace' object has no "
-    "attribute 'args'\" in save() and merge()",
-)
-
-
 @pytest.mark.parametrize(
     "estimator",
     [
@@ -145,9 +135,9 @@ NO_INIT_BUG = pytest.mark.xfail(
             value_prior={"o": {"s": 3.0}, "w": 2.0},
             default=1.5,
         ),
-        pytest.param(Laplace(), marks=NO_INIT_BUG),
-        pytest.param(Indifferent(), marks=NO_INIT_BUG),
-        pytest.param(MaximumLikelihood(), marks=NO_INIT_BUG),
+        Laplace(),
+        Indifferent(),
+        MaximumLikelihood(),
     ],
     ids=["MEstimate(m=2)", "Dirichlet(dicts)", "Laplace()", "Indifferent()", "MaximumLikelihood()"],
 )

@@ -56,7 +56,11 @@ def records_of(X: Any) -> list[Mapping]:
 def init_params(obj: Any) -> dict[str, Any]:
     """The constructor arguments of ``obj`` as given (river's ``_get_params`` turns nested
     estimators into (class, params) tuples; a state file wants them as values)."""
-    names = [p for p in inspect.signature(type(obj).__init__).parameters if p != "self"]
+    init = type(obj).__init__
+    if init is object.__init__:
+        return {}
+    names = [name for name, p in inspect.signature(init).parameters.items()
+             if name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
     return {name: getattr(obj, name) for name in names}
 
 

@@ -171,11 +171,11 @@ class CountStatistics:
         row = self._vc[c]
         if enc.nominal_columns:
             row[enc.nominal_columns] += 1.0
-        if enc.token_columns:
-            tokens = self.tokens
-            crossed = token_increment(self._vc, c, enc.token_columns, tokens.bins,
-                                      tokens.is_head, tokens.exact)
-            tokens.counted(c, crossed, self._vc)
+        # N(c) changed, so class c's all-absent sum is stale even without a present token
+        tokens = self.tokens
+        crossed = token_increment(self._vc, c, enc.token_columns, tokens.bins, tokens.is_head,
+                                  tokens.exact) if enc.token_columns else []
+        tokens.counted(c, crossed, self._vc)
         if enc.nominal_slots:
             self._oc[c, enc.nominal_slots] += 1.0
         if enc.numeric_slots:
