@@ -190,6 +190,40 @@ done:
 }
 
 /*
+ * Adds 1 to row[j] for each column j and, when binned, moves each non-head token from bin n to
+ * bin n+1; tokens leaving the last bin are appended to crossed (their old bin emptied).
+ */
+static int
+increment_core(double *row, double *bin, Py_ssize_t top, const char *is_head,
+               const Py_ssize_t *cols, Py_ssize_t n, int binned, PyObject *crossed)
+{
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_ssize_t j = cols[i];
+        double old = row[j];
+        row[j] = old + 1.0;
+        if (!binned || is_head[j])
+            continue;
+        Py_ssize_t o = (Py_ssize_t)old;
+        if (o < 0 || o > top) {
+            PyErr_Format(PyExc_ValueError, "count %g of column %zd is not binned", old, j);
+            return -1;
+        }
+        bin[o] -= 1.0;
+        if (o < top) {
+            bin[o + 1] += 1.0;
+            continue;
+        }
+        PyObject *col = PyLong_FromSsize_t(j);
+        if (col == NULL || PyList_Append(crossed, col) < 0) {
+            Py_XDECREF(col);
+            return -1;
+        }
+        Py_DECREF(col);
+    }
+    return 0;
+}
+
+/*
  * token_increment(value_counts, c, columns, bins, is_head, binned) -> crossed
  *
  * Adds 1 to value_counts[c, j] for each column j; when ``binned`` also moves each non-head
@@ -233,42 +267,56 @@ token_increment(PyObject *self, PyObject *args)
         PyMem_Free(cols);
         goto done;
     }
-    double *row = (double *)vc.buf + c * width;
-    Py_ssize_t top = bins.shape[1] - 1;
-    double *bin = (double *)bins.buf + c * bins.shape[1];
-    const char *is_head = (const char *)head.buf;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        Py_ssize_t j = cols[i];
-        double old = row[j];
-        row[j] = old + 1.0;
-        if (!binned || is_head[j])
-            continue;
-        Py_ssize_t o = (Py_ssize_t)old;
-        if (o < 0 || o > top) {
-            PyErr_Format(PyExc_ValueError, "count %g of column %zd is not binned", old, j);
-            Py_CLEAR(crossed);
-            break;
-        }
-        bin[o] -= 1.0;
-        if (o < top) {
-            bin[o + 1] += 1.0;
-        }
-        else {
-            PyObject *col = PyLong_FromSsize_t(j);
-            if (col == NULL || PyList_Append(crossed, col) < 0) {
-                Py_XDECREF(col);
-                Py_CLEAR(crossed);
-                break;
-            }
-            Py_DECREF(col);
-        }
-    }
+    if (increment_core((double *)vc.buf + c * width, (double *)bins.buf + c * bins.shape[1],
+                       bins.shape[1] - 1, (const char *)head.buf, cols, n, binned, crossed) < 0)
+        Py_CLEAR(crossed);
     PyMem_Free(cols);
 done:
     PyBuffer_Release(&vc);
     PyBuffer_Release(&bins);
     PyBuffer_Release(&head);
     return crossed;
+}
+
+/* Σ_t log(N − n_t + a) for one class: its bins and its head tokens' counts. */
+static int
+absent_sum_core(const double *bin, Py_ssize_t n_bins, const double *count, Py_ssize_t n_counts,
+                const long long *heads, Py_ssize_t n_head, const double *lt, Py_ssize_t n_table,
+                Py_ssize_t N, int zero_terms, double *out_total, long long *out_zeros)
+{
+    if (N < 0 || N >= n_table) {
+        PyErr_SetString(PyExc_ValueError, "log_table does not reach N");
+        return -1;
+    }
+    double total = 0.0;
+    long long zeros = 0;
+    Py_ssize_t width = N + 1 < n_bins ? N + 1 : n_bins;
+    for (Py_ssize_t n = 0; n < width; n++) {
+        if (bin[n] == 0.0)
+            continue;
+        if (zero_terms && n == N)
+            zeros += (long long)bin[n];
+        else
+            total += bin[n] * lt[N - n];
+    }
+    for (Py_ssize_t i = 0; i < n_head; i++) {
+        if (heads[i] < 0 || heads[i] >= n_counts) {
+            PyErr_SetString(PyExc_IndexError, "head column out of range");
+            return -1;
+        }
+        Py_ssize_t absent = N - (Py_ssize_t)count[heads[i]];
+        if (absent < 0 || absent >= n_table) {
+            PyErr_SetString(PyExc_ValueError, "head count outside [0, N]");
+            return -1;
+        }
+        if (zero_terms && absent == 0)
+            zeros += 1;
+        else
+            total += lt[absent];
+    }
+    *out_total = total;
+    *out_zeros = zeros;
+    return 0;
 }
 
 /*
@@ -311,41 +359,13 @@ class_absent_sum(PyObject *self, PyObject *args)
         PyErr_SetString(PyExc_ValueError, "bins and counts must be 2-d with a row for the class");
         goto done;
     }
-    Py_ssize_t n_bins = bins.shape[1], n_table = table.len / 8, n_counts = counts.shape[1];
-    Py_ssize_t n_head = head.len / 8;
-    if (N < 0 || N >= n_table) {
-        PyErr_SetString(PyExc_ValueError, "log_table does not reach N");
+    double total;
+    long long zeros;
+    if (absent_sum_core((const double *)bins.buf + c * bins.shape[1], bins.shape[1],
+                        (const double *)counts.buf + c * counts.shape[1], counts.shape[1],
+                        (const long long *)head.buf, head.len / 8, (const double *)table.buf,
+                        table.len / 8, N, zero_terms, &total, &zeros) < 0)
         goto done;
-    }
-    const double *bin = (const double *)bins.buf + c * n_bins, *lt = (const double *)table.buf;
-    const double *count = (const double *)counts.buf + c * n_counts;
-    const long long *heads = (const long long *)head.buf;
-    double total = 0.0;
-    long long zeros = 0;
-    Py_ssize_t width = N + 1 < n_bins ? N + 1 : n_bins;
-    for (Py_ssize_t n = 0; n < width; n++) {
-        if (bin[n] == 0.0)
-            continue;
-        if (zero_terms && n == N)
-            zeros += (long long)bin[n];
-        else
-            total += bin[n] * lt[N - n];
-    }
-    for (Py_ssize_t i = 0; i < n_head; i++) {
-        if (heads[i] < 0 || heads[i] >= n_counts) {
-            PyErr_SetString(PyExc_IndexError, "head column out of range");
-            goto done;
-        }
-        Py_ssize_t absent = N - (Py_ssize_t)count[heads[i]];
-        if (absent < 0 || absent >= n_table) {
-            PyErr_SetString(PyExc_ValueError, "head count outside [0, N]");
-            goto done;
-        }
-        if (zero_terms && absent == 0)
-            zeros += 1;
-        else
-            total += lt[absent];
-    }
     result = Py_BuildValue("(dL)", total, zeros);
 done:
     PyBuffer_Release(&bins);
@@ -451,12 +471,332 @@ done:
     return result;
 }
 
+/*
+ * class_terms(class_counts, k, b, a_present, a_absent, n_tokens, bins, value_counts, head,
+ *             log_table, dirty, sums, sum_zeros, finite, zeros) -> bool
+ *
+ * What a record's log-likelihood starts from, per class: the class prior
+ * log((N_c + b) / Σ_c' (N_c' + b)) plus, over the whole vocabulary,
+ * Σ_t log θ(absent_t | c) = S_c − n_tokens·log(N_c + a_present + a_absent), where
+ * S_c = Σ_t log(N_c − n_tc + a_absent) is cached in sums/sum_zeros and recomputed only for the
+ * classes in dirty (None: all), as class_absent_sum does. Returns False, changing nothing, when
+ * log_table does not reach max N_c (the caller extends it and calls again).
+ */
+static PyObject *
+class_terms(PyObject *self, PyObject *args)
+{
+    PyObject *cc_obj, *bins_obj, *vc_obj, *head_obj, *table_obj, *dirty, *sums_obj, *sz_obj;
+    PyObject *fin_obj, *zer_obj;
+    Py_ssize_t k, n_tokens;
+    double b, a_present, a_absent;
+    if (!PyArg_ParseTuple(args, "OndddnOOOOOOOOO", &cc_obj, &k, &b, &a_present, &a_absent,
+                          &n_tokens, &bins_obj, &vc_obj, &head_obj, &table_obj, &dirty, &sums_obj,
+                          &sz_obj, &fin_obj, &zer_obj))
+        return NULL;
+    Py_buffer cc, sums, sz, fin, zer, table, bins, vc, head;
+    Py_buffer *views[9] = {&cc, &sums, &sz, &fin, &zer, &table, &bins, &vc, &head};
+    PyObject *objs[9] = {cc_obj, sums_obj, sz_obj, fin_obj, zer_obj, table_obj, bins_obj, vc_obj,
+                         head_obj};
+    int got = 0;
+    PyObject *result = NULL;
+    for (; got < 9; got++)
+        if (get_buffer(objs[got], views[got], 8, "class_terms array") < 0)
+            goto done;
+    if (bins.ndim != 2 || vc.ndim != 2 || bins.shape[0] < k || vc.shape[0] < k) {
+        PyErr_SetString(PyExc_ValueError, "class_terms: bins/value_counts need a row per class");
+        goto done;
+    }
+    if (cc.len / 8 < k || sums.len / 8 < k || sz.len / 8 < k || fin.len / 8 < k ||
+        zer.len / 8 < k) {
+        PyErr_SetString(PyExc_ValueError, "class_terms: arrays shorter than n_classes");
+        goto done;
+    }
+    const double *N = (const double *)cc.buf;
+    double *S = (double *)sums.buf, *finite = (double *)fin.buf;
+    long long *SZ = (long long *)sz.buf, *zeros = (long long *)zer.buf;
+    double top = 0.0, total = 0.0;
+    for (Py_ssize_t c = 0; c < k; c++) {
+        if (N[c] > top)
+            top = N[c];
+        total += N[c] + b;
+    }
+    if ((Py_ssize_t)top >= table.len / 8) {
+        result = Py_NewRef(Py_False);
+        goto done;
+    }
+    if (n_tokens) {
+        PyObject *iter = dirty == Py_None ? NULL : PyObject_GetIter(dirty);
+        if (dirty != Py_None && iter == NULL)
+            goto done;
+        for (Py_ssize_t i = 0;; i++) {
+            Py_ssize_t c;
+            if (iter == NULL) {
+                if (i >= k)
+                    break;
+                c = i;
+            }
+            else {
+                PyObject *item = PyIter_Next(iter);
+                if (item == NULL)
+                    break;
+                c = PyLong_AsSsize_t(item);
+                Py_DECREF(item);
+                if (c < 0 || c >= k) {
+                    if (!PyErr_Occurred())
+                        PyErr_SetString(PyExc_IndexError, "dirty class out of range");
+                    Py_DECREF(iter);
+                    goto done;
+                }
+            }
+            if (absent_sum_core((const double *)bins.buf + c * bins.shape[1], bins.shape[1],
+                                (const double *)vc.buf + c * vc.shape[1], vc.shape[1],
+                                (const long long *)head.buf, head.len / 8,
+                                (const double *)table.buf, table.len / 8, (Py_ssize_t)N[c],
+                                a_absent == 0.0, &S[c], &SZ[c]) < 0) {
+                Py_XDECREF(iter);
+                goto done;
+            }
+        }
+        Py_XDECREF(iter);
+        if (PyErr_Occurred())
+            goto done;
+    }
+    double log_total = log(total);
+    for (Py_ssize_t c = 0; c < k; c++) {
+        double w = N[c] + b;
+        finite[c] = w > 0.0 ? log(w) - log_total : -log_total;
+        zeros[c] = w > 0.0 ? 0 : 1;
+        if (n_tokens) {
+            finite[c] += S[c] - (double)n_tokens * log(N[c] + a_present + a_absent);
+            zeros[c] += SZ[c];
+        }
+    }
+    result = Py_NewRef(Py_True);
+done:
+    for (int i = 0; i < got; i++)
+        PyBuffer_Release(views[i]);
+    return result;
+}
+
+/*
+ * Columns of x's present tokens, or -1 when x needs the general encoder (a value other than a
+ * bool or an exact int, a known non-token attribute, or — when growing — an unknown name).
+ * Unknown names with a bool/int value are skipped when not growing. *cols is PyMem-allocated.
+ */
+static Py_ssize_t
+simple_token_columns(PyObject *x, PyObject *token_column, PyObject *attribute_index, int grow,
+                     Py_ssize_t limit, Py_ssize_t **cols)
+{
+    Py_ssize_t size = PyDict_GET_SIZE(x), n = 0, pos = 0;
+    PyObject *name, *value;
+    *cols = PyMem_Malloc(sizeof(Py_ssize_t) * (size ? size : 1));
+    if (*cols == NULL) {
+        PyErr_NoMemory();
+        return -2;
+    }
+    while (PyDict_Next(x, &pos, &name, &value)) {
+        if (!(PyBool_Check(value) || PyLong_CheckExact(value)))
+            return -1;
+        PyObject *column = PyDict_GetItemWithError(token_column, name);
+        if (column == NULL) {
+            if (PyErr_Occurred())
+                return -2;
+            int known = PyDict_Contains(attribute_index, name);
+            if (known < 0)
+                return -2;
+            if (grow || known)
+                return -1;
+            continue;
+        }
+        int present = PyObject_IsTrue(value);
+        if (present < 0)
+            return -2;
+        if (!present)
+            continue;
+        Py_ssize_t j = PyLong_AsSsize_t(column);
+        if (j == -1 && PyErr_Occurred())
+            return -2;
+        if (j < 0 || j >= limit) {
+            PyErr_Format(PyExc_IndexError, "column %zd out of range [0, %zd)", j, limit);
+            return -2;
+        }
+        (*cols)[n++] = j;
+    }
+    return n;
+}
+
+/*
+ * predict_tokens(x, token_column, attribute_index, value_counts, class_counts, a_present,
+ *                a_absent, base, base_zeros, labels) -> {label: probability} | None
+ *
+ * The whole one-record prediction of a message of tokens: base (+ zero counts) per class plus
+ * Σ over present tokens of log θ(present|c) − log θ(absent|c), then the posterior. None when
+ * the record needs the general path (see simple_token_columns).
+ */
+static PyObject *
+predict_tokens(PyObject *self, PyObject *args)
+{
+    PyObject *x, *token_column, *attribute_index, *vc_obj, *cc_obj, *base_obj, *bz_obj, *labels;
+    double a_present, a_absent;
+    if (!PyArg_ParseTuple(args, "O!O!O!OOddOOO!", &PyDict_Type, &x, &PyDict_Type, &token_column,
+                          &PyDict_Type, &attribute_index, &vc_obj, &cc_obj, &a_present,
+                          &a_absent, &base_obj, &bz_obj, &PyList_Type, &labels))
+        return NULL;
+    Py_buffer vc, cc, base, bz;
+    Py_buffer *views[4] = {&vc, &cc, &base, &bz};
+    PyObject *objs[4] = {vc_obj, cc_obj, base_obj, bz_obj};
+    int got = 0;
+    PyObject *result = NULL;
+    Py_ssize_t *cols = NULL;
+    double *finite = NULL;
+    long long *zeros = NULL;
+    for (; got < 4; got++)
+        if (get_buffer(objs[got], views[got], 8, "predict_tokens array") < 0)
+            goto done;
+    Py_ssize_t k = PyList_GET_SIZE(labels);
+    if (vc.ndim != 2 || vc.shape[0] < k || cc.len / 8 < k || base.len / 8 < k ||
+        bz.len / 8 < k || k == 0) {
+        PyErr_SetString(PyExc_ValueError, "predict_tokens: arrays do not match the labels");
+        goto done;
+    }
+    Py_ssize_t width = vc.shape[1];
+    Py_ssize_t n = simple_token_columns(x, token_column, attribute_index, 0, width, &cols);
+    if (n == -2)
+        goto done;
+    if (n == -1) {
+        result = Py_NewRef(Py_None);
+        goto done;
+    }
+    finite = PyMem_Malloc(sizeof(double) * k);
+    zeros = PyMem_Malloc(sizeof(long long) * k);
+    if (finite == NULL || zeros == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    const double *counts = (const double *)vc.buf, *N = (const double *)cc.buf;
+    const double *b = (const double *)base.buf;
+    const long long *bzs = (const long long *)bz.buf;
+    long long fewest = 0;
+    for (Py_ssize_t c = 0; c < k; c++) {
+        const double *row = counts + c * width;
+        double total = 0.0;  /* summed apart from the base, as token_log_odds does */
+        long long z = 0;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            double present = row[cols[i]];
+            double absent = N[c] - present;
+            if (absent < 0.0)
+                absent = 0.0;
+            present += a_present;
+            absent += a_absent;
+            if (present > 0.0)
+                total += log(present);
+            else
+                z += 1;
+            if (absent > 0.0)
+                total -= log(absent);
+            else
+                z -= 1;
+        }
+        finite[c] = b[c] + total;
+        zeros[c] = bzs[c] + z;
+        z = zeros[c];
+        if (c == 0 || z < fewest)
+            fewest = z;
+    }
+    double top = -INFINITY, sum = 0.0;
+    for (Py_ssize_t c = 0; c < k; c++)
+        if (zeros[c] == fewest && finite[c] > top)
+            top = finite[c];
+    for (Py_ssize_t c = 0; c < k; c++)
+        if (zeros[c] == fewest)
+            sum += exp(finite[c] - top);
+    result = PyDict_New();
+    if (result == NULL)
+        goto done;
+    for (Py_ssize_t c = 0; c < k; c++) {
+        PyObject *p = PyFloat_FromDouble(zeros[c] == fewest ? exp(finite[c] - top) / sum : 0.0);
+        if (p == NULL || PyDict_SetItem(result, PyList_GET_ITEM(labels, c), p) < 0) {
+            Py_XDECREF(p);
+            Py_CLEAR(result);
+            goto done;
+        }
+        Py_DECREF(p);
+    }
+done:
+    PyMem_Free(cols);
+    PyMem_Free(finite);
+    PyMem_Free(zeros);
+    for (int i = 0; i < got; i++)
+        PyBuffer_Release(views[i]);
+    return result;
+}
+
+/*
+ * learn_tokens(x, token_column, attribute_index, value_counts, c, bins, is_head, binned)
+ *     -> crossed | None
+ *
+ * token_increment for a message whose names are all known tokens with bool/int values; None
+ * (nothing changed) when the record needs the general path.
+ */
+static PyObject *
+learn_tokens(PyObject *self, PyObject *args)
+{
+    PyObject *x, *token_column, *attribute_index, *vc_obj, *bins_obj, *head_obj;
+    Py_ssize_t c;
+    int binned;
+    if (!PyArg_ParseTuple(args, "O!O!O!OnOOp", &PyDict_Type, &x, &PyDict_Type, &token_column,
+                          &PyDict_Type, &attribute_index, &vc_obj, &c, &bins_obj, &head_obj,
+                          &binned))
+        return NULL;
+    Py_buffer vc, bins, head;
+    if (get_buffer(vc_obj, &vc, 8, "value_counts") < 0)
+        return NULL;
+    if (get_buffer(bins_obj, &bins, 8, "bins") < 0) {
+        PyBuffer_Release(&vc);
+        return NULL;
+    }
+    if (get_buffer(head_obj, &head, 1, "is_head") < 0) {
+        PyBuffer_Release(&vc);
+        PyBuffer_Release(&bins);
+        return NULL;
+    }
+    PyObject *crossed = NULL;
+    Py_ssize_t *cols = NULL;
+    if (vc.ndim != 2 || c < 0 || c >= vc.shape[0] || bins.ndim != 2 || c >= bins.shape[0]) {
+        PyErr_SetString(PyExc_ValueError, "bad value_counts/bins shapes for class index");
+        goto done;
+    }
+    Py_ssize_t width = vc.shape[1], limit = head.len < width ? head.len : width;
+    Py_ssize_t n = simple_token_columns(x, token_column, attribute_index, 1, limit, &cols);
+    if (n == -2)
+        goto done;
+    if (n == -1) {
+        crossed = Py_NewRef(Py_None);
+        goto done;
+    }
+    crossed = PyList_New(0);
+    if (crossed == NULL)
+        goto done;
+    if (increment_core((double *)vc.buf + c * width, (double *)bins.buf + c * bins.shape[1],
+                       bins.shape[1] - 1, (const char *)head.buf, cols, n, binned, crossed) < 0)
+        Py_CLEAR(crossed);
+done:
+    PyMem_Free(cols);
+    PyBuffer_Release(&vc);
+    PyBuffer_Release(&bins);
+    PyBuffer_Release(&head);
+    return crossed;
+}
+
 static PyMethodDef methods[] = {
     {"encode_tokens", encode_tokens, METH_VARARGS, "Token columns of a record (fast path)."},
     {"token_log_odds", token_log_odds, METH_VARARGS, "Σ log θ(present)/θ(absent) per class."},
     {"token_increment", token_increment, METH_VARARGS, "Count one record's tokens."},
     {"class_absent_sum", class_absent_sum, METH_VARARGS, "One class's all-absent log sum."},
     {"score_tokens", score_tokens, METH_VARARGS, "encode_tokens + token_log_odds."},
+    {"class_terms", class_terms, METH_VARARGS, "Class prior + all-absent token sums."},
+    {"predict_tokens", predict_tokens, METH_VARARGS, "One-record prediction of a message."},
+    {"learn_tokens", learn_tokens, METH_VARARGS, "One-record update of a message."},
     {"posterior", posterior, METH_VARARGS, "Probabilities from log-likelihoods."},
     {NULL, NULL, 0, NULL},
 };

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import math
 import os
+from array import array
 from typing import Any
 
 import numpy as np
 
-__all__ = ["ACCELERATED", "class_absent_sum", "encode_tokens", "posterior", "score_tokens",
-           "token_increment", "token_log_odds"]
+__all__ = ["ACCELERATED", "class_absent_sum", "class_terms", "encode_tokens", "learn_tokens",
+           "posterior", "predict_tokens", "score_tokens", "token_increment", "token_log_odds"]
 
 
 def _encode_tokens(x: dict, token_column: dict, attribute_index: dict, grow: bool
@@ -117,6 +118,54 @@ def _posterior(labels: list, finite: Any, zeros: Any) -> dict:
             for c, label in enumerate(labels)}
 
 
+def _class_terms(class_counts: np.ndarray, k: int, b: float, a_present: float, a_absent: float,
+                 n_tokens: int, bins: np.ndarray, value_counts: np.ndarray, head: np.ndarray,
+                 log_table: np.ndarray, dirty: Any, sums: Any, sum_zeros: Any, finite: Any,
+                 zeros: Any) -> bool:
+    N = class_counts[:k].tolist()
+    if int(max(N)) >= len(log_table):
+        return False
+    if n_tokens:
+        for c in range(k) if dirty is None else dirty:
+            sums[c], sum_zeros[c] = _class_absent_sum(bins, value_counts, c, int(N[c]),
+                                                      log_table, head, a_absent == 0.0)
+    log_total = math.log(sum(n + b for n in N))
+    for c, n in enumerate(N):
+        w = n + b
+        finite[c] = math.log(w) - log_total if w > 0.0 else -log_total
+        zeros[c] = 0 if w > 0.0 else 1
+        if n_tokens:
+            finite[c] += sums[c] - n_tokens * math.log(n + a_present + a_absent)
+            zeros[c] += sum_zeros[c]
+    return True
+
+
+def _simple(x: dict, token_column: dict, attribute_index: dict, grow: bool) -> list[int] | None:
+    columns, rest = _encode_tokens(x, token_column, attribute_index, grow)
+    return None if rest else columns
+
+
+def _predict_tokens(x: dict, token_column: dict, attribute_index: dict,
+                    value_counts: np.ndarray, class_counts: np.ndarray, a_present: float,
+                    a_absent: float, base: Any, base_zeros: Any, labels: list) -> dict | None:
+    columns = _simple(x, token_column, attribute_index, False)
+    if columns is None:
+        return None
+    finite, zeros = array("d", base[: len(labels)]), array("q", base_zeros[: len(labels)])
+    _token_log_odds(value_counts, len(labels), columns, class_counts, a_present, a_absent,
+                    finite, zeros)
+    return _posterior(labels, finite, zeros)
+
+
+def _learn_tokens(x: dict, token_column: dict, attribute_index: dict, value_counts: np.ndarray,
+                  c: int, bins: np.ndarray, is_head: np.ndarray, binned: bool
+                  ) -> list[int] | None:
+    columns = _simple(x, token_column, attribute_index, True)
+    if columns is None:
+        return None
+    return _token_increment(value_counts, c, columns, bins, is_head, binned)
+
+
 ACCELERATED = False
 encode_tokens = _encode_tokens
 token_log_odds = _token_log_odds
@@ -124,6 +173,9 @@ token_increment = _token_increment
 class_absent_sum = _class_absent_sum
 score_tokens = _score_tokens
 posterior = _posterior
+class_terms = _class_terms
+predict_tokens = _predict_tokens
+learn_tokens = _learn_tokens
 
 if os.environ.get("STREAMNB_PURE_PYTHON", "") in ("", "0"):
     try:
@@ -138,3 +190,6 @@ if os.environ.get("STREAMNB_PURE_PYTHON", "") in ("", "0"):
         class_absent_sum = _kernels.class_absent_sum
         score_tokens = _kernels.score_tokens
         posterior = _kernels.posterior
+        class_terms = _kernels.class_terms
+        predict_tokens = _kernels.predict_tokens
+        learn_tokens = _kernels.learn_tokens

@@ -19,6 +19,7 @@ taken as the limit of a vanishing softening (the classes with the fewest zero fa
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import ClassVar
 
 import numpy as np
@@ -77,11 +78,11 @@ class Estimator(base.Base):
         logs, zeros = _log_with_zeros(weights)
         return logs - math.log(weights.sum()), zeros
 
-    def class_terms(self, stats: CountStatistics) -> tuple[list[float], list[int]]:
-        """``log α_c + Σ_t log θ(absent_t | c)`` per class, as plain floats (and zero-factor
-        counts): what a record's likelihood starts from. Equal to ``log_class_prior`` plus
-        ``token_absent_baseline`` up to rounding; cheaper for the one-record path, where a few
-        float operations beat a dozen numpy calls on arrays of ``k`` classes."""
+    def class_terms(self, stats: CountStatistics) -> tuple[Sequence[float], Sequence[int]]:
+        """``log α_c + Σ_t log θ(absent_t | c)`` per class, as plain float sequences (and
+        zero-factor counts): what a record's likelihood starts from. Equal to
+        ``log_class_prior`` plus ``token_absent_baseline`` up to rounding, in one kernel call for
+        the uniform estimators, where a dozen numpy calls on ``k``-arrays would dominate."""
         b = self.class_pseudocounts(stats)
         a, a_absent = self.cell_pseudocounts(stats)
         if not (b.__class__ is float and a.__class__ is float and a_absent.__class__ is float
@@ -89,24 +90,8 @@ class Estimator(base.Base):
             prior, prior_zeros = self.log_class_prior(stats)
             base, base_zeros = self.token_absent_baseline(stats)
             return (prior + base).tolist(), (prior_zeros + base_zeros).tolist()
-        N = stats.class_counts.tolist()
-        log = math.log
-        weights = [n + b for n in N]
-        log_total = log(sum(weights))
-        if min(weights) > 0.0:
-            finite = [log(w) - log_total for w in weights]
-            zeros = [0] * len(N)
-        else:
-            finite = [log(w) - log_total if w > 0.0 else -log_total for w in weights]
-            zeros = [0 if w > 0.0 else 1 for w in weights]
-        n_tokens = len(stats.schema.token_column)
-        if n_tokens:
-            sums, sum_zeros = stats.tokens.absent_sums(N, stats._vc, a_absent)
-            both = a + a_absent
-            for c, n in enumerate(N):
-                finite[c] += sums[c] - n_tokens * log(n + both)
-                zeros[c] += sum_zeros[c]
-        return finite, zeros
+        return stats.tokens.class_terms(stats._cc, stats.n_classes, b, a, a_absent,
+                                        len(stats.schema.token_column), stats._vc)
 
     def log_theta(self, stats: CountStatistics, columns: np.ndarray) -> LogProb:
         """log θ_{i,v,c} for the cells of ``columns`` (nominal values or present tokens), as

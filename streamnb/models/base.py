@@ -117,7 +117,7 @@ class CountClassifier(base.MiniBatchClassifier):
 
     # -- learning -----------------------------------------------------------------------------
     def learn_one(self, x: Mapping, y: Any) -> None:
-        self.stats.update(x, y, record=f"record {self.n_learned + 1}")
+        self.stats.update(x, y, self.n_learned + 1)
         self.n_learned += 1
 
     def learn_many(self, X: Any, y: Any) -> None:

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from streamnb.estimators import Estimator, make_estimator
-from streamnb.kernels import posterior, score_tokens
+from streamnb.kernels import posterior, predict_tokens, score_tokens
 from streamnb.models.base import CountClassifier
 from streamnb.stats.schema import Encoded
 
@@ -131,8 +131,29 @@ class NaiveBayes(CountClassifier):
         return {"mean": mean, "var": var, "observed": w > 0}
 
     def predict_proba_one(self, x: Mapping) -> dict[Any, float]:
+        stats = self.stats
+        if type(x) is dict and x and stats.labels.values:  # a message: one kernel call
+            base, base_zeros, a, a_absent = self._current_class_terms()
+            if a.__class__ is float and a_absent.__class__ is float:
+                schema = stats.schema
+                proba = predict_tokens(x, schema.token_column, schema.attributes.index,
+                                       stats._vc, stats._cc, a, a_absent, base, base_zeros,
+                                       stats.labels.values)
+                if proba is not None:
+                    return proba
         scores = self._log_likelihood_one(x)
-        return posterior(self.stats.labels.values, *scores) if scores else {}
+        return posterior(stats.labels.values, *scores) if scores else {}
+
+    def _current_class_terms(self) -> tuple[Any, Any, Any, Any]:
+        stats = self.stats
+        key = (id(stats), stats.version)
+        if self._class_terms_key != key:
+            finite, zeros = self._estimator.class_terms(stats)
+            if not isinstance(finite, array):
+                finite, zeros = array("d", finite), array("q", zeros)
+            self._class_terms = (finite, zeros, *self._estimator.cell_pseudocounts(stats))
+            self._class_terms_key = key
+        return self._class_terms
 
     def predict_log_proba_one(self, x: Mapping) -> dict[Any, float]:
         """log P(c | x), exact where ``predict_proba_one`` underflows to 0 (long messages make
@@ -160,12 +181,7 @@ class NaiveBayes(CountClassifier):
         labels = stats.labels.values
         if not labels:
             return None
-        key = (id(stats), stats.version)
-        if self._class_terms_key != key:
-            self._class_terms = (*self._estimator.class_terms(stats),
-                                 *self._estimator.cell_pseudocounts(stats))
-            self._class_terms_key = key
-        base, base_zeros, a, a_absent = self._class_terms
+        base, base_zeros, a, a_absent = self._current_class_terms()
         finite = array("d", base)
         zeros = array("q", base_zeros)
         schema = stats.schema

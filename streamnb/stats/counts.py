@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from streamnb.kernels import encode_tokens, token_increment
+from streamnb.kernels import learn_tokens, token_increment
 from streamnb.stats.codec import normalize_label
 from streamnb.stats.domain import Domain
 from streamnb.stats.moments import Moments
@@ -123,24 +123,26 @@ class CountStatistics:
         except (TypeError, ValueError) as exc:
             raise InvalidRecord(record, "label", str(exc)) from None
 
-    def update(self, x: Mapping, y: Any, record: str = "record") -> None:
-        """Count one labelled record; on invalid input nothing changes."""
+    def update(self, x: Mapping, y: Any, record: str | int = "record") -> None:
+        """Count one labelled record; on invalid input nothing changes. ``record`` names it in
+        error messages (an int n reads "record n")."""
         if type(x) is dict and x and (type(y) is str or type(y) is int or type(y) is bool):
-            # the common case of a message of known tokens and a known class, in two kernel
-            # calls; anything else (new tokens, other kinds, a new class) takes the general path
+            # the common case of a message of known tokens and a known class, in one kernel
+            # call; anything else (new tokens, other kinds, a new class) takes the general path
             c = self.labels.index.get(y)
             if c is not None:
-                schema = self.schema
-                columns, rest = encode_tokens(x, schema.token_column, schema.attributes.index,
-                                              True)
-                if not rest:
+                schema, tokens = self.schema, self.tokens
+                crossed = learn_tokens(x, schema.token_column, schema.attributes.index, self._vc,
+                                       c, tokens.bins, tokens.is_head, tokens.exact)
+                if crossed is not None:
                     self._cc[c] += 1.0
-                    tokens = self.tokens
-                    tokens.counted(c, token_increment(self._vc, c, columns, tokens.bins,
-                                                      tokens.is_head, tokens.exact), self._vc)
+                    if crossed or tokens._dirty is None:
+                        tokens.counted(c, crossed, self._vc)
+                    else:
+                        tokens._dirty.add(c)
                     self.version += 1
                     return
-        self._update(x, y, record)
+        self._update(x, y, f"record {record}" if isinstance(record, int) else record)
 
     def _update(self, x: Mapping, y: Any, record: str) -> None:
         label = y if type(y) is str else self.encode_label(y, record)

@@ -142,6 +142,7 @@ class Schema:
         self._attribute_size = _Growing(np.float64)  # #A_i (0 for numeric attributes)
         self._cache: dict[str, Any] = {}
         self._cache_version = -1
+        self._free, self._free_version = 0, -1
         for name, values in (domains or {}).items():
             name = normalize_name(name)
             a = self._add_attribute(name, NOMINAL)
@@ -181,7 +182,11 @@ class Schema:
 
     def free_values(self) -> int:
         """``Σ_i (#A_i − 1)`` over the discrete attributes (eq. 17's class-prior softening)."""
-        return self.n_tokens + sum(max(len(v) - 1, 0) for v in self.nominal_values)
+        if self._free_version != self.version:
+            self._free = len(self.token_column) + sum(max(len(v) - 1, 0)
+                                                      for v in self.nominal_values)
+            self._free_version = self.version
+        return self._free
 
     def arrays(self) -> dict[str, np.ndarray]:
         """Per-column index arrays: ``attribute`` (the column's attribute), ``nominal_slot`` (−1

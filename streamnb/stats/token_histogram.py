@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from streamnb.kernels import class_absent_sum
+from array import array
+
+from streamnb.kernels import class_absent_sum, class_terms
 
 __all__ = ["TokenHistogram"]
 
@@ -32,8 +34,10 @@ class TokenHistogram:
         # per-class sums for one pseudo-count ``a``, recomputed only for classes that changed
         self._a: float | None = None
         self._log_table = np.zeros(0)  # log(j + a), j = 0, 1, ...
-        self._sums: list[float] = []
-        self._zeros: list[int] = []
+        self._sums = array("d")
+        self._zeros = array("q")
+        self._finite = array("d")
+        self._finite_zeros = array("q")
         self._dirty: set[int] | None = None  # None: every class
 
     def head_columns(self) -> np.ndarray:
@@ -98,34 +102,59 @@ class TokenHistogram:
         for c in range(k):
             self.bins[c] = np.bincount(binned[c], minlength=self.threshold + 1)
 
-    def absent_sums(self, class_counts: list[float], value_counts: np.ndarray, a: float
-                    ) -> tuple[list[float], list[int]]:
-        """``Σ_t log(N(c) − N_t(c) + a)`` per class and the number of zero terms (a = 0).
-
-        Only classes whose counts changed since the last call are recomputed, each with one
-        pass over its bins against a table of ``log(j + a)``. The lists returned are this
-        object's cache: read them, do not modify them.
-        """
-        k = len(class_counts)
+    def _reset_cache(self, k: int, a: float) -> None:
         if a != self._a or len(self._sums) != k:
             self._a, self._dirty = a, None
             self._log_table = np.zeros(0)
-            self._sums, self._zeros = [0.0] * k, [0] * k
-        dirty = self._dirty
-        if dirty is None:
-            dirty = range(k)
-        elif not dirty:
-            return self._sums, self._zeros
-        top = int(max(class_counts)) + 1
-        if len(self._log_table) < top:
-            size = max(top, 2 * len(self._log_table), 1024)
-            with np.errstate(divide="ignore"):
-                table = np.log(np.arange(size) + a)
-            table[np.isinf(table)] = 0.0  # a = 0: zero terms are counted, not logged
-            self._log_table = table
-        head = self.head_columns()
-        for c in dirty:
-            self._sums[c], self._zeros[c] = class_absent_sum(
-                self.bins, value_counts, c, int(class_counts[c]), self._log_table, head, a == 0)
-        self._dirty = set()
+            self._sums, self._zeros = array("d", bytes(8 * k)), array("q", bytes(8 * k))
+
+    def _extend_log_table(self, top: int) -> None:
+        """``log(j + a)`` for j = 0 … at least ``top`` (doubling, so amortised O(1))."""
+        size = max(top + 1, 2 * len(self._log_table), 1024)
+        with np.errstate(divide="ignore"):
+            table = np.log(np.arange(size) + self._a)
+        table[np.isinf(table)] = 0.0  # a = 0: zero terms are counted, not logged
+        self._log_table = table
+
+    def absent_sums(self, class_counts: list[float], value_counts: np.ndarray, a: float
+                    ) -> tuple[array, array]:
+        """``Σ_t log(N(c) − N_t(c) + a)`` per class and the number of zero terms (a = 0).
+
+        Only classes whose counts changed since the last call are recomputed, each with one
+        pass over its bins against a table of ``log(j + a)``. The arrays returned are this
+        object's cache: read them, do not modify them.
+        """
+        k = len(class_counts)
+        self._reset_cache(k, a)
+        if self._dirty is None or self._dirty:
+            top = int(max(class_counts))
+            if len(self._log_table) <= top:
+                self._extend_log_table(top)
+            head = self.head_columns()
+            for c in range(k) if self._dirty is None else self._dirty:
+                self._sums[c], self._zeros[c] = class_absent_sum(
+                    self.bins, value_counts, c, int(class_counts[c]), self._log_table, head,
+                    a == 0)
+            self._dirty = set()
         return self._sums, self._zeros
+
+    def class_terms(self, class_counts: np.ndarray, k: int, b: float, a_present: float,
+                    a_absent: float, n_tokens: int, value_counts: np.ndarray
+                    ) -> tuple[array, array]:
+        """Per class ``log((N(c) + b)/Σ(N + b)) + Σ_t log θ(absent_t | c)`` with
+        ``θ(absent_t | c) = (N(c) − N_t(c) + a_absent)/(N(c) + a_present + a_absent)``, and the
+        zero-factor counts, in one kernel call (``class_counts``/``value_counts`` are the
+        statistics' full, C-contiguous arrays). The arrays returned are reused by the next
+        call: copy them to keep them."""
+        if a_absent != self._a or len(self._sums) != k:
+            self._reset_cache(k, a_absent)
+        finite, zeros = self._finite, self._finite_zeros
+        if len(finite) != k:
+            finite = self._finite = array("d", bytes(8 * k))
+            zeros = self._finite_zeros = array("q", bytes(8 * k))
+        while not class_terms(class_counts, k, b, a_present, a_absent, n_tokens, self.bins,
+                              value_counts, self.head_columns(), self._log_table, self._dirty,
+                              self._sums, self._zeros, finite, zeros):
+            self._extend_log_table(2 * len(self._log_table))
+        self._dirty = set()
+        return finite, zeros

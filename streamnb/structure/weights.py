@@ -20,6 +20,7 @@ N. Friedman, D. Geiger, M. Goldszmidt, "Bayesian network classifiers", Machine L
 
 from __future__ import annotations
 
+import math
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -167,9 +168,10 @@ class PairwiseCounts:
         Parameters
         ----------
         records
-            One mapping attribute → nominal value per record. A missing key or a ``None`` value
-            is a missing value: the record is skipped in that attribute's marginal and in every
-            joint table involving it (it still counts in ``class_counts``).
+            One mapping attribute → nominal value per record. A missing key, ``None`` or a float
+            NaN is a missing value (as in :mod:`streamnb.stats`): the record is skipped in that
+            attribute's marginal and in every joint table involving it (it still counts in
+            ``class_counts``).
         labels
             The class of each record (``None`` is not a class).
         names
@@ -207,7 +209,7 @@ class PairwiseCounts:
         for row, rec in enumerate(records):
             for i, name in enumerate(names):
                 v = rec.get(name)
-                if v is not None:
+                if not _is_missing(v):
                     x[row, i] = domains[i].setdefault(v, len(domains[i]))
         r = [len(d) for d in domains]
 
@@ -230,6 +232,10 @@ class PairwiseCounts:
                    values=tuple(tuple(d) for d in domains))
 
 
+def _is_missing(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
 def _as_counts(table: Any, what: str) -> np.ndarray:
     arr = np.asarray(table, dtype=np.float64)
     if arr.size and not (np.isfinite(arr).all() and (arr >= 0).all()):
@@ -246,17 +252,55 @@ def _check_joint(joint_ijc: Any) -> np.ndarray:
     return t
 
 
-def _log_dependence_ratio(table: np.ndarray) -> np.ndarray:
+# The cores below take a stack of P same-shaped tables, shape (P, r_i, r_j, k), so that
+# pairwise_weights pays numpy's per-call overhead once per table shape, not once per pair
+# (all pairs of binary token attributes share one shape).
+def _log_dependence_ratio(tables: np.ndarray) -> np.ndarray:
     """ln p(x_i|x_j,c)/p(x_i|c) = ln p(x_i,x_j|c)/(p(x_i|c) p(x_j|c)) = ln N_ijc N_c/(N_i·c N_·jc).
 
     The symmetric right-hand form (science.md §2) is what makes both weights symmetric in i, j.
     Cells with a zero numerator give -inf; callers either weight them by zero or smooth first.
     """
-    n_c = table.sum(axis=(0, 1))          # N_c: pair-observed records of class c
-    n_ic = table.sum(axis=1)              # N_i·c, shape (r_i, k)
-    n_jc = table.sum(axis=0)              # N_·jc, shape (r_j, k)
+    n_c = tables.sum(axis=(1, 2))         # N_c: pair-observed records of class c, (P, k)
+    n_ic = tables.sum(axis=2)             # N_i·c, (P, r_i, k)
+    n_jc = tables.sum(axis=1)             # N_·jc, (P, r_j, k)
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.log(table * n_c) - np.log(n_ic[:, None, :] * n_jc[None, :, :])
+        return (np.log(tables * n_c[:, None, None, :])
+                - np.log(n_ic[:, :, None, :] * n_jc[:, None, :, :]))
+
+
+def _cmi_many(tables: np.ndarray, smoothing: float) -> np.ndarray:
+    if smoothing:
+        tables = tables + smoothing
+    total = tables.sum(axis=(1, 2, 3))
+    with np.errstate(invalid="ignore"):
+        # 0 · ln 0 = 0: empty cells drop out of the sum (their product is NaN, replaced by 0)
+        terms = np.where(tables > 0, tables * _log_dependence_ratio(tables), 0.0)
+        cmi = terms.sum(axis=(1, 2, 3)) / np.where(total > 0, total, 1.0)            # eq. 15
+    return np.maximum(cmi, 0.0)   # ≥ 0 in exact arithmetic; clip rounding
+
+
+def _ddr_many(tables: np.ndarray, smoothing: float, formula: DdrFormula) -> np.ndarray:
+    k = tables.shape[3]
+    total = tables.sum(axis=(1, 2, 3))
+    if k < 2:
+        return np.zeros(tables.shape[0])
+    p_cell = tables.sum(axis=3) / np.where(total > 0, total, 1.0)[:, None, None]  # p(x_i, x_j)
+    log_ratio = _log_dependence_ratio(tables + smoothing)    # L(x_i, x_j, c), finite
+    if k == 2 and formula != "eq18":
+        spread = (log_ratio[..., 0] - log_ratio[..., 1]) ** 2                         # eq. 17
+    else:
+        avg = log_ratio.mean(axis=3, keepdims=True)                                   # eq. 19
+        spread = ((log_ratio - avg) ** 2).sum(axis=3)                                 # eq. 18
+    return (p_cell * spread).sum(axis=(1, 2))
+
+
+def _check_ddr_args(smoothing: float, formula: str) -> None:
+    if not smoothing > 0:
+        raise ValueError(f"smoothing must be > 0 for the ddr weight (empty cells would make "
+                         f"its logarithm infinite), got {smoothing!r}")
+    if formula not in ("auto", "eq17", "eq18"):
+        raise ValueError(f"formula must be 'auto', 'eq17' or 'eq18', got {formula!r}")
 
 
 # -- eq. 15 ------------------------------------------------------------------------------------
@@ -298,14 +342,7 @@ def conditional_mutual_information(joint_ijc: Any, smoothing: float = 0.0) -> fl
     table = _check_joint(joint_ijc)
     if smoothing < 0:
         raise ValueError(f"smoothing must be >= 0, got {smoothing!r}")
-    if smoothing:
-        table = table + smoothing
-    total = table.sum()
-    if total <= 0:
-        return 0.0
-    observed = table > 0   # 0 · ln 0 = 0: empty cells drop out of the sum
-    terms = table[observed] * _log_dependence_ratio(table)[observed]
-    return max(float(terms.sum() / total), 0.0)
+    return float(_cmi_many(table[None], smoothing)[0])
 
 
 # -- eq. 17–19 ---------------------------------------------------------------------------------
@@ -369,25 +406,11 @@ def dependence_distribution_weight(
 
     """
     table = _check_joint(joint_ijc)
-    if not smoothing > 0:
-        raise ValueError(f"smoothing must be > 0 for the ddr weight (empty cells would make "
-                         f"its logarithm infinite), got {smoothing!r}")
-    if formula not in ("auto", "eq17", "eq18"):
-        raise ValueError(f"formula must be 'auto', 'eq17' or 'eq18', got {formula!r}")
-    k = table.shape[2]
-    if formula == "eq17" and k != 2:
-        raise ValueError(f"formula='eq17' needs exactly two classes, the table has k={k}")
-    total = table.sum()
-    if total <= 0 or k < 2:
-        return 0.0
-    p_cell = table.sum(axis=2) / total                      # p(x_i, x_j), unsmoothed
-    log_ratio = _log_dependence_ratio(table + smoothing)    # L(x_i, x_j, c), finite
-    if k == 2 and formula != "eq18":
-        spread = (log_ratio[:, :, 0] - log_ratio[:, :, 1]) ** 2                       # eq. 17
-    else:
-        avg = log_ratio.mean(axis=2, keepdims=True)                                   # eq. 19
-        spread = ((log_ratio - avg) ** 2).sum(axis=2)                                 # eq. 18
-    return float((p_cell * spread).sum())
+    _check_ddr_args(smoothing, formula)
+    if formula == "eq17" and table.shape[2] != 2:
+        raise ValueError(f"formula='eq17' needs exactly two classes, the table has "
+                         f"k={table.shape[2]}")
+    return float(_ddr_many(table[None], smoothing, formula)[0])
 
 
 # -- root policy -------------------------------------------------------------------------------
@@ -457,20 +480,26 @@ def pairwise_weights(
         if s < 0:
             raise ValueError(f"smoothing must be >= 0, got {smoothing!r}")
 
-        def fn(t: np.ndarray) -> float:
-            return conditional_mutual_information(t, smoothing=s)
+        def many(tables: np.ndarray) -> np.ndarray:
+            return _cmi_many(tables, s)
     elif weight == "ddr":
         s = DEFAULT_DDR_SMOOTHING if smoothing is None else smoothing
-        if not s > 0:
-            raise ValueError(f"smoothing must be > 0 for weight='ddr', got {smoothing!r}")
+        _check_ddr_args(s, formula)
+        if formula == "eq17" and counts.n_classes != 2:
+            raise ValueError(f"formula='eq17' needs exactly two classes, got k={counts.n_classes}")
 
-        def fn(t: np.ndarray) -> float:
-            return dependence_distribution_weight(t, smoothing=s, formula=formula)
+        def many(tables: np.ndarray) -> np.ndarray:
+            return _ddr_many(tables, s, formula)
     else:
         raise ValueError(f"weight must be 'cmi' or 'ddr', got {weight!r}")
     n = counts.n_attributes
     w = np.full((n, n), np.nan)
     np.fill_diagonal(w, 0.0)
-    for (i, j), table in counts.joints.items():
-        w[i, j] = w[j, i] = fn(table)
+    by_shape: dict[tuple[int, ...], list[tuple[int, int]]] = {}
+    for key, table in counts.joints.items():
+        by_shape.setdefault(table.shape, []).append(key)
+    for pairs in by_shape.values():
+        values = many(np.stack([counts.joints[key] for key in pairs]))
+        rows, cols = np.array(pairs, dtype=np.intp).T
+        w[rows, cols] = w[cols, rows] = values
     return w
