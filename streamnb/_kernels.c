@@ -580,8 +580,8 @@ done:
 
 /*
  * Columns of x's present tokens, or -1 when x needs the general encoder (a value other than a
- * bool or an exact int, a known non-token attribute, or — when growing — an unknown name).
- * Unknown names with a bool/int value are skipped when not growing. *cols is PyMem-allocated.
+ * bool or an exact int, a known non-token attribute, or — when growing — an unknown name with a
+ * non-zero value). Other unknown names are skipped. *cols is PyMem-allocated.
  */
 static Py_ssize_t
 simple_token_columns(PyObject *x, PyObject *token_column, PyObject *attribute_index, int grow,
@@ -604,8 +604,15 @@ simple_token_columns(PyObject *x, PyObject *token_column, PyObject *attribute_in
             int known = PyDict_Contains(attribute_index, name);
             if (known < 0)
                 return -2;
-            if (grow || known)
+            if (known)
                 return -1;
+            if (grow) {  /* a new token must be registered first; an absent one never is */
+                int present = PyObject_IsTrue(value);
+                if (present < 0)
+                    return -2;
+                if (present)
+                    return -1;
+            }
             continue;
         }
         int present = PyObject_IsTrue(value);
@@ -788,6 +795,77 @@ done:
     return crossed;
 }
 
+/*
+ * encode_many(records, token_column, attribute_index, grow) -> (columns, lengths, special)
+ *
+ * The batch form of encode_tokens: present-token columns of every record, concatenated
+ * (columns, int64 bytes) with per-record counts (lengths, int64 bytes); records that are not
+ * non-empty dicts of simple tokens are listed in special (their length is 0) for the general
+ * encoder.
+ */
+static PyObject *
+encode_many(PyObject *self, PyObject *args)
+{
+    PyObject *records, *token_column, *attribute_index;
+    int grow;
+    if (!PyArg_ParseTuple(args, "O!O!O!p", &PyList_Type, &records, &PyDict_Type, &token_column,
+                          &PyDict_Type, &attribute_index, &grow))
+        return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(records), used = 0, capacity = 64;
+    long long *columns = PyMem_Malloc(sizeof(long long) * capacity);
+    long long *lengths = PyMem_Malloc(sizeof(long long) * (n ? n : 1));
+    PyObject *special = PyList_New(0), *result = NULL;
+    Py_ssize_t *cols = NULL;
+    if (columns == NULL || lengths == NULL || special == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t r = 0; r < n; r++) {
+        PyObject *x = PyList_GET_ITEM(records, r);
+        Py_ssize_t m = -1;
+        lengths[r] = 0;
+        if (PyDict_CheckExact(x) && PyDict_GET_SIZE(x) > 0) {
+            m = simple_token_columns(x, token_column, attribute_index, grow, PY_SSIZE_T_MAX,
+                                     &cols);
+            if (m == -2)
+                goto done;
+        }
+        if (m < 0) {
+            PyObject *row = PyLong_FromSsize_t(r);
+            if (row == NULL || PyList_Append(special, row) < 0) {
+                Py_XDECREF(row);
+                goto done;
+            }
+            Py_DECREF(row);
+        }
+        else {
+            if (used + m > capacity) {
+                while (used + m > capacity)
+                    capacity *= 2;
+                long long *grown = PyMem_Realloc(columns, sizeof(long long) * capacity);
+                if (grown == NULL) {
+                    PyErr_NoMemory();
+                    goto done;
+                }
+                columns = grown;
+            }
+            for (Py_ssize_t i = 0; i < m; i++)
+                columns[used++] = cols[i];
+            lengths[r] = m;
+        }
+        PyMem_Free(cols);
+        cols = NULL;
+    }
+    result = Py_BuildValue("(y#y#O)", (const char *)columns, used * (Py_ssize_t)sizeof(long long),
+                           (const char *)lengths, n * (Py_ssize_t)sizeof(long long), special);
+done:
+    PyMem_Free(cols);
+    PyMem_Free(columns);
+    PyMem_Free(lengths);
+    Py_XDECREF(special);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"encode_tokens", encode_tokens, METH_VARARGS, "Token columns of a record (fast path)."},
     {"token_log_odds", token_log_odds, METH_VARARGS, "Σ log θ(present)/θ(absent) per class."},
@@ -797,6 +875,7 @@ static PyMethodDef methods[] = {
     {"class_terms", class_terms, METH_VARARGS, "Class prior + all-absent token sums."},
     {"predict_tokens", predict_tokens, METH_VARARGS, "One-record prediction of a message."},
     {"learn_tokens", learn_tokens, METH_VARARGS, "One-record update of a message."},
+    {"encode_many", encode_many, METH_VARARGS, "Present-token columns of a batch."},
     {"posterior", posterior, METH_VARARGS, "Probabilities from log-likelihoods."},
     {NULL, NULL, 0, NULL},
 };

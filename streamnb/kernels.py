@@ -13,7 +13,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["ACCELERATED", "class_absent_sum", "class_terms", "encode_tokens", "learn_tokens",
+__all__ = ["ACCELERATED", "class_absent_sum", "class_terms", "encode_many", "encode_tokens",
+           "learn_tokens",
            "posterior", "predict_tokens", "score_tokens", "token_increment", "token_log_odds"]
 
 
@@ -141,8 +142,17 @@ def _class_terms(class_counts: np.ndarray, k: int, b: float, a_present: float, a
 
 
 def _simple(x: dict, token_column: dict, attribute_index: dict, grow: bool) -> list[int] | None:
-    columns, rest = _encode_tokens(x, token_column, attribute_index, grow)
-    return None if rest else columns
+    columns: list[int] = []
+    for name, value in x.items():
+        if not (value.__class__ is bool or value.__class__ is int):
+            return None
+        column = token_column.get(name)
+        if column is None:
+            if name in attribute_index or (grow and value):
+                return None
+        elif value:
+            columns.append(column)
+    return columns
 
 
 def _predict_tokens(x: dict, token_column: dict, attribute_index: dict,
@@ -166,6 +176,23 @@ def _learn_tokens(x: dict, token_column: dict, attribute_index: dict, value_coun
     return _token_increment(value_counts, c, columns, bins, is_head, binned)
 
 
+def _encode_many(records: list, token_column: dict, attribute_index: dict, grow: bool
+                 ) -> tuple[bytes, bytes, list[int]]:
+    columns: list[int] = []
+    lengths: list[int] = []
+    special: list[int] = []
+    for r, x in enumerate(records):
+        simple = (_simple(x, token_column, attribute_index, grow)
+                  if type(x) is dict and x else None)
+        if simple is None:
+            special.append(r)
+            lengths.append(0)
+        else:
+            columns.extend(simple)
+            lengths.append(len(simple))
+    return array("q", columns).tobytes(), array("q", lengths).tobytes(), special
+
+
 ACCELERATED = False
 encode_tokens = _encode_tokens
 token_log_odds = _token_log_odds
@@ -176,6 +203,7 @@ posterior = _posterior
 class_terms = _class_terms
 predict_tokens = _predict_tokens
 learn_tokens = _learn_tokens
+encode_many = _encode_many
 
 if os.environ.get("STREAMNB_PURE_PYTHON", "") in ("", "0"):
     try:
@@ -193,3 +221,4 @@ if os.environ.get("STREAMNB_PURE_PYTHON", "") in ("", "0"):
         class_terms = _kernels.class_terms
         predict_tokens = _kernels.predict_tokens
         learn_tokens = _kernels.learn_tokens
+        encode_many = _kernels.encode_many

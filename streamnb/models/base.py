@@ -159,9 +159,7 @@ class CountClassifier(base.MiniBatchClassifier):
     def predict_proba_many(self, X: Any):
         import pandas as pd
 
-        records = records_of(X)
-        for i, x in enumerate(records):
-            self._check_record(x, f"row {i}")
+        records = records_of(X)  # rows are checked as they are encoded
         index = X.index if isinstance(X, pd.DataFrame) else None
         if not self.stats.n_classes:
             return pd.DataFrame(index=index if index is not None else range(len(records)))

@@ -226,36 +226,19 @@ class NaiveBayes(CountClassifier):
         finite[:] = terms["finite"]
         zeros = np.empty((n, k), dtype=np.int64)
         zeros[:] = terms["zeros"]
-        schema = stats.schema
-        one = n == 1
-        encoded = [schema.encode(x, where if one else f"{where} {i}", grow=False)
-                   for i, x in enumerate(records)]
-        for part in ("token", "nominal", "numeric"):
-            if part == "numeric":
-                lengths = [len(e.numeric_slots) for e in encoded]
-            elif part == "token":
-                lengths = [len(e.token_columns) for e in encoded]
-            else:
-                lengths = [len(e.nominal_columns) for e in encoded]
-            total = sum(lengths)
-            if not total:
+        batch = stats.schema.encode_many(list(records), where, grow=False)
+        parts = (
+            (batch.token_rows, lambda: est.token_corrections(stats, batch.token_columns)),
+            (batch.nominal_rows, lambda: est.log_theta(stats, batch.nominal_columns)),
+            (batch.numeric_rows[terms["observed"][batch.numeric_slots]]
+             if len(batch.numeric_slots) else batch.numeric_rows,
+             lambda: (self._gaussian_log_pdf(terms, batch.numeric_slots, batch.numeric_values),
+                      None)),
+        )
+        for rows, compute in parts:
+            if not len(rows):
                 continue
-            rows = np.repeat(np.arange(n), lengths)
-            if part == "token":
-                cols = np.fromiter((j for e in encoded for j in e.token_columns), np.int64, total)
-                f, z = est.token_corrections(stats, cols)
-            elif part == "nominal":
-                cols = np.fromiter((j for e in encoded for j in e.nominal_columns), np.int64,
-                                   total)
-                f, z = est.log_theta(stats, cols)
-            else:
-                slots = np.fromiter((s for e in encoded for s in e.numeric_slots), np.int64,
-                                    total)
-                values = np.fromiter((v for e in encoded for v in e.numeric_values),
-                                     np.float64, total)
-                rows = rows[terms["observed"][slots]]
-                f = self._gaussian_log_pdf(terms, slots, values)
-                z = None
+            f, z = compute()
             for c in range(k):
                 finite[:, c] += np.bincount(rows, weights=f[c], minlength=n)
                 if z is not None and z.any():

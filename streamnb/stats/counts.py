@@ -11,7 +11,7 @@ from streamnb.kernels import learn_tokens, token_increment
 from streamnb.stats.codec import normalize_label
 from streamnb.stats.domain import Domain
 from streamnb.stats.moments import Moments
-from streamnb.stats.schema import Encoded, InvalidRecord, Schema
+from streamnb.stats.schema import EncodedBatch, InvalidRecord, Schema
 from streamnb.stats.token_histogram import TokenHistogram
 
 __all__ = ["CountStatistics"]
@@ -134,6 +134,10 @@ class CountStatistics:
                 schema, tokens = self.schema, self.tokens
                 crossed = learn_tokens(x, schema.token_column, schema.attributes.index, self._vc,
                                        c, tokens.bins, tokens.is_head, tokens.exact)
+                if crossed is None and self._add_new_tokens(x):
+                    crossed = learn_tokens(x, schema.token_column, schema.attributes.index,
+                                           self._vc, c, tokens.bins, tokens.is_head,
+                                           tokens.exact)
                 if crossed is not None:
                     self._cc[c] += 1.0
                     if crossed or tokens._dirty is None:
@@ -143,6 +147,28 @@ class CountStatistics:
                     self.version += 1
                     return
         self._update(x, y, f"record {record}" if isinstance(record, int) else record)
+
+    def _add_new_tokens(self, x: dict) -> bool:
+        """Register the new tokens of a message made only of tokens (str names, bool/int
+        values) in bulk; False, registering nothing, if ``x`` needs the general path."""
+        schema = self.schema
+        tokens, known = schema.token_column, schema.attributes.index
+        new = []
+        for name, value in x.items():
+            if not (value.__class__ is bool or value.__class__ is int):
+                return False
+            if name not in tokens:
+                if name in known or type(name) is not str:
+                    return False
+                if value:
+                    new.append(name)
+        if not new:
+            return False
+        schema.add_tokens(new)
+        schema.commit()
+        self._fit()
+        self.tokens.add_tokens(len(new), self.n_classes, schema.n_columns)
+        return True
 
     def _update(self, x: Mapping, y: Any, record: str) -> None:
         label = y if type(y) is str else self.encode_label(y, record)
@@ -185,61 +211,47 @@ class CountStatistics:
         self.version += 1
 
     def update_many(self, xs: Sequence[Mapping], ys: Iterable[Any],
-                    record: str = "row") -> list[Encoded]:
+                    record: str = "row") -> EncodedBatch:
         """Count a batch; equal to ``update`` on each record in order. A bad record rejects the
         whole batch (its row is named) and leaves the statistics unchanged."""
         ys = list(ys)
+        xs = list(xs)
         if len(ys) != len(xs):
             raise ValueError(f"{len(xs)} records but {len(ys)} labels")
-        labels = [self.encode_label(y, f"{record} {i}") for i, y in enumerate(ys)]
+        labels = [y if type(y) is str or type(y) is int or type(y) is bool
+                  else self.encode_label(y, f"{record} {i}") for i, y in enumerate(ys)]
         mark = self.schema.mark()
         try:
-            encoded = []
-            for i, x in enumerate(xs):
-                enc = self.schema.encode(x, f"{record} {i}", grow=True)
-                if enc.is_empty() and not x:
-                    raise InvalidRecord(f"{record} {i}", None, "the record has no features")
-                encoded.append(enc)
+            batch = self.schema.encode_many(xs, record, grow=True)
         except BaseException:
             self.schema.rollback(mark)
             raise
         self.schema.commit()
-        self.add_encoded(encoded, [self.labels.add(label) for label in labels])
-        return encoded
+        index, add = self.labels.index, self.labels.add
+        self.add_batch(batch, [index[label] if label in index else add(label)
+                               for label in labels])
+        return batch
 
-    def add_encoded(self, encoded: Sequence[Encoded], classes: Sequence[int]) -> None:
-        """Add already-encoded records with class indices in one bincount per table."""
-        if not encoded:
+    def add_batch(self, batch: EncodedBatch, classes: Sequence[int]) -> None:
+        """Add encoded records of classes ``classes`` with one bincount per table."""
+        if not batch.n:
             return
         self._fit()
-        k, n_cols, n_nom, n_num = (self.n_classes, self.schema.n_columns, self.schema.n_nominal,
-                                   self.schema.n_numeric)
+        k, n_cols, n_nom = self.n_classes, self.schema.n_columns, self.schema.n_nominal
         cls = np.asarray(classes, dtype=np.int64)
         self._cc[:k] += np.bincount(cls, minlength=k)
-        lengths = np.fromiter((len(e.nominal_columns) + len(e.token_columns) for e in encoded),
-                              dtype=np.int64, count=len(encoded))
-        if lengths.any():
-            cols = np.fromiter((j for e in encoded for j in e.nominal_columns + e.token_columns),
-                               dtype=np.int64, count=int(lengths.sum()))
-            flat = np.repeat(cls, lengths) * n_cols + cols
-            self._vc[:k, :n_cols] += np.bincount(flat, minlength=k * n_cols).reshape(k, n_cols)
-        lengths = np.fromiter((len(e.nominal_slots) for e in encoded), dtype=np.int64,
-                              count=len(encoded))
-        if lengths.any():
-            slots = np.fromiter((s for e in encoded for s in e.nominal_slots), dtype=np.int64,
-                                count=int(lengths.sum()))
-            flat = np.repeat(cls, lengths) * n_nom + slots
+        for rows, cols in ((batch.token_rows, batch.token_columns),
+                           (batch.nominal_rows, batch.nominal_columns)):
+            if len(cols):
+                flat = cls[rows] * n_cols + cols
+                self._vc[:k, :n_cols] += np.bincount(flat, minlength=k * n_cols).reshape(
+                    k, n_cols)
+        if len(batch.nominal_slots):
+            flat = cls[batch.nominal_rows] * n_nom + batch.nominal_slots
             self._oc[:k, :n_nom] += np.bincount(flat, minlength=k * n_nom).reshape(k, n_nom)
-        lengths = np.fromiter((len(e.numeric_slots) for e in encoded), dtype=np.int64,
-                              count=len(encoded))
-        if lengths.any():
-            total = int(lengths.sum())
-            slots = np.fromiter((s for e in encoded for s in e.numeric_slots), dtype=np.int64,
-                                count=total)
-            values = np.fromiter((v for e in encoded for v in e.numeric_values),
-                                 dtype=np.float64, count=total)
-            self.moments.update_many(np.repeat(cls, lengths), slots, values)
-        del n_num
+        if len(batch.numeric_slots):
+            self.moments.update_many(cls[batch.numeric_rows], batch.numeric_slots,
+                                     batch.numeric_values)
         self._rebuild_histogram()
         self.version += 1
 

@@ -28,11 +28,12 @@ from typing import Any
 
 import numpy as np
 
-from streamnb.kernels import encode_tokens
+from streamnb.kernels import encode_many, encode_tokens
 from streamnb.stats.codec import decode, encode, normalize_name
 from streamnb.stats.domain import Domain
 
-__all__ = ["KINDS", "NOMINAL", "NUMERIC", "TOKEN", "Encoded", "InvalidRecord", "Schema"]
+__all__ = ["KINDS", "NOMINAL", "NUMERIC", "TOKEN", "Encoded", "EncodedBatch", "InvalidRecord",
+           "Schema"]
 
 NOMINAL, TOKEN, NUMERIC = 0, 1, 2
 KINDS = ("nominal", "token", "numeric")
@@ -91,6 +92,33 @@ class _Growing:
 
     def view(self) -> np.ndarray:
         return self.data[: self.size]
+
+
+class EncodedBatch:
+    """A batch of records as flat index arrays, each part with the row it belongs to."""
+
+    __slots__ = ("n", "nominal_columns", "nominal_rows", "nominal_slots", "numeric_rows",
+                 "numeric_slots", "numeric_values", "token_columns", "token_rows")
+
+    def __init__(self, n: int, token_rows: np.ndarray, token_columns: np.ndarray,
+                 special: dict[int, Encoded]) -> None:
+        self.n = n
+        rows = list(special)
+        encs = list(special.values())
+
+        def flat(part: str, dtype: type) -> tuple[np.ndarray, np.ndarray]:
+            lengths = [len(getattr(e, part)) for e in encs]
+            values = np.fromiter((v for e in encs for v in getattr(e, part)), dtype,
+                                 sum(lengths))
+            return np.repeat(np.asarray(rows, dtype=np.int64), lengths), values
+
+        extra_rows, extra_columns = flat("token_columns", np.int64)
+        self.token_rows = np.concatenate([token_rows, extra_rows])
+        self.token_columns = np.concatenate([token_columns, extra_columns])
+        self.nominal_rows, self.nominal_columns = flat("nominal_columns", np.int64)
+        self.nominal_slots = flat("nominal_slots", np.int64)[1]
+        self.numeric_rows, self.numeric_slots = flat("numeric_slots", np.int64)
+        self.numeric_values = flat("numeric_values", np.float64)[1]
 
 
 def _kind_of(value: Any) -> int | None:
@@ -243,6 +271,12 @@ class Schema:
         self.version += 1
         return a
 
+    def add_tokens(self, names: list[str]) -> None:
+        """Register new token attributes (names not yet known) in bulk; ``_add_attribute`` for
+        many tokens at once, the common case when a stream's vocabulary grows."""
+        for name in names:
+            self._add_attribute(name, TOKEN)
+
     def _append_column(self, a: int, value: Any, slot: int) -> None:
         self.column_attribute.append(a)
         self.column_value.append(value)
@@ -362,6 +396,21 @@ class Schema:
             for name, value in x.items():
                 self._encode_field(out, name, value, record, grow)
         return out
+
+    def encode_many(self, records: list, where: str, grow: bool) -> EncodedBatch:
+        """``encode`` for a batch: messages of known tokens in one kernel call, the other
+        records (``where i`` names row i in errors) one by one. Same ``grow`` contract."""
+        columns, lengths, special = encode_many(records, self.token_column,
+                                                self.attributes.index, grow)
+        lengths = np.frombuffer(lengths, dtype=np.int64)
+        encoded = {}
+        for i in special:
+            x = records[i]
+            if isinstance(x, Mapping) and not x:
+                raise InvalidRecord(f"{where} {i}", None, "the record has no features")
+            encoded[i] = self.encode(x, f"{where} {i}", grow)
+        return EncodedBatch(len(records), np.repeat(np.arange(len(records)), lengths),
+                            np.frombuffer(columns, dtype=np.int64), encoded)
 
     def _encode_field(self, out: Encoded, name: Any, value: Any, record: str,
                       grow: bool) -> None:
