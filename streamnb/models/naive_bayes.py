@@ -93,7 +93,8 @@ class NaiveBayes(CountClassifier):
                              f"{var_smoothing!r}")
         self.var_smoothing = var_smoothing
         self._cache_key: tuple[int, int] | None = None
-        self._class_terms_key: tuple[int, int] | None = None
+        self._class_terms_key: Any = None  # the statistics object the cache was made from
+        self._class_terms_version = -1
 
     @classmethod
     def _unit_test_params(cls):
@@ -133,7 +134,10 @@ class NaiveBayes(CountClassifier):
     def predict_proba_one(self, x: Mapping) -> dict[Any, float]:
         stats = self.stats
         if type(x) is dict and x and stats.labels.values:  # a message: one kernel call
-            base, base_zeros, a, a_absent = self._current_class_terms()
+            if self._class_terms_key is stats and self._class_terms_version == stats.version:
+                base, base_zeros, a, a_absent = self._class_terms
+            else:
+                base, base_zeros, a, a_absent = self._current_class_terms()
             if a.__class__ is float and a_absent.__class__ is float:
                 schema = stats.schema
                 proba = predict_tokens(x, schema.token_column, schema.attributes.index,
@@ -145,14 +149,14 @@ class NaiveBayes(CountClassifier):
         return posterior(stats.labels.values, *scores) if scores else {}
 
     def _current_class_terms(self) -> tuple[Any, Any, Any, Any]:
+        """The estimator's class terms and pseudo-counts, cached per state (object, version)."""
         stats = self.stats
-        key = (id(stats), stats.version)
-        if self._class_terms_key != key:
+        if self._class_terms_key is not stats or self._class_terms_version != stats.version:
             finite, zeros = self._estimator.class_terms(stats)
             if not isinstance(finite, array):
                 finite, zeros = array("d", finite), array("q", zeros)
             self._class_terms = (finite, zeros, *self._estimator.cell_pseudocounts(stats))
-            self._class_terms_key = key
+            self._class_terms_key, self._class_terms_version = stats, stats.version
         return self._class_terms
 
     def predict_log_proba_one(self, x: Mapping) -> dict[Any, float]:
@@ -253,4 +257,5 @@ class NaiveBayes(CountClassifier):
         state.pop("_terms", None)
         state.pop("_class_terms", None)
         state["_cache_key"] = state["_class_terms_key"] = None
+        state["_class_terms_version"] = -1
         return state

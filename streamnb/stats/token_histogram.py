@@ -14,9 +14,9 @@ fall back to the O(vocabulary) sum.
 
 from __future__ import annotations
 
-import numpy as np
-
 from array import array
+
+import numpy as np
 
 from streamnb.kernels import class_absent_sum, class_terms
 
