@@ -1,0 +1,290 @@
+"""Pairwise counts N_ij(u, v, c) over a set of candidate attributes (TAN, AODE).
+
+All candidate cells share one index space: a *candidate column* is a column of the
+:class:`~streamnb.stats.schema.Schema` (a nominal value, or a token's "present" cell) of a
+candidate attribute. ``co[c, p, q]`` counts the class-c records in which candidate columns p and
+q were both present (its diagonal is each column's own count). A record updates the
+``t × t`` block of its present candidate columns, so a message of t tokens costs O(t²), and only
+present–present cells are stored: for tokens the other three cells of a pair follow from the
+marginals, ``N(p, ¬q) = N(p) − N(p, q)`` and ``N(¬p, ¬q) = N − N(p) − N(q) + N(p, q)``.
+
+Candidates can be added at any time (e.g. the top-K tokens by class information, refreshed as
+the vocabulary grows). A pair's counts then cover the records since *both* its attributes were
+candidates, and the marginals its table is completed with are taken over that same period: each
+addition records a snapshot of the class counts and of the candidates' marginal counts, and a
+pair's table subtracts the snapshot of its later attribute. An attribute that becomes a
+candidate when it is first seen needs no snapshot (all its earlier counts are zero), so with
+"every attribute is a candidate" every table covers the whole stream.
+
+Like the single-attribute counts, pairwise counts add (``merge``), scale (``decay``, snapshots
+included, so differences stay exact) and save as arrays.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from streamnb.stats.schema import NOMINAL, TOKEN, EncodedBatch, Schema
+
+__all__ = ["PairCounts"]
+
+
+class PairCounts:
+    """Co-occurrence counts of candidate columns, per class.
+
+    Parameters
+    ----------
+    schema
+        The schema of the :class:`~streamnb.stats.counts.CountStatistics` these pairs belong
+        to (shared, so column indices agree).
+
+    Examples
+    --------
+    >>> from streamnb.stats import CountStatistics
+    >>> from streamnb.stats.pairs import PairCounts
+    >>> stats = CountStatistics()
+    >>> pairs = PairCounts(stats.schema)
+    >>> data = [({"a": "x", "b": "u"}, "+"), ({"a": "x", "b": "w"}, "+"),
+    ...         ({"a": "y", "b": "w"}, "-")]
+    >>> for x, y in data:
+    ...     stats.update(x, y)
+    ...     pairs.observe_schema(stats)
+    ...     pairs.update(stats.labels.index[y], stats.schema.encode(x, "r", grow=False))
+    >>> table, values_i, values_j = pairs.joint_table(stats, "a", "b")
+    >>> values_i, values_j
+    (['x', 'y'], ['u', 'w'])
+    >>> table[:, :, 0].tolist()   # class "+": (x, u) once, (x, w) once
+    [[1.0, 1.0], [0.0, 0.0]]
+
+    """
+
+    def __init__(self, schema: Schema) -> None:
+        self.schema = schema
+        self.candidates: list[int] = []  # candidate attributes, in order of addition
+        self.epoch: dict[int, int] = {}  # attribute -> index of its snapshot (-1: none needed)
+        self.columns: list[int] = []  # candidate columns, in position order
+        self.position: dict[int, int] = {}  # schema column -> position
+        self.co = np.zeros((0, 0, 0))
+        # snapshot s: class counts, and the marginal counts of the candidate columns that existed
+        self.snapshot_classes: list[np.ndarray] = []
+        self.snapshot_columns: list[np.ndarray] = []  # (k, columns at the time)
+        self._all_attributes = True
+        self._seen_attributes = 0
+        self._seen_columns = 0
+
+    # -- candidates ----------------------------------------------------------------------------
+    @property
+    def n_positions(self) -> int:
+        return len(self.columns)
+
+    def _grow(self, k: int, m: int) -> None:
+        kc, mc, _ = self.co.shape
+        if k > kc or m > mc:
+            grown = np.zeros((max(k, kc), max(m, 2 * mc if m > mc else mc, 16),
+                              max(m, 2 * mc if m > mc else mc, 16)))
+            grown[:kc, :mc, :mc] = self.co
+            self.co = grown
+
+    def _add_column(self, column: int) -> None:
+        if column not in self.position:
+            self.position[column] = len(self.columns)
+            self.columns.append(column)
+
+    def add_candidates(self, stats: Any, attributes: Iterable[Any], since_first_seen: bool = False
+                       ) -> None:
+        """Start counting the pairs of ``attributes`` (names) with every candidate.
+
+        Their pair counts start now; unless ``since_first_seen`` (the attributes were never
+        observed before, so their past counts are zero) a snapshot of the current marginals is
+        kept so that their tables cover exactly the same records.
+        """
+        schema = self.schema
+        new = []
+        for name in attributes:
+            a = schema.attributes.get(name)
+            if a is None:
+                raise KeyError(f"unknown attribute {name!r}")
+            if schema.kinds[a] not in (NOMINAL, TOKEN):
+                raise ValueError(f"attribute {name!r} is numeric: pairwise counts need discrete "
+                                 "attributes (discretise it first)")
+            if a not in self.epoch:
+                new.append(a)
+        if not new:
+            return
+        for a in new:
+            self.candidates.append(a)
+            for column in self._attribute_columns(a):
+                self._add_column(column)
+        epoch = -1
+        if not since_first_seen:
+            self.snapshot_classes.append(stats.class_counts.copy())
+            self.snapshot_columns.append(stats.value_counts[:, self.columns].copy())
+            epoch = len(self.snapshot_classes) - 1
+        for a in new:
+            self.epoch[a] = epoch
+        self._grow(stats.n_classes, self.n_positions)
+
+    def observe_schema(self, stats: Any) -> None:
+        """Follow the schema's growth (call after each update of the statistics): new values of
+        candidate nominal attributes get positions (exact: they were never seen before), and
+        unless :meth:`restrict` was called every new discrete attribute becomes a candidate
+        from its first record. O(new attributes + new columns)."""
+        schema = self.schema
+        for a in range(self._seen_attributes, schema.n_attributes):
+            if self._all_attributes and schema.kinds[a] in (NOMINAL, TOKEN):
+                self.candidates.append(a)
+                self.epoch[a] = -1
+        self._seen_attributes = schema.n_attributes
+        epoch = self.epoch
+        for j in range(self._seen_columns, schema.n_columns):
+            if schema.column_attribute[j] in epoch:
+                self._add_column(j)
+        self._seen_columns = schema.n_columns
+        self._grow(stats.n_classes, self.n_positions)
+
+    def restrict(self) -> None:
+        """From now on only attributes added with :meth:`add_candidates` are tracked."""
+        self._all_attributes = False
+
+    def _attribute_columns(self, a: int) -> list[int]:
+        schema = self.schema
+        if schema.kinds[a] == TOKEN:
+            return [schema.slots[a]]
+        return list(schema.nominal_values[schema.slots[a]].values())
+
+    # -- counting ------------------------------------------------------------------------------
+    def _positions(self, columns: Sequence[int]) -> list[int]:
+        position = self.position
+        return [position[j] for j in columns if j in position]
+
+    def update(self, c: int, encoded: Any) -> None:
+        """Count one record of class ``c`` (its :class:`~streamnb.stats.schema.Encoded`)."""
+        if c >= self.co.shape[0]:
+            self._grow(c + 1, self.n_positions)
+        pos = self._positions(encoded.nominal_columns + encoded.token_columns)
+        if pos:
+            index = np.asarray(pos)
+            self.co[c][np.ix_(index, index)] += 1.0
+
+    def update_batch(self, classes: np.ndarray, batch: EncodedBatch) -> None:
+        """Count a batch: every within-record pair of candidate positions, one bincount."""
+        rows = np.concatenate([batch.token_rows, batch.nominal_rows])
+        columns = np.concatenate([batch.token_columns, batch.nominal_columns])
+        lookup = np.full(max(self.schema.n_columns, 1), -1, dtype=np.int64)
+        lookup[self.columns] = np.arange(self.n_positions)
+        pos = lookup[columns]
+        keep = pos >= 0
+        rows, pos = rows[keep], pos[keep]
+        if not len(pos):
+            return
+        order = np.argsort(rows, kind="stable")
+        rows, pos = rows[order], pos[order]
+        lengths = np.bincount(rows, minlength=batch.n)
+        starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
+        # each element pairs with every element of its own record (its row's block)
+        reps = lengths[rows]
+        left = np.repeat(pos, reps)
+        element_start = np.repeat(starts[rows], reps)
+        offset = np.arange(len(left)) - np.repeat(np.cumsum(reps) - reps, reps)
+        right = pos[element_start + offset]
+        cls = np.repeat(np.asarray(classes, dtype=np.int64)[rows], reps)
+        k, m = int(max(cls.max() + 1, self.co.shape[0])), self.n_positions
+        self._grow(k, m)
+        flat = (cls * m + left) * m + right
+        self.co[:k, :m, :m] += np.bincount(flat, minlength=k * m * m).reshape(k, m, m)
+
+    # -- tables --------------------------------------------------------------------------------
+    def _since(self, stats: Any, epoch: int) -> tuple[np.ndarray, np.ndarray]:
+        """Class counts and candidate-column marginals (by position) over the records since
+        snapshot ``epoch`` (-1: the whole stream)."""
+        classes = stats.class_counts.copy()
+        columns = stats.value_counts[:, self.columns].copy()
+        if epoch >= 0:
+            snap = self.snapshot_classes[epoch]
+            classes[: len(snap)] -= snap
+            snap = self.snapshot_columns[epoch]
+            columns[: snap.shape[0], : snap.shape[1]] -= snap
+        return classes, columns
+
+    def joint_table(self, stats: Any, attribute_i: Any, attribute_j: Any
+                    ) -> tuple[np.ndarray, list, list]:
+        """``N_ij(u, v, c)`` as an ``(r_i, r_j, k)`` array over the records where both were
+        observed since both became candidates, with the value lists of its two axes (a token's
+        values are ``[True, False]``: present, absent)."""
+        schema = self.schema
+        a = schema.attributes.get(attribute_i)
+        b = schema.attributes.get(attribute_j)
+        if a is None or b is None or a not in self.epoch or b not in self.epoch:
+            raise KeyError(f"({attribute_i!r}, {attribute_j!r}) is not a pair of candidates")
+        epoch = max(self.epoch[a], self.epoch[b])
+        classes, marginals = self._since(stats, epoch)
+        k, m = stats.n_classes, self.n_positions
+        co = self.co[:k, :m, :m]
+        pos_a = [self.position[j] for j in self._attribute_columns(a)]
+        pos_b = [self.position[j] for j in self._attribute_columns(b)]
+        both = co[:, pos_a][:, :, pos_b].transpose(1, 2, 0)  # (r_a, r_b, k), present cells
+        table = self._complete(both, a, b, pos_a, pos_b, classes, marginals)
+        return table, self._values(a), self._values(b)
+
+    def _values(self, a: int) -> list:
+        schema = self.schema
+        if schema.kinds[a] == TOKEN:
+            return [True, False]
+        return list(schema.nominal_values[schema.slots[a]])
+
+    def _complete(self, both: np.ndarray, a: int, b: int, pos_a: list[int], pos_b: list[int],
+                  classes: np.ndarray, marginals: np.ndarray) -> np.ndarray:
+        """Add a token's absent row/column: N(u, ¬t) = N(u) − N(u, t) over the pair's period
+        (a token is never missing, so N(u) counts every record where the other side is u)."""
+        kinds = self.schema.kinds
+        token_a, token_b = kinds[a] == TOKEN, kinds[b] == TOKEN
+        if token_a and token_b:
+            n_ab = both[0, 0]
+            n_a, n_b = marginals[:, pos_a[0]], marginals[:, pos_b[0]]
+            return np.array([[n_ab, n_a - n_ab], [n_b - n_ab, classes - n_a - n_b + n_ab]])
+        if token_b:  # nominal a × token b
+            n_u = marginals[:, pos_a].T  # (r_a, k)
+            return np.stack([both[:, 0, :], n_u - both[:, 0, :]], axis=1)
+        if token_a:  # token a × nominal b
+            n_v = marginals[:, pos_b].T
+            return np.stack([both[0], n_v - both[0]], axis=0)
+        return both
+
+    # -- monoid operations ----------------------------------------------------------------------
+    def decay(self, factor: float) -> None:
+        self.co *= factor
+        for snapshots in (self.snapshot_classes, self.snapshot_columns):
+            for s in snapshots:
+                s *= factor
+
+    def to_state(self, k: int) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+        m = self.n_positions
+        meta = {"candidates": self.candidates, "epoch": [self.epoch[a] for a in self.candidates],
+                "columns": self.columns, "all_attributes": self._all_attributes,
+                "seen": [self._seen_attributes, self._seen_columns],
+                "snapshots": len(self.snapshot_classes)}
+        arrays = {"co": self.co[:k, :m, :m]}
+        for i, (sc, sv) in enumerate(zip(self.snapshot_classes, self.snapshot_columns,
+                                         strict=True)):
+            arrays[f"snapshot{i}.classes"] = sc
+            arrays[f"snapshot{i}.columns"] = sv
+        return meta, arrays
+
+    @classmethod
+    def from_state(cls, schema: Schema, meta: Mapping[str, Any],
+                   arrays: Mapping[str, np.ndarray]) -> PairCounts:
+        pairs = cls(schema)
+        pairs.candidates = [int(a) for a in meta["candidates"]]
+        pairs.epoch = {a: int(e) for a, e in zip(pairs.candidates, meta["epoch"], strict=True)}
+        pairs.columns = [int(j) for j in meta["columns"]]
+        pairs.position = {j: p for p, j in enumerate(pairs.columns)}
+        pairs._all_attributes = bool(meta["all_attributes"])
+        pairs._seen_attributes, pairs._seen_columns = (int(v) for v in meta["seen"])
+        pairs.co = np.array(arrays["co"], dtype=np.float64)
+        for i in range(int(meta["snapshots"])):
+            pairs.snapshot_classes.append(np.array(arrays[f"snapshot{i}.classes"]))
+            pairs.snapshot_columns.append(np.array(arrays[f"snapshot{i}.columns"]))
+        return pairs

@@ -1,0 +1,124 @@
+"""Pairwise counts N_ij(u, v, c): present–present co-occurrences + marginals equal brute force."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from streamnb.stats import CountStatistics
+from streamnb.stats.pairs import PairCounts
+
+
+def learn(records, pairs=None, stats=None, batch=False):
+    stats = stats or CountStatistics()
+    pairs = pairs or PairCounts(stats.schema)
+    if batch:
+        encoded = stats.update_many([x for x, _ in records], [y for _, y in records])
+        pairs.observe_schema(stats)
+        classes = np.array([stats.labels.index[y] for _, y in records])
+        pairs.update_batch(classes, encoded)
+    else:
+        for x, y in records:
+            stats.update(x, y)
+            pairs.observe_schema(stats)
+            pairs.update(stats.labels.index[y], stats.schema.encode(x, "r", grow=False))
+    return stats, pairs
+
+
+def brute_force(records, i, j, values_i, values_j, labels):
+    """N_ij(u, v, c) by counting: tokens take True (present) or False (absent or no key);
+    a nominal attribute that is missing leaves the record out of the pair's table."""
+    table = np.zeros((len(values_i), len(values_j), len(labels)))
+    for x, y in records:
+        u = x.get(i)
+        v = x.get(j)
+        u = bool(u) if values_i == [True, False] else u
+        v = bool(v) if values_j == [True, False] else v
+        if u is None or v is None:
+            continue
+        table[values_i.index(u), values_j.index(v), labels.index(y)] += 1
+    return table
+
+
+NOMINAL = [({"a": "x", "b": "u", "c": "p"}, "+"), ({"a": "x", "b": "w"}, "+"),
+           ({"a": "y", "b": "w", "c": "q"}, "-"), ({"b": "u", "c": "p"}, "-"),
+           ({"a": "z", "b": "u", "c": "q"}, "+"), ({"a": "y", "c": "p"}, "+")]
+TOKENS = [({"free": True, "money": True}, "spam"), ({"meeting": True}, "ham"),
+          ({"free": True, "meeting": True, "now": 1}, "ham"), ({"money": True, "now": 2}, "spam"),
+          ({"now": True}, "spam"), ({"free": True}, "ham")]
+MIXED = [(dict(x, kind=k), y) for (x, y), k in zip(TOKENS, "abaabc", strict=True)]
+
+
+@pytest.mark.parametrize("data", [NOMINAL, TOKENS, MIXED], ids=["nominal", "token", "mixed"])
+@pytest.mark.parametrize("batch", [False, True], ids=["one", "batch"])
+def test_tables_equal_brute_force(data, batch):
+    stats, pairs = learn(data, batch=batch)
+    labels = stats.labels.values
+    names = stats.schema.attributes.values
+    for i, j in itertools.permutations(names, 2):
+        table, values_i, values_j = pairs.joint_table(stats, i, j)
+        expected = brute_force(data, i, j, values_i, values_j, labels)
+        assert table.tolist() == expected.tolist(), (i, j)
+
+
+def test_batch_equals_one_by_one():
+    one = learn(MIXED)[1]
+    many = learn(MIXED, batch=True)[1]
+    m = one.n_positions
+    assert np.array_equal(one.co[:, :m, :m], many.co[:, :m, :m])
+
+
+def test_late_candidates_cover_the_records_since_they_were_added():
+    stats = CountStatistics()
+    pairs = PairCounts(stats.schema)
+    pairs.restrict()
+    first, second = TOKENS[:3], TOKENS[3:] + TOKENS[:2]
+    learn(first, pairs, stats)  # nothing is a candidate yet
+    pairs.add_candidates(stats, ["free", "money", "now"])
+    learn(second, pairs, stats)
+    labels = stats.labels.values
+    for i, j in itertools.permutations(["free", "money", "now"], 2):
+        table, values_i, values_j = pairs.joint_table(stats, i, j)
+        assert table.tolist() == brute_force(second, i, j, values_i, values_j, labels).tolist()
+
+
+def test_decay_and_state_round_trip():
+    stats, pairs = learn(MIXED)
+    table, *_ = pairs.joint_table(stats, "kind", "free")
+    stats.decay(0.5)
+    pairs.decay(0.5)
+    assert np.allclose(pairs.joint_table(stats, "kind", "free")[0], table * 0.5)
+    meta, arrays = pairs.to_state(stats.n_classes)
+    again = PairCounts.from_state(stats.schema, meta, arrays)
+    for i, j in itertools.permutations(stats.schema.attributes.values, 2):
+        assert np.array_equal(again.joint_table(stats, i, j)[0], pairs.joint_table(stats, i, j)[0])
+
+
+def test_numeric_attribute_is_rejected():
+    stats, pairs = learn([({"x": 0.5, "a": "u"}, "+")])
+    pairs.restrict()
+    with pytest.raises(ValueError, match="numeric"):
+        pairs.add_candidates(stats, ["x"])
+
+
+binary_records = st.lists(
+    st.tuples(st.dictionaries(st.sampled_from(["t0", "t1", "t2", "t3"]), st.booleans(),
+                              min_size=1),
+              st.sampled_from(["a", "b", "c"])), min_size=1, max_size=30)
+
+
+@settings(max_examples=60, deadline=None)
+@given(binary_records)
+def test_sparse_cooccurrence_equals_dense_counts_on_binary_data(records):
+    """Only present–present cells are stored; the three others, derived from the marginals,
+    equal a dense count of all four cells."""
+    stats, pairs = learn(records)
+    labels = stats.labels.values
+    tokens = stats.schema.attributes.values
+    for i, j in itertools.combinations(tokens, 2):
+        table, values_i, values_j = pairs.joint_table(stats, i, j)
+        assert table.tolist() == brute_force(records, i, j, values_i, values_j, labels).tolist()
