@@ -3,5 +3,6 @@
 from streamnb.models.base import CountClassifier, load_model
 from streamnb.models.indifferent_nb import IndifferentNB
 from streamnb.models.naive_bayes import NaiveBayes
+from streamnb.models.tan import TAN
 
-__all__ = ["CountClassifier", "IndifferentNB", "NaiveBayes", "load_model"]
+__all__ = ["TAN", "CountClassifier", "IndifferentNB", "NaiveBayes", "load_model"]

@@ -1,0 +1,159 @@
+"""TAN on live pairwise counts: tree from the counts, parameters from the counts (eq. 15–19)."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction as F
+
+import numpy as np
+import pandas as pd
+import pytest
+from river import checks
+
+from streamnb import TAN, load_model
+from streamnb.structure import PairwiseCounts, learn_tan_structure
+
+DATA = [({"a": "x", "b": "x", "c": "u"}, "+"), ({"a": "y", "b": "y", "c": "u"}, "-"),
+        ({"a": "x", "b": "x", "c": "w"}, "+"), ({"a": "y", "b": "y", "c": "w"}, "+"),
+        ({"a": "x", "b": "y", "c": "u"}, "-"), ({"a": "y", "b": "x"}, "-"),
+        ({"a": "x", "c": "w"}, "+"), ({"a": "y", "b": "y", "c": "u"}, "-")]
+QUERIES = [{"a": "x", "b": "x", "c": "u"}, {"a": "y", "b": "x", "c": "w"}, {"a": "x"},
+           {"b": "y", "c": "w"}, {"a": "x", "b": "zzz", "c": "u"}]
+
+
+def fit(model, data=DATA):
+    for x, y in data:
+        model.learn_one(x, y)
+    return model
+
+
+def reference_posterior(data, parents, x):
+    """Indifferent TAN by counting the raw records with fractions: α_c ∝ N(c) + 1 + Σ(#A_i − 1);
+    root and parentless factors (N_i(v,c)+1)/(N_i(c)+#A_i); a child with an observed parent
+    (N(v, pa, c)+1)/(N(pa, c)+#A_i), both counted over the records where both are observed."""
+    labels = list(dict.fromkeys(y for _, y in data))
+    domains = {}
+    for r, _ in data:
+        for k, v in r.items():
+            domains.setdefault(k, [])
+            if v not in domains[k]:
+                domains[k].append(v)
+    free = sum(len(v) - 1 for v in domains.values())
+    scores = {}
+    for c in labels:
+        rows = [r for r, y in data if y == c]
+        score = F(len(rows) + 1 + free)
+        for attr, value in x.items():
+            if attr not in domains or value not in domains[attr]:
+                continue
+            size = len(domains[attr])
+            parent = parents.get(attr)
+            pv = x.get(parent) if parent is not None else None
+            if parent is not None and pv is not None and pv in domains[parent]:
+                both = [r for r in rows if attr in r and parent in r]
+                num = sum(1 for r in both if r[attr] == value and r[parent] == pv)
+                den = sum(1 for r in both if r[parent] == pv)
+            else:
+                num = sum(1 for r in rows if r.get(attr) == value)
+                den = sum(1 for r in rows if attr in r)
+            score *= F(num + 1, den + size)
+        scores[c] = score
+    total = sum(scores.values())
+    return {c: float(s / total) for c, s in scores.items()}
+
+
+def test_tree_is_the_chow_liu_tree_of_the_records():
+    model = fit(TAN(relearn_every=0))
+    model.relearn()
+    reference = learn_tan_structure(PairwiseCounts.from_records(
+        [x for x, _ in DATA], [y for _, y in DATA], names=["a", "b", "c"]))
+    assert model.structure.parents == reference.parents
+    assert model.structure_version == 1
+
+
+@pytest.mark.parametrize("weight", ["cmi", "ddr"])
+def test_posterior_equals_counting_the_records(weight):
+    model = fit(TAN(weight=weight, relearn_every=0))
+    model.relearn()
+    for q in QUERIES:
+        want = reference_posterior(DATA, model.structure.parents, q)
+        got = model.predict_proba_one(q)
+        assert got == pytest.approx(want, abs=1e-12), q
+
+
+def test_before_any_relearn_tan_is_indifferent_nb():
+    from streamnb import IndifferentNB
+
+    tan, nb = fit(TAN(relearn_every=0)), fit(IndifferentNB())
+    for q in QUERIES:
+        assert tan.predict_proba_one(q) == pytest.approx(nb.predict_proba_one(q), abs=1e-12)
+
+
+def test_parameters_follow_the_counts_between_relearns():
+    model = fit(TAN(relearn_every=0), DATA[:5])
+    model.relearn()
+    parents = model.structure.parents
+    fit(model, DATA[5:])  # no relearn: same tree, new counts
+    assert model.structure.parents == parents
+    for q in QUERIES:
+        assert model.predict_proba_one(q) == pytest.approx(
+            reference_posterior(DATA, parents, q), abs=1e-12)
+
+
+def test_relearn_every_swaps_the_tree_while_learning():
+    model = TAN(relearn_every=3)
+    versions = []
+    for x, y in DATA:
+        model.learn_one(x, y)
+        versions.append(model.structure_version)
+    assert versions == [0, 0, 1, 1, 1, 2, 2, 2]
+
+
+def test_batch_equals_one_by_one():
+    one = fit(TAN(relearn_every=0))
+    many = TAN(relearn_every=0)
+    many.learn_many(pd.DataFrame([x for x, _ in DATA]), pd.Series([y for _, y in DATA]))
+    one.relearn()
+    many.relearn()
+    assert one.structure.parents == many.structure.parents
+    batch = many.predict_proba_many(QUERIES)
+    for i, q in enumerate(QUERIES):
+        assert one.predict_proba_one(q) == pytest.approx(dict(batch.iloc[i]), abs=1e-12)
+
+
+def test_tokens_and_nominal_together():
+    data = [({"free": True, "kind": "a"}, "spam"), ({"meet": True, "kind": "b"}, "ham"),
+            ({"free": True, "meet": True, "kind": "a"}, "ham"), ({"kind": "b"}, "spam")]
+    model = fit(TAN(relearn_every=0), data * 3)
+    model.relearn()
+    p = model.predict_proba_one({"free": True})
+    assert set(p) == {"spam", "ham"} and math.isclose(sum(p.values()), 1.0)
+
+
+def test_save_load_keeps_tree_and_predictions(tmp_path):
+    model = fit(TAN(relearn_every=0))
+    model.relearn()
+    fit(model, DATA[:2])  # counts moved on since the relearn: the saved tree is kept as is
+    model.save(tmp_path / "tan.snb")
+    loaded = load_model(tmp_path / "tan.snb")
+    assert isinstance(loaded, TAN)
+    assert loaded.structure == model.structure
+    assert loaded.structure_version == model.structure_version
+    for q in QUERIES:
+        assert loaded.predict_proba_one(q) == model.predict_proba_one(q)
+
+
+def test_ml_estimator_is_rejected():
+    with pytest.raises(ValueError, match="pseudo-count"):
+        TAN(estimator="ml")
+
+
+@pytest.mark.parametrize("params", [{"relearn_every": 50}, {"relearn_every": 50,
+                                                            "weight": "ddr"}])
+def test_river_check_estimator(params):
+    checks.check_estimator(TAN(**params))
+
+
+def test_numpy_counts_are_float64():
+    model = fit(TAN(relearn_every=0))
+    assert model.pairs.co.dtype == np.float64
