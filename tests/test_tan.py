@@ -157,3 +157,61 @@ def test_river_check_estimator(params):
 def test_numpy_counts_are_float64():
     model = fit(TAN(relearn_every=0))
     assert model.pairs.co.dtype == np.float64
+
+
+THREE = [(x, {"+": "p", "-": "q"}[y] if i % 3 else "r") for i, (x, y) in enumerate(DATA * 2)]
+
+
+@pytest.mark.parametrize("data", [DATA, THREE], ids=["two classes", "three classes"])
+def test_explain_one_identities(data):
+    """Theorem 1: log f_b = log DF + log f_nb; DF = Π ddr; the naive contributions add up to
+    log f_nb; Theorem 2's condition holds iff naive Bayes decides like the TAN."""
+    model = fit(TAN(relearn_every=0), data)
+    model.relearn()
+    queries = QUERIES + [{"a": a, "b": b, "c": c} for a in "xy" for b in "xy" for c in "uw"]
+    for q in queries:
+        e = model.explain_one(q)
+        assert e.log_f_b == pytest.approx(e.log_df + e.log_f_nb, abs=1e-12)
+        assert e.log_df == pytest.approx(sum(e.log_ddr.values()), abs=1e-12)
+        assert sum(e.naive_log_odds.values()) == pytest.approx(e.log_f_nb, abs=1e-12)
+        assert e.theorem2 == (not e.flipped) == (e.nb_decision == e.anb_decision)
+        proba = model.predict_proba_one(q)
+        assert e.anb_decision == max(proba, key=proba.get)
+        if len(e.classes) == 2:
+            p = proba[e.positive] / proba[e.negative]
+            assert math.log(p) == pytest.approx(e.log_f_b, abs=1e-9)
+
+
+def test_explain_one_finds_a_flip():
+    """A record where the dependence between a and b overturns the naive decision exists in
+    this data (XOR-like: + when a == b), and Theorem 2's condition fails exactly there."""
+    data = [({"a": a, "b": b}, "+" if a == b else "-") for a in "xy" for b in "xy"] * 5
+    data += [({"a": "x", "b": "x"}, "-")] * 3 + [({"a": "y", "b": "y"}, "-")] * 3
+    model = fit(TAN(relearn_every=0), data)
+    model.relearn()
+    flips = [q for q in ({"a": a, "b": b} for a in "xy" for b in "xy")
+             if model.explain_one(q).flipped]
+    assert flips
+    assert all(not model.explain_one(q).theorem2 for q in flips)
+
+
+def test_max_candidates_bounds_the_pairs_and_picks_informative_tokens():
+    """With more attributes than max_candidates, the relearn keeps the top ones by I(X; C):
+    here the two tokens that decide the class, out of 30 noise tokens."""
+    rng = np.random.default_rng(0)
+    data = []
+    for i in range(300):
+        y = "spam" if i % 2 else "ham"
+        x = {f"noise{j}": True for j in rng.choice(30, 5, replace=False)}
+        x["free" if y == "spam" else "meeting"] = True
+        data.append((x, y))
+    model = fit(TAN(relearn_every=0, max_candidates=4), data)
+    assert len(model.pairs.candidates) <= 4
+    model.relearn()
+    names = {model.stats.schema.attributes.values[a] for a in model.pairs.candidates}
+    assert {"free", "meeting"} <= names and len(names) == 4
+    assert set(model.structure.parents) == names
+    fit(model, data[:50])
+    model.relearn()  # pair counts of the late candidates cover the records since they joined
+    p = model.predict_proba_one({"free": True, "noise3": True})
+    assert p["spam"] > 0.9

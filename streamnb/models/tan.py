@@ -8,11 +8,17 @@ from typing import Any
 import numpy as np
 
 from streamnb.estimators import Estimator
+from streamnb.models.explanation import Explanation, theorem2_holds
 from streamnb.models.naive_bayes import NaiveBayes
 from streamnb.stats.codec import from_json_value, to_json_value
 from streamnb.stats.pairs import PairCounts
 from streamnb.stats.schema import TOKEN, Schema
-from streamnb.structure import PairwiseCounts, TreeStructure, learn_tan_structure
+from streamnb.structure import (
+    PairwiseCounts,
+    TreeStructure,
+    class_mutual_information,
+    learn_tan_structure,
+)
 
 __all__ = ["TAN"]
 
@@ -41,6 +47,11 @@ class TAN(NaiveBayes):
         must have positive pseudo-counts (not ``"ml"``).
     relearn_every
         Re-learn the tree after this many records (0: only on :meth:`relearn`).
+    max_candidates
+        At most this many attributes get a tree parent (pairwise counts grow with its square):
+        the first ones seen, then at each relearn the top ones by class information I(X; C).
+        The others stay naive (class parent only), which is how a text vocabulary is handled.
+        A newly chosen candidate's pair counts start at that relearn.
     root
         Root policy or attribute name (see :func:`streamnb.structure.learn_tan_structure`).
     nominal, domains, var_smoothing
@@ -77,8 +88,9 @@ class TAN(NaiveBayes):
     """
 
     def __init__(self, weight: str = "cmi", estimator: str | Estimator = "indifferent",
-                 relearn_every: int = 1000, root: Any = None, nominal: Iterable | None = None,
-                 domains: Mapping | None = None, var_smoothing: float = 1e-9) -> None:
+                 relearn_every: int = 1000, max_candidates: int = 200, root: Any = None,
+                 nominal: Iterable | None = None, domains: Mapping | None = None,
+                 var_smoothing: float = 1e-9) -> None:
         super().__init__(estimator=estimator, nominal=nominal, domains=domains,
                          var_smoothing=var_smoothing)
         if weight not in ("cmi", "ddr"):
@@ -89,10 +101,13 @@ class TAN(NaiveBayes):
         if not (isinstance(a, float) and a > 0 and a == a_absent):
             raise ValueError(f"TAN needs an estimator with one positive pseudo-count per cell; "
                              f"{estimator!r} has {a!r}")
+        if not (isinstance(max_candidates, int) and max_candidates >= 2):
+            raise ValueError(f"max_candidates must be an int >= 2, got {max_candidates!r}")
         self.weight = weight
         self.relearn_every = relearn_every
+        self.max_candidates = max_candidates
         self.root = root
-        self.pairs = PairCounts(self.stats.schema)
+        self.pairs = PairCounts(self.stats.schema, limit=max_candidates)
         self.structure: TreeStructure | None = None
         self.structure_version = 0
         self._since_relearn = 0
@@ -135,13 +150,47 @@ class TAN(NaiveBayes):
 
     def relearn(self) -> None:
         """Re-learn the tree from the current pairwise counts and swap it in (one assignment,
-        so a prediction sees either the old tree or the new one)."""
+        so a prediction sees either the old tree or the new one); first refresh the candidate
+        attributes when there are more than ``max_candidates``."""
+        self._refresh_candidates()
         counts = self.pairwise_counts()
         self._since_relearn = 0
         if counts is None:
             return
         structure = learn_tan_structure(counts, weight=self.weight, root=self.root)
         self.structure, self.structure_version = structure, self.structure_version + 1
+
+    def _refresh_candidates(self) -> None:
+        schema, pairs = self.stats.schema, self.pairs
+        discrete = [a for a, kind in enumerate(schema.kinds) if kind != 2]
+        if len(discrete) <= self.max_candidates or not self.stats.n_classes:
+            return
+        information = self._class_information(discrete)
+        order = np.lexsort((np.arange(len(discrete)), -information))  # ties: first registered
+        chosen = {discrete[i] for i in order[: self.max_candidates]}
+        pairs.remove_candidates([a for a in pairs.candidates if a not in chosen])
+        new = [schema.attributes.values[a] for a in sorted(chosen) if a not in pairs.epoch]
+        pairs.add_candidates(self.stats, new)
+
+    def _class_information(self, attributes: list[int]) -> np.ndarray:
+        """I(X_i; C) from the single-attribute counts, for each attribute (tokens at once)."""
+        schema, stats = self.stats.schema, self.stats
+        out = np.empty(len(attributes))
+        tokens = [i for i, a in enumerate(attributes) if schema.kinds[a] == TOKEN]
+        if tokens:
+            present = stats.value_counts[:, [schema.slots[attributes[i]] for i in tokens]]
+            table = np.stack([present, stats.class_counts[:, None] - present])  # (2, k, T)
+            total = stats.class_counts.sum()
+            p = table / total
+            p_x = p.sum(axis=1, keepdims=True)
+            p_c = p.sum(axis=0, keepdims=True)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                terms = np.where(p > 0, p * np.log(p / (p_x * p_c)), 0.0)
+            out[tokens] = terms.sum(axis=(0, 1))
+        for i, a in enumerate(attributes):
+            if schema.kinds[a] != TOKEN:
+                out[i] = class_mutual_information(self._marginal(a))
+        return out
 
     def pairwise_counts(self) -> PairwiseCounts | None:
         """The candidate attributes' class, marginal and pairwise counts (None before two
@@ -226,6 +275,64 @@ class TAN(NaiveBayes):
                 v = self._value_row(x, parent, parent_rows)
                 if u is not None and v is not None:
                     out[r] += correction[u, v]
+        return out
+
+    def explain_one(self, x: Mapping) -> Explanation:
+        """Zhang's diagnostics for one record: naive contributions, ddr(x_i), DF(E), f_nb, f_b
+        and Theorem 2 (see :mod:`streamnb.models.explanation`)."""
+        if not self.stats.n_classes:
+            raise ValueError("the model has not learned any class yet")
+        naive = np.frombuffer(super()._log_likelihood_one(x)[0]).copy()
+        labels = self.stats.labels.values
+        log_dd: dict[Any, np.ndarray] = {}
+        for child, parent, correction, child_rows, parent_rows in self._edge_terms():
+            u = self._value_row(x, child, child_rows)
+            v = self._value_row(x, parent, parent_rows)
+            if u is not None and v is not None:
+                log_dd[self.stats.schema.attributes.values[child]] = correction[u, v]
+        tree = naive + sum(log_dd.values(), np.zeros(len(labels)))
+        best, naive_best = int(np.argmax(tree)), int(np.argmax(naive))
+        if len(labels) == 2:  # the paper's fixed orientation: f = P(+|E)/P(−|E)
+            positive, negative = 0, 1
+        else:  # the decision against its strongest rival
+            positive = best
+            negative = int(np.argmax(np.where(np.arange(len(labels)) == best, -np.inf, tree)))
+        contributions = self._naive_contributions(x, positive, negative)
+        log_df = float(sum(d[positive] - d[negative] for d in log_dd.values()))
+        pairs = [(best, c) for c in range(len(labels)) if c != best]
+        theorem2 = all(
+            theorem2_holds(float(tree[p] - tree[q]), float(sum(d[p] - d[q]
+                                                               for d in log_dd.values())))
+            for p, q in ([(positive, negative)] if len(labels) == 2 else pairs))
+        return Explanation(
+            classes=list(labels), anb_decision=labels[best], nb_decision=labels[naive_best],
+            positive=labels[positive], negative=labels[negative], naive_log_odds=contributions,
+            log_ddr={name: float(d[positive] - d[negative]) for name, d in log_dd.items()},
+            log_df=log_df, log_f_nb=float(naive[positive] - naive[negative]),
+            log_f_b=float(tree[positive] - tree[negative]), theorem2=theorem2,
+            flipped=naive_best != best)
+
+    def _naive_contributions(self, x: Mapping, positive: int, negative: int) -> dict:
+        """log p(x_i|positive) − log p(x_i|negative) for the attributes present in x, and the
+        rest of log f_nb (class prior, absent tokens, numeric attributes) under "(rest)"."""
+        schema, stats = self.stats.schema, self.stats
+        out = {}
+        for name, value in x.items():
+            a = schema.attributes.get(name)
+            if a is None or schema.kinds[a] == 2:
+                continue
+            if schema.kinds[a] == TOKEN:
+                if not Schema._token_present(value, "record", name):
+                    continue
+                logs = self._naive_log_theta(a, [True, False])[0]
+            else:
+                column = schema.nominal_values[schema.slots[a]].get(value)
+                if column is None:
+                    continue
+                logs = self._estimator.log_theta(stats, np.array([column]))[0][:, 0]
+            out[name] = float(logs[positive] - logs[negative])
+        naive = np.frombuffer(super()._log_likelihood_one(x)[0])
+        out["(rest)"] = float(naive[positive] - naive[negative]) - sum(out.values())
         return out
 
     def _log_likelihood_one(self, x: Mapping):

@@ -61,8 +61,9 @@ class PairCounts:
 
     """
 
-    def __init__(self, schema: Schema) -> None:
+    def __init__(self, schema: Schema, limit: int | None = None) -> None:
         self.schema = schema
+        self.limit = limit  # at most this many candidates join automatically (None: all)
         self.candidates: list[int] = []  # candidate attributes, in order of addition
         self.epoch: dict[int, int] = {}  # attribute -> index of its snapshot (-1: none needed)
         self.columns: list[int] = []  # candidate columns, in position order
@@ -134,7 +135,8 @@ class PairCounts:
         from its first record. O(new attributes + new columns)."""
         schema = self.schema
         for a in range(self._seen_attributes, schema.n_attributes):
-            if self._all_attributes and schema.kinds[a] in (NOMINAL, TOKEN):
+            if (self._all_attributes and schema.kinds[a] in (NOMINAL, TOKEN)
+                    and (self.limit is None or len(self.candidates) < self.limit)):
                 self.candidates.append(a)
                 self.epoch[a] = -1
         self._seen_attributes = schema.n_attributes
@@ -144,6 +146,23 @@ class PairCounts:
                 self._add_column(j)
         self._seen_columns = schema.n_columns
         self._grow(stats.n_classes, self.n_positions)
+
+    def remove_candidates(self, attributes: Iterable[int]) -> None:
+        """Stop tracking these attributes (indices); their pair counts are dropped."""
+        drop = set(attributes) & set(self.epoch)
+        if not drop:
+            return
+        dropped_columns = {j for a in drop for j in self._attribute_columns(a)}
+        keep = [p for p, j in enumerate(self.columns) if j not in dropped_columns]
+        m = self.n_positions
+        self.co = np.ascontiguousarray(self.co[:, :m, :m][:, keep][:, :, keep])
+        self.snapshot_columns = [snap[:, [p for p in keep if p < snap.shape[1]]]
+                                 for snap in self.snapshot_columns]
+        self.columns = [self.columns[p] for p in keep]
+        self.position = {j: p for p, j in enumerate(self.columns)}
+        self.candidates = [a for a in self.candidates if a not in drop]
+        for a in drop:
+            del self.epoch[a]
 
     def restrict(self) -> None:
         """From now on only attributes added with :meth:`add_candidates` are tracked."""
@@ -263,6 +282,7 @@ class PairCounts:
     def to_state(self, k: int) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         m = self.n_positions
         meta = {"candidates": self.candidates, "epoch": [self.epoch[a] for a in self.candidates],
+                "limit": self.limit,
                 "columns": self.columns, "all_attributes": self._all_attributes,
                 "seen": [self._seen_attributes, self._seen_columns],
                 "snapshots": len(self.snapshot_classes)}
@@ -276,7 +296,7 @@ class PairCounts:
     @classmethod
     def from_state(cls, schema: Schema, meta: Mapping[str, Any],
                    arrays: Mapping[str, np.ndarray]) -> PairCounts:
-        pairs = cls(schema)
+        pairs = cls(schema, limit=meta["limit"])
         pairs.candidates = [int(a) for a in meta["candidates"]]
         pairs.epoch = {a: int(e) for a, e in zip(pairs.candidates, meta["epoch"], strict=True)}
         pairs.columns = [int(j) for j in meta["columns"]]
