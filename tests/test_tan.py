@@ -215,3 +215,20 @@ def test_max_candidates_bounds_the_pairs_and_picks_informative_tokens():
     model.relearn()  # pair counts of the late candidates cover the records since they joined
     p = model.predict_proba_one({"free": True, "noise3": True})
     assert p["spam"] > 0.9
+
+
+def test_drift_detector_triggers_relearn():
+    """ADWIN on the prequential error fires when the concept flips; the tree is re-learned
+    then (relearn_every=0: no other relearn)."""
+    from river import drift
+
+    rng = np.random.default_rng(1)
+    model = TAN(relearn_every=0, drift_detector=drift.ADWIN())
+    versions = []
+    for i in range(1200):
+        a, b, c = (str(v) for v in rng.choice(["x", "y"], 3))
+        y = ("+" if a == "x" else "-") if i < 600 else ("-" if a == "x" else "+")
+        model.learn_one({"a": a, "b": b, "c": c}, y)
+        versions.append(model.structure_version)
+    assert versions[599] == 0  # no drift, no relearn while the concept holds
+    assert versions[-1] >= 1

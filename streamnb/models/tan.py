@@ -47,6 +47,9 @@ class TAN(NaiveBayes):
         must have positive pseudo-counts (not ``"ml"``).
     relearn_every
         Re-learn the tree after this many records (0: only on :meth:`relearn`).
+    drift_detector
+        A river drift detector (e.g. ``river.drift.ADWIN()``) fed with the prequential error
+        (each record is predicted before it is learned): the tree is re-learned when it fires.
     max_candidates
         At most this many attributes get a tree parent (pairwise counts grow with its square):
         the first ones seen, then at each relearn the top ones by class information I(X; C).
@@ -88,7 +91,8 @@ class TAN(NaiveBayes):
     """
 
     def __init__(self, weight: str = "cmi", estimator: str | Estimator = "indifferent",
-                 relearn_every: int = 1000, max_candidates: int = 200, root: Any = None,
+                 relearn_every: int = 1000, drift_detector: Any = None,
+                 max_candidates: int = 200, root: Any = None,
                  nominal: Iterable | None = None, domains: Mapping | None = None,
                  var_smoothing: float = 1e-9) -> None:
         super().__init__(estimator=estimator, nominal=nominal, domains=domains,
@@ -103,8 +107,12 @@ class TAN(NaiveBayes):
                              f"{estimator!r} has {a!r}")
         if not (isinstance(max_candidates, int) and max_candidates >= 2):
             raise ValueError(f"max_candidates must be an int >= 2, got {max_candidates!r}")
+        if drift_detector is not None and not hasattr(drift_detector, "update"):
+            raise ValueError(f"drift_detector must be a river drift detector, got "
+                             f"{drift_detector!r}")
         self.weight = weight
         self.relearn_every = relearn_every
+        self.drift_detector = drift_detector
         self.max_candidates = max_candidates
         self.root = root
         self.pairs = PairCounts(self.stats.schema, limit=max_candidates)
@@ -118,16 +126,27 @@ class TAN(NaiveBayes):
     def _unit_test_params(cls):
         yield {"relearn_every": 50}
         yield {"relearn_every": 50, "weight": "ddr"}
+        from river import drift
+
+        yield {"relearn_every": 0, "drift_detector": drift.ADWIN()}
 
     # -- learning -------------------------------------------------------------------------------
     def learn_one(self, x: Mapping, y: Any) -> None:
         stats = self.stats
+        detector = self.drift_detector
+        drifted = False
+        if detector is not None and stats.n_classes:
+            detector.update(int(self.predict_one(x) != y))
+            drifted = detector.drift_detected
         stats.update(x, y, self.n_learned + 1)
         self.pairs.observe_schema(stats)
         self.pairs.update(stats.labels.index[stats.encode_label(y, "label")],
                           stats.schema.encode(x, "record", grow=False))
         self.n_learned += 1
-        self._count_towards_relearn(1)
+        if drifted:
+            self.relearn()
+        else:
+            self._count_towards_relearn(1)
 
     def learn_many(self, X: Any, y: Any) -> None:
         from streamnb.models.base import records_of
