@@ -122,3 +122,30 @@ def test_sparse_cooccurrence_equals_dense_counts_on_binary_data(records):
     for i, j in itertools.combinations(tokens, 2):
         table, values_i, values_j = pairs.joint_table(stats, i, j)
         assert table.tolist() == brute_force(records, i, j, values_i, values_j, labels).tolist()
+
+
+@pytest.mark.parametrize("data", [NOMINAL, TOKENS, MIXED], ids=["nominal", "token", "mixed"])
+def test_merge_equals_learning_the_concatenation(data):
+    """Shards that saw attributes and values in different orders merge exactly."""
+    first, second = data[::2], data[1::2]
+    whole_stats, whole = learn(data)
+    a_stats, a = learn(first)
+    b_stats, b = learn(list(reversed(second)))
+    a.check_mergeable(b)
+    a_stats.merge(b_stats)
+    a.observe_schema(a_stats)
+    a.merge(b, np.array([a_stats.labels.index[c] for c in b_stats.labels.values]))
+    for i, j in itertools.permutations(whole_stats.schema.attributes.values, 2):
+        got, vi, vj = a.joint_table(a_stats, i, j)
+        want, wi, wj = whole.joint_table(whole_stats, i, j)
+        order_i = [vi.index(v) for v in wi]
+        order_j = [vj.index(v) for v in wj]
+        classes = [a_stats.labels.values.index(c) for c in whole_stats.labels.values]
+        assert got[np.ix_(order_i, order_j, classes)].tolist() == want.tolist(), (i, j)
+
+
+def test_merge_refuses_different_candidates():
+    _, a = learn(TOKENS)
+    _, b = learn([({"other": True}, "spam")])
+    with pytest.raises(ValueError, match="different candidate"):
+        a.check_mergeable(b)

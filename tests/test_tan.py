@@ -232,3 +232,18 @@ def test_drift_detector_triggers_relearn():
         versions.append(model.structure_version)
     assert versions[599] == 0  # no drift, no relearn while the concept holds
     assert versions[-1] >= 1
+
+
+def test_merge_equals_learning_everything():
+    """Two shards merged, then re-learned: the same tree and posteriors as one model."""
+    whole = fit(TAN(relearn_every=0))
+    a = fit(TAN(relearn_every=0), DATA[::2])
+    b = fit(TAN(relearn_every=0), DATA[1::2])
+    a.merge(b)
+    whole.relearn()
+    a.relearn()
+    assert a.structure.parents == whole.structure.parents
+    for q in QUERIES:
+        assert a.predict_proba_one(q) == pytest.approx(whole.predict_proba_one(q), abs=1e-12)
+    with pytest.raises(ValueError):
+        a.merge(fit(TAN(relearn_every=0, weight="ddr"), DATA[:2]))

@@ -162,6 +162,20 @@ class TAN(NaiveBayes):
         self.n_learned += len(records)
         self._count_towards_relearn(len(records))
 
+    def merge(self, other: TAN) -> TAN:
+        """Add the single and pairwise counts ``other`` learned (exact when both track the
+        same candidate attributes since their first appearance). The tree is kept: call
+        :meth:`relearn` to re-learn it from the merged counts."""
+        if not isinstance(other, TAN):
+            raise ValueError(f"cannot merge {other!r} into {self!r}: models differ")
+        self.pairs.check_mergeable(other.pairs)
+        super().merge(other)
+        self.pairs.observe_schema(self.stats)
+        index = self.stats.labels.index
+        classes = np.array([index[label] for label in other.stats.labels.values], dtype=np.int64)
+        self.pairs.merge(other.pairs, classes)
+        return self
+
     def _count_towards_relearn(self, n: int) -> None:
         self._since_relearn += n
         if self.relearn_every and self._since_relearn >= self.relearn_every:

@@ -273,6 +273,40 @@ class PairCounts:
         return both
 
     # -- monoid operations ----------------------------------------------------------------------
+    def check_mergeable(self, other: PairCounts) -> None:
+        """Raise unless merging ``other`` is exact: both track the same attributes (by name),
+        each since its first appearance (no snapshot: candidates chosen later started counting
+        at different records in the two states)."""
+        mine = {self.schema.attributes.values[a] for a in self.candidates}
+        theirs = {other.schema.attributes.values[a] for a in other.candidates}
+        if mine != theirs:
+            raise ValueError("cannot merge pairwise counts over different candidate attributes "
+                             f"({len(mine ^ theirs)} differ)")
+        if any(e >= 0 for e in self.epoch.values()) or any(e >= 0 for e in other.epoch.values()):
+            raise ValueError("cannot merge pairwise counts of candidates chosen after their first "
+                             "appearance (their pair counts cover different records)")
+
+    def merge(self, other: PairCounts, classes: np.ndarray) -> None:
+        """Add ``other``'s pair counts; ``classes[i]`` is this state's index of other's class i.
+        Call after the statistics were merged (this schema has absorbed other's), and after
+        :meth:`check_mergeable`."""
+        schema, theirs = self.schema, other.schema
+        targets = []
+        for j in other.columns:
+            name = theirs.attributes.values[theirs.column_attribute[j]]
+            a = schema.attributes.index[name]
+            if schema.kinds[a] == TOKEN:
+                column = schema.slots[a]
+            else:
+                column = schema.nominal_values[schema.slots[a]][theirs.column_value[j]]
+            self._add_column(column)  # a value only the other state saw: zero counts here
+            targets.append(self.position[column])
+        k = int(max(classes.max(initial=-1) + 1, self.co.shape[0]))
+        self._grow(k, self.n_positions)
+        m = other.n_positions
+        index = np.asarray(targets, dtype=np.int64)
+        self.co[np.ix_(classes, index, index)] += other.co[: len(classes), :m, :m]
+
     def decay(self, factor: float) -> None:
         self.co *= factor
         for snapshots in (self.snapshot_classes, self.snapshot_columns):
