@@ -247,3 +247,23 @@ def test_merge_equals_learning_everything():
         assert a.predict_proba_one(q) == pytest.approx(whole.predict_proba_one(q), abs=1e-12)
     with pytest.raises(ValueError):
         a.merge(fit(TAN(relearn_every=0, weight="ddr"), DATA[:2]))
+
+
+def test_family_tables_stay_equal_to_the_pairwise_counts():
+    """The edge tables kept by learn_one equal tables rebuilt from the pairwise counts, however
+    predictions, learning, new values, new classes and relearns interleave."""
+    rng = np.random.default_rng(7)
+    model = TAN(relearn_every=25, max_candidates=4)
+    for i in range(300):
+        x = {f"t{j}": True for j in rng.choice(8, 3, replace=False)}
+        x["n"] = str(rng.choice(["a", "b", "c"] if i < 150 else ["a", "b", "c", "d"]))
+        y = str(rng.choice(["p", "q"] if i < 100 else ["p", "q", "r"]))
+        if i % 3 == 0:
+            model.predict_proba_one(x)
+        model.learn_one(x, y)
+        if i % 20 == 0 and model.structure is not None:
+            kept = [f.table.copy() for f in model._families()]
+            model._invalidate_families()
+            rebuilt = [f.table for f in model._families()]
+            for a, b in zip(kept, rebuilt, strict=True):
+                assert np.array_equal(a, b), i

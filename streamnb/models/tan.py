@@ -25,6 +25,36 @@ __all__ = ["TAN"]
 _MISSING = object()
 
 
+class _Family:
+    """One tree edge's count table N(x, pa, c), shape (r_x, r_pa, k), and its value rows."""
+
+    __slots__ = ("child", "child_rows", "child_values", "parent", "parent_rows", "table")
+
+    def __init__(self, child: int, parent: int, table: np.ndarray, child_values: list,
+                 parent_values: list) -> None:
+        self.child, self.parent, self.table = child, parent, table
+        self.child_values = child_values
+        self.child_rows = {v: r for r, v in enumerate(child_values)}
+        self.parent_rows = {v: r for r, v in enumerate(parent_values)}
+
+    def stale(self, schema: Schema, n_classes: int) -> bool:
+        """A class, or a value of the child or the parent, appeared after the table was
+        built."""
+        return self.table.shape[2] < n_classes or any(
+            schema.kinds[a] != TOKEN and len(rows) != len(schema.nominal_values[schema.slots[a]])
+            for a, rows in ((self.child, self.child_rows), (self.parent, self.parent_rows)))
+
+    def count(self, model: TAN, x: Mapping, c: int) -> None:
+        u = model._value_row(x, self.child, self.child_rows)
+        v = model._value_row(x, self.parent, self.parent_rows)
+        if u is not None and v is not None:
+            if c >= self.table.shape[2]:
+                grown = np.zeros((*self.table.shape[:2], c + 1))
+                grown[:, :, : self.table.shape[2]] = self.table
+                self.table = grown
+            self.table[u, v, c] += 1.0
+
+
 class TAN(NaiveBayes):
     """TAN: each attribute depends on the class and on at most one other attribute (a tree).
 
@@ -119,8 +149,10 @@ class TAN(NaiveBayes):
         self.structure: TreeStructure | None = None
         self.structure_version = 0
         self._since_relearn = 0
-        self._edges_key: tuple[Any, int, int] | None = None
-        self._edges: list[tuple[int, int, np.ndarray, dict, dict]] = []
+        self._families_key: tuple[Any, int] | None = None
+        self._families_schema: tuple[int, int] = (-1, -1)
+        self._families_fresh = False
+        self._family_list: list[_Family] = []
 
     @classmethod
     def _unit_test_params(cls):
@@ -140,8 +172,13 @@ class TAN(NaiveBayes):
             drifted = detector.drift_detected
         stats.update(x, y, self.n_learned + 1)
         self.pairs.observe_schema(stats)
-        self.pairs.update(stats.labels.index[stats.encode_label(y, "label")],
-                          stats.schema.encode(x, "record", grow=False))
+        c = stats.labels.index[stats.encode_label(y, "label")]
+        self.pairs.update(c, stats.schema.encode(x, "record", grow=False))
+        self._families_fresh = False
+        families = self._families()
+        if not self._families_fresh:  # tables rebuilt just now already hold this record
+            for f in families:
+                f.count(self, x, c)
         self.n_learned += 1
         if drifted:
             self.relearn()
@@ -159,6 +196,7 @@ class TAN(NaiveBayes):
         classes = np.array([index[self.stats.encode_label(v, "label")] for v in labels],
                            dtype=np.int64)
         self.pairs.update_batch(classes, batch)
+        self._invalidate_families()
         self.n_learned += len(records)
         self._count_towards_relearn(len(records))
 
@@ -170,6 +208,7 @@ class TAN(NaiveBayes):
             raise ValueError(f"cannot merge {other!r} into {self!r}: models differ")
         self.pairs.check_mergeable(other.pairs)
         super().merge(other)
+        self._invalidate_families()
         self.pairs.observe_schema(self.stats)
         index = self.stats.labels.index
         classes = np.array([index[label] for label in other.stats.labels.values], dtype=np.int64)
@@ -251,29 +290,32 @@ class TAN(NaiveBayes):
         return stats.value_counts[:, columns].T
 
     # -- prediction ----------------------------------------------------------------------------
-    def _edge_terms(self) -> list[tuple[int, int, np.ndarray, dict, dict]]:
-        """Per tree edge: child, parent, log θ(x | pa, c) − log θ(x | c) as (r_x, r_pa, k), and
-        the value → row maps of child and parent. Cached per (state, tree)."""
+    def _families(self) -> list[_Family]:
+        """The count tables N(x, pa, c) of the tree's edges, kept current by :meth:`learn_one`
+        and rebuilt from the pairwise counts when the tree, a domain or the counts as a whole
+        (batch learning, merge, forgetting, loading) changed."""
         stats = self.stats
-        key = (stats, stats.version, self.structure_version)
-        if self._edges_key == key:
-            return self._edges
-        edges = []
         schema = stats.schema
-        a_cell, _ = self._estimator.cell_pseudocounts(stats)
-        for parent, child in self.structure.edges if self.structure else []:
-            table, child_values, parent_values = self.pairs.joint_table(stats, child, parent)
-            size = float(len(child_values))
-            with np.errstate(divide="ignore"):
-                conditional = np.log(table + a_cell) - np.log(
-                    table.sum(axis=0, keepdims=True) + a_cell * size)
-            naive = self._naive_log_theta(schema.attributes.get(child), child_values)
-            edges.append((schema.attributes.get(child), schema.attributes.get(parent),
-                          conditional - naive[:, None, :],
-                          {v: r for r, v in enumerate(child_values)},
-                          {v: r for r, v in enumerate(parent_values)}))
-        self._edges, self._edges_key = edges, key
-        return edges
+        key = (stats, self.structure_version)
+        if self._families_key == key and self._families_schema != (schema.version,
+                                                                    stats.n_classes):
+            if any(f.stale(schema, stats.n_classes) for f in self._family_list):
+                self._families_key = None
+            self._families_schema = (schema.version, stats.n_classes)
+        if self._families_key != key:
+            families = []
+            for parent, child in self.structure.edges if self.structure else []:
+                table, child_values, parent_values = self.pairs.joint_table(stats, child, parent)
+                families.append(_Family(schema.attributes.get(child),
+                                        schema.attributes.get(parent), table.copy(),
+                                        child_values, parent_values))
+            self._family_list, self._families_key = families, key
+            self._families_schema = (schema.version, stats.n_classes)
+            self._families_fresh = True
+        return self._family_list
+
+    def _invalidate_families(self) -> None:
+        self._families_key = None
 
     def _naive_log_theta(self, a: int, values: Sequence) -> np.ndarray:
         """log θ(x | c) of the naive Bayes part, per value row: (r, k)."""
@@ -297,17 +339,47 @@ class TAN(NaiveBayes):
             return None
         return rows.get(value)
 
+    def _edge_log_dd(self, x: Mapping) -> list[tuple[int, np.ndarray]]:
+        """log dd^c(x_i | x_pa) = log θ(x_i | x_pa, c) − log θ(x_i | c) for the edges whose
+        child and parent are both observed in ``x``: (child attribute, per-class array)."""
+        stats, schema = self.stats, self.stats.schema
+        a_cell, _ = self._estimator.cell_pseudocounts(stats)
+        k = stats.n_classes
+        children, conditional, columns, absent = [], [], [], []
+        for f in self._families():
+            u = self._value_row(x, f.child, f.child_rows)
+            v = self._value_row(x, f.parent, f.parent_rows)
+            if u is None or v is None:
+                continue
+            column = f.table[:, v, :k]
+            with np.errstate(divide="ignore"):
+                conditional.append(np.log(column[u] + a_cell)
+                                   - np.log(column.sum(axis=0) + a_cell * len(f.child_rows)))
+            children.append(f.child)
+            if schema.kinds[f.child] == TOKEN:
+                columns.append(schema.slots[f.child])
+                absent.append(u == 1)
+            else:
+                columns.append(schema.nominal_values[schema.slots[f.child]][f.child_values[u]])
+                absent.append(False)
+        if not children:
+            return []
+        columns = np.asarray(columns, dtype=np.int64)
+        naive, _ = self._estimator.log_theta(stats, columns)  # (k, E): θ(value or present | c)
+        absent = np.asarray(absent)
+        if absent.any():
+            odds, _ = self._estimator.token_corrections(stats, columns[absent])
+            naive[:, absent] -= odds  # θ(absent) = θ(present) / odds
+        return [(child, cond - naive[:, e]) for e, (child, cond) in enumerate(
+            zip(children, conditional, strict=True))]
+
     def _tree_corrections(self, records: Sequence[Mapping]) -> np.ndarray | None:
-        edges = self._edge_terms()
-        if not edges:
+        if self.structure is None:
             return None
         out = np.zeros((len(records), self.stats.n_classes))
         for r, x in enumerate(records):
-            for child, parent, correction, child_rows, parent_rows in edges:
-                u = self._value_row(x, child, child_rows)
-                v = self._value_row(x, parent, parent_rows)
-                if u is not None and v is not None:
-                    out[r] += correction[u, v]
+            for _, log_dd in self._edge_log_dd(x):
+                out[r] += log_dd
         return out
 
     def explain_one(self, x: Mapping) -> Explanation:
@@ -317,12 +389,8 @@ class TAN(NaiveBayes):
             raise ValueError("the model has not learned any class yet")
         naive = np.frombuffer(super()._log_likelihood_one(x)[0]).copy()
         labels = self.stats.labels.values
-        log_dd: dict[Any, np.ndarray] = {}
-        for child, parent, correction, child_rows, parent_rows in self._edge_terms():
-            u = self._value_row(x, child, child_rows)
-            v = self._value_row(x, parent, parent_rows)
-            if u is not None and v is not None:
-                log_dd[self.stats.schema.attributes.values[child]] = correction[u, v]
+        names = self.stats.schema.attributes.values
+        log_dd = {names[child]: d for child, d in self._edge_log_dd(x)}
         tree = naive + sum(log_dd.values(), np.zeros(len(labels)))
         best, naive_best = int(np.argmax(tree)), int(np.argmax(naive))
         if len(labels) == 2:  # the paper's fixed orientation: f = P(+|E)/P(−|E)
@@ -404,6 +472,11 @@ class TAN(NaiveBayes):
             arrays = {**arrays, "tree_weights": np.asarray(s.weights, dtype=np.float64)}
         return ({"pairs": meta, "structure": tree, "structure_version": self.structure_version,
                  "since_relearn": self._since_relearn}, arrays)
+
+    def decay(self, factor: float) -> None:
+        super().decay(factor)
+        self.pairs.decay(factor)
+        self._invalidate_families()
 
     def _restore_extra(self, meta: Mapping[str, Any], arrays: Mapping[str, np.ndarray]) -> None:
         self.pairs = PairCounts.from_state(self.stats.schema, meta["pairs"], arrays)
