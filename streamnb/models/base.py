@@ -8,7 +8,6 @@ the maximum-likelihood estimator), validates input, runs the batch paths and sav
 from __future__ import annotations
 
 import inspect
-import math
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, ClassVar
@@ -21,36 +20,9 @@ from streamnb.stats import CountStatistics, InvalidRecord, Schema, read_state, w
 from streamnb.stats.codec import from_json_value, to_json_value
 from streamnb.stats.persist import StateFileError
 
-__all__ = ["CountClassifier", "load_model", "records_of"]
+__all__ = ["CountClassifier", "load_model"]
 
 _MODELS: dict[str, type[CountClassifier]] = {}
-
-
-def records_of(X: Any) -> list[Mapping]:
-    """The records of a batch: a pandas DataFrame (rows; NaN cells are missing, sparse frames
-    read through their non-zero entries) or a sequence of mappings."""
-    if isinstance(X, Sequence) and not isinstance(X, str):
-        return list(X)
-    try:
-        import pandas as pd
-    except ImportError:  # pragma: no cover - pandas is only needed for DataFrame input
-        pd = None
-    if pd is not None and isinstance(X, pd.DataFrame):
-        columns = list(X.columns)
-        if len(columns) and all(isinstance(t, pd.SparseDtype) for t in X.dtypes):
-            coo = X.sparse.to_coo().tocsr()
-            rows: list[dict] = []
-            for i in range(coo.shape[0]):
-                lo, hi = coo.indptr[i], coo.indptr[i + 1]
-                rows.append({columns[j]: v for j, v in zip(coo.indices[lo:hi].tolist(),
-                                                           coo.data[lo:hi].tolist(),
-                                                           strict=True)})
-            return rows
-        records = X.to_dict(orient="records")
-        return [{k: v for k, v in r.items() if not (isinstance(v, float) and math.isnan(v))}
-                for r in records]
-    raise TypeError(f"expected a pandas DataFrame or a sequence of mappings, got "
-                    f"{type(X).__name__}")
 
 
 def init_params(obj: Any) -> dict[str, Any]:
@@ -123,9 +95,8 @@ class CountClassifier(base.MiniBatchClassifier):
     def learn_many(self, X: Any, y: Any) -> None:
         """Learn a batch (DataFrame or sequence of mappings); same counts as ``learn_one`` on
         each row in order. A bad row rejects the whole batch and changes nothing."""
-        records = records_of(X)
-        self.stats.update_many(records, list(y), record="row")
-        self.n_learned += len(records)
+        self.stats.update_many(X, list(y), record="row")
+        self.n_learned += len(X)
 
     # -- prediction ---------------------------------------------------------------------------
     @staticmethod
@@ -159,11 +130,10 @@ class CountClassifier(base.MiniBatchClassifier):
     def predict_proba_many(self, X: Any):
         import pandas as pd
 
-        records = records_of(X)  # rows are checked as they are encoded
         index = X.index if isinstance(X, pd.DataFrame) else None
         if not self.stats.n_classes:
-            return pd.DataFrame(index=index if index is not None else range(len(records)))
-        finite, zeros = self._joint_log_likelihood(records, "row")
+            return pd.DataFrame(index=index if index is not None else range(len(X)))
+        finite, zeros = self._joint_log_likelihood(X, "row")  # rows checked when encoded
         return pd.DataFrame(self._posterior(finite, zeros), index=index,
                             columns=list(self.stats.labels.values))
 

@@ -12,6 +12,7 @@ import numpy as np
 from streamnb.estimators import Estimator, make_estimator
 from streamnb.kernels import posterior, predict_tokens, score_tokens
 from streamnb.models.base import CountClassifier
+from streamnb.stats.frames import encode_batch
 from streamnb.stats.schema import Encoded
 
 __all__ = ["NaiveBayes"]
@@ -225,12 +226,12 @@ class NaiveBayes(CountClassifier):
                               ) -> tuple[np.ndarray, np.ndarray]:
         stats, est = self.stats, self._estimator
         terms = self._state_terms()
-        k, n = stats.n_classes, len(records)
+        k, n = stats.n_classes, len(records)  # records: a DataFrame or a sequence of mappings
         finite = np.empty((n, k))
         finite[:] = terms["finite"]
         zeros = np.empty((n, k), dtype=np.int64)
         zeros[:] = terms["zeros"]
-        batch = stats.schema.encode_many(list(records), where, grow=False)
+        batch = encode_batch(stats.schema, records, where, grow=False)
         parts = (
             (batch.token_rows, lambda: est.token_corrections(stats, batch.token_columns)),
             (batch.nominal_rows, lambda: est.log_theta(stats, batch.nominal_columns)),

@@ -11,6 +11,7 @@ from streamnb.estimators import Estimator
 from streamnb.models.explanation import Explanation, theorem2_holds
 from streamnb.models.naive_bayes import NaiveBayes
 from streamnb.stats.codec import from_json_value, to_json_value
+from streamnb.stats.frames import records_of
 from streamnb.stats.pairs import PairCounts
 from streamnb.stats.schema import TOKEN, Schema
 from streamnb.structure import (
@@ -186,19 +187,16 @@ class TAN(NaiveBayes):
             self._count_towards_relearn(1)
 
     def learn_many(self, X: Any, y: Any) -> None:
-        from streamnb.models.base import records_of
-
-        records = records_of(X)
         labels = list(y)
-        batch = self.stats.update_many(records, labels, record="row")
+        batch = self.stats.update_many(X, labels, record="row")
         self.pairs.observe_schema(self.stats)
         index = self.stats.labels.index
         classes = np.array([index[self.stats.encode_label(v, "label")] for v in labels],
                            dtype=np.int64)
         self.pairs.update_batch(classes, batch)
         self._invalidate_families()
-        self.n_learned += len(records)
-        self._count_towards_relearn(len(records))
+        self.n_learned += len(labels)
+        self._count_towards_relearn(len(labels))
 
     def merge(self, other: TAN) -> TAN:
         """Add the single and pairwise counts ``other`` learned (exact when both track the
@@ -377,7 +375,7 @@ class TAN(NaiveBayes):
         if self.structure is None:
             return None
         out = np.zeros((len(records), self.stats.n_classes))
-        for r, x in enumerate(records):
+        for r, x in enumerate(records_of(records)):
             for _, log_dd in self._edge_log_dd(x):
                 out[r] += log_dd
         return out

@@ -10,6 +10,7 @@ import numpy as np
 from streamnb.kernels import learn_tokens, token_increment
 from streamnb.stats.codec import normalize_label
 from streamnb.stats.domain import Domain
+from streamnb.stats.frames import encode_batch
 from streamnb.stats.moments import Moments
 from streamnb.stats.schema import EncodedBatch, InvalidRecord, Schema
 from streamnb.stats.token_histogram import TokenHistogram
@@ -210,19 +211,19 @@ class CountStatistics:
             self.moments.update(c, enc.numeric_slots, enc.numeric_values)
         self.version += 1
 
-    def update_many(self, xs: Sequence[Mapping], ys: Iterable[Any],
+    def update_many(self, xs: Any, ys: Iterable[Any],
                     record: str = "row") -> EncodedBatch:
-        """Count a batch; equal to ``update`` on each record in order. A bad record rejects the
-        whole batch (its row is named) and leaves the statistics unchanged."""
+        """Count a batch (a sequence of mappings or a DataFrame); equal to ``update`` on each
+        record in order. A bad record rejects the whole batch (its row is named) and leaves the
+        statistics unchanged."""
         ys = list(ys)
-        xs = list(xs)
         if len(ys) != len(xs):
             raise ValueError(f"{len(xs)} records but {len(ys)} labels")
         labels = [y if type(y) is str or type(y) is int or type(y) is bool
                   else self.encode_label(y, f"{record} {i}") for i, y in enumerate(ys)]
         mark = self.schema.mark()
         try:
-            batch = self.schema.encode_many(xs, record, grow=True)
+            batch = encode_batch(self.schema, xs, record, grow=True)
         except BaseException:
             self.schema.rollback(mark)
             raise

@@ -120,6 +120,15 @@ class EncodedBatch:
         self.numeric_rows, self.numeric_slots = flat("numeric_slots", np.int64)
         self.numeric_values = flat("numeric_values", np.float64)[1]
 
+    @classmethod
+    def from_arrays(cls, n: int, **parts: np.ndarray) -> EncodedBatch:
+        """A batch from its flat arrays (the attribute names of this class)."""
+        batch = cls.__new__(cls)
+        batch.n = n
+        for name, value in parts.items():
+            setattr(batch, name, value)
+        return batch
+
 
 def _kind_of(value: Any) -> int | None:
     """Kind implied by a value's type; None for a missing value."""

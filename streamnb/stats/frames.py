@@ -1,0 +1,231 @@
+"""Batches of records: pandas DataFrames encoded column by column, or sequences of mappings.
+
+A DataFrame row is the record ``{column: value}`` without its missing (NaN/None) cells, and it
+is encoded exactly as :meth:`Schema.encode` would encode that record, attributes and values
+registered in the same order — but a column at a time, with ``pd.factorize`` instead of a dict
+lookup per cell, so a batch costs O(cells) numpy work and O(distinct values) Python work.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from streamnb.stats.codec import normalize_name
+from streamnb.stats.schema import (
+    _MISSING,
+    NOMINAL,
+    TOKEN,
+    EncodedBatch,
+    InvalidRecord,
+    Schema,
+    _kind_of,
+)
+
+__all__ = ["encode_batch", "records_of"]
+
+
+def _is_frame(X: Any) -> bool:
+    try:
+        import pandas as pd
+    except ImportError:  # pragma: no cover - pandas is only needed for DataFrame input
+        return False
+    return isinstance(X, pd.DataFrame)
+
+
+def records_of(X: Any) -> list:
+    """The records of a batch: a sequence of mappings, or a DataFrame's rows without their
+    missing cells (sparse frames read through their stored entries)."""
+    if isinstance(X, Sequence) and not isinstance(X, str):
+        return list(X)
+    if _is_frame(X):
+        import pandas as pd
+
+        columns = list(X.columns)
+        if len(columns) and all(isinstance(t, pd.SparseDtype) for t in X.dtypes):
+            csr = X.sparse.to_coo().tocsr()
+            return [{columns[j]: v for j, v in zip(csr.indices[lo:hi].tolist(),
+                                                   csr.data[lo:hi].tolist(), strict=True)}
+                    for lo, hi in zip(csr.indptr[:-1], csr.indptr[1:], strict=True)]
+        return [{k: v for k, v in r.items() if not (isinstance(v, float) and math.isnan(v))}
+                for r in X.to_dict(orient="records")]
+    raise TypeError(f"expected a pandas DataFrame or a sequence of mappings, got "
+                    f"{type(X).__name__}")
+
+
+def encode_batch(schema: Schema, X: Any, where: str, grow: bool) -> EncodedBatch:
+    """Encode a batch (``where i`` names row i in errors); same ``grow`` contract as
+    :meth:`Schema.encode`: the caller commits, or rolls back to a mark on error."""
+    if _is_frame(X) and not any(type(t).__name__ == "SparseDtype" for t in X.dtypes):
+        return _encode_frame(schema, X, where, grow)
+    return schema.encode_many(records_of(X), where, grow)
+
+
+class _Column:
+    """One DataFrame column's plan: its attribute, kind and per-row codes."""
+
+    def __init__(self, position: int, name: Any, kind: int) -> None:
+        self.position, self.name, self.kind = position, name, kind
+        self.rows = np.zeros(0, dtype=np.int64)  # rows with an (observed, present) value
+        self.codes = np.zeros(0, dtype=np.int64)  # nominal: index into values
+        self.values: list = []  # nominal: coerced distinct values
+        self.first: np.ndarray = np.zeros(0, dtype=np.int64)  # nominal: first row of each
+        self.numbers = np.zeros(0)  # numeric values
+
+
+def _encode_frame(schema: Schema, frame: Any, where: str, grow: bool) -> EncodedBatch:
+    import pandas as pd
+
+    n = len(frame)
+    errors: list[tuple[int, int, InvalidRecord]] = []
+    plans: list[_Column] = []
+    for position, (label, series) in enumerate(frame.items()):
+        try:
+            name = normalize_name(label)
+        except TypeError as exc:
+            errors.append((0, position, InvalidRecord(f"{where} 0", label, str(exc))))
+            continue
+        missing = series.isna().to_numpy()
+        observed = np.flatnonzero(~missing)
+        if not len(observed):
+            continue
+        a = schema.attributes.get(name)
+        if a is not None:
+            kind = schema.kinds[a]
+        elif name in schema.declared_nominal:
+            kind = NOMINAL
+        else:
+            first = int(observed[0])
+            try:
+                kind = _kind_of(series.iat[first])
+            except TypeError as exc:
+                errors.append((first, position, InvalidRecord(f"{where} {first}", name,
+                                                              str(exc))))
+                continue
+        plan = _Column(position, name, kind)
+        if kind == NOMINAL:
+            try:
+                codes, uniques = pd.factorize(series, use_na_sentinel=True)
+            except TypeError:  # an unhashable cell: name the first bad one as encode would
+                errors.append(_first_bad_nominal(series, observed, position, name, where))
+                continue
+            first_rows = np.full(len(uniques), n, dtype=np.int64)
+            np.minimum.at(first_rows, codes[observed], observed)
+            coerced = []
+            for u, row in zip(uniques, first_rows.tolist(), strict=True):
+                try:
+                    coerced.append(Schema._nominal_value(u, f"{where} {row}", name))
+                except InvalidRecord as exc:
+                    errors.append((row, position, exc))
+                    coerced.append(_MISSING)
+            keep = np.array([v is not _MISSING for v in coerced] + [False])[codes]
+            plan.rows = np.flatnonzero(keep)
+            plan.codes = codes[plan.rows]
+            plan.values, plan.first = coerced, first_rows
+        elif kind == TOKEN:
+            values = series.to_numpy()
+            if values.dtype.kind in "biu":
+                present = values != 0
+            else:
+                present = np.zeros(n, dtype=bool)
+                for row in observed.tolist():
+                    try:
+                        present[row] = Schema._token_present(values[row], f"{where} {row}", name)
+                    except InvalidRecord as exc:
+                        errors.append((row, position, exc))
+                        break
+            plan.rows = np.flatnonzero(present)
+        else:
+            values = series.to_numpy()
+            if values.dtype.kind in "fiu":
+                numbers = values.astype(np.float64)
+                bad = np.flatnonzero(np.isinf(numbers))
+                if len(bad):
+                    row = int(bad[0])
+                    errors.append((row, position, InvalidRecord(
+                        f"{where} {row}", name, f"non-finite value {numbers[row]!r}")))
+            else:
+                numbers = np.full(n, np.nan)
+                for row in observed.tolist():
+                    try:
+                        value = Schema._numeric_value(values[row], f"{where} {row}", name)
+                    except InvalidRecord as exc:
+                        errors.append((row, position, exc))
+                        break
+                    numbers[row] = np.nan if value is _MISSING else value
+            plan.rows = np.flatnonzero(~np.isnan(numbers))
+            plan.numbers = numbers[plan.rows]
+        plans.append(plan)
+    if errors:
+        raise min(errors, key=lambda e: (e[0], e[1]))[2]
+    _register(schema, plans, grow)
+    return _assemble(schema, plans, n)
+
+
+def _first_bad_nominal(series: Any, observed: np.ndarray, position: int, name: Any,
+                       where: str) -> tuple[int, int, InvalidRecord]:
+    for row in observed.tolist():
+        try:
+            Schema._nominal_value(series.iat[row], f"{where} {row}", name)
+        except InvalidRecord as exc:
+            return row, position, exc
+    row = int(observed[0])
+    return row, position, InvalidRecord(f"{where} {row}", name, "unhashable value")
+
+
+def _register(schema: Schema, plans: list[_Column], grow: bool) -> None:
+    """Register new attributes and values in the order the row-wise encoder would: by first
+    row, then column position, an attribute before its first value."""
+    if not grow:
+        return
+    events = []
+    for plan in plans:
+        if schema.attributes.get(plan.name) is None and len(plan.rows):
+            events.append((int(plan.rows[0]), plan.position, 0, plan, None))
+        if plan.kind == NOMINAL:
+            a = schema.attributes.get(plan.name)
+            known = schema.nominal_values[schema.slots[a]] if a is not None else {}
+            for value, row in zip(plan.values, plan.first.tolist(), strict=True):
+                if value is not _MISSING and value not in known:
+                    events.append((row, plan.position, 1, plan, value))
+    for _, _, _, plan, value in sorted(events, key=lambda e: e[:3]):
+        a = schema.attributes.get(plan.name)
+        if a is None:
+            a = schema._add_attribute(plan.name, plan.kind)
+        if value is not None:
+            schema._add_nominal_value(a, value)
+
+
+def _assemble(schema: Schema, plans: list[_Column], n: int) -> EncodedBatch:
+    empty = np.zeros(0, dtype=np.int64)
+    parts: dict[str, list[np.ndarray]] = {key: [] for key in (
+        "token_rows", "token_columns", "nominal_rows", "nominal_columns", "nominal_slots",
+        "numeric_rows", "numeric_slots", "numeric_values")}
+    for plan in plans:
+        a = schema.attributes.get(plan.name)
+        if a is None or not len(plan.rows):  # unknown at prediction: missing
+            continue
+        slot = schema.slots[a]
+        if plan.kind == TOKEN:
+            parts["token_rows"].append(plan.rows)
+            parts["token_columns"].append(np.full(len(plan.rows), slot, dtype=np.int64))
+        elif plan.kind == NOMINAL:
+            domain = schema.nominal_values[slot]
+            lookup = np.array([domain.get(v, -1) if v is not _MISSING else -1
+                               for v in plan.values], dtype=np.int64)
+            columns = lookup[plan.codes]
+            seen = columns >= 0  # values unseen at prediction are missing
+            parts["nominal_rows"].append(plan.rows[seen])
+            parts["nominal_columns"].append(columns[seen])
+            parts["nominal_slots"].append(np.full(int(seen.sum()), slot, dtype=np.int64))
+        else:
+            parts["numeric_rows"].append(plan.rows)
+            parts["numeric_slots"].append(np.full(len(plan.rows), slot, dtype=np.int64))
+            parts["numeric_values"].append(plan.numbers)
+    joined = {key: np.concatenate(value) if value else
+              (np.zeros(0) if key == "numeric_values" else empty)
+              for key, value in parts.items()}
+    return EncodedBatch.from_arrays(n, **joined)
