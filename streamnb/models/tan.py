@@ -191,7 +191,8 @@ class TAN(NaiveBayes):
         batch = self.stats.update_many(X, labels, record="row")
         self.pairs.observe_schema(self.stats)
         index = self.stats.labels.index
-        classes = np.array([index[self.stats.encode_label(v, "label")] for v in labels],
+        classes = np.array([index[v] if type(v) is str else
+                            index[self.stats.encode_label(v, "label")] for v in labels],
                            dtype=np.int64)
         self.pairs.update_batch(classes, batch)
         self._invalidate_families()

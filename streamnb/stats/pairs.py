@@ -203,16 +203,27 @@ class PairCounts:
         rows, pos = rows[order], pos[order]
         lengths = np.bincount(rows, minlength=batch.n)
         starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
-        # each element pairs with every element of its own record (its row's block)
+        cls = np.asarray(classes, dtype=np.int64)
+        k, m = int(max(cls.max() + 1, self.co.shape[0])), self.n_positions
+        self._grow(k, m)
+        width = int(lengths.max())
+        if batch.n * width * width <= 2 * int((lengths * lengths).sum()):
+            # rows of (nearly) equal length, as in tabular data: a padded (n, width) matrix
+            # and one broadcast outer product; padding goes to an extra position m, dropped
+            matrix = np.full((batch.n, width), m, dtype=np.int64)
+            matrix[rows, np.arange(len(pos)) - starts[rows]] = pos
+            flat = ((cls[:, None, None] * (m + 1) + matrix[:, :, None]) * (m + 1)
+                    + matrix[:, None, :]).ravel()
+            counts = np.bincount(flat, minlength=k * (m + 1) * (m + 1))
+            self.co[:k, :m, :m] += counts.reshape(k, m + 1, m + 1)[:, :m, :m]
+            return
+        # ragged rows (messages): each element pairs with every element of its own row
         reps = lengths[rows]
         left = np.repeat(pos, reps)
         element_start = np.repeat(starts[rows], reps)
         offset = np.arange(len(left)) - np.repeat(np.cumsum(reps) - reps, reps)
         right = pos[element_start + offset]
-        cls = np.repeat(np.asarray(classes, dtype=np.int64)[rows], reps)
-        k, m = int(max(cls.max() + 1, self.co.shape[0])), self.n_positions
-        self._grow(k, m)
-        flat = (cls * m + left) * m + right
+        flat = (np.repeat(cls[rows], reps) * m + left) * m + right
         self.co[:k, :m, :m] += np.bincount(flat, minlength=k * m * m).reshape(k, m, m)
 
     # -- tables --------------------------------------------------------------------------------
