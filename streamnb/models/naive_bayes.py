@@ -232,6 +232,7 @@ class NaiveBayes(CountClassifier):
         zeros = np.empty((n, k), dtype=np.int64)
         zeros[:] = terms["zeros"]
         batch = encode_batch(stats.schema, records, where, grow=False)
+        self._add_batch_terms(batch, finite)
         parts = (
             (batch.token_rows, lambda: est.token_corrections(stats, batch.token_columns)),
             (batch.nominal_rows, lambda: est.log_theta(stats, batch.nominal_columns)),
@@ -249,6 +250,9 @@ class NaiveBayes(CountClassifier):
                 if z is not None and z.any():
                     zeros[:, c] += np.bincount(rows, weights=z[c], minlength=n).astype(np.int64)
         return finite, zeros
+
+    def _add_batch_terms(self, batch: Any, finite: np.ndarray) -> None:
+        """Hook for models that add terms to a batch's log-likelihoods (TAN's tree)."""
 
     def _extra_state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         return {}, {}

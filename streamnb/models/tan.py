@@ -11,7 +11,6 @@ from streamnb.estimators import Estimator
 from streamnb.models.explanation import Explanation, theorem2_holds
 from streamnb.models.naive_bayes import NaiveBayes
 from streamnb.stats.codec import from_json_value, to_json_value
-from streamnb.stats.frames import records_of
 from streamnb.stats.pairs import PairCounts
 from streamnb.stats.schema import TOKEN, Schema
 from streamnb.structure import (
@@ -372,15 +371,6 @@ class TAN(NaiveBayes):
         return [(child, cond - naive[:, e]) for e, (child, cond) in enumerate(
             zip(children, conditional, strict=True))]
 
-    def _tree_corrections(self, records: Sequence[Mapping]) -> np.ndarray | None:
-        if self.structure is None:
-            return None
-        out = np.zeros((len(records), self.stats.n_classes))
-        for r, x in enumerate(records_of(records)):
-            for _, log_dd in self._edge_log_dd(x):
-                out[r] += log_dd
-        return out
-
     def explain_one(self, x: Mapping) -> Explanation:
         """Zhang's diagnostics for one record: naive contributions, ddr(x_i), DF(E), f_nb, f_b
         and Theorem 2 (see :mod:`streamnb.models.explanation`)."""
@@ -437,12 +427,10 @@ class TAN(NaiveBayes):
 
     def _log_likelihood_one(self, x: Mapping):
         scores = super()._log_likelihood_one(x)
-        if scores is None:
-            return None
-        tree = self._tree_corrections([x])
-        if tree is not None:
+        if scores is not None:
             finite = np.frombuffer(scores[0])
-            finite += tree[0]
+            for _, log_dd in self._edge_log_dd(x):
+                finite += log_dd
         return scores
 
     def predict_proba_one(self, x: Mapping) -> dict[Any, float]:
@@ -451,13 +439,48 @@ class TAN(NaiveBayes):
         scores = self._log_likelihood_one(x)
         return posterior(self.stats.labels.values, *scores) if scores else {}
 
-    def _joint_log_likelihood(self, records: Sequence[Mapping], where: str
-                              ) -> tuple[np.ndarray, np.ndarray]:
-        finite, zeros = super()._joint_log_likelihood(records, where)
-        tree = self._tree_corrections(records)
-        if tree is not None:
-            finite += tree
-        return finite, zeros
+    def _add_batch_terms(self, batch: Any, finite: np.ndarray) -> None:
+        """The tree's log dd terms for a whole encoded batch: one vectorised pass per edge."""
+        families = self._families()
+        if not families:
+            return
+        stats, schema, est = self.stats, self.stats.schema, self._estimator
+        n, k = batch.n, stats.n_classes
+        a_cell, _ = est.cell_pseudocounts(stats)
+        column_attribute = schema._column_attribute.view()
+        value_rows = {}
+        for a in {f.child for f in families} | {f.parent for f in families}:
+            rows = np.full(n, -1, dtype=np.int64)
+            if schema.kinds[a] == TOKEN:
+                rows[:] = 1  # absent
+                rows[batch.token_rows[batch.token_columns == schema.slots[a]]] = 0
+            else:
+                mine = column_attribute[batch.nominal_columns] == a
+                rank = np.full(schema.n_columns, -1, dtype=np.int64)
+                rank[list(schema.nominal_values[schema.slots[a]].values())] = np.arange(
+                    len(schema.nominal_values[schema.slots[a]]))
+                rows[batch.nominal_rows[mine]] = rank[batch.nominal_columns[mine]]
+            value_rows[a] = rows
+        for f in families:
+            u, v = value_rows[f.child], value_rows[f.parent]
+            valid = np.flatnonzero((u >= 0) & (v >= 0))
+            if not len(valid):
+                continue
+            u, v = u[valid], v[valid]
+            table = f.table[:, :, :k]
+            with np.errstate(divide="ignore"):
+                conditional = (np.log(table[u, v] + a_cell)
+                               - np.log(table.sum(axis=0)[v] + a_cell * len(f.child_rows)))
+            if schema.kinds[f.child] == TOKEN:
+                column = np.array([schema.slots[f.child]])
+                present, _ = est.log_theta(stats, column)
+                odds, _ = est.token_corrections(stats, column)
+                naive = np.where((u == 0)[:, None], present[:, 0], present[:, 0] - odds[:, 0])
+            else:
+                columns = np.array(list(schema.nominal_values[schema.slots[f.child]].values()))
+                logs, _ = est.log_theta(stats, columns)  # (k, r)
+                naive = logs.T[u]
+            finite[valid] += conditional - naive
 
     # -- persistence ---------------------------------------------------------------------------
     def _extra_state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
