@@ -2,21 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import numpy as np
 
 from streamnb.estimators import Estimator
 from streamnb.models.explanation import Explanation, theorem2_holds
-from streamnb.models.naive_bayes import NaiveBayes
+from streamnb.models.pairwise import PairwiseNaiveBayes
 from streamnb.stats.codec import from_json_value, to_json_value
-from streamnb.stats.pairs import PairCounts
 from streamnb.stats.schema import TOKEN, Schema
 from streamnb.structure import (
-    PairwiseCounts,
     TreeStructure,
-    class_mutual_information,
     learn_tan_structure,
 )
 
@@ -55,7 +52,7 @@ class _Family:
             self.table[u, v, c] += 1.0
 
 
-class TAN(NaiveBayes):
+class TAN(PairwiseNaiveBayes):
     """TAN: each attribute depends on the class and on at most one other attribute (a tree).
 
     The model keeps single-attribute counts (its naive Bayes part) and pairwise counts
@@ -125,27 +122,19 @@ class TAN(NaiveBayes):
                  max_candidates: int = 200, root: Any = None,
                  nominal: Iterable | None = None, domains: Mapping | None = None,
                  var_smoothing: float = 1e-9) -> None:
-        super().__init__(estimator=estimator, nominal=nominal, domains=domains,
-                         var_smoothing=var_smoothing)
+        super().__init__(estimator=estimator, max_candidates=max_candidates, nominal=nominal,
+                         domains=domains, var_smoothing=var_smoothing)
         if weight not in ("cmi", "ddr"):
             raise ValueError(f"weight must be 'cmi' or 'ddr', got {weight!r}")
         if not (isinstance(relearn_every, int) and relearn_every >= 0):
             raise ValueError(f"relearn_every must be a non-negative int, got {relearn_every!r}")
-        a, a_absent = self._estimator.cell_pseudocounts(self.stats)
-        if not (isinstance(a, float) and a > 0 and a == a_absent):
-            raise ValueError(f"TAN needs an estimator with one positive pseudo-count per cell; "
-                             f"{estimator!r} has {a!r}")
-        if not (isinstance(max_candidates, int) and max_candidates >= 2):
-            raise ValueError(f"max_candidates must be an int >= 2, got {max_candidates!r}")
         if drift_detector is not None and not hasattr(drift_detector, "update"):
             raise ValueError(f"drift_detector must be a river drift detector, got "
                              f"{drift_detector!r}")
         self.weight = weight
         self.relearn_every = relearn_every
         self.drift_detector = drift_detector
-        self.max_candidates = max_candidates
         self.root = root
-        self.pairs = PairCounts(self.stats.schema, limit=max_candidates)
         self.structure: TreeStructure | None = None
         self.structure_version = 0
         self._since_relearn = 0
@@ -170,16 +159,12 @@ class TAN(NaiveBayes):
         if detector is not None and stats.n_classes:
             detector.update(int(self.predict_one(x) != y))
             drifted = detector.drift_detected
-        stats.update(x, y, self.n_learned + 1)
-        self.pairs.observe_schema(stats)
-        c = stats.labels.index[stats.encode_label(y, "label")]
-        self.pairs.update(c, stats.schema.encode(x, "record", grow=False))
+        c = self._count_one(x, y)
         self._families_fresh = False
         families = self._families()
         if not self._families_fresh:  # tables rebuilt just now already hold this record
             for f in families:
                 f.count(self, x, c)
-        self.n_learned += 1
         if drifted:
             self.relearn()
         else:
@@ -187,30 +172,16 @@ class TAN(NaiveBayes):
 
     def learn_many(self, X: Any, y: Any) -> None:
         labels = list(y)
-        batch = self.stats.update_many(X, labels, record="row")
-        self.pairs.observe_schema(self.stats)
-        index = self.stats.labels.index
-        classes = np.array([index[v] if type(v) is str else
-                            index[self.stats.encode_label(v, "label")] for v in labels],
-                           dtype=np.int64)
-        self.pairs.update_batch(classes, batch)
+        super().learn_many(X, labels)
         self._invalidate_families()
-        self.n_learned += len(labels)
         self._count_towards_relearn(len(labels))
 
     def merge(self, other: TAN) -> TAN:
         """Add the single and pairwise counts ``other`` learned (exact when both track the
         same candidate attributes since their first appearance). The tree is kept: call
         :meth:`relearn` to re-learn it from the merged counts."""
-        if not isinstance(other, TAN):
-            raise ValueError(f"cannot merge {other!r} into {self!r}: models differ")
-        self.pairs.check_mergeable(other.pairs)
         super().merge(other)
         self._invalidate_families()
-        self.pairs.observe_schema(self.stats)
-        index = self.stats.labels.index
-        classes = np.array([index[label] for label in other.stats.labels.values], dtype=np.int64)
-        self.pairs.merge(other.pairs, classes)
         return self
 
     def _count_towards_relearn(self, n: int) -> None:
@@ -222,7 +193,7 @@ class TAN(NaiveBayes):
         """Re-learn the tree from the current pairwise counts and swap it in (one assignment,
         so a prediction sees either the old tree or the new one); first refresh the candidate
         attributes when there are more than ``max_candidates``."""
-        self._refresh_candidates()
+        self.refresh_candidates()
         counts = self.pairwise_counts()
         self._since_relearn = 0
         if counts is None:
@@ -230,64 +201,6 @@ class TAN(NaiveBayes):
         structure = learn_tan_structure(counts, weight=self.weight, root=self.root)
         self.structure, self.structure_version = structure, self.structure_version + 1
 
-    def _refresh_candidates(self) -> None:
-        schema, pairs = self.stats.schema, self.pairs
-        discrete = [a for a, kind in enumerate(schema.kinds) if kind != 2]
-        if len(discrete) <= self.max_candidates or not self.stats.n_classes:
-            return
-        information = self._class_information(discrete)
-        order = np.lexsort((np.arange(len(discrete)), -information))  # ties: first registered
-        chosen = {discrete[i] for i in order[: self.max_candidates]}
-        pairs.remove_candidates([a for a in pairs.candidates if a not in chosen])
-        new = [schema.attributes.values[a] for a in sorted(chosen) if a not in pairs.epoch]
-        pairs.add_candidates(self.stats, new)
-
-    def _class_information(self, attributes: list[int]) -> np.ndarray:
-        """I(X_i; C) from the single-attribute counts, for each attribute (tokens at once)."""
-        schema, stats = self.stats.schema, self.stats
-        out = np.empty(len(attributes))
-        tokens = [i for i, a in enumerate(attributes) if schema.kinds[a] == TOKEN]
-        if tokens:
-            present = stats.value_counts[:, [schema.slots[attributes[i]] for i in tokens]]
-            table = np.stack([present, stats.class_counts[:, None] - present])  # (2, k, T)
-            total = stats.class_counts.sum()
-            p = table / total
-            p_x = p.sum(axis=1, keepdims=True)
-            p_c = p.sum(axis=0, keepdims=True)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                terms = np.where(p > 0, p * np.log(p / (p_x * p_c)), 0.0)
-            out[tokens] = terms.sum(axis=(0, 1))
-        for i, a in enumerate(attributes):
-            if schema.kinds[a] != TOKEN:
-                out[i] = class_mutual_information(self._marginal(a))
-        return out
-
-    def pairwise_counts(self) -> PairwiseCounts | None:
-        """The candidate attributes' class, marginal and pairwise counts (None before two
-        discrete attributes and a class have been seen)."""
-        stats, pairs = self.stats, self.pairs
-        schema = stats.schema
-        names = [schema.attributes.values[a] for a in pairs.candidates]
-        if len(names) < 2 or not stats.n_classes:
-            return None
-        joints = {}
-        marginals = []
-        for i, name in enumerate(names):
-            for j in range(i + 1, len(names)):
-                joints[i, j] = pairs.joint_table(stats, name, names[j])[0]
-            marginals.append(self._marginal(pairs.candidates[i]))
-        return PairwiseCounts(class_counts=stats.class_counts.copy(), marginals=marginals,
-                              joints=joints, names=names)
-
-    def _marginal(self, a: int) -> np.ndarray:
-        stats, schema = self.stats, self.stats.schema
-        if schema.kinds[a] == TOKEN:
-            present = stats.value_counts[:, schema.slots[a]]
-            return np.stack([present, stats.class_counts - present])
-        columns = list(schema.nominal_values[schema.slots[a]].values())
-        return stats.value_counts[:, columns].T
-
-    # -- prediction ----------------------------------------------------------------------------
     def _families(self) -> list[_Family]:
         """The count tables N(x, pa, c) of the tree's edges, kept current by :meth:`learn_one`
         and rebuilt from the pairwise counts when the tree, a domain or the counts as a whole
@@ -314,28 +227,6 @@ class TAN(NaiveBayes):
 
     def _invalidate_families(self) -> None:
         self._families_key = None
-
-    def _naive_log_theta(self, a: int, values: Sequence) -> np.ndarray:
-        """log θ(x | c) of the naive Bayes part, per value row: (r, k)."""
-        stats, schema = self.stats, self.stats.schema
-        if schema.kinds[a] == TOKEN:
-            column = np.array([schema.slots[a]])
-            present, _ = self._estimator.log_theta(stats, column)
-            odds, _ = self._estimator.token_corrections(stats, column)
-            return np.stack([present[:, 0], present[:, 0] - odds[:, 0]])
-        columns = np.array([schema.nominal_values[schema.slots[a]][v] for v in values])
-        logs, _ = self._estimator.log_theta(stats, columns)
-        return logs.T
-
-    def _value_row(self, x: Mapping, a: int, rows: dict) -> Any:
-        schema = self.stats.schema
-        name = schema.attributes.values[a]
-        value = x.get(name, _MISSING) if isinstance(x, Mapping) else _MISSING
-        if schema.kinds[a] == TOKEN:
-            return rows[value is not _MISSING and Schema._token_present(value, "record", name)]
-        if value is _MISSING or value is None or (isinstance(value, float) and value != value):
-            return None
-        return rows.get(value)
 
     def _edge_log_dd(self, x: Mapping) -> list[tuple[int, np.ndarray]]:
         """log dd^c(x_i | x_pa) = log θ(x_i | x_pa, c) − log θ(x_i | c) for the edges whose
@@ -484,7 +375,7 @@ class TAN(NaiveBayes):
 
     # -- persistence ---------------------------------------------------------------------------
     def _extra_state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-        meta, arrays = self.pairs.to_state(self.stats.n_classes)
+        meta, arrays = super()._extra_state()
         tree = None
         if self.structure is not None:
             s = self.structure
@@ -492,16 +383,15 @@ class TAN(NaiveBayes):
                                   "names": s.names, "weight_kind": s.weight_kind,
                                   "total_weight": s.total_weight})
             arrays = {**arrays, "tree_weights": np.asarray(s.weights, dtype=np.float64)}
-        return ({"pairs": meta, "structure": tree, "structure_version": self.structure_version,
+        return ({**meta, "structure": tree, "structure_version": self.structure_version,
                  "since_relearn": self._since_relearn}, arrays)
 
     def decay(self, factor: float) -> None:
         super().decay(factor)
-        self.pairs.decay(factor)
         self._invalidate_families()
 
     def _restore_extra(self, meta: Mapping[str, Any], arrays: Mapping[str, np.ndarray]) -> None:
-        self.pairs = PairCounts.from_state(self.stats.schema, meta["pairs"], arrays)
+        super()._restore_extra(meta, arrays)
         self.structure_version = int(meta["structure_version"])
         self._since_relearn = int(meta["since_relearn"])
         if meta["structure"] is not None:

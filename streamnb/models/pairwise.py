@@ -1,0 +1,170 @@
+"""Naive Bayes plus pairwise counts over candidate attributes: the state TAN and AODE share."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from streamnb.estimators import Estimator
+from streamnb.models.naive_bayes import NaiveBayes
+from streamnb.stats.pairs import PairCounts
+from streamnb.stats.schema import TOKEN, Schema
+from streamnb.structure import PairwiseCounts, class_mutual_information
+
+__all__ = ["PairwiseNaiveBayes"]
+
+_MISSING = object()
+
+
+class PairwiseNaiveBayes(NaiveBayes):
+    """Single-attribute counts (the naive Bayes part) and pairwise counts N_ij(u, v, c) of at
+    most ``max_candidates`` attributes (the first ones seen, then the most informative about
+    the class at each :meth:`refresh_candidates`). Subclasses say how they use the pairs."""
+
+    def __init__(self, estimator: str | Estimator = "indifferent", max_candidates: int = 200,
+                 nominal: Iterable | None = None, domains: Mapping | None = None,
+                 var_smoothing: float = 1e-9) -> None:
+        super().__init__(estimator=estimator, nominal=nominal, domains=domains,
+                         var_smoothing=var_smoothing)
+        a, a_absent = self._estimator.cell_pseudocounts(self.stats)
+        if not (isinstance(a, float) and a > 0 and a == a_absent):
+            raise ValueError(f"{type(self).__name__} needs an estimator with one positive "
+                             f"pseudo-count per cell; {estimator!r} has {a!r}")
+        if not (isinstance(max_candidates, int) and max_candidates >= 2):
+            raise ValueError(f"max_candidates must be an int >= 2, got {max_candidates!r}")
+        self.max_candidates = max_candidates
+        self.pairs = PairCounts(self.stats.schema, limit=max_candidates)
+
+    # -- counting ------------------------------------------------------------------------------
+    def _count_one(self, x: Mapping, y: Any) -> int:
+        """Count a record in the single and pairwise statistics; its class index."""
+        stats = self.stats
+        stats.update(x, y, self.n_learned + 1)
+        self.pairs.observe_schema(stats)
+        c = stats.labels.index[stats.encode_label(y, "label")]
+        self.pairs.update(c, stats.schema.encode(x, "record", grow=False))
+        self.n_learned += 1
+        return c
+
+    def learn_one(self, x: Mapping, y: Any) -> None:
+        self._count_one(x, y)
+
+    def learn_many(self, X: Any, y: Any) -> None:
+        labels = list(y)
+        batch = self.stats.update_many(X, labels, record="row")
+        self.pairs.observe_schema(self.stats)
+        index = self.stats.labels.index
+        classes = np.array([index[v] if type(v) is str else
+                            index[self.stats.encode_label(v, "label")] for v in labels],
+                           dtype=np.int64)
+        self.pairs.update_batch(classes, batch)
+        self.n_learned += len(labels)
+
+    def merge(self, other: PairwiseNaiveBayes) -> PairwiseNaiveBayes:
+        """Add the single and pairwise counts ``other`` learned (exact when both track the
+        same candidate attributes since their first appearance)."""
+        if type(other) is not type(self):
+            raise ValueError(f"cannot merge {other!r} into {self!r}: models differ")
+        self.pairs.check_mergeable(other.pairs)
+        super().merge(other)
+        self.pairs.observe_schema(self.stats)
+        index = self.stats.labels.index
+        classes = np.array([index[label] for label in other.stats.labels.values], dtype=np.int64)
+        self.pairs.merge(other.pairs, classes)
+        return self
+
+    def decay(self, factor: float) -> None:
+        super().decay(factor)
+        self.pairs.decay(factor)
+
+    def refresh_candidates(self) -> None:
+        """Keep the ``max_candidates`` attributes with the highest I(X; C) (ties: first
+        registered) as candidates; new ones start counting pairs now."""
+        schema, pairs = self.stats.schema, self.pairs
+        discrete = [a for a, kind in enumerate(schema.kinds) if kind != 2]
+        if len(discrete) <= self.max_candidates or not self.stats.n_classes:
+            return
+        information = self._class_information(discrete)
+        order = np.lexsort((np.arange(len(discrete)), -information))  # ties: first registered
+        chosen = {discrete[i] for i in order[: self.max_candidates]}
+        pairs.remove_candidates([a for a in pairs.candidates if a not in chosen])
+        new = [schema.attributes.values[a] for a in sorted(chosen) if a not in pairs.epoch]
+        pairs.add_candidates(self.stats, new)
+
+    def _class_information(self, attributes: list[int]) -> np.ndarray:
+        """I(X_i; C) from the single-attribute counts, for each attribute (tokens at once)."""
+        schema, stats = self.stats.schema, self.stats
+        out = np.empty(len(attributes))
+        tokens = [i for i, a in enumerate(attributes) if schema.kinds[a] == TOKEN]
+        if tokens:
+            present = stats.value_counts[:, [schema.slots[attributes[i]] for i in tokens]]
+            table = np.stack([present, stats.class_counts[:, None] - present])  # (2, k, T)
+            total = stats.class_counts.sum()
+            p = table / total
+            p_x = p.sum(axis=1, keepdims=True)
+            p_c = p.sum(axis=0, keepdims=True)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                terms = np.where(p > 0, p * np.log(p / (p_x * p_c)), 0.0)
+            out[tokens] = terms.sum(axis=(0, 1))
+        for i, a in enumerate(attributes):
+            if schema.kinds[a] != TOKEN:
+                out[i] = class_mutual_information(self._marginal(a))
+        return out
+
+    def pairwise_counts(self) -> PairwiseCounts | None:
+        """The candidate attributes' class, marginal and pairwise counts (None before two
+        discrete attributes and a class have been seen)."""
+        stats, pairs = self.stats, self.pairs
+        schema = stats.schema
+        names = [schema.attributes.values[a] for a in pairs.candidates]
+        if len(names) < 2 or not stats.n_classes:
+            return None
+        joints = {}
+        marginals = []
+        for i, name in enumerate(names):
+            for j in range(i + 1, len(names)):
+                joints[i, j] = pairs.joint_table(stats, name, names[j])[0]
+            marginals.append(self._marginal(pairs.candidates[i]))
+        return PairwiseCounts(class_counts=stats.class_counts.copy(), marginals=marginals,
+                              joints=joints, names=names)
+
+    def _marginal(self, a: int) -> np.ndarray:
+        stats, schema = self.stats, self.stats.schema
+        if schema.kinds[a] == TOKEN:
+            present = stats.value_counts[:, schema.slots[a]]
+            return np.stack([present, stats.class_counts - present])
+        columns = list(schema.nominal_values[schema.slots[a]].values())
+        return stats.value_counts[:, columns].T
+
+    # -- prediction ----------------------------------------------------------------------------
+    def _naive_log_theta(self, a: int, values: Sequence) -> np.ndarray:
+        """log θ(x | c) of the naive Bayes part, per value row: (r, k)."""
+        stats, schema = self.stats, self.stats.schema
+        if schema.kinds[a] == TOKEN:
+            column = np.array([schema.slots[a]])
+            present, _ = self._estimator.log_theta(stats, column)
+            odds, _ = self._estimator.token_corrections(stats, column)
+            return np.stack([present[:, 0], present[:, 0] - odds[:, 0]])
+        columns = np.array([schema.nominal_values[schema.slots[a]][v] for v in values])
+        logs, _ = self._estimator.log_theta(stats, columns)
+        return logs.T
+
+    def _value_row(self, x: Mapping, a: int, rows: dict) -> Any:
+        schema = self.stats.schema
+        name = schema.attributes.values[a]
+        value = x.get(name, _MISSING) if isinstance(x, Mapping) else _MISSING
+        if schema.kinds[a] == TOKEN:
+            return rows[value is not _MISSING and Schema._token_present(value, "record", name)]
+        if value is _MISSING or value is None or (isinstance(value, float) and value != value):
+            return None
+        return rows.get(value)
+
+    # -- persistence ---------------------------------------------------------------------------
+    def _extra_state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+        meta, arrays = self.pairs.to_state(self.stats.n_classes)
+        return {"pairs": meta}, arrays
+
+    def _restore_extra(self, meta: Mapping[str, Any], arrays: Mapping[str, np.ndarray]) -> None:
+        self.pairs = PairCounts.from_state(self.stats.schema, meta["pairs"], arrays)
