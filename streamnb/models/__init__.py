@@ -1,8 +1,9 @@
 """River classifiers on count statistics."""
 
+from streamnb.models.aode import AODE
 from streamnb.models.base import CountClassifier, load_model
 from streamnb.models.indifferent_nb import IndifferentNB
 from streamnb.models.naive_bayes import NaiveBayes
 from streamnb.models.tan import TAN
 
-__all__ = ["TAN", "CountClassifier", "IndifferentNB", "NaiveBayes", "load_model"]
+__all__ = ["AODE", "TAN", "CountClassifier", "IndifferentNB", "NaiveBayes", "load_model"]
