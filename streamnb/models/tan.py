@@ -41,15 +41,6 @@ class _Family:
             schema.kinds[a] != TOKEN and len(rows) != len(schema.nominal_values[schema.slots[a]])
             for a, rows in ((self.child, self.child_rows), (self.parent, self.parent_rows)))
 
-    def count(self, model: TAN, x: Mapping, c: int) -> None:
-        u = model._value_row(x, self.child, self.child_rows)
-        v = model._value_row(x, self.parent, self.parent_rows)
-        if u is not None and v is not None:
-            if c >= self.table.shape[2]:
-                grown = np.zeros((*self.table.shape[:2], c + 1))
-                grown[:, :, : self.table.shape[2]] = self.table
-                self.table = grown
-            self.table[u, v, c] += 1.0
 
 
 class TAN(PairwiseNaiveBayes):
@@ -142,6 +133,8 @@ class TAN(PairwiseNaiveBayes):
         self._families_schema: tuple[int, int] = (-1, -1)
         self._families_fresh = False
         self._family_list: list[_Family] = []
+        self._packed = np.zeros((0, 1, 1, 0))
+        self._child_sizes = np.zeros(0)
 
     @classmethod
     def _unit_test_params(cls):
@@ -161,10 +154,11 @@ class TAN(PairwiseNaiveBayes):
             drifted = detector.drift_detected
         c = self._count_one(x, y)
         self._families_fresh = False
-        families = self._families()
+        self._families()
         if not self._families_fresh:  # tables rebuilt just now already hold this record
-            for f in families:
-                f.count(self, x, c)
+            edges, u, v = self._edge_cells(x)
+            if len(edges):
+                self._packed[edges, u, v, c] += 1.0
         if drifted:
             self.relearn()
         else:
@@ -218,8 +212,17 @@ class TAN(PairwiseNaiveBayes):
             for parent, child in self.structure.edges if self.structure else []:
                 table, child_values, parent_values = self.pairs.joint_table(stats, child, parent)
                 families.append(_Family(schema.attributes.get(child),
-                                        schema.attributes.get(parent), table.copy(),
+                                        schema.attributes.get(parent), table,
                                         child_values, parent_values))
+            # one zero-padded (edges, rows, rows, classes) array, each family's table a view
+            # into it, so that a record's cells of all edges are read and counted at once
+            width = max([max(f.table.shape[:2]) for f in families], default=1)
+            self._packed = np.zeros((len(families), width, width, stats.n_classes))
+            for e, f in enumerate(families):
+                r, q = f.table.shape[:2]
+                self._packed[e, :r, :q] = f.table
+                f.table = self._packed[e, :r, :q]
+            self._child_sizes = np.array([len(f.child_rows) for f in families], dtype=float)
             self._family_list, self._families_key = families, key
             self._families_schema = (schema.version, stats.n_classes)
             self._families_fresh = True
@@ -228,39 +231,54 @@ class TAN(PairwiseNaiveBayes):
     def _invalidate_families(self) -> None:
         self._families_key = None
 
+    def _edge_cells(self, x: Mapping) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The edges whose child and parent are both observed in ``x``, and their cells."""
+        rows: dict[int, Any] = {}
+        edges, us, vs = [], [], []
+        for e, f in enumerate(self._family_list):
+            u = rows.get(f.child, _MISSING)
+            if u is _MISSING:
+                u = rows[f.child] = self._value_row(x, f.child, f.child_rows)
+            v = rows.get(f.parent, _MISSING)
+            if v is _MISSING:
+                v = rows[f.parent] = self._value_row(x, f.parent, f.parent_rows)
+            if u is not None and v is not None:
+                edges.append(e)
+                us.append(u)
+                vs.append(v)
+        return (np.asarray(edges, dtype=np.int64), np.asarray(us, dtype=np.int64),
+                np.asarray(vs, dtype=np.int64))
+
     def _edge_log_dd(self, x: Mapping) -> list[tuple[int, np.ndarray]]:
         """log dd^c(x_i | x_pa) = log θ(x_i | x_pa, c) − log θ(x_i | c) for the edges whose
         child and parent are both observed in ``x``: (child attribute, per-class array)."""
+        families = self._families()
+        if not families:
+            return []
+        edges, u, v = self._edge_cells(x)
+        if not len(edges):
+            return []
         stats, schema = self.stats, self.stats.schema
         a_cell, _ = self._estimator.cell_pseudocounts(stats)
         k = stats.n_classes
-        children, conditional, columns, absent = [], [], [], []
-        for f in self._families():
-            u = self._value_row(x, f.child, f.child_rows)
-            v = self._value_row(x, f.parent, f.parent_rows)
-            if u is None or v is None:
-                continue
-            column = f.table[:, v, :k]
-            with np.errstate(divide="ignore"):
-                conditional.append(np.log(column[u] + a_cell)
-                                   - np.log(column.sum(axis=0) + a_cell * len(f.child_rows)))
-            children.append(f.child)
-            if schema.kinds[f.child] == TOKEN:
-                columns.append(schema.slots[f.child])
-                absent.append(u == 1)
-            else:
-                columns.append(schema.nominal_values[schema.slots[f.child]][f.child_values[u]])
-                absent.append(False)
-        if not children:
-            return []
-        columns = np.asarray(columns, dtype=np.int64)
+        packed = self._packed[:, :, :, :k]
+        with np.errstate(divide="ignore"):
+            conditional = (np.log(packed[edges, u, v] + a_cell)
+                           - np.log(packed[edges, :, v].sum(axis=1)
+                                    + a_cell * self._child_sizes[edges][:, None]))
+        children = [families[e].child for e in edges.tolist()]
+        columns = np.array([schema.slots[a] if schema.kinds[a] == TOKEN else
+                            schema.nominal_values[schema.slots[a]][families[e].child_values[r]]
+                            for a, e, r in zip(children, edges.tolist(), u.tolist(),
+                                               strict=True)], dtype=np.int64)
+        absent = np.array([schema.kinds[a] == TOKEN and r == 1
+                           for a, r in zip(children, u.tolist(), strict=True)])
         naive, _ = self._estimator.log_theta(stats, columns)  # (k, E): θ(value or present | c)
-        absent = np.asarray(absent)
         if absent.any():
             odds, _ = self._estimator.token_corrections(stats, columns[absent])
             naive[:, absent] -= odds  # θ(absent) = θ(present) / odds
-        return [(child, cond - naive[:, e]) for e, (child, cond) in enumerate(
-            zip(children, conditional, strict=True))]
+        log_dd = conditional - naive.T
+        return list(zip(children, log_dd, strict=True))
 
     def explain_one(self, x: Mapping) -> Explanation:
         """Zhang's diagnostics for one record: naive contributions, ddr(x_i), DF(E), f_nb, f_b
