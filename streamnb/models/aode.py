@@ -33,7 +33,11 @@ class AODE(PairwiseNaiveBayes):
     ----------
     min_frequency
         ``m``: an attribute value seen fewer times is not a parent.
-    estimator, max_candidates, nominal, domains, var_smoothing
+    max_candidates
+        Attributes that enter the one-dependence models (the others stay naive). A prediction
+        costs O(max_candidates²), and the pair tables are re-read after every learned record,
+        so keep it small for one-by-one use on text (default 50).
+    estimator, nominal, domains, var_smoothing
         As in :class:`~streamnb.models.tan.TAN`.
 
     Examples
@@ -56,7 +60,7 @@ class AODE(PairwiseNaiveBayes):
     """
 
     def __init__(self, min_frequency: int = 1, estimator: str | Estimator = "laplace",
-                 max_candidates: int = 200, nominal: Iterable | None = None,
+                 max_candidates: int = 50, nominal: Iterable | None = None,
                  domains: Mapping | None = None, var_smoothing: float = 1e-9) -> None:
         super().__init__(estimator=estimator, max_candidates=max_candidates, nominal=nominal,
                          domains=domains, var_smoothing=var_smoothing)
