@@ -105,14 +105,10 @@ class NaiveBayes(CountClassifier):
 
     # -- parameters that depend on the state only: computed once per state version ------------
     def _state_terms(self) -> dict[str, np.ndarray]:
+        """The numeric attributes' Gaussians, computed once per state version."""
         key = (id(self.stats), self.stats.version)
         if self._cache_key != key:
-            est, stats = self._estimator, self.stats
-            prior, prior_zeros = est.log_class_prior(stats)
-            base, base_zeros = est.token_absent_baseline(stats)
-            self._terms = {"finite": prior + base, "zeros": prior_zeros + base_zeros}
-            if stats.schema.n_numeric:
-                self._terms.update(self._gaussians())
+            self._terms = self._gaussians() if self.stats.schema.n_numeric else {}
             self._cache_key = key
         return self._terms
 
@@ -227,10 +223,11 @@ class NaiveBayes(CountClassifier):
         stats, est = self.stats, self._estimator
         terms = self._state_terms()
         k, n = stats.n_classes, len(records)  # records: a DataFrame or a sequence of mappings
+        base, base_zeros, _, _ = self._current_class_terms()  # the one-record path's, too
         finite = np.empty((n, k))
-        finite[:] = terms["finite"]
+        finite[:] = np.frombuffer(base)
         zeros = np.empty((n, k), dtype=np.int64)
-        zeros[:] = terms["zeros"]
+        zeros[:] = np.frombuffer(base_zeros, dtype=np.int64)
         batch = encode_batch(stats.schema, records, where, grow=False)
         self._add_batch_terms(batch, finite)
         parts = (
