@@ -141,10 +141,7 @@ class CountStatistics:
                                            tokens.exact)
                 if crossed is not None:
                     self._cc[c] += 1.0
-                    if crossed or tokens._dirty is None:
-                        tokens.counted(c, crossed, self._vc)
-                    else:
-                        tokens._dirty.add(c)
+                    tokens.counted(c, crossed, self._vc)
                     self.version += 1
                     return
         self._update(x, y, f"record {record}" if isinstance(record, int) else record)
