@@ -216,6 +216,18 @@ class Reference:
         return {c: m / total for c, m in mass.items()}
 
 
+def labels_and_domains(data) -> tuple[list, dict[str, list]]:
+    """Classes in order of appearance and each attribute's values in order of appearance."""
+    labels = list(dict.fromkeys(y for _, y in data))
+    domains: dict[str, list] = {}
+    for record, _ in data:
+        for key, value in record.items():
+            domains.setdefault(key, [])
+            if value not in domains[key]:
+                domains[key].append(value)
+    return labels, domains
+
+
 def assert_proba_close(got: dict, want: dict, tol: float = 1e-12) -> None:
     assert set(got) == set(want), (got, want)
     for c in want:

@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 from river import checks
 
+from conftest import labels_and_domains
 from streamnb import AODE, load_model
 
 DATA = [({"a": "x", "b": "x", "c": "u"}, "+"), ({"a": "y", "b": "y", "c": "u"}, "+"),
@@ -27,13 +28,7 @@ def webb(data, x, m=1):
     """Σ_i P(c, x_i) Π_{j≠i} P(x_j | c, x_i) with Laplace estimates, by counting records:
     P(c, x_i) = (N(c, x_i) + 1)/(N_i + k·#A_i), N_i = records with i observed;
     P(x_j | c, x_i) = (N(c, x_i, x_j) + 1)/(N(c, x_i; j observed) + #A_j)."""
-    labels = list(dict.fromkeys(y for _, y in data))
-    domains = {}
-    for r, _ in data:
-        for key, v in r.items():
-            domains.setdefault(key, [])
-            if v not in domains[key]:
-                domains[key].append(v)
+    labels, domains = labels_and_domains(data)
     observed = [a for a in x if a in domains and x[a] in domains[a]]
     parents = [i for i in observed if sum(r.get(i) == x[i] for r, _ in data) >= m]
     if not parents:

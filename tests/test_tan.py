@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 from river import checks
 
+from conftest import labels_and_domains
 from streamnb import TAN, load_model
 from streamnb.structure import PairwiseCounts, learn_tan_structure
 
@@ -31,13 +32,7 @@ def reference_posterior(data, parents, x):
     """Indifferent TAN by counting the raw records with fractions: α_c ∝ N(c) + 1 + Σ(#A_i − 1);
     root and parentless factors (N_i(v,c)+1)/(N_i(c)+#A_i); a child with an observed parent
     (N(v, pa, c)+1)/(N(pa, c)+#A_i), both counted over the records where both are observed."""
-    labels = list(dict.fromkeys(y for _, y in data))
-    domains = {}
-    for r, _ in data:
-        for k, v in r.items():
-            domains.setdefault(k, [])
-            if v not in domains[k]:
-                domains[k].append(v)
+    labels, domains = labels_and_domains(data)
     free = sum(len(v) - 1 for v in domains.values())
     scores = {}
     for c in labels:
