@@ -18,7 +18,7 @@ from array import array
 
 import numpy as np
 
-from streamnb.kernels import class_absent_sum, class_terms
+from streamnb.kernels import class_terms
 
 __all__ = ["TokenHistogram"]
 
@@ -115,28 +115,6 @@ class TokenHistogram:
             table = np.log(np.arange(size) + self._a)
         table[np.isinf(table)] = 0.0  # a = 0: zero terms are counted, not logged
         self._log_table = table
-
-    def absent_sums(self, class_counts: list[float], value_counts: np.ndarray, a: float
-                    ) -> tuple[array, array]:
-        """``Σ_t log(N(c) − N_t(c) + a)`` per class and the number of zero terms (a = 0).
-
-        Only classes whose counts changed since the last call are recomputed, each with one
-        pass over its bins against a table of ``log(j + a)``. The arrays returned are this
-        object's cache: read them, do not modify them.
-        """
-        k = len(class_counts)
-        self._reset_cache(k, a)
-        if self._dirty is None or self._dirty:
-            top = int(max(class_counts))
-            if len(self._log_table) <= top:
-                self._extend_log_table(top)
-            head = self.head_columns()
-            for c in range(k) if self._dirty is None else self._dirty:
-                self._sums[c], self._zeros[c] = class_absent_sum(
-                    self.bins, value_counts, c, int(class_counts[c]), self._log_table, head,
-                    a == 0)
-            self._dirty = set()
-        return self._sums, self._zeros
 
     def class_terms(self, class_counts: np.ndarray, k: int, b: float, a_present: float,
                     a_absent: float, n_tokens: int, value_counts: np.ndarray
