@@ -86,6 +86,45 @@ def test_late_candidates_cover_the_records_since_they_were_added():
         assert table.tolist() == brute_force(second, i, j, values_i, values_j, labels).tolist()
 
 
+def test_all_tables_at_once_equal_each_table_across_snapshots():
+    """joint_tables (vectorised over token pairs) == joint_table pair by pair, with candidates
+    added at three different times, nominal and token attributes, and decayed counts."""
+    stats = CountStatistics()
+    pairs = PairCounts(stats.schema)
+    pairs.restrict()
+    learn(MIXED[:2], pairs, stats)
+    pairs.add_candidates(stats, ["free", "kind"])
+    learn(MIXED[2:4], pairs, stats)
+    pairs.add_candidates(stats, ["money", "now"])
+    learn(MIXED[4:] + MIXED[:3], pairs, stats)
+    pairs.add_candidates(stats, ["meeting"])
+    learn(MIXED, pairs, stats)
+    stats.decay(0.9)
+    pairs.decay(0.9)
+    names = [stats.schema.attributes.values[a] for a in pairs.candidates]
+    assert sorted(pairs.epoch.values()) == [0, 0, 1, 1, 2]
+    tables = pairs.joint_tables(stats)
+    assert set(tables) == set(itertools.combinations(range(len(names)), 2))
+    for (i, j), table in tables.items():
+        assert np.array_equal(table, pairs.joint_table(stats, names[i], names[j])[0]), (i, j)
+
+
+def test_removing_candidates_drops_their_snapshots():
+    stats = CountStatistics()
+    pairs = PairCounts(stats.schema)
+    pairs.restrict()
+    learn(TOKENS[:2], pairs, stats)
+    pairs.add_candidates(stats, ["free"])
+    learn(TOKENS[2:4], pairs, stats)
+    pairs.add_candidates(stats, ["money", "now"])
+    learn(TOKENS[4:], pairs, stats)
+    expected, *_ = pairs.joint_table(stats, "money", "now")
+    index = stats.schema.attributes.index
+    pairs.remove_candidates([index["free"]])
+    assert len(pairs.snapshot_classes) == len(pairs.snapshot_columns) == 1
+    assert np.array_equal(pairs.joint_table(stats, "money", "now")[0], expected)
+
+
 def test_decay_and_state_round_trip():
     stats, pairs = learn(MIXED)
     table, *_ = pairs.joint_table(stats, "kind", "free")

@@ -121,14 +121,9 @@ class PairwiseNaiveBayes(NaiveBayes):
         names = [schema.attributes.values[a] for a in pairs.candidates]
         if len(names) < 2 or not stats.n_classes:
             return None
-        joints = {}
-        marginals = []
-        for i, name in enumerate(names):
-            for j in range(i + 1, len(names)):
-                joints[i, j] = pairs.joint_table(stats, name, names[j])[0]
-            marginals.append(self._marginal(pairs.candidates[i]))
+        marginals = [self._marginal(a) for a in pairs.candidates]
         return PairwiseCounts(class_counts=stats.class_counts.copy(), marginals=marginals,
-                              joints=joints, names=names)
+                              joints=pairs.joint_tables(stats), names=names)
 
     def _marginal(self, a: int) -> np.ndarray:
         stats, schema = self.stats, self.stats.schema

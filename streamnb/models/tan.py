@@ -19,9 +19,6 @@ from streamnb.structure import (
 
 __all__ = ["TAN"]
 
-_MISSING = object()
-
-
 class _Family:
     """One tree edge's count table N(x, pa, c), shape (r_x, r_pa, k), and its value rows."""
 
@@ -34,13 +31,63 @@ class _Family:
         self.child_rows = {v: r for r, v in enumerate(child_values)}
         self.parent_rows = {v: r for r, v in enumerate(parent_values)}
 
-    def stale(self, schema: Schema, n_classes: int) -> bool:
-        """A class, or a value of the child or the parent, appeared after the table was
-        built."""
-        return self.table.shape[2] < n_classes or any(
-            schema.kinds[a] != TOKEN and len(rows) != len(schema.nominal_values[schema.slots[a]])
-            for a, rows in ((self.child, self.child_rows), (self.parent, self.parent_rows)))
 
+class _EdgeIndex:
+    """The tree's attributes and value rows in arrays, so that a record's cells of every edge
+    are found with one pass over the attributes the tree involves (not one per edge)."""
+
+    def __init__(self, schema: Schema, families: list[_Family]) -> None:
+        rows: dict[int, dict] = {}
+        for f in families:
+            rows.setdefault(f.child, f.child_rows)
+            rows.setdefault(f.parent, f.parent_rows)
+        attributes = list(rows)
+        self.attributes = attributes
+        at = {a: i for i, a in enumerate(attributes)}
+        self.child = np.array([at[f.child] for f in families], dtype=np.int64)
+        self.parent = np.array([at[f.parent] for f in families], dtype=np.int64)
+        names = schema.attributes.values
+        self.tokens = [(i, names[a]) for i, a in enumerate(attributes)
+                       if schema.kinds[a] == TOKEN]
+        self.nominal = [(i, names[a], rows[a]) for i, a in enumerate(attributes)
+                        if schema.kinds[a] != TOKEN]
+        self.n_attributes = len(attributes)
+        # a nominal attribute of the tree whose domain grew makes the tables stale
+        self.domains = [(schema.slots[a], len(rows[a])) for a in attributes
+                        if schema.kinds[a] != TOKEN]
+        # the schema column of each (edge, child row) and whether that row is a token's absence,
+        # so that the naive factors θ(x | c) of all edges are read at once
+        width = max([len(f.child_rows) for f in families], default=1)
+        self.child_columns = np.zeros((len(families), width), dtype=np.int64)
+        self.child_absent = np.zeros((len(families), width), dtype=bool)
+        for e, f in enumerate(families):
+            if schema.kinds[f.child] == TOKEN:
+                self.child_columns[e, :2] = schema.slots[f.child]
+                self.child_absent[e, 1] = True
+            else:
+                values = schema.nominal_values[schema.slots[f.child]]
+                self.child_columns[e, : len(f.child_values)] = [values[v] for v in
+                                                                f.child_values]
+        self.child_sizes = np.array([len(f.child_rows) for f in families], dtype=float)
+
+    def stale(self, schema: Schema) -> bool:
+        nominal_values = schema.nominal_values
+        return any(len(nominal_values[slot]) != size for slot, size in self.domains)
+
+    def rows(self, x: Mapping) -> np.ndarray:
+        """Each tree attribute's value row in ``x`` (-1: missing or unseen)."""
+        out = np.full(self.n_attributes, -1, dtype=np.int64)
+        get = x.get if isinstance(x, Mapping) else (lambda name, default=None: default)
+        for i, name in self.tokens:
+            value = get(name)
+            out[i] = 0 if value is True or (
+                value is not None and value is not False
+                and Schema._token_present(value, "record", name)) else 1
+        for i, name, rows in self.nominal:
+            value = get(name)
+            if value is not None and not (isinstance(value, float) and value != value):
+                out[i] = rows.get(value, -1)
+        return out
 
 
 class TAN(PairwiseNaiveBayes):
@@ -134,7 +181,7 @@ class TAN(PairwiseNaiveBayes):
         self._families_fresh = False
         self._family_list: list[_Family] = []
         self._packed = np.zeros((0, 1, 1, 0))
-        self._child_sizes = np.zeros(0)
+        self._edge_index = _EdgeIndex(self.stats.schema, [])
 
     @classmethod
     def _unit_test_params(cls):
@@ -204,7 +251,8 @@ class TAN(PairwiseNaiveBayes):
         key = (stats, self.structure_version)
         if self._families_key == key and self._families_schema != (schema.version,
                                                                     stats.n_classes):
-            if any(f.stale(schema, stats.n_classes) for f in self._family_list):
+            if (self._packed.shape[3] < stats.n_classes
+                    or self._edge_index.stale(schema)):
                 self._families_key = None
             self._families_schema = (schema.version, stats.n_classes)
         if self._families_key != key:
@@ -222,7 +270,7 @@ class TAN(PairwiseNaiveBayes):
                 r, q = f.table.shape[:2]
                 self._packed[e, :r, :q] = f.table
                 f.table = self._packed[e, :r, :q]
-            self._child_sizes = np.array([len(f.child_rows) for f in families], dtype=float)
+            self._edge_index = _EdgeIndex(schema, families)
             self._family_list, self._families_key = families, key
             self._families_schema = (schema.version, stats.n_classes)
             self._families_fresh = True
@@ -233,52 +281,47 @@ class TAN(PairwiseNaiveBayes):
 
     def _edge_cells(self, x: Mapping) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The edges whose child and parent are both observed in ``x``, and their cells."""
-        rows: dict[int, Any] = {}
-        edges, us, vs = [], [], []
-        for e, f in enumerate(self._family_list):
-            u = rows.get(f.child, _MISSING)
-            if u is _MISSING:
-                u = rows[f.child] = self._value_row(x, f.child, f.child_rows)
-            v = rows.get(f.parent, _MISSING)
-            if v is _MISSING:
-                v = rows[f.parent] = self._value_row(x, f.parent, f.parent_rows)
-            if u is not None and v is not None:
-                edges.append(e)
-                us.append(u)
-                vs.append(v)
-        return (np.asarray(edges, dtype=np.int64), np.asarray(us, dtype=np.int64),
-                np.asarray(vs, dtype=np.int64))
+        index = self._edge_index
+        rows = index.rows(x)
+        u, v = rows[index.child], rows[index.parent]
+        edges = np.flatnonzero((u >= 0) & (v >= 0))
+        return edges, u[edges], v[edges]
+
+    def _edge_terms(self, edges: np.ndarray, u: np.ndarray, v: np.ndarray) -> np.ndarray:
+        """log dd^c(x | pa) = log θ(x | pa, c) − log θ(x | c) of the cells (edge, child row u,
+        parent row v), per class: ``(len(edges), k)``. The one formula of the tree's terms, for
+        one record and for batches alike."""
+        stats, est, index = self.stats, self._estimator, self._edge_index
+        k = stats.n_classes
+        a_cell, _ = est.cell_pseudocounts(stats)
+        packed = self._packed[:, :, :, :k]
+        parent_totals = packed.sum(axis=1)  # N(pa, c) over the records where x was observed
+        with np.errstate(divide="ignore"):
+            conditional = (np.log(packed[edges, u, v] + a_cell)
+                           - np.log(parent_totals[edges, v]
+                                    + a_cell * index.child_sizes[edges][:, None]))
+        # θ(x | c) for every (edge, child row) the cells use, read once per distinct cell
+        cells, inverse = np.unique(edges * index.child_columns.shape[1] + u,
+                                   return_inverse=True)
+        columns = index.child_columns.ravel()[cells]
+        naive, _ = est.log_theta(stats, columns)  # (k, cells): θ(value or present | c)
+        absent = index.child_absent.ravel()[cells]
+        if absent.any():
+            odds, _ = est.token_corrections(stats, columns[absent])
+            naive[:, absent] -= odds  # θ(absent) = θ(present) / odds
+        return conditional - naive.T[inverse.ravel()]
 
     def _edge_log_dd(self, x: Mapping) -> list[tuple[int, np.ndarray]]:
-        """log dd^c(x_i | x_pa) = log θ(x_i | x_pa, c) − log θ(x_i | c) for the edges whose
-        child and parent are both observed in ``x``: (child attribute, per-class array)."""
+        """log dd^c(x_i | x_pa) for the edges whose child and parent are both observed in
+        ``x``: (child attribute, per-class array)."""
         families = self._families()
         if not families:
             return []
         edges, u, v = self._edge_cells(x)
         if not len(edges):
             return []
-        stats, schema = self.stats, self.stats.schema
-        a_cell, _ = self._estimator.cell_pseudocounts(stats)
-        k = stats.n_classes
-        packed = self._packed[:, :, :, :k]
-        with np.errstate(divide="ignore"):
-            conditional = (np.log(packed[edges, u, v] + a_cell)
-                           - np.log(packed[edges, :, v].sum(axis=1)
-                                    + a_cell * self._child_sizes[edges][:, None]))
-        children = [families[e].child for e in edges.tolist()]
-        columns = np.array([schema.slots[a] if schema.kinds[a] == TOKEN else
-                            schema.nominal_values[schema.slots[a]][families[e].child_values[r]]
-                            for a, e, r in zip(children, edges.tolist(), u.tolist(),
-                                               strict=True)], dtype=np.int64)
-        absent = np.array([schema.kinds[a] == TOKEN and r == 1
-                           for a, r in zip(children, u.tolist(), strict=True)])
-        naive, _ = self._estimator.log_theta(stats, columns)  # (k, E): θ(value or present | c)
-        if absent.any():
-            odds, _ = self._estimator.token_corrections(stats, columns[absent])
-            naive[:, absent] -= odds  # θ(absent) = θ(present) / odds
-        log_dd = conditional - naive.T
-        return list(zip(children, log_dd, strict=True))
+        log_dd = self._edge_terms(edges, u, v)
+        return [(families[e].child, d) for e, d in zip(edges.tolist(), log_dd, strict=True)]
 
     def explain_one(self, x: Mapping) -> Explanation:
         """Zhang's diagnostics for one record: naive contributions, ddr(x_i), DF(E), f_nb, f_b
@@ -349,47 +392,31 @@ class TAN(PairwiseNaiveBayes):
         return posterior(self.stats.labels.values, *scores) if scores else {}
 
     def _add_batch_terms(self, batch: Any, finite: np.ndarray) -> None:
-        """The tree's log dd terms for a whole encoded batch: one vectorised pass per edge."""
+        """The tree's log dd terms for a whole encoded batch: every (record, edge) cell at
+        once through :meth:`_edge_terms`."""
         families = self._families()
         if not families:
             return
-        stats, schema, est = self.stats, self.stats.schema, self._estimator
-        n, k = batch.n, stats.n_classes
-        a_cell, _ = est.cell_pseudocounts(stats)
+        schema, index, n = self.stats.schema, self._edge_index, batch.n
         column_attribute = schema._column_attribute.view()
-        value_rows = {}
-        for a in {f.child for f in families} | {f.parent for f in families}:
-            rows = np.full(n, -1, dtype=np.int64)
-            if schema.kinds[a] == TOKEN:
-                rows[:] = 1  # absent
-                rows[batch.token_rows[batch.token_columns == schema.slots[a]]] = 0
-            else:
-                mine = column_attribute[batch.nominal_columns] == a
-                rank = np.full(schema.n_columns, -1, dtype=np.int64)
-                rank[list(schema.nominal_values[schema.slots[a]].values())] = np.arange(
-                    len(schema.nominal_values[schema.slots[a]]))
-                rows[batch.nominal_rows[mine]] = rank[batch.nominal_columns[mine]]
-            value_rows[a] = rows
-        for f in families:
-            u, v = value_rows[f.child], value_rows[f.parent]
-            valid = np.flatnonzero((u >= 0) & (v >= 0))
-            if not len(valid):
-                continue
-            u, v = u[valid], v[valid]
-            table = f.table[:, :, :k]
-            with np.errstate(divide="ignore"):
-                conditional = (np.log(table[u, v] + a_cell)
-                               - np.log(table.sum(axis=0)[v] + a_cell * len(f.child_rows)))
-            if schema.kinds[f.child] == TOKEN:
-                column = np.array([schema.slots[f.child]])
-                present, _ = est.log_theta(stats, column)
-                odds, _ = est.token_corrections(stats, column)
-                naive = np.where((u == 0)[:, None], present[:, 0], present[:, 0] - odds[:, 0])
-            else:
-                columns = np.array(list(schema.nominal_values[schema.slots[f.child]].values()))
-                logs, _ = est.log_theta(stats, columns)  # (k, r)
-                naive = logs.T[u]
-            finite[valid] += conditional - naive
+        rows = np.full((index.n_attributes, n), -1, dtype=np.int64)
+        for i, _ in index.tokens:
+            rows[i] = 1  # absent
+            slot = schema.slots[index.attributes[i]]
+            rows[i, batch.token_rows[batch.token_columns == slot]] = 0
+        for i, _, value_rows in index.nominal:
+            a = index.attributes[i]
+            mine = column_attribute[batch.nominal_columns] == a
+            values = schema.nominal_values[schema.slots[a]]
+            rank = np.full(schema.n_columns, -1, dtype=np.int64)
+            rank[[values[v] for v in value_rows]] = list(value_rows.values())
+            rows[i, batch.nominal_rows[mine]] = rank[batch.nominal_columns[mine]]
+        u, v = rows[index.child], rows[index.parent]  # (edges, records)
+        edges, records = np.nonzero((u >= 0) & (v >= 0))
+        if len(edges):
+            terms = self._edge_terms(edges, u[edges, records], v[edges, records])
+            for c in range(terms.shape[1]):
+                finite[:, c] += np.bincount(records, weights=terms[:, c], minlength=n)
 
     # -- persistence ---------------------------------------------------------------------------
     def _extra_state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:

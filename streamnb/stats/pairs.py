@@ -163,6 +163,13 @@ class PairCounts:
         self.candidates = [a for a in self.candidates if a not in drop]
         for a in drop:
             del self.epoch[a]
+        # snapshots no remaining candidate refers to go, so that refreshing candidates at
+        # every relearn of a long stream keeps memory bounded
+        used = sorted({e for e in self.epoch.values() if e >= 0})
+        renumber = {e: n for n, e in enumerate(used)}
+        self.snapshot_classes = [self.snapshot_classes[e] for e in used]
+        self.snapshot_columns = [self.snapshot_columns[e] for e in used]
+        self.epoch = {a: renumber.get(e, -1) for a, e in self.epoch.items()}
 
     def restrict(self) -> None:
         """From now on only attributes added with :meth:`add_candidates` are tracked."""
@@ -259,6 +266,45 @@ class PairCounts:
         table = self._complete(both, a, b, pos_a, pos_b, classes, marginals)
         return table, self._values(a), self._values(b)
 
+    def joint_tables(self, stats: Any) -> dict[tuple[int, int], np.ndarray]:
+        """:meth:`joint_table` of every pair of candidates, keyed by their indices in
+        ``candidates`` (i < j). The pairs of two tokens, most of them on text, are completed in
+        one vectorised pass; the marginals over each snapshot's period are computed once."""
+        candidates, kinds = self.candidates, self.schema.kinds
+        k, m = stats.n_classes, self.n_positions
+        co = self.co[:k, :m, :m]
+        epochs = sorted({self.epoch[a] for a in candidates})
+        since = {e: self._since(stats, e) for e in epochs}
+        out: dict[tuple[int, int], np.ndarray] = {}
+        tokens = [i for i, a in enumerate(candidates) if kinds[a] == TOKEN]
+        if len(tokens) > 1:
+            t = np.array(tokens)
+            pos = np.array([self.position[self.schema.slots[candidates[i]]] for i in tokens])
+            rank = np.searchsorted(epochs, [self.epoch[candidates[i]] for i in tokens])
+            period = np.maximum(rank[:, None], rank[None, :])  # each pair's later snapshot
+            classes = np.stack([since[e][0] for e in epochs])[period]  # (T, T, k)
+            present = np.stack([since[e][1][:, pos] for e in epochs])  # (E, k, T)
+            n_a = present[period, :, np.arange(len(t))[:, None]]  # (T, T, k): N(i present)
+            n_b = present[period, :, np.arange(len(t))[None, :]]
+            n_ab = co[:, pos][:, :, pos].transpose(1, 2, 0)
+            tables = np.stack([np.stack([n_ab, n_a - n_ab], axis=2),
+                               np.stack([n_b - n_ab, classes - n_a - n_b + n_ab], axis=2)],
+                              axis=2)  # (T, T, 2, 2, k)
+            np.maximum(tables, 0.0, out=tables)  # rounding after decay, never a count
+            upper_i, upper_j = np.triu_indices(len(t), 1)
+            for p, q in zip(upper_i.tolist(), upper_j.tolist(), strict=True):
+                out[tokens[p], tokens[q]] = tables[p, q]
+        for i, a in enumerate(candidates):
+            for j in range(i + 1, len(candidates)):
+                if (i, j) not in out:
+                    b = candidates[j]
+                    epoch = max(self.epoch[a], self.epoch[b])
+                    pos_a = [self.position[c] for c in self._attribute_columns(a)]
+                    pos_b = [self.position[c] for c in self._attribute_columns(b)]
+                    both = co[:, pos_a][:, :, pos_b].transpose(1, 2, 0)
+                    out[i, j] = self._complete(both, a, b, pos_a, pos_b, *since[epoch])
+        return out
+
     def _values(self, a: int) -> list:
         schema = self.schema
         if schema.kinds[a] == TOKEN:
@@ -274,14 +320,16 @@ class PairCounts:
         if token_a and token_b:
             n_ab = both[0, 0]
             n_a, n_b = marginals[:, pos_a[0]], marginals[:, pos_b[0]]
-            return np.array([[n_ab, n_a - n_ab], [n_b - n_ab, classes - n_a - n_b + n_ab]])
-        if token_b:  # nominal a × token b
+            table = np.array([[n_ab, n_a - n_ab], [n_b - n_ab, classes - n_a - n_b + n_ab]])
+        elif token_b:  # nominal a × token b
             n_u = marginals[:, pos_a].T  # (r_a, k)
-            return np.stack([both[:, 0, :], n_u - both[:, 0, :]], axis=1)
-        if token_a:  # token a × nominal b
+            table = np.stack([both[:, 0, :], n_u - both[:, 0, :]], axis=1)
+        elif token_a:  # token a × nominal b
             n_v = marginals[:, pos_b].T
-            return np.stack([both[0], n_v - both[0]], axis=0)
-        return both
+            table = np.stack([both[0], n_v - both[0]], axis=0)
+        else:
+            return both
+        return np.maximum(table, 0.0)  # differences of decayed counts can round below zero
 
     # -- monoid operations ----------------------------------------------------------------------
     def check_mergeable(self, other: PairCounts) -> None:
