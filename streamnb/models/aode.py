@@ -12,6 +12,8 @@ from streamnb.estimators import Estimator
 from streamnb.kernels import posterior
 from streamnb.models.pairwise import PairwiseNaiveBayes
 from streamnb.stats.frames import records_of
+from streamnb.stats.pairs import PairCounts
+from streamnb.stats.schema import TOKEN, Schema
 
 __all__ = ["AODE"]
 
@@ -34,9 +36,13 @@ class AODE(PairwiseNaiveBayes):
     min_frequency
         ``m``: an attribute value seen fewer times is not a parent.
     max_candidates
-        Attributes that enter the one-dependence models (the others stay naive). A prediction
-        costs O(max_candidates²), and the pair tables are re-read after every learned record,
-        so keep it small for one-by-one use on text (default 50).
+        Attributes that enter the one-dependence models (the others stay naive): the first
+        ones seen, then every ``refresh_every`` records the top ones by class information
+        I(X; C), so that a text vocabulary is represented by its informative tokens. A
+        prediction costs O(max_candidates²) numpy work (default 50).
+    refresh_every
+        Re-choose the candidates after this many records (0: never). A newly chosen
+        candidate's pair counts start then; its one-dependence factors read the records since.
     estimator, nominal, domains, var_smoothing
         As in :class:`~streamnb.models.tan.TAN`.
 
@@ -60,82 +66,117 @@ class AODE(PairwiseNaiveBayes):
     """
 
     def __init__(self, min_frequency: int = 1, estimator: str | Estimator = "laplace",
-                 max_candidates: int = 50, nominal: Iterable | None = None,
-                 domains: Mapping | None = None, var_smoothing: float = 1e-9) -> None:
+                 max_candidates: int = 50, refresh_every: int = 1000,
+                 nominal: Iterable | None = None, domains: Mapping | None = None,
+                 var_smoothing: float = 1e-9) -> None:
         super().__init__(estimator=estimator, max_candidates=max_candidates, nominal=nominal,
                          domains=domains, var_smoothing=var_smoothing)
         if not (isinstance(min_frequency, int) and min_frequency >= 0):
             raise ValueError(f"min_frequency must be a non-negative int, got {min_frequency!r}")
+        if not (isinstance(refresh_every, int) and refresh_every >= 0):
+            raise ValueError(f"refresh_every must be a non-negative int, got {refresh_every!r}")
         self.min_frequency = min_frequency
-        self._tables_key: tuple[Any, int] | None = None
-        self._tables: dict[tuple[int, int], tuple[np.ndarray, dict, dict]] = {}
+        self.refresh_every = refresh_every
+        self._since_refresh = 0
+        self._index_key: tuple[int, tuple[int, ...]] | None = None
+        self._index: _CandidateIndex | None = None
 
     @classmethod
     def _unit_test_params(cls):
         yield {}
-        yield {"min_frequency": 3}
+        yield {"min_frequency": 3, "refresh_every": 20, "max_candidates": 3}
 
-    def _pair_tables(self) -> dict[tuple[int, int], tuple[np.ndarray, dict, dict]]:
-        """N(x_i, x_j, c) for every ordered pair of candidates, per state version."""
-        stats = self.stats
-        key = (stats, stats.version)
-        if self._tables_key != key:
-            names = stats.schema.attributes.values
-            candidates = self.pairs.candidates
-            tables = {}
-            for n, i in enumerate(candidates):
-                for j in candidates[n + 1:]:
-                    table, values_i, values_j = self.pairs.joint_table(stats, names[i], names[j])
-                    rows_i = {v: r for r, v in enumerate(values_i)}
-                    rows_j = {v: r for r, v in enumerate(values_j)}
-                    tables[i, j] = (table, rows_i, rows_j)
-                    tables[j, i] = (table.transpose(1, 0, 2), rows_j, rows_i)
-            self._tables, self._tables_key = tables, key
-        return self._tables
+    # -- learning -------------------------------------------------------------------------------
+    def learn_one(self, x: Mapping, y: Any) -> None:
+        self._count_one(x, y)
+        self._count_towards_refresh(1)
 
-    def _spode_log_likelihood(self, x: Mapping) -> np.ndarray | None:
-        """log Σ_i P(c, x_i) Π_j P(x_j | c, x_i) − log(#parents) over the candidates, per class,
-        minus the naive factors of those candidates (None when no attribute can be a parent)."""
-        stats = self.stats
-        k = stats.n_classes
-        a_cell, _ = self._estimator.cell_pseudocounts(stats)
-        tables = self._pair_tables()
-        observed = []
-        for a in self.pairs.candidates:
-            rows = {True: 0, False: 1} if stats.schema.kinds[a] == 1 else {
-                v: r for r, v in enumerate(stats.schema.nominal_values[stats.schema.slots[a]])}
-            row = self._value_row(x, a, rows)
-            if row is not None:
-                observed.append((a, row, rows))
-        spodes = []
-        naive_total = np.zeros(k)
-        for a, row, rows in observed:
-            naive_total += self._naive_log_theta(a, list(rows))[row]
-        for i, u, rows_i in observed:
-            marginal = self._marginal(i)  # (r_i, k), records where i was observed
-            if marginal[u].sum() < self.min_frequency:
-                continue
-            total = marginal.sum()
-            log_joint = np.log(marginal[u] + a_cell) - math.log(
-                total + a_cell * k * len(rows_i))
-            for j, v, rows_j in observed:
-                if j == i:
-                    continue
-                table = tables[i, j][0][:, :, :k]  # (r_i, r_j, k)
-                log_joint = log_joint + np.log(table[u, v] + a_cell) - np.log(
-                    table[u].sum(axis=0) + a_cell * len(rows_j))
-            spodes.append(log_joint)
-        if not spodes:
+    def learn_many(self, X: Any, y: Any) -> None:
+        labels = list(y)
+        super().learn_many(X, labels)
+        self._count_towards_refresh(len(labels))
+
+    def _count_towards_refresh(self, n: int) -> None:
+        self._since_refresh += n
+        if self.refresh_every and self._since_refresh >= self.refresh_every:
+            self._since_refresh = 0
+            self.refresh_candidates()
+
+    # -- prediction ----------------------------------------------------------------------------
+    def _candidate_index(self) -> _CandidateIndex:
+        key = (self.stats.schema.version, tuple(self.pairs.candidates))
+        if self._index_key != key:
+            self._index, self._index_key = _CandidateIndex(self.pairs), key
+        return self._index
+
+    def _counts(self) -> _Counts:
+        """The counts every prediction reads, over each candidate snapshot's period."""
+        return _Counts(self.stats, self.pairs)
+
+    def _spode_log_likelihood(self, x: Mapping, counts: _Counts) -> np.ndarray | None:
+        """log Σ_i P(c, x_i) Π_j P(x_j | c, x_i) − log(#parents) over the candidates observed in
+        ``x``, per class, minus the naive factors of those candidates (None when no attribute
+        can be a parent). All cells are read from the pairwise counts at once: a token's
+        absent cells by inclusion–exclusion, N(¬p, q) = N(q) − N(p, q) and
+        N(¬p, ¬q) = N − N(p) − N(q) + N(p, q), each over the pair's own period."""
+        index = self._candidate_index()
+        observed = index.observe(x)
+        if observed is None:
             return None
-        spodes = np.array(spodes)
+        p, neg, token, rank, size, nominal = observed
+        stats, est = self.stats, self._estimator
+        k = stats.n_classes
+        a, _ = est.cell_pseudocounts(stats)
+        L = len(p)
+        at = np.arange(L)
+        s = np.where(neg, -1.0, 1.0)
+        present = counts.columns[:, :, p]  # (periods, k, L): N(column of x_l)
+        classes = counts.classes  # (periods, k)
+        period = np.maximum(rank[:, None], rank[None, :])  # (L, L): the pair's later snapshot
+        n_i = present[period, :, at[:, None]]  # (L, L, k)
+        n_j = present[period, :, at[None, :]]
+        n = classes[period]
+        co = counts.co[:, p][:, :, p].transpose(1, 2, 0)  # (L, L, k)
+        ni, nj = neg[:, None, None], neg[None, :, None]
+        si, sj = s[:, None, None], s[None, :, None]
+        joint = si * sj * co + nj * si * n_i + ni * sj * n_j + (ni & nj) * n
+        # N(x_i, c; j observed): every record of the period for a token j, the records where
+        # the nominal j was observed otherwise
+        own = np.where(ni, n - n_i, n_i)
+        given = np.broadcast_to(own, joint.shape).copy()
+        if len(nominal):
+            q, starts, members = nominal
+            with_j = np.add.reduceat(counts.co[:, p][:, :, q], starts, axis=2)  # (k, L, Ln)
+            seen_j = np.add.reduceat(counts.columns[:, :, q], starts, axis=2)  # (periods, k, Ln)
+            seen = seen_j[period[:, members], :, np.arange(len(members))[None, :]]
+            given[:, members] = (s[:, None, None] * with_j.transpose(1, 2, 0)
+                                 + neg[:, None, None] * seen)
+        np.maximum(joint, 0.0, out=joint)  # differences of decayed counts can round below 0
+        np.maximum(given, 0.0, out=given)
+        conditional = np.log(joint + a) - np.log(given + a * size[None, :, None])
+        conditional[at, at] = 0.0
+        whole = present[0]  # (k, L) over the whole stream (period 0 is "since the start")
+        whole = np.where(neg[None, :], classes[0][:, None] - whole, whole)
+        parents = np.flatnonzero(whole.sum(axis=0) >= self.min_frequency)
+        if not len(parents):
+            return None
+        observed_total = np.where(token, classes[0].sum(), counts.attribute_totals(nominal, L))
+        log_joint = (np.log(whole[:, parents] + a)
+                     - np.log(observed_total[parents] + a * k * size[parents])).T
+        spodes = log_joint + conditional[parents].sum(axis=1)  # (parents, k)
         top = spodes.max(axis=0)
-        average = top + np.log(np.exp(spodes - top).sum(axis=0)) - math.log(len(spodes))
-        return average - naive_total
+        average = top + np.log(np.exp(spodes - top).sum(axis=0)) - math.log(len(parents))
+        columns = counts.schema_columns[p]
+        naive, _ = est.log_theta(stats, columns)  # (k, L): θ(value or present | c)
+        if neg.any():
+            odds, _ = est.token_corrections(stats, columns[neg])
+            naive[:, neg] -= odds
+        return average - naive.sum(axis=1)
 
     def _log_likelihood_one(self, x: Mapping):
         scores = super()._log_likelihood_one(x)
         if scores is not None:
-            spode = self._spode_log_likelihood(x)
+            spode = self._spode_log_likelihood(x, self._counts())
             if spode is not None:  # replace the class prior and candidates' naive factors
                 finite = np.frombuffer(scores[0])
                 prior, _ = self._estimator.log_class_prior(self.stats)
@@ -146,15 +187,103 @@ class AODE(PairwiseNaiveBayes):
         scores = self._log_likelihood_one(x)
         return posterior(self.stats.labels.values, *scores) if scores else {}
 
-    def _add_batch_terms(self, batch: Any, finite: np.ndarray) -> None:
-        """Per record (the one-dependence sums do not factor over a batch)."""
-
     def _joint_log_likelihood(self, records: Sequence[Mapping], where: str
                               ) -> tuple[np.ndarray, np.ndarray]:
         finite, zeros = super()._joint_log_likelihood(records, where)
         prior, _ = self._estimator.log_class_prior(self.stats)
+        counts = self._counts()
         for r, x in enumerate(records_of(records)):
-            spode = self._spode_log_likelihood(x)
+            spode = self._spode_log_likelihood(x, counts)
             if spode is not None:
                 finite[r] += spode - prior
         return finite, zeros
+
+    # -- persistence ---------------------------------------------------------------------------
+    def _extra_state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+        meta, arrays = super()._extra_state()
+        return {**meta, "since_refresh": self._since_refresh}, arrays
+
+    def _restore_extra(self, meta: Mapping[str, Any], arrays: Mapping[str, np.ndarray]) -> None:
+        super()._restore_extra(meta, arrays)
+        self._since_refresh = int(meta.get("since_refresh", 0))
+
+
+class _CandidateIndex:
+    """The candidate attributes in arrays: how a record's observed values map to pair
+    positions (a token's present column stands for both of its values)."""
+
+    def __init__(self, pairs: PairCounts) -> None:
+        schema = pairs.schema
+        names = schema.attributes.values
+        epochs = sorted({pairs.epoch[a] for a in pairs.candidates} | {-1})  # as in _Counts
+        self.tokens: list[tuple[str, int, int]] = []
+        self.nominal: list[tuple[str, dict, int, list[int]]] = []
+        for a in pairs.candidates:
+            rank = epochs.index(pairs.epoch[a])
+            if schema.kinds[a] == TOKEN:
+                self.tokens.append((names[a], pairs.position[schema.slots[a]], rank))
+            else:
+                values = schema.nominal_values[schema.slots[a]]
+                positions = {v: pairs.position[j] for v, j in values.items()}
+                self.nominal.append((names[a], positions, rank, list(positions.values())))
+
+    def observe(self, x: Mapping) -> tuple | None:
+        """Arrays over the candidates observed in ``x``: position, token absent, is a token,
+        snapshot rank, #A, and the nominal ones' value positions (for reduceat)."""
+        get = x.get if isinstance(x, Mapping) else (lambda name, default=None: default)
+        p, neg, token, rank, size = [], [], [], [], []
+        for name, position, r in self.tokens:
+            value = get(name)
+            p.append(position)
+            neg.append(not (value is True or (value is not None and value is not False
+                                              and Schema._token_present(value, "record",
+                                                                        name))))
+            token.append(True)
+            rank.append(r)
+            size.append(2)
+        members, groups = [], []
+        for name, positions, r, group in self.nominal:
+            value = get(name)
+            if value is None or (isinstance(value, float) and value != value):
+                continue
+            position = positions.get(value)
+            if position is None:
+                continue
+            members.append(len(p))
+            groups.append(group)
+            p.append(position)
+            neg.append(False)
+            token.append(False)
+            rank.append(r)
+            size.append(len(group))
+        if not p:
+            return None
+        nominal: tuple = ()
+        if groups:
+            starts = np.cumsum([0] + [len(g) for g in groups[:-1]])
+            nominal = (np.concatenate(groups), starts, np.array(members))
+        return (np.array(p), np.array(neg), np.array(token), np.array(rank),
+                np.array(size, dtype=float), nominal)
+
+
+class _Counts:
+    """Class counts and candidate-column counts over each snapshot's period (period 0: the
+    whole stream, then one per snapshot in use, in increasing order), and the pair counts."""
+
+    def __init__(self, stats: Any, pairs: PairCounts) -> None:
+        k, m = stats.n_classes, pairs.n_positions
+        epochs = sorted({pairs.epoch[a] for a in pairs.candidates} | {-1})
+        since = [pairs._since(stats, e) for e in epochs]
+        self.classes = np.stack([c for c, _ in since])  # (periods, k)
+        self.columns = np.stack([v for _, v in since])  # (periods, k, m)
+        self.co = pairs.co[:k, :m, :m]
+        self.schema_columns = np.asarray(pairs.columns, dtype=np.int64)
+        self._whole_columns = self.columns[0]
+
+    def attribute_totals(self, nominal: tuple, L: int) -> np.ndarray:
+        """Records where each observed nominal candidate was observed (whole stream)."""
+        out = np.zeros(L)
+        if len(nominal):
+            q, starts, members = nominal
+            out[members] = np.add.reduceat(self._whole_columns[:, q].sum(axis=0), starts)
+        return out
