@@ -4,12 +4,13 @@ A small parser rather than ``scipy.io.arff``, which rejects files Weka itself re
 quoted values with a leading space, for one). Dense ARFF only: ``@relation``, ``@attribute``
 (nominal ``{a, b}``, ``numeric``/``real``/``integer``, ``string``) and ``@data`` rows; ``?``
 is a missing value, kept as ``None`` so that a row whose every value is missing is still a
-record (of missing fields), not an empty one.
+record (of missing fields), not an empty one. A gzip-compressed file (``.gz``) is read as is.
 """
 
 from __future__ import annotations
 
 import csv
+import gzip
 import os
 import re
 from dataclasses import dataclass
@@ -24,14 +25,15 @@ WEKA_EXAMPLES = Path("/usr/share/doc/weka/examples")
 @dataclass(frozen=True)
 class ArffData:
     """A parsed ARFF file: the records (attribute → value, None when missing), the class of
-    each record, and the declared attributes (name → list of nominal values, or ``"numeric"``
-    / ``"string"``)."""
+    each record, the declared attributes (name → list of nominal values, or ``"numeric"``
+    / ``"string"``), and how many rows had no class (they are not records)."""
 
     relation: str
     records: list[dict[str, Any]]
     labels: list[Any]
     attributes: dict[str, list[str] | str]
     target: str
+    unlabelled: int = 0
 
 
 def _split(line: str) -> list[str]:
@@ -56,7 +58,8 @@ def load_arff(path: str | os.PathLike, target: str | None = None) -> ArffData:
     path = Path(path)
     relation, attributes, rows = "", {}, []
     in_data = False
-    with path.open(encoding="utf-8", errors="replace") as f:
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf-8", errors="replace") as f:
         for number, raw in enumerate(f, start=1):
             line = raw.strip()
             if not line or line.startswith("%"):
@@ -92,6 +95,7 @@ def load_arff(path: str | os.PathLike, target: str | None = None) -> ArffData:
     if target not in attributes:
         raise ValueError(f"{path}: no attribute {target!r}")
     records, labels = [], []
+    unlabelled = 0
     for number, values in rows:
         record = {}
         label = None
@@ -115,10 +119,11 @@ def load_arff(path: str | os.PathLike, target: str | None = None) -> ArffData:
             else:
                 record[name] = parsed
         if label is None:
-            continue  # an unlabelled row carries nothing to learn or score
+            unlabelled += 1  # nothing to learn or score; counted so that it is not silent
+            continue
         records.append(record)
         labels.append(label)
-    return ArffData(relation, records, labels, attributes, target)
+    return ArffData(relation, records, labels, attributes, target, unlabelled)
 
 
 def weka_example(name: str) -> ArffData:

@@ -1,10 +1,12 @@
 """Tokenisers that turn e-mail and SMS text into binary token attributes, and their river
-transformers."""
+transformers; discretisers of numeric attributes."""
 
 from __future__ import annotations
 
+from .discretize import EqualFrequencyDiscretizer, MDLDiscretizer
 from .email import tokenize_email
 from .sms import tokenize_sms
 from .transformers import EmailTokens, SMSTokens
 
-__all__ = ["EmailTokens", "SMSTokens", "tokenize_email", "tokenize_sms"]
+__all__ = ["EmailTokens", "EqualFrequencyDiscretizer", "MDLDiscretizer", "SMSTokens",
+           "tokenize_email", "tokenize_sms"]
