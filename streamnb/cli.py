@@ -8,6 +8,8 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from streamnb import cli_evaluate
+
 __all__ = ["main"]
 
 
@@ -190,6 +192,7 @@ def build_parser() -> argparse.ArgumentParser:
     explain.add_argument("--top", type=int, default=8, help="attributes listed per line")
     explain.add_argument("--data-dir", default=None, help="dataset cache directory")
     explain.set_defaults(func=cmd_explain)
+    cli_evaluate.add_parser(sub)
     return parser
 
 

@@ -101,7 +101,14 @@ def test_relearn_every_swaps_the_tree_while_learning():
     for x, y in DATA:
         model.learn_one(x, y)
         versions.append(model.structure_version)
-    assert versions == [0, 0, 1, 1, 1, 2, 2, 2]
+    # after 1, 2 and 4 records (the warm-up doubling), then every 3: after 7
+    assert versions == [1, 2, 2, 3, 3, 3, 4, 4]
+
+
+def test_a_batch_trained_tan_has_a_tree():
+    model = TAN()  # relearn_every=1000, far more than the batch
+    model.learn_many([x for x, _ in DATA], [y for _, y in DATA])
+    assert model.structure_version == 1 and model.structure is not None
 
 
 def test_batch_equals_one_by_one():

@@ -41,7 +41,8 @@ class AODE(PairwiseNaiveBayes):
         I(X; C), so that a text vocabulary is represented by its informative tokens. A
         prediction costs O(max_candidates²) numpy work (default 50).
     refresh_every
-        Re-choose the candidates after this many records (0: never). A newly chosen
+        Re-choose the candidates every this many records (0: never), and after 1, 2, 4, 8, …
+        records while the stream is young. A newly chosen
         candidate's pair counts start then; its one-dependence factors read the records since.
     estimator, nominal, domains, var_smoothing
         As in :class:`~streamnb.models.tan.TAN`.
@@ -98,7 +99,7 @@ class AODE(PairwiseNaiveBayes):
 
     def _count_towards_refresh(self, n: int) -> None:
         self._since_refresh += n
-        if self.refresh_every and self._since_refresh >= self.refresh_every:
+        if self._due(self._since_refresh, self.refresh_every):
             self._since_refresh = 0
             self.refresh_candidates()
 

@@ -100,13 +100,18 @@ class CountClassifier(base.MiniBatchClassifier):
 
     # -- prediction ---------------------------------------------------------------------------
     @staticmethod
-    def _posterior(finite: np.ndarray, zeros: np.ndarray) -> np.ndarray:
-        """Rows of probabilities; the classes with the fewest zero factors share the mass."""
+    def _log_posterior(finite: np.ndarray, zeros: np.ndarray) -> np.ndarray:
+        """Rows of log-probabilities; the classes with the fewest zero factors share the mass
+        (the others get −inf)."""
         fewest = zeros.min(axis=1, keepdims=True)
         scores = np.where(zeros == fewest, finite, -np.inf)
         scores = scores - scores.max(axis=1, keepdims=True)
-        p = np.exp(scores)
-        return p / p.sum(axis=1, keepdims=True)
+        return scores - np.log(np.exp(scores).sum(axis=1, keepdims=True))
+
+    @classmethod
+    def _posterior(cls, finite: np.ndarray, zeros: np.ndarray) -> np.ndarray:
+        """Rows of probabilities."""
+        return np.exp(cls._log_posterior(finite, zeros))
 
     def _check_record(self, x: Any, where: str) -> None:
         if not isinstance(x, Mapping):
@@ -135,6 +140,18 @@ class CountClassifier(base.MiniBatchClassifier):
             return pd.DataFrame(index=index if index is not None else range(len(X)))
         finite, zeros = self._joint_log_likelihood(X, "row")  # rows checked when encoded
         return pd.DataFrame(self._posterior(finite, zeros), index=index,
+                            columns=list(self.stats.labels.values))
+
+    def predict_log_proba_many(self, X: Any):
+        """log P(c | x) per row: ``predict_proba_many`` in log space, exact where
+        probabilities underflow."""
+        import pandas as pd
+
+        index = X.index if isinstance(X, pd.DataFrame) else None
+        if not self.stats.n_classes:
+            return pd.DataFrame(index=index if index is not None else range(len(X)))
+        finite, zeros = self._joint_log_likelihood(X, "row")
+        return pd.DataFrame(self._log_posterior(finite, zeros), index=index,
                             columns=list(self.stats.labels.values))
 
     def predict_many(self, X: Any):

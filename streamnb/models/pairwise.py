@@ -62,6 +62,15 @@ class PairwiseNaiveBayes(NaiveBayes):
         self.pairs.update_batch(classes, batch)
         self.n_learned += len(labels)
 
+    def _due(self, since: int, every: int) -> bool:
+        """Whether a periodic structure update is due, ``since`` records after the last one:
+        after 1, 2, 4, 8, … records, then every ``every`` (0: never). The first structure
+        comes as soon as there are counts (a batch-trained model is never left without one)
+        and is refined while the counts are young, for log2(every) extra updates."""
+        if not every:
+            return False
+        return since >= min(every, max(self.n_learned - since, 1))
+
     def merge(self, other: PairwiseNaiveBayes) -> PairwiseNaiveBayes:
         """Add the single and pairwise counts ``other`` learned (exact when both track the
         same candidate attributes since their first appearance)."""

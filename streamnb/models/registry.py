@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from streamnb.models.aode import AODE
 from streamnb.models.base import CountClassifier
 from streamnb.models.indifferent_nb import IndifferentNB
 from streamnb.models.naive_bayes import NaiveBayes
+from streamnb.models.tan import TAN
 
 __all__ = ["MODELS", "make_model"]
 
@@ -16,6 +18,9 @@ MODELS: dict[str, Callable[[], CountClassifier]] = {
     "laplace": lambda: NaiveBayes(estimator="laplace"),
     "m-estimate": lambda: NaiveBayes(estimator="m-estimate"),
     "bibl": lambda: NaiveBayes(estimator="bibl"),
+    "tan": TAN,
+    "tan-ddr": lambda: TAN(weight="ddr"),
+    "aode": AODE,
 }
 
 

@@ -111,7 +111,9 @@ class TAN(PairwiseNaiveBayes):
         Estimator of the class prior and the naive Bayes factors (see :class:`NaiveBayes`); it
         must have positive pseudo-counts (not ``"ml"``).
     relearn_every
-        Re-learn the tree after this many records (0: only on :meth:`relearn`).
+        Re-learn the tree every this many records (0: only on :meth:`relearn`); while the
+        stream is young, also after 1, 2, 4, 8, … records, so that a first tree exists as soon
+        as there are counts (after the first ``learn_many`` too).
     drift_detector
         A river drift detector (e.g. ``river.drift.ADWIN()``) fed with the prequential error
         (each record is predicted before it is learned): the tree is re-learned when it fires.
@@ -227,7 +229,7 @@ class TAN(PairwiseNaiveBayes):
 
     def _count_towards_relearn(self, n: int) -> None:
         self._since_relearn += n
-        if self.relearn_every and self._since_relearn >= self.relearn_every:
+        if self._due(self._since_relearn, self.relearn_every):
             self.relearn()
 
     def relearn(self) -> None:

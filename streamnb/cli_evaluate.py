@@ -1,0 +1,137 @@
+"""``streamnb evaluate``: any protocol, any registered data set, streamnb models and river
+peers side by side, with markdown/CSV/PNG reports."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+__all__ = ["add_parser", "model_factory", "run"]
+
+PROTOCOLS = ("prequential", "cv", "holdout", "splits")
+
+
+def model_factory(spec: str) -> Callable[[], Any]:
+    """A factory from a model name: a streamnb model (``streamnb.models.registry.MODELS``:
+    indifferent, ml, laplace, m-estimate, bibl, tan, tan-ddr, aode, …) or a river peer
+    ``river:<module>.<Class>``, several joined by ``|`` into a river pipeline (e.g.
+    ``river:preprocessing.OneHotEncoder|naive_bayes.BernoulliNB``)."""
+    from streamnb.models.registry import MODELS
+
+    if spec in MODELS:
+        return MODELS[spec]
+    if not spec.startswith("river:"):
+        raise ValueError(f"unknown model {spec!r}; choose one of {sorted(MODELS)} or "
+                         "river:<module>.<Class>[|<module>.<Class>...]")
+    steps = []
+    for part in spec[len("river:"):].split("|"):
+        module, _, name = part.strip().rpartition(".")
+        try:
+            steps.append(getattr(importlib.import_module(f"river.{module}"), name))
+        except (ImportError, AttributeError, ValueError):
+            raise ValueError(f"no river class {part!r} (in {spec!r})") from None
+
+    def make() -> Any:
+        from river import compose
+
+        models = [step() for step in steps]
+        return models[0] if len(models) == 1 else compose.Pipeline(*models)
+
+    return make
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser("evaluate", help="evaluate models on a data set: prequential, k-fold "
+                       "cross-validation, holdout or random splits",
+                       description="Evaluate models side by side with one protocol; writes "
+                       "summary.md, scores.csv and PNG plots to --out.")
+    p.add_argument("--protocol", choices=PROTOCOLS, default="cv")
+    p.add_argument("--dataset", default="vote",
+                   help="a registry name (python -m streamnb.datasets check lists them) or "
+                   "'spamassassin' (the message stream, tokenised)")
+    p.add_argument("--model", action="append", dest="models", metavar="NAME",
+                   help="repeatable; a streamnb model name or river:<module>.<Class>[|...] "
+                   "(default: indifferent, laplace, tan, aode)")
+    p.add_argument("--folds", type=int, default=10, help="cv: folds per repeat")
+    p.add_argument("--repeats", type=int, default=None,
+                   help="cv: repeats (default 1); splits: number of splits (default 30)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--train-fraction", type=float, default=1.0,
+                   help="cv: train on this fraction of each training fold (Cerquides: 0.1)")
+    p.add_argument("--train-size", type=int, default=None, help="splits: training records")
+    p.add_argument("--test-size", type=int, default=None,
+                   help="splits: test records (default: all the others)")
+    p.add_argument("--test-fraction", type=float, default=0.3, help="holdout: test share")
+    p.add_argument("--discretize", choices=("none", "equal-frequency", "mdl"), default="none",
+                   help="numeric attributes → intervals fitted on each training part")
+    p.add_argument("--bins", type=int, default=5, help="equal-frequency intervals")
+    p.add_argument("--limit", type=int, default=None, help="use the first N records only")
+    p.add_argument("--baseline", default=None,
+                   help="t-test every model against this one (default: the first)")
+    p.add_argument("--test", choices=("paired", "unpaired", "corrected"), default="paired",
+                   help="t-test for the comparison column")
+    p.add_argument("--out", type=Path, default=None,
+                   help="report directory (default out/evaluate/<dataset>-<protocol>)")
+    p.add_argument("--no-progress", action="store_true")
+    p.set_defaults(func=run)
+
+
+def _data(name: str, limit: int | None) -> tuple[list, list, Any]:
+    if name == "spamassassin":
+        from streamnb.datasets import iter_spamassassin_stream
+        from streamnb.features import tokenize_email
+
+        messages = list(iter_spamassassin_stream())[:limit]
+        return ([{t: True for t in tokenize_email(m.text)} for m in messages],
+                [m.label for m in messages], "spam")
+    from streamnb.datasets import load
+
+    data = load(name)
+    return data.records[:limit], data.labels[:limit], None
+
+
+def run(args: argparse.Namespace) -> int:
+    from streamnb.evaluate import (
+        compare_prequential,
+        cross_validate,
+        validate_holdout,
+        validate_random_splits,
+    )
+    from streamnb.evaluate.report import write_report
+    from streamnb.features import EqualFrequencyDiscretizer, MDLDiscretizer
+
+    specs = args.models or ["indifferent", "laplace", "tan", "aode"]
+    models = {spec: model_factory(spec) for spec in specs}
+    records, labels, positive = _data(args.dataset, args.limit)
+    discretizer = {"none": None, "mdl": MDLDiscretizer,
+                   "equal-frequency": lambda: EqualFrequencyDiscretizer(bins=args.bins)
+                   }[args.discretize]
+    common = {"dataset": args.dataset, "progress": not args.no_progress}
+    if args.protocol == "prequential":
+        if discretizer is not None:
+            raise SystemExit("--discretize applies to cv, holdout and splits (a stream "
+                             "discretises online: put a discretiser in a river pipeline)")
+        result = compare_prequential(models, list(zip(records, labels, strict=True)),
+                                     positive=positive, **common)
+    elif args.protocol == "cv":
+        result = cross_validate(models, records, labels, k=args.folds,
+                                repeats=args.repeats or 1, seed=args.seed,
+                                train_fraction=args.train_fraction, discretizer=discretizer,
+                                **common)
+    elif args.protocol == "holdout":
+        result = validate_holdout(models, records, labels, test_fraction=args.test_fraction,
+                                  seed=args.seed, discretizer=discretizer, **common)
+    else:
+        if args.train_size is None:
+            raise SystemExit("--protocol splits needs --train-size")
+        result = validate_random_splits(models, records, labels, train_size=args.train_size,
+                                        test_size=args.test_size, repeats=args.repeats or 30,
+                                        seed=args.seed, discretizer=discretizer, **common)
+    out = args.out or Path("out") / "evaluate" / f"{args.dataset}-{args.protocol}"
+    written = write_report(result, out, baseline=args.baseline or specs[0], test=args.test)
+    print(written["summary"].read_text())
+    print("written: " + ", ".join(str(p) for p in written.values()))
+    return 0

@@ -1,0 +1,124 @@
+"""Reports of an :class:`~streamnb.evaluate.protocols.Evaluation`: a markdown summary, the
+scores as CSV, and PNG plots (learning curves of prequential runs, reliability diagrams).
+Plots need the ``plots`` extra (matplotlib)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from streamnb.evaluate.protocols import Evaluation
+
+__all__ = ["plot_learning_curves", "plot_reliability", "reliability_curve", "write_report"]
+
+
+def reliability_curve(confidence: Sequence[float], correct: Sequence[bool], bins: int = 10
+                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Top-label calibration: the predictions binned by their confidence (the probability of
+    the predicted class) into ``bins`` equal-width bins of [0, 1]; per non-empty bin the mean
+    confidence, the accuracy and the number of predictions. A calibrated model's points lie
+    on the diagonal.
+
+    Examples
+    --------
+    >>> conf, acc, n = reliability_curve([0.95, 0.9, 0.6, 0.55], [True, True, False, True],
+    ...                                  bins=4)
+    >>> conf.tolist(), acc.tolist(), n.tolist()
+    ([0.575, 0.925], [0.5, 1.0], [2, 2])
+
+    """
+    c = np.asarray(confidence, dtype=np.float64)
+    ok = np.asarray(correct, dtype=np.float64)
+    which = np.minimum((c * bins).astype(np.int64), bins - 1)
+    n = np.bincount(which, minlength=bins)
+    keep = n > 0
+    mean_confidence = np.bincount(which, weights=c, minlength=bins)[keep] / n[keep]
+    accuracy = np.bincount(which, weights=ok, minlength=bins)[keep] / n[keep]
+    return mean_confidence, accuracy, n[keep]
+
+
+def _figure(path: Path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return plt
+
+
+def plot_reliability(evaluation: Evaluation, path: str | Path, bins: int = 10) -> Path:
+    """One reliability diagram with a line per model."""
+    path = Path(path)
+    plt = _figure(path)
+    fig, ax = plt.subplots(figsize=(5.5, 5))
+    ax.plot([0, 1], [0, 1], color="grey", linestyle=":", linewidth=1, label="calibrated")
+    for model in evaluation.models:
+        conf, acc, _ = reliability_curve(evaluation.confidence[model],
+                                         evaluation.correct[model], bins)
+        ax.plot(conf, acc, marker="o", linewidth=1.2, label=model)
+    ax.set_xlabel("confidence (probability of the predicted class)")
+    ax.set_ylabel("accuracy")
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1.02)
+    ax.grid(alpha=0.3)
+    ax.legend(loc="upper left", fontsize="small")
+    ax.set_title(f"Reliability: {evaluation.dataset} ({evaluation.protocol})")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+def plot_learning_curves(curves: dict[str, list[tuple[int, float]]], path: str | Path,
+                         title: str, xlabel: str = "records seen (stream order)") -> Path:
+    """Prequential accuracy so far against records seen, a line per model."""
+    path = Path(path)
+    plt = _figure(path)
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    low = 1.0
+    for name, curve in curves.items():
+        xs, ys = zip(*curve, strict=True)
+        ax.plot(xs, ys, label=name, linewidth=1.4)
+        low = min(low, min(ys[len(ys) // 10:] or ys))
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("prequential accuracy")
+    ax.set_ylim(max(0.0, low - 0.05), 1.0)
+    ax.grid(alpha=0.3)
+    ax.legend(loc="lower right")
+    ax.set_title(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+def write_report(evaluation: Evaluation, directory: str | Path, baseline: str | None = None,
+                 test: str = "paired", plots: bool = True) -> dict[str, Path]:
+    """``summary.md`` (the markdown table, with t-tests against ``baseline``), ``scores.csv``
+    (every split) and, with matplotlib, ``reliability.png`` and for prequential runs
+    ``learning_curve.png``. Returns what was written."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    written = {}
+    settings = ", ".join(f"{k}={v}" for k, v in evaluation.settings.items())
+    summary = directory / "summary.md"
+    summary.write_text(f"# {evaluation.dataset}: {evaluation.protocol} ({settings})\n\n"
+                       + evaluation.to_markdown(baseline=baseline, test=test) + "\n")
+    written["summary"] = summary
+    scores = directory / "scores.csv"
+    evaluation.to_csv(str(scores))
+    written["scores"] = scores
+    if plots:
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            return written
+        written["reliability"] = plot_reliability(evaluation, directory / "reliability.png")
+        if evaluation.curves:
+            written["learning_curve"] = plot_learning_curves(
+                evaluation.curves, directory / "learning_curve.png",
+                f"{evaluation.dataset}: prequential accuracy")
+    return written
