@@ -90,7 +90,8 @@ class Evaluation:
         out = {}
         for model in self.models:
             v = self.values(model, metric)
-            se = float(v.std(ddof=1) / math.sqrt(len(v))) if len(v) > 1 else float("nan")
+            spread = len(v) > 1 and np.isfinite(v).all()  # an infinite LogScore has no SE
+            se = float(v.std(ddof=1) / math.sqrt(len(v))) if spread else float("nan")
             out[model] = (float(v.mean()), se)
         return out
 
