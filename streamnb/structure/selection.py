@@ -159,8 +159,10 @@ class DiscreteData:
 
     def split(self, fraction: float = 0.5, seed: int = 0) -> tuple[DiscreteData, DiscreteData]:
         """A random split into two parts, the first with ``round(fraction · m)`` records (the
-        paper's subset-learn / subset-eval halves)."""
-        order = np.random.default_rng(seed).permutation(self.n_records)
+        paper's subset-learn / subset-eval halves). The records are put in a canonical order
+        (by content) first, so the split depends on the set of records, not on their order."""
+        canonical = np.lexsort((self.weights, self.classes, *self.values.T))
+        order = canonical[np.random.default_rng(seed).permutation(self.n_records)]
         cut = round(fraction * self.n_records)
         return self.take(np.sort(order[:cut])), self.take(np.sort(order[cut:]))
 
