@@ -146,6 +146,11 @@ def test_index_tree_tables_equal_brute_force(draw):
         for c in range(3):
             for v in range(cards[candidate]):
                 assert table[leaf, c, v] == counts.get((key, c, v), 0.0)
+    # the stacked tables of every candidate of that cardinality, in one pass, are the same
+    same = [a for a in range(n) if cards[a] == cards[candidate]]
+    stacked = tree.tables(y, 3, values[:, same], cards[candidate], w)
+    for a, t in zip(same, stacked, strict=True):
+        np.testing.assert_array_equal(t, tree.table(y, 3, values[:, a], cards[a], w))
     # every record sits in the leaf of its instantiation
     for r, leaf in zip(rows, tree.leaf.tolist(), strict=True):
         if any(r[a] < 0 for a in selected):

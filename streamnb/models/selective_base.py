@@ -121,6 +121,8 @@ class SelectiveClassifier(CountClassifier):
         self._attributes = [schema.attributes.index[a] for a in names]
         node = {CLASS: 0, **{a: i + 1 for i, a in enumerate(names)}}
         self._parents = [tuple(node[p] for p in structure.parents[v]) for v in structure.nodes]
+        self._family_nodes = [np.array([*pa, i], dtype=np.int64)
+                              for i, pa in enumerate(self._parents)]
         tables, sources = [], {}
         for i, v in enumerate(structure.nodes):
             table, source = self._initial_table(i)
@@ -252,11 +254,14 @@ class SelectiveClassifier(CountClassifier):
         evidence = self._evidence(np.zeros(len(columns), dtype=np.int64),
                                   np.asarray(columns, dtype=np.int64), 1)[0]
         evidence[0] = c
+        network = self._network_cache  # kept current row by row rather than rebuilt
         for i, table in enumerate(self._tables):
-            cell = evidence[[*self._parents[i], i]]
+            cell = evidence[self._family_nodes[i]]
             if (cell >= 0).all():
                 table[tuple(cell)] += 1.0
-        self._counts_changed()
+                if network is not None:
+                    row = tuple(cell[:-1])
+                    network.update_row(i, row, table[row], self.alpha)
         if drifted:
             self.relearn()
         else:

@@ -23,20 +23,31 @@ from scipy.special import gammaln
 __all__ = ["cooper_herskovits_score", "k2", "network_score"]
 
 
-def _configurations(values: np.ndarray, parents: Sequence[int]) -> tuple[np.ndarray, int]:
-    """Index of each row's parent configuration among those occurring, and their number."""
-    code = np.zeros(len(values), dtype=np.int64)
-    n = 1
-    for p in parents:
-        column = values[:, p]
-        code = code * (int(column.max(initial=0)) + 1) + column
-        code, n = _compress(code)
-    return code, n
+# Parent configurations are indexed by their mixed-radix code up to this many, and
+# renumbered to the ones that occur beyond it (unseen configurations score 0 either way).
+_DENSE_CONFIGURATIONS = 1 << 16
 
 
-def _compress(code: np.ndarray) -> tuple[np.ndarray, int]:
-    occurring, inverse = np.unique(code, return_inverse=True)
-    return inverse.reshape(-1).astype(np.int64), len(occurring)
+def _extend(code: np.ndarray, q: int, column: np.ndarray, r: int) -> tuple[np.ndarray, int]:
+    """Configuration codes with one more parent (−1: a parent missing) and their range."""
+    ok = (code >= 0) & (column >= 0)
+    out = np.where(ok, code * r + column, -1)
+    q = q * r
+    if q > _DENSE_CONFIGURATIONS:
+        occurring, inverse = np.unique(out[ok], return_inverse=True)
+        out[ok] = inverse.reshape(-1)
+        q = len(occurring)
+    return out, q
+
+
+def _family_score(code: np.ndarray, q: int, child: np.ndarray, r: int,
+                  weights: np.ndarray | None) -> float:
+    ok = (code >= 0) & (child >= 0)
+    counts = np.bincount(code[ok] * r + child[ok],
+                         weights=None if weights is None else weights[ok],
+                         minlength=q * r).reshape(q, r)
+    n_j = counts.sum(axis=1)
+    return float(q * gammaln(r) - gammaln(n_j + r).sum() + gammaln(counts + 1.0).sum())
 
 
 def cooper_herskovits_score(values: np.ndarray, cardinalities: Sequence[int], child: int,
@@ -67,16 +78,11 @@ def cooper_herskovits_score(values: np.ndarray, cardinalities: Sequence[int], ch
 
     """
     values = np.asarray(values, dtype=np.int64)
-    nodes = [*parents, child]
-    ok = (values[:, nodes] >= 0).all(axis=1) if len(values) else np.zeros(0, dtype=bool)
-    rows = values[ok]
-    r = int(cardinalities[child])
-    config, q = _configurations(rows, parents)
-    counts = np.bincount(config * r + rows[:, child],
-                         weights=None if weights is None else np.asarray(weights)[ok],
-                         minlength=q * r).reshape(q, r)
-    n_j = counts.sum(axis=1)
-    return float(q * gammaln(r) - gammaln(n_j + r).sum() + gammaln(counts + 1.0).sum())
+    code, q = np.zeros(len(values), dtype=np.int64), 1
+    for p in parents:
+        code, q = _extend(code, q, values[:, p], int(cardinalities[p]))
+    return _family_score(code, q, values[:, child], int(cardinalities[child]),
+                         None if weights is None else np.asarray(weights, dtype=np.float64))
 
 
 def network_score(values: np.ndarray, cardinalities: Sequence[int],
@@ -130,22 +136,26 @@ def k2(values: np.ndarray, cardinalities: Sequence[int], ordering: Sequence[int]
     if len(set(ordering)) != len(ordering):
         raise ValueError(f"ordering must not repeat a node, got {ordering!r}")
     values = np.asarray(values, dtype=np.int64)
+    w = None if weights is None else np.asarray(weights, dtype=np.float64)
     out: dict[int, tuple[int, ...]] = {}
     for position, node in enumerate(ordering):
+        child, r = values[:, node], int(cardinalities[node])
         chosen: list[int] = []
-        best = cooper_herskovits_score(values, cardinalities, node, chosen, weights)
+        code, q = np.zeros(len(values), dtype=np.int64), 1
+        best = _family_score(code, q, child, r, w)
         while len(chosen) < max_parents:
-            top, top_score = None, best
+            top, top_score, top_code = None, best, (code, q)
             for z in ordering[:position]:
                 if z in chosen:
                     continue
-                score = cooper_herskovits_score(values, cardinalities, node, [*chosen, z],
-                                                weights)
+                extended = _extend(code, q, values[:, z], int(cardinalities[z]))
+                score = _family_score(*extended, child, r, w)
                 if score > top_score:  # strict: ties keep the earlier predecessor
-                    top, top_score = z, score
+                    top, top_score, top_code = z, score, extended
             if top is None:
                 break
             chosen.append(top)
             best = top_score
+            code, q = top_code
         out[node] = tuple(chosen)
     return out

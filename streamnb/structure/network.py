@@ -20,6 +20,7 @@ No record is dropped: a record with nothing observed gets P(c), the class margin
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -164,14 +165,25 @@ class NetworkStructure:
 
 def _topological_order(nodes: Sequence[Hashable], parents: Mapping[Hashable, Sequence[Hashable]]
                        ) -> tuple[Hashable, ...]:
+    """Kahn's algorithm; among the nodes ready at a time, the first in ``nodes`` order."""
+    position = {v: i for i, v in enumerate(nodes)}
+    waiting = {v: len(parents[v]) for v in nodes}
+    children: dict[Hashable, list[Hashable]] = {v: [] for v in nodes}
+    for v in nodes:
+        for p in parents[v]:
+            children[p].append(v)
+    ready = [position[v] for v in nodes if not waiting[v]]
+    heapq.heapify(ready)
     placed: list[Hashable] = []
-    done: set[Hashable] = set()
-    while len(placed) < len(nodes):
-        ready = [v for v in nodes if v not in done and all(p in done for p in parents[v])]
-        if not ready:
-            raise ValueError("the parents form a cycle: a Bayesian network must be acyclic")
-        placed.append(ready[0])
-        done.add(ready[0])
+    while ready:
+        v = nodes[heapq.heappop(ready)]
+        placed.append(v)
+        for child in children[v]:
+            waiting[child] -= 1
+            if not waiting[child]:
+                heapq.heappush(ready, position[child])
+    if len(placed) < len(nodes):
+        raise ValueError("the parents form a cycle: a Bayesian network must be acyclic")
     return tuple(placed)
 
 
@@ -233,9 +245,38 @@ class DiscreteNetwork:
             shape = (*(self.cardinalities[v] for v in pa), self.cardinalities[i])
             if t.shape != shape:
                 raise ValueError(f"log_cpts[{i}] must have shape {shape}, got {t.shape}")
-        _topological_order(range(p), dict(enumerate(self.parents)))
+        _topological_order(list(range(p)), dict(enumerate(self.parents)))
         c = self.class_node
         self._class_families = [i for i in range(p) if i == c or c in self.parents[i]]
+        self._pack()
+
+    def _pack(self) -> None:
+        """Stack the class's families of equal shape (class axis last) into one array each, and
+        make their log-CPTs views into it: the Markov blanket of a batch is then one indexing
+        per shape, and in-place updates of a log-CPT (see :meth:`update_row`) reach the stack."""
+        c = self.class_node
+        groups: dict[tuple[int, ...], list[int]] = {}
+        for i in self._class_families:
+            nodes = [*self.parents[i], i]
+            at = nodes.index(c)
+            shape = self.log_cpts[i].shape
+            groups.setdefault((*shape[:at], *shape[at + 1:], shape[at]), []).append(i)
+        self._blanket_groups = []
+        for members in groups.values():
+            stack = np.stack([np.moveaxis(self.log_cpts[i], [*self.parents[i], i].index(c), -1)
+                              for i in members])
+            columns = np.array([[v for v in (*self.parents[i], i) if v != c] for i in members],
+                               dtype=np.int64).reshape(len(members), -1)
+            for f, i in enumerate(members):
+                self.log_cpts[i] = np.moveaxis(stack[f], -1, [*self.parents[i], i].index(c))
+            self._blanket_groups.append((stack, columns))
+
+    def update_row(self, i: int, parent_values: tuple[int, ...], counts: np.ndarray,
+                   alpha: float) -> None:
+        """Re-read one parent configuration's distribution of node i from its counts (what
+        :meth:`log_cpt` gives for that row), in place."""
+        self.log_cpts[i][parent_values] = (np.log(counts + alpha)
+                                           - np.log(counts.sum() + alpha * len(counts)))
 
     @staticmethod
     def log_cpt(counts: np.ndarray, alpha: float) -> np.ndarray:
@@ -298,10 +339,11 @@ class DiscreteNetwork:
 
     def _blanket(self, ev: np.ndarray) -> np.ndarray:
         """Complete evidence: the Markov blanket's factors, the only ones that depend on c."""
-        c = self.class_node
-        out = np.zeros((len(ev), self.cardinalities[c]))
-        for i in self._class_families:
-            out += self._indexed(i, ev, [c])
+        out = np.zeros((len(ev), self.cardinalities[self.class_node]))
+        for stack, columns in self._blanket_groups:
+            index = (np.arange(len(stack))[:, None],
+                     *(ev[:, columns[:, a]].T for a in range(columns.shape[1])))
+            out += stack[index].sum(axis=0)
         return out
 
     def _ancestral(self, start: Sequence[int]) -> set[int]:
