@@ -251,7 +251,9 @@ class IndexTree:
                weights: np.ndarray | None = None) -> np.ndarray:
         """:meth:`table` for each column of ``seconds`` (all of cardinality ``r_second``), in
         one bincount: ``(columns, leaves, r_first, r_second)``."""
-        seconds = np.asarray(seconds, dtype=np.int64).reshape(len(self.leaf), -1)
+        seconds = np.asarray(seconds, dtype=np.int64)
+        if seconds.ndim == 1:
+            seconds = seconds[:, None]
         n_tables, layers = seconds.shape[1], self.n_leaves
         ok = ((self.leaf >= 0) & (first >= 0))[:, None] & (seconds >= 0)
         rows, which = np.nonzero(ok)
