@@ -330,7 +330,13 @@ def test_merge_keeps_the_network_and_completes_its_families(same_network):
     shards' records: from the other's tables (same network) or its reservoir (exact here)."""
     data = make_data(300, seed=11)
     a = fit(SelectiveBN(search="k2", relearn_every=0, seed=2), data[:150])
-    b = fit(SelectiveBN(search="k2", relearn_every=0, seed=3), data[150:])
+    # b meets the classes and values in another order, so its tables' axes differ from a's
+    rank = {"q": 0, "r": 1, "p": 2}
+    reordered = sorted(data[150:], key=lambda r: (rank[r[1]], [-ord((v or " ")[0])
+                                                               for v in r[0].values()]))
+    b = fit(SelectiveBN(search="k2", relearn_every=0, seed=3), reordered)
+    assert a.stats.labels.values != b.stats.labels.values
+    assert a.stats.schema.to_json()["columns"] != b.stats.schema.to_json()["columns"]
     a.relearn()
     if same_network:
         b._install(a.structure)

@@ -25,8 +25,8 @@ value missing or never seen in learning). Token attributes are never missing: ab
 A relearn: the candidates (the ``max_candidates`` discrete attributes of highest I(X; C) in the
 counts) → Info-AS over the reservoir's records (``metric``, optional χ² stop at
 ``significance``) → the subclass's network over the selected attributes → family tables → swap
-(one assignment; ``structure_version`` + 1). Numeric attributes take no part: discretise them
-first (the paper's data are nominal).
+(``structure_version`` + 1). Numeric attributes take no part: discretise them first (the
+paper's data are nominal).
 """
 
 from __future__ import annotations
@@ -307,7 +307,7 @@ class SelectiveClassifier(CountClassifier):
     # -- relearning ----------------------------------------------------------------------------
     def relearn(self) -> None:
         """Select attributes and learn the network from the current statistics now, then swap
-        it in (one assignment; ``structure_version`` + 1)."""
+        it in (``structure_version`` + 1)."""
         self._since_relearn = 0
         if not self.stats.n_classes:
             return
@@ -439,8 +439,10 @@ class SelectiveClassifier(CountClassifier):
                            dtype=np.int64)
         columns = column_map(stats.schema, other.stats.schema)
         self._fit_tables()
-        same = other.structure == self.structure
-        for i in range(len(self._tables)):
+        mine = self.structure or NetworkStructure.naive(())
+        theirs = other.structure or NetworkStructure.naive(())
+        same = (mine.selected, mine.parents) == (theirs.selected, theirs.parents)
+        for i, node in enumerate(mine.nodes):
             nodes = (*self._parents[i], i)
             exact = self._exact_table(nodes)
             if exact is not None:
@@ -452,8 +454,8 @@ class SelectiveClassifier(CountClassifier):
                 self._tables[i] += self._sample_table(
                     nodes, rows, columns[cells], other.reservoir.size,
                     classes[other.reservoir.classes()], other.reservoir.estimated_weights())
-                self.family_sources[self.structure.nodes[i] if self.structure else CLASS] = (
-                    RESERVOIR_ESTIMATE)
+                if not other.reservoir.exact:
+                    self.family_sources[node] = RESERVOIR_ESTIMATE
         self.reservoir.merge(other.reservoir, columns, classes)
         self.n_learned += other.n_learned
         self._counts_changed()
