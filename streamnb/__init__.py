@@ -1,11 +1,22 @@
 """streamnb: streaming Bayesian classifiers on count-based sufficient statistics."""
 
 from streamnb.estimators import Dirichlet, Indifferent, Laplace, MaximumLikelihood, MEstimate
-from streamnb.models import AODE, TAN, CountClassifier, IndifferentNB, NaiveBayes, load_model
+from streamnb.models import (
+    AODE,
+    TAN,
+    CountClassifier,
+    IndifferentNB,
+    NaiveBayes,
+    SelectiveBN,
+    SelectiveNB,
+    SelectiveTAN,
+    load_model,
+)
 from streamnb.stats import CountStatistics, InvalidRecord, StateFileError
 
 __version__ = "0.1.0"
 
 __all__ = ["AODE", "TAN", "CountClassifier", "CountStatistics", "Dirichlet", "Indifferent",
            "IndifferentNB", "InvalidRecord", "Laplace", "MEstimate", "MaximumLikelihood",
-           "NaiveBayes", "StateFileError", "__version__", "load_model"]
+           "NaiveBayes", "SelectiveBN", "SelectiveNB", "SelectiveTAN", "StateFileError",
+           "__version__", "load_model"]

@@ -4,6 +4,10 @@ from streamnb.models.aode import AODE
 from streamnb.models.base import CountClassifier, load_model
 from streamnb.models.indifferent_nb import IndifferentNB
 from streamnb.models.naive_bayes import NaiveBayes
+from streamnb.models.selective_bn import SelectiveBN
+from streamnb.models.selective_nb import SelectiveNB
+from streamnb.models.selective_tan import SelectiveTAN
 from streamnb.models.tan import TAN
 
-__all__ = ["AODE", "TAN", "CountClassifier", "IndifferentNB", "NaiveBayes", "load_model"]
+__all__ = ["AODE", "TAN", "CountClassifier", "IndifferentNB", "NaiveBayes", "SelectiveBN",
+           "SelectiveNB", "SelectiveTAN", "load_model"]

@@ -4,7 +4,8 @@ from streamnb.stats.counts import CountStatistics
 from streamnb.stats.domain import Domain
 from streamnb.stats.moments import Moments
 from streamnb.stats.persist import StateFileError, read_state, write_state
+from streamnb.stats.reservoir import Reservoir
 from streamnb.stats.schema import InvalidRecord, Schema
 
-__all__ = ["CountStatistics", "Domain", "InvalidRecord", "Moments", "Schema", "StateFileError",
-           "read_state", "write_state"]
+__all__ = ["CountStatistics", "Domain", "InvalidRecord", "Moments", "Reservoir", "Schema",
+           "StateFileError", "read_state", "write_state"]

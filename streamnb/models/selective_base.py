@@ -1,0 +1,527 @@
+"""Shared mechanics of the selective Bayesian network classifiers (Singh & Provan 1995).
+
+State, all of it mergeable, decayable and saved with the model:
+
+- ``stats``: the naive Bayes counts N(c), N_i(v, c) of every attribute (exact, whole stream);
+- ``reservoir``: a bounded priority sample of recent encoded records
+  (:class:`~streamnb.stats.Reservoir`), from which the selection metrics' contingency tables
+  (class × candidate × instantiation of the selected set) and any family the counts cannot give
+  are built at relearn time;
+- the **family tables** of the network in use: N(pa(X), X) for the class and each selected
+  attribute X, counted over the records where the family is observed. A relearn initialises
+  them from exact counts when the statistics hold them (the class; an attribute alone or with
+  the class; in :class:`SelectiveTAN` an attribute, its tree parent and the class, from the
+  pairwise counts) and otherwise from the reservoir (exact while the reservoir has dropped no
+  record, an unbiased estimate after that, see ``family_sources``). From then on every learned
+  record adds to them exactly, so the parameters are current between relearns.
+
+Parameters are read from the family tables at prediction time:
+θ(x | pa) = (N(pa, x) + α)/(N(pa) + α·r_X), the Dirichlet(α) posterior mean of each parent
+configuration's distribution (α = 1: the Cooper–Herskovits prior behind K2). Inference of the
+class is exact (:class:`~streamnb.structure.DiscreteNetwork`): the Markov blanket product when
+every selected attribute is observed, variable elimination when some are missing (a nominal
+value missing or never seen in learning). Token attributes are never missing: absent is a value.
+
+A relearn: the candidates (the ``max_candidates`` discrete attributes of highest I(X; C) in the
+counts) → Info-AS over the reservoir's records (``metric``, optional χ² stop at
+``significance``) → the subclass's network over the selected attributes → family tables → swap
+(``structure_version`` + 1). Numeric attributes take no part: discretise them first (the
+paper's data are nominal).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from streamnb.models.base import CountClassifier, _encode_param, init_params
+from streamnb.stats.frames import encode_batch
+from streamnb.stats.reservoir import ColumnValues, Reservoir, column_map
+from streamnb.stats.schema import NOMINAL, TOKEN, EncodedBatch
+from streamnb.structure import (
+    CLASS,
+    METRICS,
+    DiscreteData,
+    DiscreteNetwork,
+    NetworkStructure,
+    Selection,
+    class_mutual_information,
+    family_counts,
+    info_as,
+)
+
+__all__ = ["SelectiveClassifier"]
+
+#: family_sources values
+EXACT_COUNTS = "counts"
+RESERVOIR_EXACT = "reservoir (exact)"
+RESERVOIR_ESTIMATE = "reservoir (estimate)"
+
+
+class SelectiveClassifier(CountClassifier):
+    """Base class: a Bayesian network over the class and Info-AS-selected attributes, learned
+    from a record reservoir and parameterised by exact family counts (module docstring)."""
+
+    def __init__(self, metric: str = "cgr", significance: float | None = None,
+                 max_candidates: int = 100, reservoir_size: int = 10_000,
+                 relearn_every: int = 1000, drift_detector: Any = None, alpha: float = 1.0,
+                 seed: int | None = None, nominal: Iterable | None = None,
+                 domains: Mapping | None = None) -> None:
+        super().__init__(nominal=nominal, domains=domains)
+        if metric not in METRICS:
+            raise ValueError(f"metric must be one of {sorted(METRICS)}, got {metric!r}")
+        if significance is not None and not (isinstance(significance, float | int)
+                                             and not isinstance(significance, bool)
+                                             and 0 < significance < 1):
+            raise ValueError(f"significance must be a number in (0, 1) or None, got "
+                             f"{significance!r}")
+        if not (isinstance(max_candidates, int) and not isinstance(max_candidates, bool)
+                and max_candidates >= 1):
+            raise ValueError(f"max_candidates must be an int >= 1, got {max_candidates!r}")
+        if not (isinstance(reservoir_size, int) and not isinstance(reservoir_size, bool)
+                and reservoir_size >= 1):
+            raise ValueError(f"reservoir_size must be an int >= 1, got {reservoir_size!r}")
+        if not (isinstance(relearn_every, int) and not isinstance(relearn_every, bool)
+                and relearn_every >= 0):
+            raise ValueError(f"relearn_every must be a non-negative int, got {relearn_every!r}")
+        if drift_detector is not None and not hasattr(drift_detector, "update"):
+            raise ValueError(f"drift_detector must be a river drift detector, got "
+                             f"{drift_detector!r}")
+        if not (isinstance(alpha, float | int) and not isinstance(alpha, bool) and alpha > 0):
+            raise ValueError(f"alpha must be a number > 0, got {alpha!r}")
+        self.metric = metric
+        self.significance = significance
+        self.max_candidates = max_candidates
+        self.reservoir_size = reservoir_size
+        self.relearn_every = relearn_every
+        self.drift_detector = drift_detector
+        self.alpha = alpha
+        self.seed = seed
+        self.reservoir = Reservoir(reservoir_size, seed)
+        self.structure: NetworkStructure | None = None
+        self.structure_version = 0
+        self.family_sources: dict[Any, str] = {}
+        self._since_relearn = 0
+        self._install(NetworkStructure.naive(()), record_sources=False)
+
+    # -- the network in use --------------------------------------------------------------------
+    def _column_values(self) -> ColumnValues:
+        schema = self.stats.schema
+        values = self.__dict__.get("_values")
+        if values is None or values.schema is not schema:
+            values = self._values = ColumnValues(schema)
+        return values
+
+    def _install(self, structure: NetworkStructure, record_sources: bool = True) -> None:
+        """Make ``structure`` the network in use, with freshly initialised family tables."""
+        schema = self.stats.schema
+        names = structure.selected
+        self._attributes = [schema.attributes.index[a] for a in names]
+        node = {CLASS: 0, **{a: i + 1 for i, a in enumerate(names)}}
+        self._parents = [tuple(node[p] for p in structure.parents[v]) for v in structure.nodes]
+        self._family_nodes = [np.array([*pa, i], dtype=np.int64)
+                              for i, pa in enumerate(self._parents)]
+        tables, sources = [], {}
+        for i, v in enumerate(structure.nodes):
+            table, source = self._initial_table(i)
+            tables.append(table)
+            sources[v] = source
+        self._tables = tables
+        self._default = np.array([-1] + [1 if schema.kinds[a] == TOKEN else -1
+                                         for a in self._attributes], dtype=np.int64)
+        self._position = np.zeros(0, dtype=np.int64)
+        self._fitted_to = (len(self.stats.labels), schema.version)
+        self._counts_changed()
+        if record_sources:
+            self.structure = structure
+            self.structure_version += 1
+            self.family_sources = sources
+
+    def _counts_changed(self) -> None:
+        self._network_cache = None
+
+    def _size(self, position: int) -> int:
+        if position == 0:
+            return len(self.stats.labels)
+        return self.stats.schema.attribute_size(self._attributes[position - 1])
+
+    def _initial_table(self, child: int) -> tuple[np.ndarray, str]:
+        """The family's counts, axes (*parents, child): from the exact statistics when they
+        hold them, else from the reservoir."""
+        nodes = (*self._parents[child], child)
+        exact = self._exact_table(nodes)
+        if exact is not None:
+            return exact, EXACT_COUNTS
+        return self._reservoir_table(nodes), (RESERVOIR_EXACT if self.reservoir.exact
+                                              else RESERVOIR_ESTIMATE)
+
+    def _marginal(self, a: int) -> np.ndarray:
+        """N_a(v, c) as (r_a, k), values in rank order."""
+        stats, schema = self.stats, self.stats.schema
+        if schema.kinds[a] == TOKEN:
+            present = stats.value_counts[:, schema.slots[a]]
+            return np.stack([present, stats.class_counts - present])
+        columns = list(schema.nominal_values[schema.slots[a]].values())
+        return stats.value_counts[:, columns].T.copy()
+
+    def _exact_table(self, nodes: tuple[int, ...]) -> np.ndarray | None:
+        """Counts of the family ``nodes`` (node positions, child last) if the statistics hold
+        them exactly: the class and at most one attribute. Subclasses add what they know."""
+        attributes = [v for v in nodes if v != 0]
+        if len(attributes) > 1:
+            return None
+        if not attributes:
+            return self.stats.class_counts.copy()
+        table = self._marginal(self._attributes[attributes[0] - 1])  # axes (attribute, class)
+        if 0 not in nodes:
+            return table.sum(axis=1)
+        return table if nodes[0] != 0 else table.T.copy()
+
+    def _reservoir_table(self, nodes: tuple[int, ...]) -> np.ndarray:
+        rows, columns = self.reservoir.cells()
+        return self._sample_table(nodes, rows, columns, self.reservoir.size,
+                                  self.reservoir.classes(), self.reservoir.estimated_weights())
+
+    def _sample_table(self, nodes: tuple[int, ...], rows: np.ndarray, columns: np.ndarray,
+                      n: int, classes: np.ndarray, weights: np.ndarray) -> np.ndarray:
+        """A family table from sampled records given as cells in this schema's columns."""
+        values = self._column_values().value_matrix(rows, columns, n, self._attributes)
+        evidence = np.column_stack([classes, values]) if n else np.zeros((0, len(nodes)))
+        sizes = [self._size(v) for v in range(len(self._attributes) + 1)]
+        return family_counts(evidence.astype(np.int64), sizes, nodes[-1], nodes[:-1], weights)
+
+    def _fit_tables(self) -> None:
+        """Grow the tables when a class or a value of a network attribute appeared (exact:
+        such cells had no records)."""
+        key = (len(self.stats.labels), self.stats.schema.version)
+        if key == self._fitted_to:
+            return
+        self._fitted_to = key
+        for i, table in enumerate(self._tables):
+            nodes = (*self._parents[i], i)
+            shape = tuple(self._size(v) for v in nodes)
+            if shape != table.shape:
+                grown = np.zeros(shape)
+                grown[tuple(slice(0, s) for s in table.shape)] = table
+                self._tables[i] = grown
+                self._counts_changed()
+
+    # -- evidence ------------------------------------------------------------------------------
+    def _positions(self) -> np.ndarray:
+        """Network node of each schema attribute (0: not in the network)."""
+        n = self.stats.schema.n_attributes
+        if len(self._position) < n:
+            position = np.zeros(max(n, 2 * len(self._position)), dtype=np.int64)
+            position[self._attributes] = np.arange(1, len(self._attributes) + 1)
+            self._position = position
+        return self._position
+
+    def _evidence(self, rows: np.ndarray, columns: np.ndarray, n: int) -> np.ndarray:
+        """``(n, nodes)`` value indices of the network's attributes in records given as cells:
+        −1 for a missing (or never learned) nominal value, 1 for an absent token; the class
+        column is −1."""
+        evidence = np.repeat(self._default[None], n, axis=0)
+        if len(columns) and self._attributes:
+            values = self._column_values()
+            node = self._positions()[values.attribute()[columns]]
+            keep = node > 0
+            evidence[rows[keep], node[keep]] = values.rank()[columns[keep]]
+        return evidence
+
+    @staticmethod
+    def _batch_cells(batch: EncodedBatch) -> tuple[np.ndarray, np.ndarray]:
+        return (np.concatenate([batch.nominal_rows, batch.token_rows]).astype(np.int64),
+                np.concatenate([batch.nominal_columns, batch.token_columns]).astype(np.int64))
+
+    # -- learning ------------------------------------------------------------------------------
+    def learn_one(self, x: Mapping, y: Any) -> None:
+        detector = self.drift_detector
+        drifted = False
+        if detector is not None and self.stats.n_classes:
+            detector.update(int(self.predict_one(x) != y))
+            drifted = detector.drift_detected
+        stats = self.stats
+        stats.update(x, y, self.n_learned + 1)
+        self.n_learned += 1
+        c = stats.labels.index[stats.encode_label(y, "label")]
+        enc = stats.schema.encode(x, "record", grow=False)
+        columns = enc.nominal_columns + enc.token_columns
+        self.reservoir.add(columns, c)
+        self._count_one(c, enc)
+        self._fit_tables()
+        evidence = self._evidence(np.zeros(len(columns), dtype=np.int64),
+                                  np.asarray(columns, dtype=np.int64), 1)[0]
+        evidence[0] = c
+        network = self._network_cache  # kept current row by row rather than rebuilt
+        for i, table in enumerate(self._tables):
+            cell = evidence[self._family_nodes[i]]
+            if (cell >= 0).all():
+                table[tuple(cell)] += 1.0
+                if network is not None:
+                    row = tuple(cell[:-1])
+                    network.update_row(i, row, table[row], self.alpha)
+        if drifted:
+            self.relearn()
+        else:
+            self._count_towards_relearn(1)
+
+    def learn_many(self, X: Any, y: Any) -> None:
+        """Learn a batch (DataFrame or sequence of mappings): the same counts and reservoir as
+        ``learn_one`` on each row in order. A relearn that falls due inside the batch happens
+        after it (as in :class:`~streamnb.TAN`), and the drift detector is not fed."""
+        labels = list(y)
+        stats = self.stats
+        batch = stats.update_many(X, labels, record="row")
+        index = stats.labels.index
+        classes = np.array([index[v] if type(v) is str else index[stats.encode_label(v, "label")]
+                            for v in labels], dtype=np.int64)
+        self.n_learned += len(labels)
+        self.reservoir.add_batch(classes, batch)
+        self._count_batch(classes, batch)
+        self._fit_tables()
+        rows, columns = self._batch_cells(batch)
+        evidence = self._evidence(rows, columns, batch.n)
+        evidence[:, 0] = classes
+        for i, table in enumerate(self._tables):
+            nodes = [*self._parents[i], i]
+            cells = evidence[:, nodes]
+            cells = cells[(cells >= 0).all(axis=1)]
+            flat = np.ravel_multi_index(tuple(cells.T), table.shape)
+            table += np.bincount(flat, minlength=table.size).reshape(table.shape)
+        self._counts_changed()
+        self._count_towards_relearn(len(labels))
+
+    def _count_one(self, c: int, enc: Any) -> None:
+        """Hook: count one record in a subclass's own statistics."""
+
+    def _count_batch(self, classes: np.ndarray, batch: EncodedBatch) -> None:
+        """Hook: count a batch in a subclass's own statistics."""
+
+    def _count_towards_relearn(self, n: int) -> None:
+        self._since_relearn += n
+        if self.relearn_every and self._since_relearn >= self.relearn_every:
+            self.relearn()
+
+    # -- relearning ----------------------------------------------------------------------------
+    def relearn(self) -> None:
+        """Select attributes and learn the network from the current statistics now, then swap
+        it in (``structure_version`` + 1)."""
+        self._since_relearn = 0
+        if not self.stats.n_classes:
+            return
+        data = self.reservoir_data(self._candidates())
+        selection = info_as(data, metric=self.metric, significance=self.significance)
+        self._install(self._learn_network(data, selection))
+
+    def reservoir_data(self, attributes: Sequence[int]) -> DiscreteData:
+        """The reservoir's records over ``attributes`` (schema indices), with their estimated
+        weights: the contingency data Info-AS and the network search read."""
+        schema = self.stats.schema
+        values, classes, weights = self.reservoir.records(schema, attributes)
+        return DiscreteData(values, classes, [schema.attribute_size(a) for a in attributes],
+                            self.stats.n_classes, [schema.attributes.values[a]
+                                                   for a in attributes], weights)
+
+    def _candidates(self) -> list[int]:
+        """The discrete attributes with the highest I(X; C) in the counts, at most
+        ``max_candidates`` of them (ties: first registered), in registration order."""
+        schema = self.stats.schema
+        discrete = [a for a, kind in enumerate(schema.kinds) if kind in (NOMINAL, TOKEN)]
+        if len(discrete) <= self.max_candidates:
+            return discrete
+        information = self.class_information(discrete)
+        order = np.lexsort((np.arange(len(discrete)), -information))
+        return sorted(discrete[i] for i in order[: self.max_candidates])
+
+    def class_information(self, attributes: Sequence[int]) -> np.ndarray:
+        """I(X; C) of each attribute from its counts (tokens in one vectorised pass)."""
+        schema, stats = self.stats.schema, self.stats
+        out = np.empty(len(attributes))
+        tokens = [i for i, a in enumerate(attributes) if schema.kinds[a] == TOKEN]
+        if tokens:
+            present = stats.value_counts[:, [schema.slots[attributes[i]] for i in tokens]]
+            table = np.stack([present, stats.class_counts[:, None] - present])  # (2, k, T)
+            p = table / max(float(stats.class_counts.sum()), 1e-300)
+            expected = p.sum(axis=1, keepdims=True) * p.sum(axis=0, keepdims=True)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                terms = np.where(p > 0, p * np.log(p / expected), 0.0)
+            out[tokens] = terms.sum(axis=(0, 1))
+        for i, a in enumerate(attributes):
+            if schema.kinds[a] != TOKEN:
+                out[i] = class_mutual_information(self._marginal(a))
+        return out
+
+    def _learn_network(self, data: DiscreteData, selection: Selection) -> NetworkStructure:
+        """The subclass's network over the selected attributes."""
+        raise NotImplementedError
+
+    @staticmethod
+    def _selection_details(selection: Selection) -> dict[str, Any]:
+        return {"scores": selection.scores, "p_values": selection.p_values,
+                "stop": selection.stop}
+
+    # -- prediction ----------------------------------------------------------------------------
+    def network(self) -> DiscreteNetwork:
+        """The network in use with its current parameters (log-CPTs from the family tables)."""
+        if self._network_cache is None:
+            sizes = [self._size(v) for v in range(len(self._attributes) + 1)]
+            self._network_cache = DiscreteNetwork(
+                self._parents, sizes,
+                [DiscreteNetwork.log_cpt(t, self.alpha) for t in self._tables], class_node=0)
+        return self._network_cache
+
+    def _log_scores(self, evidence: np.ndarray) -> np.ndarray:
+        self._fit_tables()
+        return self.network().class_log_scores(evidence)
+
+    def _joint_log_likelihood(self, records: Sequence[Mapping], where: str
+                              ) -> tuple[np.ndarray, np.ndarray]:
+        batch = encode_batch(self.stats.schema, records, where, grow=False)
+        rows, columns = self._batch_cells(batch)
+        scores = self._log_scores(self._evidence(rows, columns, batch.n))
+        return scores, np.zeros(scores.shape, dtype=np.int64)
+
+    def _scores_one(self, x: Mapping) -> np.ndarray:
+        self._check_record(x, "record to predict")
+        enc = self.stats.schema.encode(x, "record to predict", grow=False)
+        columns = np.asarray(enc.nominal_columns + enc.token_columns, dtype=np.int64)
+        evidence = self._evidence(np.zeros(len(columns), dtype=np.int64), columns, 1)
+        return self._log_scores(evidence)[0]
+
+    def predict_proba_one(self, x: Mapping) -> dict[Any, float]:
+        if not self.stats.n_classes:
+            self._check_record(x, "record to predict")
+            return {}
+        scores = self._scores_one(x)
+        p = np.exp(scores - scores.max())
+        return dict(zip(self.stats.labels.values, (p / p.sum()).tolist(), strict=True))
+
+    def predict_log_proba_one(self, x: Mapping) -> dict[Any, float]:
+        """log P(c | x), exact where probabilities underflow."""
+        if not self.stats.n_classes:
+            self._check_record(x, "record to predict")
+            return {}
+        scores = self._scores_one(x)
+        top = scores.max()
+        logs = scores - top - np.log(np.exp(scores - top).sum())
+        return dict(zip(self.stats.labels.values, logs.tolist(), strict=True))
+
+    # -- monoid operations ---------------------------------------------------------------------
+    def decay(self, factor: float) -> None:
+        """Forget exponentially: counts, family tables and reservoir weights × ``factor``."""
+        super().decay(factor)
+        self.reservoir.decay(factor)
+        for table in self._tables:
+            table *= factor
+        self._counts_changed()
+
+    def _check_merge(self, other: SelectiveClassifier) -> None:
+        mine = {k: v for k, v in init_params(self).items() if k != "seed"}
+        theirs = {k: v for k, v in init_params(other).items() if k != "seed"}
+        if type(other) is not type(self) or _encode_param(mine) != _encode_param(theirs):
+            raise ValueError(f"cannot merge {other!r} into {self!r}: models differ")
+
+    def merge(self, other: SelectiveClassifier) -> SelectiveClassifier:
+        """Add what ``other`` learned (e.g. on another shard; its ``seed`` should differ).
+
+        The counts add exactly; the reservoirs merge into a priority sample of both streams
+        (exact while both fit, see :class:`~streamnb.stats.Reservoir`). The network in use is
+        kept (call :meth:`relearn` to re-learn it from the merged statistics); its family
+        tables are re-read from the merged counts where those hold them, and otherwise gain
+        ``other``'s tables when ``other`` uses the same network, or else the estimate from
+        ``other``'s reservoir. Returns ``self``."""
+        self._check_merge(other)
+        self._merge_statistics(other)
+        stats = self.stats
+        classes = np.array([stats.labels.index[label] for label in other.stats.labels.values],
+                           dtype=np.int64)
+        columns = column_map(stats.schema, other.stats.schema)
+        self._fit_tables()
+        mine = self.structure or NetworkStructure.naive(())
+        theirs = other.structure or NetworkStructure.naive(())
+        same = (mine.selected, mine.parents) == (theirs.selected, theirs.parents)
+        for i, node in enumerate(mine.nodes):
+            nodes = (*self._parents[i], i)
+            exact = self._exact_table(nodes)
+            if exact is not None:
+                self._tables[i] = exact
+            elif same:
+                self._add_aligned(i, other, other._tables[i], classes)
+            else:
+                rows, cells = other.reservoir.cells()
+                self._tables[i] += self._sample_table(
+                    nodes, rows, columns[cells], other.reservoir.size,
+                    classes[other.reservoir.classes()], other.reservoir.estimated_weights())
+                if not other.reservoir.exact:
+                    self.family_sources[node] = RESERVOIR_ESTIMATE
+        self.reservoir.merge(other.reservoir, columns, classes)
+        self.n_learned += other.n_learned
+        self._counts_changed()
+        return self
+
+    def _merge_statistics(self, other: SelectiveClassifier) -> None:
+        """Merge the counts (subclasses: their own statistics too)."""
+        self.stats.merge(other.stats)
+
+    def _add_aligned(self, i: int, other: SelectiveClassifier, table: np.ndarray,
+                     classes: np.ndarray) -> None:
+        """Add ``other``'s table of family i, its value indices mapped to ours by name."""
+        schema, theirs = self.stats.schema, other.stats.schema
+        index = []
+        for v in (*self._parents[i], i):
+            if v == 0:
+                index.append(classes)
+                continue
+            a = self._attributes[v - 1]
+            if schema.kinds[a] == TOKEN:
+                index.append(np.arange(2))
+                continue
+            mine = list(schema.nominal_values[schema.slots[a]])
+            b = theirs.attributes.index[schema.attributes.values[a]]
+            index.append(np.array([mine.index(value)
+                                   for value in theirs.nominal_values[theirs.slots[b]]],
+                                  dtype=np.int64))
+        np.add.at(self._tables[i], np.ix_(*index), table)
+
+    # -- persistence ---------------------------------------------------------------------------
+    def _extra_state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+        reservoir_meta, reservoir_arrays = self.reservoir.to_state()
+        structure = self.structure
+        meta = {"reservoir": reservoir_meta,
+                "structure": None if structure is None else structure.to_json(),
+                "structure_version": self.structure_version,
+                "since_relearn": self._since_relearn,
+                "sources": [self.family_sources.get(v, EXACT_COUNTS)
+                            for v in (structure.nodes if structure else (CLASS,))]}
+        arrays = {f"reservoir.{k}": v for k, v in reservoir_arrays.items()}
+        for i, table in enumerate(self._tables):
+            arrays[f"family{i}"] = table
+        return meta, arrays
+
+    def _restore_extra(self, meta: Mapping[str, Any], arrays: Mapping[str, np.ndarray]) -> None:
+        self.reservoir = Reservoir.from_state(
+            meta["reservoir"], {k[len("reservoir."):]: v for k, v in arrays.items()
+                                if k.startswith("reservoir.")})
+        structure = (None if meta["structure"] is None
+                     else NetworkStructure.from_json(meta["structure"]))
+        self._install(structure or NetworkStructure.naive(()), record_sources=False)
+        self.structure = structure
+        self.structure_version = int(meta["structure_version"])
+        self._since_relearn = int(meta["since_relearn"])
+        nodes = structure.nodes if structure else (CLASS,)
+        self.family_sources = dict(zip(nodes, meta["sources"], strict=True))
+        for i in range(len(self._tables)):
+            table = np.array(arrays[f"family{i}"], dtype=np.float64)
+            expected = tuple(self._size(v) for v in (*self._parents[i], i))
+            if table.shape != expected:
+                raise ValueError(f"family{i}: expected shape {expected}, got {table.shape}")
+            self._tables[i] = table
+        self._counts_changed()
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state["_network_cache"] = None
+        state.pop("_values", None)
+        return state
