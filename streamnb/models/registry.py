@@ -8,6 +8,9 @@ from streamnb.models.aode import AODE
 from streamnb.models.base import CountClassifier
 from streamnb.models.indifferent_nb import IndifferentNB
 from streamnb.models.naive_bayes import NaiveBayes
+from streamnb.models.selective_bn import SelectiveBN
+from streamnb.models.selective_nb import SelectiveNB
+from streamnb.models.selective_tan import SelectiveTAN
 from streamnb.models.tan import TAN
 
 __all__ = ["MODELS", "make_model"]
@@ -21,6 +24,11 @@ MODELS: dict[str, Callable[[], CountClassifier]] = {
     "tan": TAN,
     "tan-ddr": lambda: TAN(weight="ddr"),
     "aode": AODE,
+    # Info-AS selection (Singh & Provan) with the CDC metric, the best on the spam stream
+    # (docs/selective.md)
+    "selective-nb": lambda: SelectiveNB(metric="cdc"),
+    "selective-tan": lambda: SelectiveTAN(metric="cdc"),
+    "selective-bn": lambda: SelectiveBN(metric="cdc"),
 }
 
 
