@@ -157,6 +157,32 @@ def cmd_explain(args: argparse.Namespace) -> int:
     return 0
 
 
+def _configure_logging(level: str) -> None:
+    import logging
+
+    logging.basicConfig(level=level.upper(), stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from consumers.config import ConfigError, dump_config, load_config
+
+    try:
+        config = load_config(args)
+    except ConfigError as exc:
+        print(f"streamnb serve: {exc}", file=sys.stderr)
+        return 2
+    if args.print_config:
+        print(dump_config(config), end="")
+        return 0
+    _configure_logging(config.log_level)
+    from consumers.service import Service
+
+    service = Service(config)
+    service.install_signal_handlers()
+    return service.run()
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="streamnb", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -190,6 +216,18 @@ def build_parser() -> argparse.ArgumentParser:
     explain.add_argument("--top", type=int, default=8, help="attributes listed per line")
     explain.add_argument("--data-dir", default=None, help="dataset cache directory")
     explain.set_defaults(func=cmd_explain)
+    from consumers.config import add_arguments
+
+    serve = sub.add_parser("serve", help="the Kafka classification service",
+                           description="Classify and learn from JSON messages on Kafka topics: "
+                           "labelled messages are predicted (prequential metrics), then "
+                           "learned; unlabelled ones are predicted and published. Every option "
+                           "is also read from STREAMNB_<OPTION> and from a TOML --config file "
+                           "(flags win over the environment, which wins over the file).")
+    add_arguments(serve)
+    serve.add_argument("--print-config", action="store_true",
+                       help="print the effective configuration (secrets redacted) and exit")
+    serve.set_defaults(func=cmd_serve)
     return parser
 
 
