@@ -14,35 +14,15 @@ import time
 from typing import Any
 
 from kafka import KafkaConsumer, TopicPartition
-from kafka.admin import KafkaAdminClient, NewTopic
-from kafka.errors import KafkaError, TopicAlreadyExistsError
 
 from consumers.snapshots import decode_partition, encode_partition
 from consumers.state import PartitionState
 from streamnb.stats.persist import StateFileError
 
-__all__ = ["ChangelogReader", "ensure_topic", "publish_state"]
+__all__ = ["ChangelogReader", "publish_state"]
 
 log = logging.getLogger("streamnb.service")
 OFFSET_HEADER = "streamnb-offset"
-
-
-def ensure_topic(client_options: dict[str, Any], topic: str, partitions: int = 1,
-                 configs: dict[str, str] | None = None) -> None:
-    """Create ``topic`` unless it exists (production clusters usually create topics up front;
-    a cluster that forbids it is told in the log, and the topic must then exist)."""
-    admin = None
-    try:
-        admin = KafkaAdminClient(**client_options)
-        admin.create_topics([NewTopic(topic, partitions, 1, topic_configs=configs or {})])
-        log.info("created topic %s", topic)
-    except TopicAlreadyExistsError:
-        pass
-    except KafkaError as exc:
-        log.warning("could not create topic %s (%s); it must exist", topic, exc)
-    finally:
-        if admin is not None:
-            admin.close()
 
 
 def publish_state(producer: Any, topic: str, key: tuple[str, int], state: PartitionState):

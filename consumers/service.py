@@ -28,12 +28,13 @@ from typing import Any
 from kafka import ConsumerRebalanceListener, KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.structs import OffsetAndMetadata
 
-from consumers.changelog import ChangelogReader, ensure_topic, publish_state
+from consumers.changelog import ChangelogReader, publish_state
 from consumers.config import ServiceConfig
 from consumers.messages import Record, Rejection, decode_batch
 from consumers.metrics import ServiceMetrics
 from consumers.snapshots import read_snapshot, write_snapshot
 from consumers.state import PartitionedModel, PartitionState, model_factory
+from consumers.topics import ensure_topic
 
 __all__ = ["MODEL_FILE", "Service"]
 

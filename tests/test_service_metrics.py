@@ -17,8 +17,15 @@ import urllib.parse
 import urllib.request
 
 import pytest
-from kafka_helpers import create_topic, dumps, free_port, labelled_features, produce, unique, \
-    wait_for
+from kafka_helpers import (
+    create_topic,
+    dumps,
+    free_port,
+    labelled_features,
+    produce,
+    unique,
+    wait_for,
+)
 from prometheus_client import CollectorRegistry
 
 from consumers.config import load_config
@@ -99,7 +106,8 @@ def test_prometheus_scrapes_the_service(kafka_broker, tmp_path):
         "changelog_topic": "", "output_topic": f"{topic}-out",
         "dead_letter_topic": f"{topic}-dlq", "snapshot_dir": str(tmp_path / "state"),
         "metrics_address": f"127.0.0.1:{port}", "model": "tan", "relearn_every": 500,
-        "max_poll_records": 250, "max_message_bytes": 4000, "windows": ["1000", "100"]},
+        "max_poll_records": 250, "max_message_bytes": 4000,
+        "snapshot_every_records": 1000, "windows": ["1000", "100"]},
         environ={})
     service = Service(config)
     thread = threading.Thread(target=service.run, daemon=True)
@@ -144,10 +152,14 @@ def test_prometheus_scrapes_the_service(kafka_broker, tmp_path):
         assert q("streamnb_model_records") == {(): n_labelled}
         assert q("streamnb_model_version") == {(): n_labelled}
         assert q("streamnb_batch_size_sum") == {(): len(values)}
-        assert list(q("streamnb_learn_latency_seconds_count").values())[0] >= n_labelled / 250
-        assert list(q("streamnb_predict_latency_seconds_count").values())[0] >= 14
-        assert list(q("streamnb_snapshot_age_seconds").values())[0] >= 0
-        assert list(q("streamnb_snapshots_total").values())[0] >= 0
+        def one(expr):
+            (value,) = q(expr).values()
+            return value
+
+        assert one("streamnb_learn_latency_seconds_count") >= n_labelled / 250
+        assert one("streamnb_predict_latency_seconds_count") >= len(values) / 250
+        assert one("streamnb_snapshots_total") >= len(values) // 1000
+        assert 0 <= one("streamnb_snapshot_age_seconds") < 60
         lag = q("streamnb_consumer_lag")
         assert set(lag) == {(("partition", "0"), ("topic", topic))}
         # the prequential gauges equal the service's own windows, overall and per class
