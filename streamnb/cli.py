@@ -243,6 +243,8 @@ def _configure_logging(level: str) -> None:
 
     logging.basicConfig(level=level.upper(), stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    # kafka-python narrates every connection at INFO: keep it to warnings unless debugging
+    logging.getLogger("kafka").setLevel("DEBUG" if level == "debug" else "WARNING")
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
