@@ -13,6 +13,7 @@ the dictionaries handed to the Kafka client reveal them.
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import tomllib
 from collections.abc import Mapping
@@ -20,8 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["OPTIONS", "ConfigError", "Option", "Secret", "ServiceConfig", "add_arguments",
-           "dump_config", "load_config"]
+__all__ = ["OPTIONS", "ConfigError", "Option", "RedactSecrets", "Secret", "ServiceConfig",
+           "add_arguments", "dump_config", "load_config"]
 
 ENV_PREFIX = "STREAMNB_"
 MODEL_NAMES = ("indifferent", "ml", "laplace", "m-estimate", "bibl", "tan", "aode")
@@ -59,6 +60,40 @@ class Secret:
 
     def __reduce__(self):  # never let a secret travel through pickle
         raise TypeError("a Secret cannot be pickled")
+
+
+class RedactSecrets(logging.Filter):
+    """A handler filter that replaces the given secrets by ``***`` in every record, its
+    arguments and its traceback: kafka-python logs its whole configuration at debug level
+    (``KafkaAdminClient``), passwords included.
+
+    Examples
+    --------
+    >>> record = logging.LogRecord("kafka", 10, "", 0, "config: %s", ({"pw": "hunter2"},), None)
+    >>> RedactSecrets(["hunter2"]).filter(record), record.getMessage()
+    (True, "config: {'pw': '***'}")
+
+    """
+
+    def __init__(self, secrets: list[str]) -> None:
+        super().__init__()
+        self.secrets = [s for s in secrets if s]
+
+    def _redact(self, text: str) -> str:
+        for secret in self.secrets:
+            text = text.replace(secret, "***")
+        return text
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if self.secrets:
+            record.msg, record.args = self._redact(record.getMessage()), None
+            if record.exc_info and not record.exc_text:
+                record.exc_text = logging.Formatter().formatException(record.exc_info)
+            if record.exc_text:
+                record.exc_text = self._redact(record.exc_text)
+            if record.stack_info:
+                record.stack_info = self._redact(record.stack_info)
+        return True
 
 
 @dataclass(frozen=True)
@@ -100,6 +135,9 @@ OPTIONS: tuple[Option, ...] = (
            "static group membership id (a restarted member takes its place back without "
            "waiting for its session to expire)"),
     Option("client-id", str, "streamnb", "client id sent to the brokers", kafka="client_id"),
+    Option("bootstrap-timeout-ms", int, 0, "give up connecting to the brokers after this long "
+           "(0: the client's default, 30 s in kafka-python 3)", minimum=0,
+           kafka="bootstrap_timeout_ms"),
     # -- the model ------------------------------------------------------------------------------
     Option("model", str, "indifferent", "classifier", choices=MODEL_NAMES),
     Option("relearn-every", int, 1000,
@@ -197,6 +235,11 @@ class ServiceConfig:
                          else "" if o.kind is Secret else self.values[o.attribute])
                 for o in OPTIONS}
 
+    def secrets(self) -> list[str]:
+        """The values of the secret options that are set (for :class:`RedactSecrets`)."""
+        return [v.reveal() for o in OPTIONS if o.kind is Secret
+                for v in [self.values[o.attribute]] if v.reveal()]
+
     @property
     def window_sizes(self) -> list[int]:
         return [int(w) for w in self.values["windows"]]
@@ -212,7 +255,7 @@ class ServiceConfig:
             value = self.values[o.attribute]
             if o.kind is Secret:
                 value = value.reveal() or None
-            elif o.kind is str:
+            elif o.kind is str or o.kind is int:  # empty or 0: the client's default
                 value = value or None
             if value is not None:
                 out[o.kafka] = value

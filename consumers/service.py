@@ -29,7 +29,7 @@ from kafka import ConsumerRebalanceListener, KafkaConsumer, KafkaProducer, Topic
 from kafka.structs import OffsetAndMetadata
 
 from consumers.changelog import ChangelogReader, publish_state
-from consumers.config import ServiceConfig
+from consumers.config import RedactSecrets, ServiceConfig
 from consumers.messages import Record, Rejection, decode_batch
 from consumers.metrics import ServiceMetrics
 from consumers.snapshots import read_snapshot, write_snapshot
@@ -109,6 +109,7 @@ class Service:
     def run(self, max_records: int | None = None) -> int:
         """Serve until :meth:`stop` (or, if given, until ``max_records`` records have been
         handled); then drain, snapshot, publish and exit. Returns 0."""
+        self._redact_logs()
         self._start_metrics()
         self._open()
         try:
@@ -124,6 +125,15 @@ class Service:
         finally:
             self._shutdown()
         return 0
+
+    def _redact_logs(self) -> None:
+        """Keep the configured secrets out of every log handler of the process."""
+        secrets = self.config.secrets()
+        if not secrets:
+            return
+        for handler in logging.getLogger().handlers:
+            if not any(isinstance(f, RedactSecrets) for f in handler.filters):
+                handler.addFilter(RedactSecrets(secrets))
 
     def _start_metrics(self) -> None:
         address = self.config.metrics_address
