@@ -145,6 +145,9 @@ OPTIONS: tuple[Option, ...] = (
            minimum=0),
     Option("max-candidates", int, 100,
            "attributes with pairwise counts (tan, aode)", minimum=2),
+    Option("publisher-process", bool, True,
+           "publish predictions from a helper process (kafka-python's producer costs about as "
+           "much CPU per record as its consumer: on a second core the two overlap)"),
     Option("publish-labelled", bool, False,
            "also publish the prequential prediction of each labelled message"),
     # -- state ----------------------------------------------------------------------------------

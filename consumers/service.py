@@ -32,6 +32,7 @@ from consumers.changelog import ChangelogReader, publish_state
 from consumers.config import RedactSecrets, ServiceConfig
 from consumers.messages import Record, Rejection, decode_batch
 from consumers.metrics import ServiceMetrics
+from consumers.publisher import ProcessPublisher, ProducerPublisher
 from consumers.snapshots import read_snapshot, write_snapshot
 from consumers.state import PartitionedModel, PartitionState, model_factory
 from consumers.topics import ensure_topic
@@ -85,6 +86,7 @@ class Service:
         self._stop = threading.Event()
         self._consumer: KafkaConsumer | None = None
         self._producer: KafkaProducer | None = None
+        self._outputs: ProcessPublisher | ProducerPublisher | None = None
         self._changelog: ChangelogReader | None = None
         self._restorable: dict[tuple[str, int], PartitionState] = {}
         self._published: dict[tuple[str, int], int] = {}  # offset last sent to the changelog
@@ -151,6 +153,8 @@ class Service:
         cfg = self.config
         client = cfg.kafka_options()
         self._producer = KafkaProducer(**cfg.producer_options())
+        self._outputs = (ProcessPublisher(cfg.producer_options(), cfg.log_level)
+                         if cfg.publisher_process else ProducerPublisher(self._producer))
         if cfg.changelog_topic:
             ensure_topic(client, cfg.changelog_topic,
                          configs={"cleanup.policy": "compact",
@@ -320,12 +324,12 @@ class Service:
                  proba: Any, classes: list, model_version: int, structure_version: int) -> None:
         if not indices:
             return
-        topic, send = self.config.output_topic, self._producer.send
         keys = [encode_basestring_ascii(str(c)) for c in classes]
         labels = [json.dumps(c) for c in classes]
         tail = f',"model_version":{model_version},"structure_version":{structure_version}}}'
         best = proba.argmax(axis=1) if len(classes) else None
         values = proba.tolist()
+        record_keys, record_values = [], []
         for i in indices:
             row = predicted[i]
             record_id = decoded[i].id
@@ -335,7 +339,9 @@ class Service:
                 body = labels[best[row]] + ',"proba":{' + ",".join(
                     f"{key}:{p!r}" for key, p in zip(keys, values[row], strict=True)) + "}"
             value = '{"id":' + encode_basestring_ascii(record_id) + ',"label":' + body + tail
-            send(topic, key=record_id.encode(), value=value.encode())
+            record_keys.append(record_id.encode())
+            record_values.append(value.encode())
+        self._outputs.send_batch(self.config.output_topic, record_keys, record_values)
 
     def _dead_letter(self, record: Any, reason: str, detail: str) -> None:
         self.metrics.dead_letters.labels(reason=reason).inc()
@@ -397,7 +403,8 @@ class Service:
 
     def _checkpoint(self, publish: list[tuple[str, int]], commit: bool = True) -> None:
         """Flush, snapshot every owned state, publish ``publish`` to the changelog, commit."""
-        self._producer.flush()  # outputs of every record before the offsets below
+        self._outputs.flush()  # predictions and dead letters of every record before the
+        self._producer.flush()  # offsets below are delivered
         self.snapshot_dir.mkdir(parents=True, exist_ok=True)
         write_snapshot(self.snapshot_dir, self.model.own,
                        {"group_id": self.config.group_id, "model": self.config.model})
@@ -417,7 +424,7 @@ class Service:
     def _shutdown(self) -> None:
         consumer = self._consumer
         try:
-            if self._producer is not None and consumer is not None and self.model.own \
+            if self._outputs is not None and consumer is not None and self.model.own \
                     and (self._changed or not (self.snapshot_dir / "snapshot.snb").exists()):
                 self._checkpoint(publish=list(self.model.own))
             if self.model.dirty:
@@ -434,6 +441,8 @@ class Service:
                     log.info("no partitions assigned yet: not leaving the group")
                 else:
                     consumer.close(autocommit=False)
+            if self._outputs is not None:
+                self._outputs.close()
             if self._producer is not None:
                 self._producer.close()
             if self._http is not None:
