@@ -15,6 +15,7 @@ between the last snapshot and a crash are classified again after the restart.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import math
@@ -166,14 +167,17 @@ class Service:
     def _restore(self) -> None:
         """Load this instance's snapshot and the changelog; partitions are restored from them
         as they are assigned."""
-        states, _ = read_snapshot(self.snapshot_dir)
+        states, meta = read_snapshot(self.snapshot_dir)
+        if states and meta.get("model") != self.config.model:
+            raise ValueError(f"{self.snapshot_dir} holds the snapshot of a {meta.get('model')!r} "
+                             f"model, not of --model {self.config.model!r}: use another "
+                             "--snapshot-dir (or remove this one to start over)")
         if states:
             log.info("snapshot %s: %d partition states (%s)", self.snapshot_dir, len(states),
                      ", ".join(f"{t}:{p}@{s.offset}" for (t, p), s in sorted(states.items())))
         self._restorable = states
         if self._changelog is not None:
-            for key, state in self._changelog.read_all().items():
-                self.model.offer(key, state)
+            self._offer(self._changelog.read_all())
             self._last_changelog_poll = time.monotonic()
         if self.config.group_id:
             self._consumer.subscribe(topics=list(self.config.input_topic),
@@ -194,6 +198,15 @@ class Service:
             tps += [TopicPartition(topic, p) for p in sorted(partitions or ())]
         self._consumer.assign(tps)
         self._assign(tps)
+
+    def _offer(self, states: dict[tuple[str, int], PartitionState]) -> None:
+        for key, state in states.items():
+            if not self.model.compatible(state):
+                log.warning("changelog %s: the state of %s:%s holds a %s, not this service's "
+                            "%s; ignored", self.config.changelog_topic, *key,
+                            type(state.model).__name__, self.model.model_class.__name__)
+                continue
+            self.model.offer(key, state)
 
     # -- rebalancing ----------------------------------------------------------------------------
     def _assign(self, tps: list[TopicPartition]) -> None:
@@ -231,6 +244,8 @@ class Service:
             self._publish_states(keys)
         for key in keys:
             self.model.release(key)
+            with contextlib.suppress(KeyError):  # no lag reported for it yet
+                self.metrics.lag.remove(key[0], str(key[1]))
         log.info("revoked %s", ", ".join(f"{t}:{p}" for t, p in keys))
 
     # -- the batch ------------------------------------------------------------------------------
@@ -369,8 +384,7 @@ class Service:
         cfg = self.config
         if self._changelog is not None and now - self._last_changelog_poll >= 0.5:
             self._last_changelog_poll = now
-            for key, state in self._changelog.poll(0).items():
-                self.model.offer(key, state)
+            self._offer(self._changelog.poll(0))
         if self.model.dirty and now - self._last_rebuild >= cfg.rebuild_every_seconds:
             self.model.rebuild()
             self._last_rebuild = now

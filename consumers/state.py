@@ -114,6 +114,7 @@ class PartitionedModel:
         self.own: dict[Key, PartitionState] = {}
         self.others: dict[Key, PartitionState] = {}
         self.model = factory()
+        self.model_class = type(self.model)
         self._summed: dict[Key, PartitionState] = {}  # what ``model`` is the sum of
         self._alias: PartitionState | None = None  # the state whose model *is* the sum
 
@@ -128,8 +129,16 @@ class PartitionedModel:
         return states.keys() != self._summed.keys() or any(
             self._summed[k] is not s for k, s in states.items())
 
+    def compatible(self, state: PartitionState) -> bool:
+        """Whether ``state`` holds the model this service runs (a snapshot or changelog
+        written with another ``--model`` does not)."""
+        return type(state.model) is self.model_class
+
     def take(self, key: Key, state: PartitionState) -> None:
         """Own partition ``key`` from now on, starting from ``state``."""
+        if not self.compatible(state):
+            raise ValueError(f"the state of {key} holds a {type(state.model).__name__}, this "
+                             f"service runs a {self.model_class.__name__}")
         self.others.pop(key, None)
         self.own[key] = state
 
@@ -143,11 +152,12 @@ class PartitionedModel:
 
     def offer(self, key: Key, state: PartitionState) -> bool:
         """Another member's state of ``key`` (from the changelog); kept if ``key`` is not ours
-        and it is at least as far as the one we have. Returns whether it was kept."""
-        if key in self.own:
+        and it is further than the one we have (at the same offset it is the same state).
+        Returns whether it was kept."""
+        if key in self.own or not self.compatible(state):
             return False
         mine = self.others.get(key)
-        if mine is not None and mine.offset > state.offset:
+        if mine is not None and mine.offset >= state.offset:
             return False
         self.others[key] = state
         return True
