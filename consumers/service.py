@@ -77,6 +77,11 @@ class Service:
     """
 
     def __init__(self, config: ServiceConfig, metrics: ServiceMetrics | None = None) -> None:
+        try:
+            import pandas  # noqa: F401 - predict_proba_many returns DataFrames
+        except ImportError:
+            raise RuntimeError("the service classifies in batches with pandas: pip install "
+                               "'streamnb[pandas]' (or the broker extra)") from None
         self.config = config
         self.metrics = metrics or ServiceMetrics(windows=config.window_sizes)
         self.model = PartitionedModel(model_factory(config.model, config.max_candidates),
