@@ -11,9 +11,11 @@ A broker (an embedded tansu unless ``--bootstrap-servers``) holds an input topic
 The service (``consumers.service.Service``, standalone, in this process) first learns the
 training prefix and snapshots; each measured run restarts from that snapshot and handles the
 ``--n`` messages, timed from ``run()`` to its return (connection, the final producer flush and
-snapshot included). The raw rate is a plain ``KafkaConsumer`` with the same client settings
-(``max_poll_records``, checksum checks) reading the same ``--n`` records and doing nothing
-with them, timed from construction to the last record. Runs alternate raw / service
+snapshot included). The raw consume rate is a plain ``KafkaConsumer`` with the same client
+settings (``max_poll_records``, checksum checks) reading the same ``--n`` records and doing
+nothing with them, timed from construction to the last record; the raw produce rate a plain
+``KafkaProducer`` with the service's settings sending ``--n`` prediction-sized records keyed by
+id (what the unlabelled workload must also do). Runs alternate raw / service
 ``--repeat`` times; the best of each is compared (the machine is shared; the spread is
 printed). Every published prediction is counted on the output topic after the runs.
 
@@ -78,6 +80,23 @@ def raw_rate(bootstrap: str, topic: str, start: int, n: int, max_poll_records: i
     return n / seconds
 
 
+def raw_produce_rate(bootstrap: str, topic: str, n: int, options: dict) -> float:
+    """A plain KafkaProducer with the service's settings sending n prediction-like records
+    (keyed by id, to a one-partition topic, as the publisher does)."""
+    values = [json.dumps({"id": f"m{i}", "label": "spam", "proba": {"spam": 0.9731,
+                          "ham": 0.0269}, "model_version": 5000, "structure_version": 0}
+                         ).encode() for i in range(n)]
+    keys = [f"m{i}".encode() for i in range(n)]
+    began = time.perf_counter()
+    producer = KafkaProducer(**options)
+    for key, value in zip(keys, values, strict=True):
+        producer.send(topic, key=key, value=value, partition=0)
+    producer.flush()
+    seconds = time.perf_counter() - began
+    producer.close()
+    return n / seconds
+
+
 def count(bootstrap: str, topic: str, expect: int, timeout: float = 120.0) -> int:
     consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=None,
                              enable_auto_commit=False)
@@ -131,10 +150,14 @@ def main() -> None:
                 "snapshot_every_records": 10**9, "snapshot_every_seconds": 10**6},
                 environ={})
             Service(config).run(max_records=args.train)  # learn the prefix, snapshot it
-            raw, served = [], []
+            raw, served, produced = [], [], []
             for r in range(args.repeat):
                 raw.append(raw_rate(bootstrap, topic, args.train, args.n,
                                     args.max_poll_records))
+                if workload == "unlabelled":
+                    ensure_topic({"bootstrap_servers": bootstrap}, f"{topic}-raw-{r}", 1)
+                    produced.append(raw_produce_rate(bootstrap, f"{topic}-raw-{r}", args.n,
+                                                     config.producer_options()))
                 state = work / f"{workload}-{r}"
                 shutil.copytree(work / f"{workload}-trained", state)
                 service = Service(config.replace(snapshot_dir=str(state)))
@@ -144,14 +167,18 @@ def main() -> None:
                 assert service.processed == args.n, service.processed
             published = count(bootstrap, f"{topic}-out", args.repeat * args.n) \
                 if workload == "unlabelled" else 0
-            rows.append((workload, raw, served, published))
-        print("\n| workload | raw kafka-python consume, msg/s | service end to end, msg/s | "
-              "ratio (target >= 0.70) |\n|---|---|---|---|")
-        for workload, raw, served, _ in rows:
-            print(f"| {workload} | {max(raw):,.0f} (runs {', '.join(f'{v:,.0f}' for v in raw)})"
-                  f" | {max(served):,.0f} (runs {', '.join(f'{v:,.0f}' for v in served)}) | "
-                  f"{max(served) / max(raw):.2f} |")
-        for workload, _, _, published in rows:
+            rows.append((workload, raw, served, produced, published))
+
+        def runs(values: list[float]) -> str:
+            return f"{max(values):,.0f} (runs {', '.join(f'{v:,.0f}' for v in values)})"
+
+        print("\n| workload | raw kafka-python consume, msg/s | raw kafka-python produce, msg/s "
+              "| service end to end, msg/s | service / raw consume (target >= 0.70) |\n"
+              "|---|---|---|---|---|")
+        for workload, raw, served, produced, _ in rows:
+            print(f"| {workload} | {runs(raw)} | {runs(produced) if produced else '-'} | "
+                  f"{runs(served)} | {max(served) / max(raw):.2f} |")
+        for workload, _, _, _, published in rows:
             if workload == "unlabelled":
                 print(f"\npredictions on the output topic: {published:,} "
                       f"(expected {args.repeat * args.n:,})")

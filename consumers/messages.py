@@ -123,7 +123,7 @@ def _record(document: Any, tokenize: Callable[[str], Any]) -> Record | Rejection
                          f"{type(features).__name__}")
     if not features:
         return Rejection("invalid_schema", "'features' is empty")
-    if not set(map(type, features.values())) <= _FEATURE_TYPES:
+    if not _FEATURE_TYPES.issuperset(map(type, features.values())):
         bad = next(k for k, v in features.items() if type(v) not in _FEATURE_TYPES)
         return Rejection("invalid_schema", f"feature {bad!r:.100} is a "
                          f"{type(features[bad]).__name__}; values are strings, numbers, "

@@ -152,13 +152,18 @@ def _serve(stdin: BinaryIO, stdout: BinaryIO) -> int:
         logging.getLogger("kafka").setLevel("WARNING")
     producer = KafkaProducer(**options)
     errors: list[BaseException] = []
+    single: dict[str, int | None] = {}  # topic -> its partition, if it has only one
     while (frame := _read_frame(stdin)) is not None:
         kind, payload = frame
         if kind == b"R":
             view = memoryview(payload)
             n = int.from_bytes(view[:2], "little")
             topic, at = bytes(view[2:2 + n]).decode(), 2 + n
-            send = producer.send
+            if topic not in single:
+                partitions = producer.partitions_for(topic)
+                single[topic] = next(iter(partitions)) if len(partitions) == 1 else None
+            # a one-partition topic needs no key hashing (kafka-python's murmur2 is Python)
+            partition, send = single[topic], producer.send
             while at < len(view):
                 k = int.from_bytes(view[at:at + 4], "little")
                 key = bytes(view[at + 4:at + 4 + k])
@@ -166,7 +171,8 @@ def _serve(stdin: BinaryIO, stdout: BinaryIO) -> int:
                 v = int.from_bytes(view[at:at + 4], "little")
                 value = bytes(view[at + 4:at + 4 + v])
                 at += 4 + v
-                send(topic, key=key, value=value).add_errback(errors.append)
+                send(topic, key=key, value=value, partition=partition).add_errback(
+                    errors.append)
         elif kind == b"F":
             producer.flush()
             stdout.write(b"K\n" if not errors else

@@ -18,7 +18,6 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import math
 import signal
 import threading
 import time
@@ -26,6 +25,7 @@ from json.encoder import encode_basestring_ascii
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from kafka import ConsumerRebalanceListener, KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.structs import OffsetAndMetadata
 
@@ -328,16 +328,15 @@ class Service:
         if not learned:
             return
         column = {c: k for k, c in enumerate(classes)}
-        labels, correct, losses = [], [], []
-        best = proba.argmax(axis=1) if len(classes) else None
-        for i in sorted(learned):
-            y = decoded[i].label
-            row = predicted[i]
-            k = column.get(y)
-            p = float(proba[row, k]) if k is not None else 0.0
-            labels.append(y)
-            correct.append(best is not None and classes[best[row]] == y)
-            losses.append(-math.log(p) if p > 0 else math.inf)
+        order = sorted(learned)
+        labels = [decoded[i].label for i in order]
+        rows = np.fromiter((predicted[i] for i in order), np.int64, len(order))
+        columns = np.fromiter((column.get(y, -1) for y in labels), np.int64, len(order))
+        known = columns >= 0  # a class the model had not seen got probability 0
+        p = np.where(known, proba[rows, np.maximum(columns, 0)] if len(classes) else 0.0, 0.0)
+        correct = known & (proba.argmax(axis=1)[rows] == columns) if len(classes) else known
+        with np.errstate(divide="ignore"):
+            losses = -np.log(p)
         self.metrics.observe_predictions(labels, correct, losses)
 
     def _publish(self, decoded: list, indices: list[int], predicted: dict[int, int],

@@ -23,6 +23,7 @@ from kafka_helpers import (
     free_port,
     labelled_features,
     produce,
+    read_topic,
     unique,
     wait_for,
 )
@@ -107,7 +108,7 @@ def test_prometheus_scrapes_the_service(kafka_broker, tmp_path):
         "dead_letter_topic": f"{topic}-dlq", "snapshot_dir": str(tmp_path / "state"),
         "metrics_address": f"127.0.0.1:{port}", "model": "tan", "relearn_every": 500,
         "max_poll_records": 250, "max_message_bytes": 4000,
-        "snapshot_every_records": 1000, "windows": ["1000", "100"]},
+        "snapshot_every_records": 1000, "publish_labelled": True, "windows": ["1000", "100"]},
         environ={})
     service = Service(config)
     thread = threading.Thread(target=service.run, daemon=True)
@@ -177,6 +178,21 @@ def test_prometheus_scrapes_the_service(kafka_broker, tmp_path):
                 assert log_loss[key] == pytest.approx(loss)
         assert 0.8 < accuracy[(("class", "all"), ("window", "1000"))] <= 1.0
         assert math.isfinite(log_loss[(("class", "all"), ("window", "1000"))])
+        # ... and what the published prequential predictions say, computed here
+        outputs = [json.loads(r.value) for r in read_topic(bootstrap, f"{topic}-out",
+                                                           expect=len(values) - sum(bad.values()))]
+        truth = {f"m{i}": "spam" if i % 3 == 0 else "ham" for i in range(n_labelled)}
+        # in stream order (an auto-created output topic may have several partitions)
+        labelled = sorted((o for o in outputs if o["id"] in truth), key=lambda o: int(o["id"][1:]))
+        assert len(labelled) == n_labelled
+        for size in (1000, 100):
+            last = labelled[-size:]
+            want_accuracy = sum(o["label"] == truth[o["id"]] for o in last) / size
+            want_loss = sum(min(-math.log(o["proba"][truth[o["id"]]]) if o["proba"].get(
+                truth[o["id"]], 0) > 0 else math.inf, -math.log(1e-15)) for o in last) / size
+            key = (("class", "all"), ("window", str(size)))
+            assert accuracy[key] == pytest.approx(want_accuracy)
+            assert log_loss[key] == pytest.approx(want_loss)
     finally:
         prometheus.terminate()
         prometheus.wait(10)
