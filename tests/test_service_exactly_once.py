@@ -15,7 +15,10 @@ import json
 import random
 import time
 
+from kafka import KafkaConsumer, TopicPartition
+from kafka.structs import OffsetAndMetadata
 from kafka_helpers import (
+    GROUP_FLAGS,
     ServiceProcess,
     create_topic,
     dumps,
@@ -147,3 +150,38 @@ def test_sigkill_at_random_points_changes_no_count(kafka_broker, tmp_path):
         source = dict(r.headers)["streamnb-source"].decode()
         reasons[source.split(":")[1]] = dict(r.headers)["streamnb-error"].decode()
     assert reasons == expected["bad"]
+
+
+def test_a_restart_seeks_to_the_snapshot_not_to_the_committed_offset(kafka_broker, tmp_path):
+    """In a consumer group, rewinding the group's committed offset to 0 (as an operator's tool
+    could) must not make the restarted member count records twice: it starts at its
+    snapshot's offset."""
+    bootstrap = kafka_broker.bootstrap_servers
+    topic, group = unique("rewind"), unique("group")
+    create_topic(bootstrap, topic)
+    batch = [(labelled_features(i), "spam" if i % 3 == 0 else "ham") for i in range(1200)]
+    values = [dumps({"id": f"m{i}", "features": x, "label": y}) for i, (x, y) in enumerate(batch)]
+    produce(bootstrap, topic, values[:600])
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/metrics"
+    args = ["--bootstrap-servers", bootstrap, "--input-topic", topic, "--group-id", group,
+            *GROUP_FLAGS, "--changelog-topic", "", "--snapshot-dir", str(tmp_path / "state"),
+            "--metrics-address", f"127.0.0.1:{port}"]
+    service = ServiceProcess(args, tmp_path / "service.log")
+    wait_for(lambda: scrape(url, "streamnb_model_records") == 600, 60, "600 records",
+             alive=service.alive)
+    assert service.terminate() == 0
+    rewind = KafkaConsumer(bootstrap_servers=bootstrap, group_id=group,
+                           enable_auto_commit=False)
+    rewind.assign([TopicPartition(topic, 0)])
+    rewind.commit({TopicPartition(topic, 0): OffsetAndMetadata(0, "", -1)})
+    assert rewind.committed(TopicPartition(topic, 0)) == 0
+    rewind.close()
+    produce(bootstrap, topic, values[600:])
+    service = ServiceProcess(args, tmp_path / "service.log")
+    wait_for(lambda: scrape(url, "streamnb_model_records") == 1200, 60, "1200 records",
+             alive=service.alive)
+    assert scrape(url, "streamnb_messages_learned_total") == 600  # only the new ones
+    assert service.terminate() == 0
+    assert load_model(tmp_path / "state" / MODEL_FILE).stats.to_dict() == reference(
+        batch).stats.to_dict()
