@@ -34,7 +34,7 @@ from consumers.config import RedactSecrets, ServiceConfig
 from consumers.messages import Record, Rejection, decode_batch
 from consumers.metrics import ServiceMetrics
 from consumers.publisher import ProcessPublisher, ProducerPublisher
-from consumers.snapshots import read_snapshot, write_snapshot
+from consumers.snapshots import SNAPSHOT_FILE, read_snapshot, write_snapshot
 from consumers.state import PartitionedModel, PartitionState, model_factory
 from consumers.topics import ensure_topic
 
@@ -104,6 +104,7 @@ class Service:
         self._last_rebuild = 0.0
         self._last_lag = 0.0
         self.processed = 0  # records handled (learned, predicted or dead-lettered) by this run
+        self._restored = False  # nothing to save before the state was restored
 
     # -- lifecycle ------------------------------------------------------------------------------
     def stop(self) -> None:
@@ -119,9 +120,10 @@ class Service:
         handled); then drain, snapshot, publish and exit. Returns 0."""
         self._redact_logs()
         self._start_metrics()
-        self._open()
         try:
+            self._open()
             self._restore()
+            self._restored = True
             while not self._stop.is_set():
                 batch = self._consumer.poll(timeout_ms=self.config.poll_timeout_ms,
                                             max_records=self.config.max_poll_records)
@@ -442,13 +444,14 @@ class Service:
     def _shutdown(self) -> None:
         consumer = self._consumer
         try:
-            if self._outputs is not None and consumer is not None and self.model.own \
-                    and (self._changed or not (self.snapshot_dir / "snapshot.snb").exists()):
-                self._checkpoint(publish=list(self.model.own))
-            if self.model.dirty:
-                self.model.rebuild()
-            self.snapshot_dir.mkdir(parents=True, exist_ok=True)
-            self.model.model.save(self.snapshot_dir / MODEL_FILE)
+            if self._restored:
+                if self.model.own and (self._changed or not (
+                        self.snapshot_dir / SNAPSHOT_FILE).exists()):
+                    self._checkpoint(publish=list(self.model.own))
+                if self.model.dirty:
+                    self.model.rebuild()
+                self.snapshot_dir.mkdir(parents=True, exist_ok=True)
+                self.model.model.save(self.snapshot_dir / MODEL_FILE)
         finally:
             if self._changelog is not None:
                 self._changelog.close()

@@ -259,11 +259,18 @@ def cmd_serve(args: argparse.Namespace) -> int:
         print(dump_config(config), end="")
         return 0
     _configure_logging(config.log_level)
+    import logging
+
     from consumers.service import Service
+    from streamnb.stats.persist import StateFileError
 
     service = Service(config)
     service.install_signal_handlers()
-    return service.run()
+    try:
+        return service.run()
+    except (StateFileError, ValueError) as exc:  # a refused snapshot, state or model
+        logging.getLogger("streamnb.service").error("%s", exc)
+        return 1
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -32,7 +32,10 @@ from kafka_helpers import (
 )
 
 from consumers.service import MODEL_FILE
+from consumers.snapshots import write_snapshot
+from consumers.state import PartitionState
 from streamnb import IndifferentNB
+from streamnb.cli import main
 from streamnb.models.base import load_model
 
 N = 20_000
@@ -185,3 +188,16 @@ def test_a_restart_seeks_to_the_snapshot_not_to_the_committed_offset(kafka_broke
     assert service.terminate() == 0
     assert load_model(tmp_path / "state" / MODEL_FILE).stats.to_dict() == reference(
         batch).stats.to_dict()
+
+
+def test_a_snapshot_of_another_model_is_refused(kafka_broker, tmp_path, caplog):
+    write_snapshot(tmp_path, {("t", 0): PartitionState(reference([(labelled_features(1), "a")]),
+                                                      1)}, {"model": "indifferent"})
+    before = (tmp_path / "snapshot.snb").read_bytes()
+    code = main(["serve", "--bootstrap-servers", kafka_broker.bootstrap_servers,
+                 "--input-topic", unique("t"), "--group-id", "", "--changelog-topic", "",
+                 "--model", "tan", "--snapshot-dir", str(tmp_path), "--metrics-address", ""])
+    assert code == 1
+    assert "holds the snapshot of a 'indifferent' model, not of --model 'tan'" in caplog.text
+    assert (tmp_path / "snapshot.snb").read_bytes() == before  # left as it was
+    assert not (tmp_path / MODEL_FILE).exists()
