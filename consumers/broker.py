@@ -81,9 +81,11 @@ class EmbeddedBroker:
 
     Examples
     --------
-    >>> with EmbeddedBroker() as broker:  # doctest: +SKIP
-    ...     print(broker.bootstrap_servers)
-    127.0.0.1:...
+    >>> with EmbeddedBroker() as broker:
+    ...     broker.bootstrap_servers.startswith("127.0.0.1:"), broker.alive()
+    (True, True)
+    >>> broker.alive()
+    False
 
     """
 
