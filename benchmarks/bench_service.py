@@ -5,7 +5,8 @@ A broker (an embedded tansu unless ``--bootstrap-servers``) holds an input topic
 ``{"id", "features": {~20 tokens of a 5,000-token vocabulary}}``:
 
 - ``unlabelled``: every message is decoded, classified and its prediction published to the
-  output topic (produce → service → output topic);
+  output topic (produce → service → output topic), from the publisher helper process (the
+  default) and from the service's own process (``--no-publisher-process``);
 - ``labelled``: every message is decoded, classified (prequential metrics), then learned.
 
 The service (``consumers.service.Service``, standalone, in this process) first learns the
@@ -150,7 +151,11 @@ def main() -> None:
                 "snapshot_every_records": 10**9, "snapshot_every_seconds": 10**6},
                 environ={})
             Service(config).run(max_records=args.train)  # learn the prefix, snapshot it
-            raw, served, produced = [], [], []
+            raw, produced = [], []
+            # unlabelled: predictions published from the helper process, or from the service's
+            # own process (--no-publisher-process)
+            variants = [True, False] if workload == "unlabelled" else [True]
+            served: dict[bool, list[float]] = {v: [] for v in variants}
             for r in range(args.repeat):
                 raw.append(raw_rate(bootstrap, topic, args.train, args.n,
                                     args.max_poll_records))
@@ -158,16 +163,20 @@ def main() -> None:
                     ensure_topic({"bootstrap_servers": bootstrap}, f"{topic}-raw-{r}", 1)
                     produced.append(raw_produce_rate(bootstrap, f"{topic}-raw-{r}", args.n,
                                                      config.producer_options()))
-                state = work / f"{workload}-{r}"
-                shutil.copytree(work / f"{workload}-trained", state)
-                service = Service(config.replace(snapshot_dir=str(state)))
-                began = time.perf_counter()
-                service.run(max_records=args.n)
-                served.append(args.n / (time.perf_counter() - began))
-                assert service.processed == args.n, service.processed
-            published = count(bootstrap, f"{topic}-out", args.repeat * args.n) \
+                for helper in variants:
+                    state = work / f"{workload}-{r}-{helper}"
+                    shutil.copytree(work / f"{workload}-trained", state)
+                    service = Service(config.replace(snapshot_dir=str(state),
+                                                     publisher_process=helper))
+                    began = time.perf_counter()
+                    service.run(max_records=args.n)
+                    served[helper].append(args.n / (time.perf_counter() - began))
+                    assert service.processed == args.n, service.processed
+            published = count(bootstrap, f"{topic}-out", len(variants) * args.repeat * args.n) \
                 if workload == "unlabelled" else 0
-            rows.append((workload, raw, served, produced, published))
+            for helper in variants:
+                name = workload if helper else f"{workload}, one process"
+                rows.append((name, raw, served[helper], produced, published))
 
         def runs(values: list[float]) -> str:
             return f"{max(values):,.0f} (runs {', '.join(f'{v:,.0f}' for v in values)})"
@@ -181,7 +190,7 @@ def main() -> None:
         for workload, _, _, _, published in rows:
             if workload == "unlabelled":
                 print(f"\npredictions on the output topic: {published:,} "
-                      f"(expected {args.repeat * args.n:,})")
+                      f"(expected {2 * args.repeat * args.n:,})")
     finally:
         shutil.rmtree(work, ignore_errors=True)
         if broker is not None:
