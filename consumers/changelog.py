@@ -1,0 +1,124 @@
+"""The changelog topic: every member publishes its partitions' states there and reads the others'.
+
+A record's key is ``"<topic>:<partition>"`` of the input partition, its value the compressed
+state (:func:`consumers.snapshots.encode_partition`) and its header ``streamnb-offset`` the
+input offset the state reflects. The topic is created compacted, but compaction is never
+immediate (and tansu never compacts), so the reader keeps the last value per key itself: the
+one with the highest offset, which is the most recent state of that partition whoever wrote it.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+from kafka import KafkaConsumer, TopicPartition
+
+from consumers.snapshots import decode_partition, encode_partition
+from consumers.state import PartitionState
+from streamnb.stats.persist import StateFileError
+
+__all__ = ["ChangelogReader", "publish_state"]
+
+log = logging.getLogger("streamnb.service")
+OFFSET_HEADER = "streamnb-offset"
+
+
+def publish_state(producer: Any, topic: str, key: tuple[str, int], state: PartitionState):
+    """Send one partition's state; returns the send future."""
+    return producer.send(topic, key=f"{key[0]}:{key[1]}".encode(),
+                         value=encode_partition(key, state),
+                         headers=[(OFFSET_HEADER, str(state.offset).encode())])
+
+
+class ChangelogReader:
+    """Reads the changelog from its beginning, outside any consumer group.
+
+    Parameters
+    ----------
+    topic
+        The changelog topic.
+    client_options
+        Connection and security settings (``ServiceConfig.kafka_options()``).
+    max_bytes
+        Largest state accepted, compressed or not.
+
+    """
+
+    def __init__(self, topic: str, client_options: dict[str, Any], max_bytes: int) -> None:
+        self.topic = topic
+        self.max_bytes = max_bytes
+        self.consumer = KafkaConsumer(**client_options, group_id=None, enable_auto_commit=False,
+                                      auto_offset_reset="earliest",
+                                      max_partition_fetch_bytes=max_bytes,
+                                      fetch_max_bytes=max_bytes)
+        self._assigned = False
+
+    def _assign(self) -> bool:
+        if not self._assigned:
+            partitions = self.consumer.partitions_for_topic(self.topic)
+            if not partitions:
+                return False
+            tps = [TopicPartition(self.topic, p) for p in sorted(partitions)]
+            self.consumer.assign(tps)
+            self.consumer.seek_to_beginning(*tps)
+            self._assigned = True
+        return True
+
+    def poll(self, timeout_ms: int = 0) -> dict[tuple[str, int], PartitionState]:
+        """The newest state per input partition among the records read now (only the newest
+        of each is decoded); undecodable records are logged and skipped."""
+        if not self._assign():
+            return {}
+        newest: dict[tuple[str, int], tuple[int, bytes]] = {}
+        for records in self.consumer.poll(timeout_ms=timeout_ms).values():
+            for record in records:
+                offset = dict(record.headers or []).get(OFFSET_HEADER)
+                key = self._key(record.key)
+                if key is None or offset is None or not offset.isdigit():
+                    log.warning("changelog %s: skipping a record without a partition key or "
+                                "offset (at %s)", self.topic, record.offset)
+                    continue
+                offset = int(offset)
+                if key not in newest or offset >= newest[key][0]:
+                    newest[key] = (offset, record.value)
+        out = {}
+        for key, (_, value) in newest.items():
+            try:
+                decoded_key, state = decode_partition(value or b"", self.max_bytes)
+            except StateFileError as exc:
+                log.warning("changelog %s: skipping the state of %s: %s", self.topic, key, exc)
+                continue
+            if decoded_key != key:
+                log.warning("changelog %s: record keyed %s holds %s; skipped", self.topic, key,
+                            decoded_key)
+                continue
+            out[key] = state
+        return out
+
+    def read_all(self, idle_ms: int = 500, limit_s: float = 30.0
+                 ) -> dict[tuple[str, int], PartitionState]:
+        """Everything published so far: poll until a poll of ``idle_ms`` brings nothing. (The
+        end offset the broker reports is not trusted: tansu's is wrong after batched produce;
+        stopping early only means restoring an older, still exact, state.)"""
+        out: dict[tuple[str, int], PartitionState] = {}
+        deadline = time.monotonic() + limit_s
+        while time.monotonic() < deadline:
+            got = self.poll(idle_ms)
+            if not got:
+                break
+            for key, state in got.items():
+                if key not in out or state.offset >= out[key].offset:
+                    out[key] = state
+        return out
+
+    @staticmethod
+    def _key(raw: bytes | None) -> tuple[str, int] | None:
+        if not raw:
+            return None
+        topic, _, partition = raw.decode("utf-8", "replace").rpartition(":")
+        return (topic, int(partition)) if topic and partition.isdigit() else None
+
+    def close(self) -> None:
+        self.consumer.close()

@@ -1,0 +1,471 @@
+"""The classification service: Kafka in, predictions out, state kept exactly once.
+
+The loop: poll a batch, decode it (:mod:`consumers.messages`), classify every valid record with
+the summed model, learn the labelled ones into their partition's state and the sum
+(:mod:`consumers.state`), publish predictions and dead letters, and every N records or T seconds
+flush the producer, snapshot the owned states with their offsets (:mod:`consumers.snapshots`),
+publish them to the changelog (:mod:`consumers.changelog`) and commit the offsets.
+
+Exactly once for the model: a partition is always (re)started from a state together with the
+offset it reflects (the highest-offset one among this instance's snapshot, the changelog and
+what it holds in memory), never from the group's committed offset, so a record is in a state iff
+it is before that state's offset. Predictions and dead letters are at least once: records
+between the last snapshot and a crash are classified again after the restart.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import signal
+import threading
+import time
+from json.encoder import encode_basestring_ascii
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from kafka import ConsumerRebalanceListener, KafkaConsumer, KafkaProducer, TopicPartition
+from kafka.structs import OffsetAndMetadata
+
+from consumers.changelog import ChangelogReader, publish_state
+from consumers.config import RedactSecrets, ServiceConfig
+from consumers.messages import Record, Rejection, decode_batch
+from consumers.metrics import ServiceMetrics
+from consumers.publisher import ProcessPublisher, ProducerPublisher
+from consumers.snapshots import SNAPSHOT_FILE, read_snapshot, write_snapshot
+from consumers.state import PartitionedModel, PartitionState, model_factory
+from consumers.topics import ensure_topic
+
+__all__ = ["MODEL_FILE", "Service"]
+
+log = logging.getLogger("streamnb.service")
+MODEL_FILE = "model.snb"
+_ERROR_HEADER = "streamnb-error"
+
+
+class _Listener(ConsumerRebalanceListener):
+    def __init__(self, service: Service) -> None:
+        self.service = service
+
+    def on_partitions_revoked(self, revoked):
+        self.service._revoke(list(revoked))
+
+    def on_partitions_assigned(self, assigned):
+        self.service._assign(list(assigned))
+
+
+class Service:
+    """One member of the service.
+
+    Parameters
+    ----------
+    config
+        The configuration (:func:`consumers.config.load_config`).
+    metrics
+        Where to count (default: new :class:`~consumers.metrics.ServiceMetrics`, served on
+        ``config.metrics_address``).
+
+    Attributes
+    ----------
+    model : PartitionedModel
+        The partition states and their sum.
+    metrics_url : str
+        The Prometheus endpoint, once running ('' without one).
+
+    """
+
+    def __init__(self, config: ServiceConfig, metrics: ServiceMetrics | None = None) -> None:
+        try:
+            import pandas  # noqa: F401 - predict_proba_many returns DataFrames
+        except ImportError:
+            raise RuntimeError("the service classifies in batches with pandas: pip install "
+                               "'streamnb[pandas]' (or the broker extra)") from None
+        self.config = config
+        self.metrics = metrics or ServiceMetrics(windows=config.window_sizes)
+        self.model = PartitionedModel(model_factory(config.model, config.max_candidates),
+                                      relearn_every=config.relearn_every,
+                                      on_relearn=self._relearned)
+        self.snapshot_dir = Path(config.snapshot_dir)
+        self.metrics_url = ""
+        self._stop = threading.Event()
+        self._consumer: KafkaConsumer | None = None
+        self._producer: KafkaProducer | None = None
+        self._outputs: ProcessPublisher | ProducerPublisher | None = None
+        self._changelog: ChangelogReader | None = None
+        self._restorable: dict[tuple[str, int], PartitionState] = {}
+        self._published: dict[tuple[str, int], int] = {}  # offset last sent to the changelog
+        self._http = None
+        self._since_snapshot = 0
+        self._changed = False  # states changed since the last snapshot
+        self._last_snapshot = time.monotonic()
+        self._last_changelog_poll = 0.0
+        self._last_rebuild = 0.0
+        self._last_lag = 0.0
+        self.processed = 0  # records handled (learned, predicted or dead-lettered) by this run
+        self._restored = False  # nothing to save before the state was restored
+
+    # -- lifecycle ------------------------------------------------------------------------------
+    def stop(self) -> None:
+        """Ask the loop to finish its batch, snapshot and exit (safe from a signal handler)."""
+        self._stop.set()
+
+    def install_signal_handlers(self) -> None:
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, lambda *_: self.stop())
+
+    def run(self, max_records: int | None = None) -> int:
+        """Serve until :meth:`stop` (or, if given, until ``max_records`` records have been
+        handled); then drain, snapshot, publish and exit. Returns 0."""
+        self._redact_logs()
+        self._start_metrics()
+        try:
+            self._open()
+            self._restore()
+            self._restored = True
+            while not self._stop.is_set():
+                batch = self._consumer.poll(timeout_ms=self.config.poll_timeout_ms,
+                                            max_records=self.config.max_poll_records)
+                if batch:
+                    self._process(batch)
+                self._maintain()
+                if max_records is not None and self.processed >= max_records:
+                    break
+        finally:
+            self._shutdown()
+        return 0
+
+    def _redact_logs(self) -> None:
+        """Keep the configured secrets out of every log handler of the process."""
+        secrets = self.config.secrets()
+        if not secrets:
+            return
+        for handler in logging.getLogger().handlers:
+            if not any(isinstance(f, RedactSecrets) for f in handler.filters):
+                handler.addFilter(RedactSecrets(secrets))
+
+    def _start_metrics(self) -> None:
+        address = self.config.metrics_address
+        if not address:
+            return
+        from prometheus_client import start_http_server
+
+        host, _, port = address.rpartition(":")
+        self._http, _ = start_http_server(int(port), addr=host.strip("[]"),
+                                          registry=self.metrics.registry)
+        self.metrics_url = f"http://{host}:{self._http.server_port}/metrics"
+        log.info("metrics at %s", self.metrics_url)
+
+    def _open(self) -> None:
+        cfg = self.config
+        client = cfg.kafka_options()
+        self._producer = KafkaProducer(**cfg.producer_options())
+        self._outputs = (ProcessPublisher(cfg.producer_options(), cfg.log_level)
+                         if cfg.publisher_process else ProducerPublisher(self._producer))
+        if cfg.changelog_topic:
+            ensure_topic(client, cfg.changelog_topic,
+                         configs={"cleanup.policy": "compact",
+                                  "max.message.bytes": str(cfg.changelog_max_bytes)})
+            self._changelog = ChangelogReader(cfg.changelog_topic, client,
+                                              cfg.changelog_max_bytes)
+        self._consumer = KafkaConsumer(**cfg.consumer_options())
+
+    def _restore(self) -> None:
+        """Load this instance's snapshot and the changelog; partitions are restored from them
+        as they are assigned."""
+        states, meta = read_snapshot(self.snapshot_dir)
+        if states and meta.get("model") != self.config.model:
+            raise ValueError(f"{self.snapshot_dir} holds the snapshot of a {meta.get('model')!r} "
+                             f"model, not of --model {self.config.model!r}: use another "
+                             "--snapshot-dir (or remove this one to start over)")
+        if states:
+            log.info("snapshot %s: %d partition states (%s)", self.snapshot_dir, len(states),
+                     ", ".join(f"{t}:{p}@{s.offset}" for (t, p), s in sorted(states.items())))
+        self._restorable = states
+        if self._changelog is not None:
+            self._offer(self._changelog.read_all())
+            self._last_changelog_poll = time.monotonic()
+        if self.config.group_id:
+            self._consumer.subscribe(topics=list(self.config.input_topic),
+                                     listener=_Listener(self))
+        else:
+            self._assign_all()
+
+    def _assign_all(self) -> None:
+        """Standalone: every partition of every input topic (waiting for topics to exist)."""
+        tps = []
+        for topic in self.config.input_topic:
+            partitions = None
+            while not partitions and not self._stop.is_set():
+                partitions = self._consumer.partitions_for_topic(topic)
+                if not partitions:
+                    log.info("waiting for topic %s", topic)
+                    self._stop.wait(1.0)
+            tps += [TopicPartition(topic, p) for p in sorted(partitions or ())]
+        self._consumer.assign(tps)
+        self._assign(tps)
+
+    def _offer(self, states: dict[tuple[str, int], PartitionState]) -> None:
+        for key, state in states.items():
+            if not self.model.compatible(state):
+                log.warning("changelog %s: the state of %s:%s holds a %s, not this service's "
+                            "%s; ignored", self.config.changelog_topic, *key,
+                            type(state.model).__name__, self.model.model_class.__name__)
+                continue
+            self.model.offer(key, state)
+
+    # -- rebalancing ----------------------------------------------------------------------------
+    def _assign(self, tps: list[TopicPartition]) -> None:
+        """Own ``tps``: each from the furthest state known, the consumer seeked to its offset."""
+        for tp in tps:
+            key = (tp.topic, tp.partition)
+            known = [s for s in (self.model.restore_candidate(key),
+                                 self._restorable.pop(key, None)) if s is not None]
+            state = max(known, key=lambda s: s.offset) if known else PartitionState(
+                self.model.factory(), 0)
+            self.model.take(key, state)
+            if state.offset:
+                self._consumer.seek(tp, state.offset)
+            else:
+                self._consumer.seek_to_beginning(tp)
+        if self.model.dirty:
+            self.model.rebuild()
+            self._last_rebuild = time.monotonic()
+        self._update_model_gauges()
+        log.info("assigned %s", ", ".join(f"{tp.topic}:{tp.partition}@"
+                                          f"{self.model.own[(tp.topic, tp.partition)].offset}"
+                                          for tp in tps) or "nothing")
+
+    def _revoke(self, tps: list[TopicPartition]) -> None:
+        """Give up ``tps``: flush what their records produced, snapshot, publish their states
+        for the next owner, commit, and keep their states in the sum as another's."""
+        keys = [(tp.topic, tp.partition) for tp in tps
+                if (tp.topic, tp.partition) in self.model.own]
+        if not keys:
+            return
+        # inside the consumer's IO loop: no blocking consumer call (no commit) here
+        if self._changed:
+            self._checkpoint(publish=keys, commit=False)
+        else:
+            self._publish_states(keys)
+        for key in keys:
+            self.model.release(key)
+            with contextlib.suppress(KeyError):  # no lag reported for it yet
+                self.metrics.lag.remove(key[0], str(key[1]))
+        log.info("revoked %s", ", ".join(f"{t}:{p}" for t, p in keys))
+
+    # -- the batch ------------------------------------------------------------------------------
+    def _process(self, batch: dict[TopicPartition, list]) -> None:
+        m = self.metrics
+        records = []
+        for tp, recs in batch.items():
+            state = self.model.own.get((tp.topic, tp.partition))
+            if state is None:  # not ours (any more): its next owner reads it
+                continue
+            # a record before the state's offset is already in the state
+            records += [(tp, r) for r in recs if r.offset >= state.offset]
+            m.consumed.labels(topic=tp.topic).inc(len(recs))
+        if not records:
+            return
+        m.batch_size.observe(len(records))
+        decoded = decode_batch([r.value for _, r in records], self.config.max_message_bytes)
+        valid = [i for i, d in enumerate(decoded) if isinstance(d, Record)]
+        for i, d in enumerate(decoded):
+            if isinstance(d, Rejection):
+                self._dead_letter(records[i][1], d.reason, d.detail)
+
+        start = time.perf_counter()
+        proba, classes, rows, rejected = self.model.predict_proba([decoded[i].features
+                                                                   for i in valid])
+        m.predict_latency.observe(time.perf_counter() - start)
+        for j, exc in rejected:
+            self._dead_letter(records[valid[j]][1], "invalid_record", str(exc))
+        predicted = {valid[j]: k for k, j in enumerate(rows)}  # batch index -> proba row
+        m.predicted.inc(len(predicted))
+        model_version = self.model.model.n_learned
+        structure_version = getattr(self.model.model, "structure_version", 0)
+
+        learned = self._learn(records, decoded, predicted)
+        self._prequential(decoded, predicted, learned, proba, classes)
+        publish = [i for i in predicted if decoded[i].label is None or (
+            self.config.publish_labelled and i in learned)]
+        self._publish(decoded, publish, predicted, proba, classes, model_version,
+                      structure_version)
+
+        for tp, recs in batch.items():
+            state = self.model.own.get((tp.topic, tp.partition))
+            if state is not None and recs:
+                state.offset = max(state.offset, recs[-1].offset + 1)
+        self.processed += len(records)
+        self._since_snapshot += len(records)
+        self._changed = True
+        self._update_model_gauges()
+
+    def _learn(self, records: list, decoded: list, predicted: dict[int, int]) -> set[int]:
+        """Learn the labelled, classified records per partition, in offset order; the batch
+        indices learned."""
+        by_partition: dict[tuple[str, int], list[int]] = {}
+        for i in predicted:
+            if decoded[i].label is not None:
+                tp = records[i][0]
+                by_partition.setdefault((tp.topic, tp.partition), []).append(i)
+        learned: set[int] = set()
+        start = time.perf_counter()
+        for key, indices in by_partition.items():
+            rejected = self.model.learn(key, [decoded[i].features for i in indices],
+                                        [decoded[i].label for i in indices])
+            bad = {indices[j] for j, _ in rejected}
+            for j, exc in rejected:
+                self._dead_letter(records[indices[j]][1], "invalid_record", str(exc))
+            learned.update(i for i in indices if i not in bad)
+        if by_partition:
+            self.metrics.learn_latency.observe(time.perf_counter() - start)
+        self.metrics.learned.inc(len(learned))
+        return learned
+
+    def _prequential(self, decoded: list, predicted: dict[int, int], learned: set[int],
+                     proba: Any, classes: list) -> None:
+        """Accuracy and log-loss of the predictions of the records just learned."""
+        if not learned:
+            return
+        column = {c: k for k, c in enumerate(classes)}
+        order = sorted(learned)
+        labels = [decoded[i].label for i in order]
+        rows = np.fromiter((predicted[i] for i in order), np.int64, len(order))
+        columns = np.fromiter((column.get(y, -1) for y in labels), np.int64, len(order))
+        known = columns >= 0  # a class the model had not seen got probability 0
+        p = np.where(known, proba[rows, np.maximum(columns, 0)] if len(classes) else 0.0, 0.0)
+        correct = known & (proba.argmax(axis=1)[rows] == columns) if len(classes) else known
+        with np.errstate(divide="ignore"):
+            losses = -np.log(p)
+        self.metrics.observe_predictions(labels, correct, losses)
+
+    def _publish(self, decoded: list, indices: list[int], predicted: dict[int, int],
+                 proba: Any, classes: list, model_version: int, structure_version: int) -> None:
+        if not indices:
+            return
+        keys = [encode_basestring_ascii(str(c)) for c in classes]
+        labels = [json.dumps(c) for c in classes]
+        tail = f',"model_version":{model_version},"structure_version":{structure_version}}}'
+        best = proba.argmax(axis=1) if len(classes) else None
+        values = proba.tolist()
+        record_keys, record_values = [], []
+        for i in indices:
+            row = predicted[i]
+            record_id = decoded[i].id
+            if best is None:
+                body = "null,\"proba\":{}"
+            else:
+                body = labels[best[row]] + ',"proba":{' + ",".join(
+                    f"{key}:{p!r}" for key, p in zip(keys, values[row], strict=True)) + "}"
+            value = '{"id":' + encode_basestring_ascii(record_id) + ',"label":' + body + tail
+            record_keys.append(record_id.encode())
+            record_values.append(value.encode())
+        self._outputs.send_batch(self.config.output_topic, record_keys, record_values)
+
+    def _dead_letter(self, record: Any, reason: str, detail: str) -> None:
+        self.metrics.dead_letters.labels(reason=reason).inc()
+        headers = [(_ERROR_HEADER, reason.encode()),
+                   ("streamnb-detail", detail.encode("utf-8", "replace")[:1000]),
+                   ("streamnb-source", f"{record.topic}:{record.partition}@{record.offset}"
+                    .encode())]
+        self._producer.send(self.config.dead_letter_topic, key=record.key, value=record.value,
+                            headers=headers)
+
+    def _relearned(self, seconds: float) -> None:
+        self.metrics.relearns.inc()
+        self.metrics.relearn_duration.observe(seconds)
+
+    def _update_model_gauges(self) -> None:
+        model = self.model.model
+        m = self.metrics
+        m.model_records.set(model.stats.n_records)
+        m.model_version.set(model.n_learned)
+        m.structure_version.set(getattr(model, "structure_version", 0))
+
+    # -- housekeeping ---------------------------------------------------------------------------
+    def _maintain(self) -> None:
+        now = time.monotonic()
+        cfg = self.config
+        if self._changelog is not None and now - self._last_changelog_poll >= 0.5:
+            self._last_changelog_poll = now
+            self._offer(self._changelog.poll(0))
+        if self.model.dirty and now - self._last_rebuild >= cfg.rebuild_every_seconds:
+            self.model.rebuild()
+            self._last_rebuild = now
+            self._update_model_gauges()
+        if self._changed and (self._since_snapshot >= cfg.snapshot_every_records
+                              or now - self._last_snapshot >= cfg.snapshot_every_seconds):
+            self._checkpoint(publish=list(self.model.own))
+        if now - self._last_lag >= 1.0:
+            self._last_lag = now
+            for key, state in self.model.own.items():
+                high = self._consumer.highwater(TopicPartition(*key))
+                if high is not None:
+                    self.metrics.lag.labels(topic=key[0], partition=str(key[1])).set(
+                        max(high - state.offset, 0))
+        self.metrics.tick()
+
+    def _publish_states(self, keys: list[tuple[str, int]]) -> None:
+        """Publish the states of ``keys`` that changed since they were last published."""
+        if self._changelog is None:
+            return
+        sent = False
+        for key in keys:
+            state = self.model.own[key]
+            if self._published.get(key) != state.offset:
+                publish_state(self._producer, self.config.changelog_topic, key, state)
+                self._published[key] = state.offset
+                sent = True
+        if sent:
+            self._producer.flush()
+
+    def _checkpoint(self, publish: list[tuple[str, int]], commit: bool = True) -> None:
+        """Flush, snapshot every owned state, publish ``publish`` to the changelog, commit."""
+        self._outputs.flush()  # predictions and dead letters of every record before the
+        self._producer.flush()  # offsets below are delivered
+        self.snapshot_dir.mkdir(parents=True, exist_ok=True)
+        write_snapshot(self.snapshot_dir, self.model.own,
+                       {"group_id": self.config.group_id, "model": self.config.model})
+        self._publish_states(publish)
+        if commit and self.config.group_id and self.model.own:
+            offsets = {TopicPartition(*key): OffsetAndMetadata(state.offset, "", -1)
+                       for key, state in self.model.own.items()}
+            try:
+                self._consumer.commit(offsets)
+            except Exception as exc:
+                log.warning("offset commit failed (%s); the snapshot holds the offsets", exc)
+        self.metrics.snapshot_written()
+        self._since_snapshot = 0
+        self._changed = False
+        self._last_snapshot = time.monotonic()
+
+    def _shutdown(self) -> None:
+        consumer = self._consumer
+        try:
+            if self._restored:
+                if self.model.own and (self._changed or not (
+                        self.snapshot_dir / SNAPSHOT_FILE).exists()):
+                    self._checkpoint(publish=list(self.model.own))
+                if self.model.dirty:
+                    self.model.rebuild()
+                self.snapshot_dir.mkdir(parents=True, exist_ok=True)
+                self.model.model.save(self.snapshot_dir / MODEL_FILE)
+        finally:
+            if self._changelog is not None:
+                self._changelog.close()
+            if consumer is not None:
+                if self.config.group_id and not consumer.assignment():
+                    # leaving a group while its join is pending leaves tansu unable to assign
+                    # that group again: let the session expire instead
+                    log.info("no partitions assigned yet: not leaving the group")
+                else:
+                    consumer.close(autocommit=False)
+            if self._outputs is not None:
+                self._outputs.close()
+            if self._producer is not None:
+                self._producer.close()
+            if self._http is not None:
+                self._http.shutdown()
+            log.info("stopped after %d records", self.processed)

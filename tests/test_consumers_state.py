@@ -1,0 +1,171 @@
+"""Partition states and their sum; snapshot files and changelog records (no Kafka here)."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from kafka_helpers import labelled_features
+
+from consumers.snapshots import (
+    SNAPSHOT_FILE,
+    decode_partition,
+    encode_partition,
+    read_snapshot,
+    write_snapshot,
+)
+from consumers.state import PartitionedModel, PartitionState, copy_model, model_factory
+from streamnb import TAN, IndifferentNB
+from streamnb.stats.persist import StateFileError
+
+
+def record(i: int) -> tuple[dict, str]:
+    return labelled_features(i), "spam" if i % 3 == 0 else "ham"
+
+
+def one_model(indices) -> IndifferentNB:
+    model = IndifferentNB()
+    for i in indices:
+        model.learn_one(*record(i))
+    return model
+
+
+def test_the_sum_equals_one_model_of_every_partitions_records():
+    rng = random.Random(1)
+    pm = PartitionedModel(IndifferentNB)
+    for p in range(3):
+        pm.take(("t", p), PartitionState(IndifferentNB(), 0))
+    pm.rebuild()
+    pending = {p: list(range(p, 900, 3)) for p in range(3)}
+    while any(pending.values()):  # interleaved batches of uneven sizes
+        p = rng.choice([q for q in pending if pending[q]])
+        n = rng.randint(1, 60)
+        batch, pending[p] = pending[p][:n], pending[p][n:]
+        assert pm.learn(("t", p), *zip(*map(record, batch), strict=True)) == []
+    assert pm.model.stats.to_dict() == one_model(range(900)).stats.to_dict()
+    for p in range(3):
+        want = one_model(range(p, 900, 3))
+        assert pm.own[("t", p)].model.stats.to_dict() == want.stats.to_dict()
+
+
+def test_one_nonempty_partition_is_learned_once():
+    pm = PartitionedModel(IndifferentNB)
+    state = PartitionState(IndifferentNB(), 0)
+    pm.take(("t", 0), state)
+    pm.take(("t", 1), PartitionState(IndifferentNB(), 0))
+    pm.rebuild()
+    pm.learn(("t", 0), *zip(*map(record, range(50)), strict=True))
+    assert pm.model is state.model and state.model.n_learned == 50
+    # the other partition's first records: the sum becomes a separate model, both exact
+    pm.learn(("t", 1), *zip(*map(record, range(50, 60)), strict=True))
+    assert pm.model is not state.model
+    assert pm.model.stats.to_dict() == one_model(range(60)).stats.to_dict()
+    assert state.model.stats.to_dict() == one_model(range(50)).stats.to_dict()
+
+
+def test_other_members_states_are_summed_once_rebuilt():
+    pm = PartitionedModel(IndifferentNB)
+    pm.take(("t", 0), PartitionState(one_model(range(0, 100, 2)), 50))
+    pm.rebuild()
+    remote = PartitionState(one_model(range(1, 101, 2)), 50)
+    assert pm.offer(("t", 1), remote) and pm.dirty
+    assert not pm.offer(("t", 1), PartitionState(one_model(range(1, 51, 2)), 25))  # older
+    assert not pm.offer(("t", 1), PartitionState(one_model(range(1, 101, 2)), 50))  # same
+    assert not pm.offer(("t", 0), PartitionState(IndifferentNB(), 99))  # ours
+    pm.rebuild()
+    assert not pm.dirty
+    assert pm.model.stats.to_dict() == one_model(range(100)).stats.to_dict()
+    # released partitions stay in the sum until someone publishes a newer state
+    pm.release(("t", 0))
+    assert not pm.dirty and pm.restore_candidate(("t", 0)).offset == 50
+    from streamnb.models.naive_bayes import NaiveBayes
+
+    assert not pm.offer(("t", 2), PartitionState(NaiveBayes(), 10))  # another model
+    with pytest.raises(ValueError, match="holds a NaiveBayes"):
+        pm.take(("t", 2), PartitionState(NaiveBayes(), 10))
+
+
+def test_rejected_rows_change_nothing():
+    pm = PartitionedModel(IndifferentNB)
+    pm.take(("t", 0), PartitionState(IndifferentNB(), 0))
+    pm.take(("t", 1), PartitionState(one_model(range(1, 30, 2)), 15))
+    pm.rebuild()
+    X, y = map(list, zip(*map(record, range(0, 30, 2)), strict=True))
+    X[3] = {**X[3], "source": 1.5}  # nominal attribute given a float
+    y[7] = [1]  # a list as a label
+    rejected = pm.learn(("t", 0), X, y)
+    assert sorted(i for i, _ in rejected) == [3, 7]
+    kept = [i for j, i in enumerate(range(0, 30, 2)) if j not in (3, 7)]
+    assert pm.own[("t", 0)].model.stats.to_dict() == one_model(kept).stats.to_dict()
+    assert pm.model.stats.to_dict() == one_model(
+        sorted(kept + list(range(1, 30, 2)))).stats.to_dict()
+
+
+def test_relearn_points_do_not_depend_on_batching():
+    durations = []
+    results = []
+    for sizes in ([7, 130, 1, 400, 62], [600]):
+        # 41 attributes for 20 candidates: re-learning also re-chooses the candidates, whose
+        # pair counts start there, so the counts too depend on where the relearns fall
+        pm = PartitionedModel(model_factory("tan", max_candidates=20), relearn_every=100,
+                              on_relearn=durations.append)
+        pm.take(("t", 0), PartitionState(pm.factory(), 0))
+        pm.rebuild()
+        start = 0
+        for size in sizes:
+            pm.learn(("t", 0), [labelled_features(i, vocabulary=80) for i in
+                                range(start, start + size)],
+                     ["spam" if i % 3 == 0 else "ham" for i in range(start, start + size)])
+            start += size
+        results.append(pm.model)
+    assert [m.structure_version for m in results] == [6, 6]
+    assert results[0].structure.parents == results[1].structure.parents
+    first, second = (m.to_state() for m in results)
+    assert first[0] == second[0]
+    assert all((first[1][k] == second[1][k]).all() for k in first[1])
+    assert len(durations) == 12 and all(d >= 0 for d in durations)
+
+
+def test_pairwise_states_over_different_candidates_refuse_to_sum():
+    factory = model_factory("tan", max_candidates=2)
+    pm = PartitionedModel(factory)
+    a, b = factory(), factory()
+    a.learn_one({"x": "1", "y": "2"}, "c")
+    b.learn_one({"u": "1", "v": "2"}, "c")
+    pm.offer(("t", 0), PartitionState(a, 1))
+    pm.offer(("t", 1), PartitionState(b, 1))
+    with pytest.raises(ValueError, match="cannot be summed exactly"):
+        pm.rebuild()
+
+
+def test_snapshot_round_trip_and_corruption(tmp_path):
+    states = {("in", 0): PartitionState(one_model(range(0, 40, 2)), 20),
+              ("in", 1): PartitionState(TAN(relearn_every=0), 0)}
+    states[("in", 1)].model.learn_one(*record(1))
+    states[("in", 1)].model.relearn()
+    write_snapshot(tmp_path, states, {"model": "x"})
+    got, meta = read_snapshot(tmp_path)
+    assert meta == {"model": "x"} and sorted(got) == sorted(states)
+    for key, state in states.items():
+        assert got[key].offset == state.offset
+        assert got[key].model.stats.to_dict() == state.model.stats.to_dict()
+    assert got[("in", 1)].model.structure_version == 1
+    assert read_snapshot(tmp_path / "none") == ({}, {})
+    data = bytearray((tmp_path / SNAPSHOT_FILE).read_bytes())
+    data[len(data) // 2] ^= 1
+    (tmp_path / SNAPSHOT_FILE).write_bytes(bytes(data))
+    with pytest.raises(StateFileError, match="checksum"):
+        read_snapshot(tmp_path)
+
+
+def test_changelog_record_round_trip_and_limits():
+    state = PartitionState(one_model(range(200)), 200)
+    data = encode_partition(("in", 3), state)
+    key, got = decode_partition(data, 10_000_000)
+    assert key == ("in", 3) and got.offset == 200
+    assert got.model.stats.to_dict() == state.model.stats.to_dict()
+    assert copy_model(got.model).stats.to_dict() == state.model.stats.to_dict()
+    with pytest.raises(StateFileError, match="inflates past"):
+        decode_partition(data, 1000)
+    with pytest.raises(StateFileError, match="not a compressed state"):
+        decode_partition(b"garbage", 1000)

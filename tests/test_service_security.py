@@ -1,0 +1,116 @@
+"""Security: secrets given by flag or environment never reach the logs (even at debug level,
+even when the connection fails) nor the state files, and restoring state unpickles nothing."""
+
+from __future__ import annotations
+
+import pickle
+import threading
+
+import pytest
+from kafka_helpers import (
+    ServiceProcess,
+    create_topic,
+    dumps,
+    free_port,
+    labelled_features,
+    produce,
+    scrape,
+    unique,
+    wait_for,
+)
+
+from consumers.config import load_config
+from consumers.service import Service
+
+PASSWORD, KEY_PASSWORD = "Fl4g-S3cret-9931", "Env-S3cret-2277"
+
+
+def test_secrets_stay_out_of_logs_and_state(kafka_broker, tmp_path):
+    bootstrap = kafka_broker.bootstrap_servers
+    topic = unique("secure")
+    create_topic(bootstrap, topic)
+    produce(bootstrap, topic, [dumps({"id": f"m{i}", "features": labelled_features(i),
+                                      "label": "spam" if i % 3 == 0 else "ham"})
+                               for i in range(300)])
+    port = free_port()
+    state = tmp_path / "state"
+    # the broker speaks PLAINTEXT, so the SASL settings are carried but unused
+    service = ServiceProcess(
+        ["--bootstrap-servers", bootstrap, "--input-topic", topic, "--group-id", "",
+         "--changelog-topic", f"{topic}-changelog", "--snapshot-dir", str(state),
+         "--sasl-mechanism", "PLAIN", "--sasl-plain-username", "svc",
+         "--sasl-plain-password", PASSWORD, "--metrics-address", f"127.0.0.1:{port}",
+         "--log-level", "debug"],
+        tmp_path / "service.log", env={"STREAMNB_SSL_PASSWORD": KEY_PASSWORD})
+    wait_for(lambda: scrape(f"http://127.0.0.1:{port}/metrics",
+                            "streamnb_messages_learned_total") == 300, 60,
+             "the service to learn", alive=service.alive)
+    assert service.terminate() == 0
+    logs = service.logs()
+    assert "DEBUG" in logs and "learn" not in PASSWORD  # debug logging was really on
+    assert PASSWORD not in logs and KEY_PASSWORD not in logs
+    for path in state.iterdir():
+        data = path.read_bytes()
+        assert PASSWORD.encode() not in data and KEY_PASSWORD.encode() not in data
+
+
+def test_a_failing_secure_connection_does_not_print_the_password(tmp_path):
+    """SASL against a port where no broker listens: the client gives up, the service exits
+    with an error, and nothing it printed holds the password."""
+    port = free_port()
+    service = ServiceProcess(
+        ["--bootstrap-servers", f"127.0.0.1:{free_port()}", "--bootstrap-timeout-ms", "3000",
+         "--input-topic", "t",
+         "--security-protocol", "SASL_PLAINTEXT", "--sasl-mechanism", "SCRAM-SHA-512",
+         "--sasl-plain-username", "svc", "--metrics-address", f"127.0.0.1:{port}",
+         "--snapshot-dir", str(tmp_path / "state"), "--log-level", "debug"],
+        tmp_path / "service.log", env={"STREAMNB_SASL_PLAIN_PASSWORD": PASSWORD})
+    try:
+        service.process.wait(120)
+    finally:
+        if service.alive():
+            service.kill()
+    assert service.process.returncode != 0
+    assert "Traceback" in service.logs() or "Error" in service.logs()
+    assert PASSWORD not in service.logs()
+
+
+def test_restoring_state_unpickles_nothing(kafka_broker, tmp_path, monkeypatch):
+    """A service restarted from its snapshot and the changelog, with every pickle entry point
+    made to fail: nothing it restores goes through pickle."""
+    bootstrap = kafka_broker.bootstrap_servers
+    topic = unique("nopickle")
+    create_topic(bootstrap, topic)
+    values = [dumps({"id": f"m{i}", "features": labelled_features(i), "label": "ham"})
+              for i in range(200)]
+    produce(bootstrap, topic, values)
+    config = load_config({"bootstrap_servers": bootstrap, "input_topic": [topic],
+                          "group_id": "", "changelog_topic": f"{topic}-changelog",
+                          "snapshot_dir": str(tmp_path / "state"), "metrics_address": ""},
+                         environ={})
+    Service(config).run(max_records=200)
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("something was unpickled")
+
+    for name in ("loads", "load", "Unpickler"):
+        monkeypatch.setattr(pickle, name, refuse)
+    produce(bootstrap, topic, values[:50])
+    service = Service(config)
+    thread = threading.Thread(target=service.run, kwargs={"max_records": 50})
+    thread.start()
+    thread.join(60)
+    assert not thread.is_alive()
+    assert service.model.model.n_learned == 250
+    assert service.model.own[(topic, 0)].offset == 250
+
+
+@pytest.mark.parametrize("flag", ["--sasl-plain-password", "--ssl-password"])
+def test_help_never_shows_a_secret_from_the_environment(flag, capsys, monkeypatch):
+    from streamnb.cli import build_parser
+
+    monkeypatch.setenv("STREAMNB_" + flag[2:].upper().replace("-", "_"), PASSWORD)
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["serve", "--help"])
+    out = capsys.readouterr().out
+    assert flag in out and PASSWORD not in out
