@@ -234,7 +234,8 @@ def check_query(query: str, exported: dict, where: str) -> set[str]:
             labels = set()
         else:
             assert name in exported, f"{where}: {name} is not exported by the service ({query!r})"
-            family, kind = exported[name]
+            family, _ = exported[name]
+            assert family in CONTRACT, f"{where}: {name} is of {family}, outside the contract"
             used.add(family)
             labels = CONTRACT[family][1] | ({"le"} if name.endswith("_bucket") else set())
         series_labels[name] = labels | TARGET_LABELS
@@ -382,10 +383,11 @@ def test_grafana_provisioning_points_at_prometheus_and_the_dashboard(dashboard, 
     match = re.fullmatch(r"http://([\w.-]+):(\d+)", source["url"])
     assert match and match[1] in compose["services"], source["url"]
     assert match[1] == "prometheus" and match[2] == "9090"  # the port prom/prometheus listens on
-    # every panel, target and annotation query uses the provisioned datasource
+    # every panel, target, annotation and template variable uses the provisioned datasource
     for where, node in [("panel", p) for p in panels(dashboard) if p["type"] != "row"] + [
             ("target", t) for p in panels(dashboard) for t in p.get("targets", [])] + [
-            ("annotation", a) for a in dashboard["annotations"]["list"] if "expr" in a]:
+            ("annotation", a) for a in dashboard["annotations"]["list"] if "expr" in a] + [
+            ("variable", v) for v in dashboard["templating"]["list"] if v["type"] == "query"]:
         assert node["datasource"] == {"type": "prometheus", "uid": source["uid"]}, (where, node)
 
     providers = load_yaml(DEPLOY / "grafana/provisioning/dashboards/streamnb.yml")["providers"]
