@@ -637,8 +637,16 @@ def test_dockerfile(compose):
     assert "**/*.so" in ignore  # host-built C extensions stay out of the image
 
 
-def test_serve_accepts_every_flag_the_deployment_sets():
+def test_serve_accepts_every_variable_the_deployment_names():
+    """Every STREAMNB_<FLAG> in deploy/ (compose file and its comments, Dockerfile, README) is a
+    `streamnb serve` option."""
     result = run(sys.executable, "-m", "streamnb", "serve", "--help", cwd=ROOT)
     assert result.returncode == 0, result.stderr
-    for flag in SERVE_FLAGS:
-        assert f"--{flag}" in result.stdout, flag
+    named = set(SERVE_FLAGS)
+    for path in ("docker-compose.yml", "Dockerfile", "README.md", "kafka/create-topics.sh"):
+        text = (DEPLOY / path).read_text(encoding="utf-8")
+        for variable in re.findall(r"\bSTREAMNB_([A-Z0-9_]+)", text):
+            named.add(variable.lower().replace("_", "-"))
+    assert len(named) > len(SERVE_FLAGS)  # the security options of the README are included
+    for flag in sorted(named):
+        assert re.search(rf"--{flag}\b", result.stdout), f"STREAMNB_{flag} in deploy/"

@@ -22,9 +22,9 @@ create "${STREAMNB_INPUT_TOPIC:?}"
 create "${STREAMNB_OUTPUT_TOPIC:?}"
 create "${STREAMNB_DEAD_LETTER_TOPIC:?}"
 # The changelog holds each input partition's latest statistics, keyed by partition: compacted so
-# that only the last state per key is kept, and allowed larger records than the 1 MiB default
-# because a record is a whole partition's counts.
+# that only the last state per key is kept, and allowed records of up to 64 MiB (Kafka's default
+# is 1 MiB) because a record is a whole partition's counts.
 create "${STREAMNB_CHANGELOG_TOPIC:?}" --config cleanup.policy=compact \
-    --config max.message.bytes="${CHANGELOG_MAX_MESSAGE_BYTES:-16777216}"
+    --config max.message.bytes="${CHANGELOG_MAX_MESSAGE_BYTES:-67108864}"
 
 "$topics" --bootstrap-server "$bootstrap" --describe --topic "$STREAMNB_INPUT_TOPIC"
