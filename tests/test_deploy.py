@@ -360,6 +360,19 @@ def test_dashboard_queries_use_exported_metrics(dashboard, exported):
     assert used == set(CONTRACT), set(CONTRACT) - used
 
 
+@needs_promtool
+def test_dashboard_queries_parse_in_prometheus(dashboard, tmp_path):
+    """Prometheus' own parser too: each query becomes a recording rule for promtool to check."""
+    rules = [{"record": f"dashboard:query_{i}", "expr": GRAFANA_DURATIONS.sub("5m", query)}
+             for i, (_, query) in enumerate(dashboard_queries(dashboard))]
+    path = tmp_path / "dashboard_rules.yml"
+    path.write_text(yaml.safe_dump({"groups": [{"name": "dashboard", "rules": rules}]}),
+                    encoding="utf-8")
+    result = run(PROMTOOL, "check", "rules", path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert f"SUCCESS: {len(rules)} rules found" in result.stdout
+
+
 def test_dashboard_shows_what_the_issue_asks(dashboard):
     titles = " | ".join(p["title"].lower() for p in panels(dashboard) if p["type"] != "row")
     for word in ("accuracy", "log-loss", "messages per second", "latency", "lag", "dead letters",
