@@ -206,8 +206,9 @@ def test_selected_series_on_tricky_expressions():
 @pytest.fixture(scope="module")
 def exported() -> dict[str, tuple[str, str]]:
     """Sample name -> (family name, family type) of every series ServiceMetrics exports."""
-    from consumers.metrics import ServiceMetrics
     from prometheus_client import CollectorRegistry
+
+    from consumers.metrics import ServiceMetrics
 
     registry = CollectorRegistry()
     ServiceMetrics(registry=registry)
