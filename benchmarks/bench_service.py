@@ -18,7 +18,9 @@ nothing with them, timed from construction to the last record; the raw produce r
 ``KafkaProducer`` with the service's settings sending ``--n`` prediction-sized records keyed by
 id (what the unlabelled workload must also do). Runs alternate raw / service
 ``--repeat`` times; the best of each is compared (the machine is shared; the spread is
-printed). Every published prediction is counted on the output topic after the runs.
+printed). CPU time per message is reported too (the least of the runs): it does not depend on
+how busy the machine is, and with a core per process the throughput follows the process that
+needs the most. Every published prediction is counted on the output topic after the runs.
 
 Run: ``python benchmarks/bench_service.py`` (needs the ``broker`` extra for tansu).
 """
@@ -28,6 +30,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import resource
 import shutil
 import tempfile
 import time
@@ -65,8 +68,30 @@ def produce(bootstrap: str, topic: str, values: list[bytes]) -> None:
     producer.close()
 
 
-def raw_rate(bootstrap: str, topic: str, start: int, n: int, max_poll_records: int) -> float:
-    began = time.perf_counter()
+class Clock:
+    """Wall time, and CPU time of this process (all its threads) and of its children that
+    ended meanwhile (the publisher process), of a block."""
+
+    def __enter__(self) -> Clock:
+        self.wall, self.cpu = time.perf_counter(), time.process_time()
+        self.children = self._children()
+        return self
+
+    @staticmethod
+    def _children() -> float:
+        usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return usage.ru_utime + usage.ru_stime
+
+    def __exit__(self, *exc: object) -> None:
+        self.wall = time.perf_counter() - self.wall
+        self.cpu = time.process_time() - self.cpu
+        self.children = self._children() - self.children
+
+
+def raw_rate(bootstrap: str, topic: str, start: int, n: int, max_poll_records: int
+             ) -> tuple[float, float]:
+    """Messages/s and CPU µs per message of a plain consumer reading ``n`` records."""
+    clock = Clock().__enter__()
     consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=None,
                              enable_auto_commit=False, max_poll_records=max_poll_records)
     tp = TopicPartition(topic, 0)
@@ -76,26 +101,26 @@ def raw_rate(bootstrap: str, topic: str, start: int, n: int, max_poll_records: i
     while seen < n:
         for records in consumer.poll(timeout_ms=500, max_records=max_poll_records).values():
             seen += len(records)
-    seconds = time.perf_counter() - began
+    clock.__exit__()
     consumer.close()
-    return n / seconds
+    return n / clock.wall, clock.cpu / n * 1e6
 
 
-def raw_produce_rate(bootstrap: str, topic: str, n: int, options: dict) -> float:
+def raw_produce_rate(bootstrap: str, topic: str, n: int, options: dict) -> tuple[float, float]:
     """A plain KafkaProducer with the service's settings sending n prediction-like records
-    (keyed by id, to a one-partition topic, as the publisher does)."""
+    (keyed by id, to a one-partition topic, as the publisher does): messages/s, CPU µs per
+    message."""
     values = [json.dumps({"id": f"m{i}", "label": "spam", "proba": {"spam": 0.9731,
                           "ham": 0.0269}, "model_version": 5000, "structure_version": 0}
                          ).encode() for i in range(n)]
     keys = [f"m{i}".encode() for i in range(n)]
-    began = time.perf_counter()
-    producer = KafkaProducer(**options)
-    for key, value in zip(keys, values, strict=True):
-        producer.send(topic, key=key, value=value, partition=0)
-    producer.flush()
-    seconds = time.perf_counter() - began
+    with Clock() as clock:
+        producer = KafkaProducer(**options)
+        for key, value in zip(keys, values, strict=True):
+            producer.send(topic, key=key, value=value, partition=0)
+        producer.flush()
     producer.close()
-    return n / seconds
+    return n / clock.wall, clock.cpu / n * 1e6
 
 
 def count(bootstrap: str, topic: str, expect: int, timeout: float = 120.0) -> int:
@@ -168,9 +193,10 @@ def main() -> None:
                     shutil.copytree(work / f"{workload}-trained", state)
                     service = Service(config.replace(snapshot_dir=str(state),
                                                      publisher_process=helper))
-                    began = time.perf_counter()
-                    service.run(max_records=args.n)
-                    served[helper].append(args.n / (time.perf_counter() - began))
+                    with Clock() as clock:
+                        service.run(max_records=args.n)
+                    served[helper].append((args.n / clock.wall, clock.cpu / args.n * 1e6,
+                                           clock.children / args.n * 1e6))
                     assert service.processed == args.n, service.processed
             published = count(bootstrap, f"{topic}-out", len(variants) * args.repeat * args.n) \
                 if workload == "unlabelled" else 0
@@ -178,15 +204,31 @@ def main() -> None:
                 name = workload if helper else f"{workload}, one process"
                 rows.append((name, raw, served[helper], produced, published))
 
-        def runs(values: list[float]) -> str:
-            return f"{max(values):,.0f} (runs {', '.join(f'{v:,.0f}' for v in values)})"
+        def runs(values: list[tuple]) -> str:
+            rates = [v[0] for v in values]
+            return f"{max(rates):,.0f} (runs {', '.join(f'{v:,.0f}' for v in rates)})"
+
+        def cpu(values: list[tuple], part: int = 1) -> float:
+            return min(v[part] for v in values)
 
         print("\n| workload | raw kafka-python consume, msg/s | raw kafka-python produce, msg/s "
               "| service end to end, msg/s | service / raw consume (target >= 0.70) |\n"
               "|---|---|---|---|---|")
         for workload, raw, served, produced, _ in rows:
             print(f"| {workload} | {runs(raw)} | {runs(produced) if produced else '-'} | "
-                  f"{runs(served)} | {max(served) / max(raw):.2f} |")
+                  f"{runs(served)} | {max(v[0] for v in served) / max(v[0] for v in raw):.2f} |")
+        # CPU per message does not depend on how busy the machine is: with a core per process,
+        # throughput follows the busiest process
+        print("\n| workload | CPU µs/msg: raw consume | raw produce | service process | "
+              "publisher process | raw consume / busiest service process |\n"
+              "|---|---|---|---|---|---|")
+        for workload, raw, served, produced, _ in rows:
+            busiest = max(cpu(served), cpu(served, 2))
+            print(f"| {workload} | {cpu(raw):.0f} | {cpu(produced):.0f} | "
+                  f"{cpu(served):.0f} | {cpu(served, 2):.0f} | {cpu(raw) / busiest:.2f} |"
+                  if produced else
+                  f"| {workload} | {cpu(raw):.0f} | - | {cpu(served):.0f} | - | "
+                  f"{cpu(raw) / cpu(served):.2f} |")
         for workload, _, _, _, published in rows:
             if workload == "unlabelled":
                 print(f"\npredictions on the output topic: {published:,} "

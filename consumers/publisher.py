@@ -10,7 +10,8 @@ offsets never run ahead of the predictions delivered for them.
 
 Pipe protocol (child's stdin): frames ``kind (1 byte) | length (4 bytes, little-endian) |
 payload``: ``C`` the producer's settings as JSON (first, once); ``R`` records of one topic
-(``topic length (2) | topic | (key length (4) | key | value length (4) | value)*``); ``F``
+(``topic length (2) | topic | count (4) | key lengths | value lengths | keys | values``, the
+lengths as native unsigned 32-bit integers); ``F``
 flush, answered on the child's stdout by ``K`` or ``E <error>``. End of input: flush and exit.
 """
 
@@ -22,7 +23,9 @@ import logging
 import os
 import subprocess
 import sys
+from array import array
 from collections.abc import Sequence
+from itertools import accumulate, pairwise
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -40,11 +43,26 @@ def _frame(kind: bytes, payload: bytes) -> bytes:
 
 
 def _records_payload(topic: str, keys: Sequence[bytes], values: Sequence[bytes]) -> bytes:
+    if len(keys) != len(values):
+        raise ValueError(f"{len(keys)} keys but {len(values)} values")
     name = topic.encode()
-    parts = [len(name).to_bytes(2, "little"), name]
-    for key, value in zip(keys, values, strict=True):
-        parts += (len(key).to_bytes(4, "little"), key, len(value).to_bytes(4, "little"), value)
-    return b"".join(parts)
+    return b"".join([len(name).to_bytes(2, "little"), name, len(keys).to_bytes(4, "little"),
+                     array("I", map(len, keys)).tobytes(), array("I", map(len, values)).tobytes(),
+                     *keys, *values])
+
+
+def _records(payload: bytes) -> tuple[str, list[bytes], list[bytes]]:
+    """Inverse of :func:`_records_payload` (both ends run on one machine: native byte order)."""
+    n = int.from_bytes(payload[:2], "little")
+    topic, at = payload[2:2 + n].decode(), 2 + n
+    count = int.from_bytes(payload[at:at + 4], "little")
+    at += 4
+    lengths = array("I")
+    lengths.frombytes(payload[at:at + 2 * count * lengths.itemsize])
+    at += 2 * count * lengths.itemsize
+    ends = list(accumulate(lengths, initial=at))
+    parts = [payload[a:b] for a, b in pairwise(ends)]
+    return topic, parts[:count], parts[count:]
 
 
 class ProducerPublisher:
@@ -156,23 +174,14 @@ def _serve(stdin: BinaryIO, stdout: BinaryIO) -> int:
     while (frame := _read_frame(stdin)) is not None:
         kind, payload = frame
         if kind == b"R":
-            view = memoryview(payload)
-            n = int.from_bytes(view[:2], "little")
-            topic, at = bytes(view[2:2 + n]).decode(), 2 + n
+            topic, keys, values = _records(payload)
             if topic not in single:
                 partitions = producer.partitions_for(topic)
                 single[topic] = next(iter(partitions)) if len(partitions) == 1 else None
             # a one-partition topic needs no key hashing (kafka-python's murmur2 is Python)
-            partition, send = single[topic], producer.send
-            while at < len(view):
-                k = int.from_bytes(view[at:at + 4], "little")
-                key = bytes(view[at + 4:at + 4 + k])
-                at += 4 + k
-                v = int.from_bytes(view[at:at + 4], "little")
-                value = bytes(view[at + 4:at + 4 + v])
-                at += 4 + v
-                send(topic, key=key, value=value, partition=partition).add_errback(
-                    errors.append)
+            partition, send, failed = single[topic], producer.send, errors.append
+            for key, value in zip(keys, values, strict=True):
+                send(topic, key=key, value=value, partition=partition).add_errback(failed)
         elif kind == b"F":
             producer.flush()
             stdout.write(b"K\n" if not errors else

@@ -345,23 +345,27 @@ class Service:
                  proba: Any, classes: list, model_version: int, structure_version: int) -> None:
         if not indices:
             return
-        keys = [encode_basestring_ascii(str(c)) for c in classes]
-        labels = [json.dumps(c) for c in classes]
         tail = f',"model_version":{model_version},"structure_version":{structure_version}}}'
-        best = proba.argmax(axis=1) if len(classes) else None
-        values = proba.tolist()
+        if len(classes):
+            # one %-template per batch: a record is then one formatting operation (floats as
+            # repr, which is valid JSON for the finite probabilities here)
+            keys = (encode_basestring_ascii(str(c)).replace("%", "%%") for c in classes)
+            template = ('{"id":%s,"label":%s,"proba":{' + ",".join(f"{k}:%r" for k in keys)
+                        + "}" + tail)
+            labels = [json.dumps(c) for c in classes]
+            row_label = [labels[k] for k in proba.argmax(axis=1).tolist()]
+            values = proba.tolist()
+        else:
+            template = '{"id":%s,"label":%s,"proba":{}' + tail
+            row_label = values = None
         record_keys, record_values = [], []
         for i in indices:
-            row = predicted[i]
             record_id = decoded[i].id
-            if best is None:
-                body = "null,\"proba\":{}"
-            else:
-                body = labels[best[row]] + ',"proba":{' + ",".join(
-                    f"{key}:{p!r}" for key, p in zip(keys, values[row], strict=True)) + "}"
-            value = '{"id":' + encode_basestring_ascii(record_id) + ',"label":' + body + tail
+            row = predicted[i]
             record_keys.append(record_id.encode())
-            record_values.append(value.encode())
+            record_values.append((template % (encode_basestring_ascii(record_id),
+                                              *((row_label[row], *values[row]) if values
+                                                else ("null",)))).encode())
         self._outputs.send_batch(self.config.output_topic, record_keys, record_values)
 
     def _dead_letter(self, record: Any, reason: str, detail: str) -> None:
