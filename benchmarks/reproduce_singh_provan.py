@@ -278,12 +278,14 @@ class Result:
         v = 100 * self.evaluation.values(method, "accuracy")
         return float(v.mean()), float(v.std(ddof=1)) if len(v) > 1 else math.nan
 
-    def compare(self, a: str, b: str) -> tuple[TTest, int]:
-        """Paired two-tailed t-test of ``a`` against ``b`` over the splits both ran, and how
-        many those are."""
+    def compare(self, a: str, b: str) -> tuple[TTest | None, int]:
+        """Paired two-tailed t-test of ``a`` against ``b`` over the splits both ran (None if
+        fewer than two), and how many those are."""
         evaluation = self.evaluation
         repeats = [{s.repeat for s in evaluation.scores if s.model == m} for m in (a, b)]
         common = repeats[0] & repeats[1]
+        if len(common) < 2:
+            return None, len(common)
         if common != repeats[0] or common != repeats[1]:
             evaluation = Evaluation(evaluation.protocol, evaluation.dataset, evaluation.classes,
                                     [s for s in evaluation.scores if s.repeat in common])
@@ -340,7 +342,7 @@ def _test_cell(result: Result, method: str, other: str, paper_convention: bool =
     if other not in models or method not in models:
         return ""
     t, n = result.compare(other, method) if paper_convention else result.compare(method, other)
-    if n < 2:
+    if t is None:
         return ""
     note = f", {n} splits" if n < max(result.splits(m) for m in models) else ""
     if paper_convention:
