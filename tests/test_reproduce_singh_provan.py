@@ -59,9 +59,13 @@ def test_every_method_on_voting(reproduction, tmp_path):
         assert 80 < mean <= 100, (m, mean)
         assert result.splits(m) == (1 if m == "K2-AS<" else 2)
     # naive-ALL and CB use every attribute; the selections use fewer
-    assert set(result.selected["naive-ALL"]) == set(result.selected["CB"]) == {16}
+    assert {n for n, _ in result.selected["naive-ALL"] + result.selected["CB"]} == {16}
+    assert set(result.selected["naive-ALL"]) == {(16, 16)}
     for m in ("naive-AS", "CIG-AS", "CGR-AS", "CDC-AS", "SelectiveTAN"):
-        assert all(0 < n < 16 for n in result.selected[m]), m
+        assert all(0 < n < 16 for n, _ in result.selected[m]), m
+    for m in ("naive-AS", "SelectiveTAN"):  # the class is a parent of every attribute
+        assert all(n == blanket for n, blanket in result.selected[m]), m
+    assert all(blanket <= n for n, blanket in result.selected["CB"])
     text = reproduction.report([result], methods, [], "test")
     for m in methods:
         assert f"\n| {m} | {result.splits(m)} | " in text
