@@ -312,8 +312,13 @@ class SelectiveClassifier(CountClassifier):
         if not self.stats.n_classes:
             return
         data = self.reservoir_data(self._candidates())
-        selection = info_as(data, metric=self.metric, significance=self.significance)
-        self._install(self._learn_network(data, selection))
+        self._install(self._learn_network(data, self._select(data)))
+
+    def _select(self, data: DiscreteData) -> Selection:
+        """The attributes of the next network: Info-AS with the model's metric and χ² stop.
+        (A subclass may select otherwise, e.g. with a wrapper such as
+        :func:`~streamnb.structure.naive_as`; the network and its counts follow the same way.)"""
+        return info_as(data, metric=self.metric, significance=self.significance)
 
     def reservoir_data(self, attributes: Sequence[int]) -> DiscreteData:
         """The reservoir's records over ``attributes`` (schema indices), with their estimated
