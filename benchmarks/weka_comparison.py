@@ -155,8 +155,9 @@ def weka_predictions(classifier: Sequence[str], train: Path, test: Path,
     done = subprocess.run(["java", "-Xmx1g", "-cp", str(WEKA_JAR), classifier[0], "-t",
                            str(train), "-T", str(test), "-p", "0", *classifier[1:]],
                           capture_output=True, text=True, check=False, timeout=600)
-    if done.returncode != 0:
-        raise RuntimeError(f"Weka failed on {train}: {done.stderr.strip()[-2000:]}")
+    if done.returncode != 0 or "inst#" not in done.stdout:  # Weka may exit 0 on an error
+        raise RuntimeError(f"Weka failed on {train}: "
+                           f"{(done.stderr.strip() or done.stdout.strip())[-2000:]}")
     return [classes[int(m.group(1)) - 1] for line in done.stdout.splitlines()
             if (m := _PREDICTION.match(line))]
 
