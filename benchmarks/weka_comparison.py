@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from scipy.special import gammaln
 
 from streamnb import AODE, TAN
 from streamnb.datasets import TabularDataset, load
@@ -54,6 +55,7 @@ from streamnb.estimators import MEstimate
 from streamnb.evaluate import stratified_kfold
 from streamnb.features import MDLDiscretizer
 from streamnb.features.discretize import interval_labels
+from streamnb.structure import PairwiseCounts, TreeStructure
 
 WEKA_JAR = Path("/usr/share/java/weka.jar")
 DATASETS = ("vote", "soybean", "breast-cancer", "credit-g", "diabetes", "HouseVotes84",
@@ -76,26 +78,83 @@ WEKA_AODE = ("weka.classifiers.bayes.AODE", "-F", "1")
 
 
 def _streamnb_models(domains: dict[str, list[str]], aode_candidates: int | None = None
-                     ) -> dict[str, Callable[[], Any]]:
+                     ) -> dict[str, tuple[Callable[[], Any], Callable | None]]:
+    """Each streamnb column: a model factory, and the tree to impose after learning (None: the
+    model's own)."""
     n = len(domains)
+
+    def tan_m05():
+        return TAN(estimator=MEstimate(m=0.5), relearn_every=0, max_candidates=n, domains=domains)
+
     return {
-        "streamnb TAN (m=0.5)": lambda: TAN(estimator=MEstimate(m=0.5), relearn_every=0,
-                                            max_candidates=n, domains=domains),
-        "streamnb TAN (default)": lambda: TAN(relearn_every=0, max_candidates=n,
-                                              domains=domains),
-        "streamnb AODE": lambda: AODE(max_candidates=min(n, aode_candidates or n),
-                                      domains=domains),
+        "streamnb TAN (m=0.5)": (tan_m05, None),
+        "streamnb TAN (default)": (lambda: TAN(relearn_every=0, max_candidates=n,
+                                               domains=domains), None),
+        "streamnb AODE": (lambda: AODE(max_candidates=min(n, aode_candidates or n),
+                                       domains=domains), None),
+        BAYES_TREE: (tan_m05, weka_bayes_tree),
     }
+
+
+# A diagnostic, not a streamnb option: streamnb's TAN (m = 0.5) with the tree Weka's default
+# TAN search would build from the same counts.
+BAYES_TREE = "streamnb TAN (m=0.5) on Weka's BAYES tree"
+
+
+def _log_bd(counts: np.ndarray, alpha: float) -> float:
+    """log Dirichlet marginal likelihood Σ_config [lnΓ(rα) − lnΓ(N + rα) + Σ_x (lnΓ(N_x + α)
+    − lnΓ(α))] of counts shaped (configurations, r) — Weka's ``BAYES`` local score."""
+    r = counts.shape[-1]
+    a = counts + alpha
+    return float((gammaln(a).sum(-1) - gammaln(a.sum(-1)) - r * gammaln(alpha)
+                  + gammaln(r * alpha)).sum())
+
+
+def weka_bayes_tree(counts: PairwiseCounts, alpha: float = 0.5) -> TreeStructure:
+    """The tree of Weka 3.6's TAN search with ``-S BAYES`` (read from its bytecode), computed
+    from streamnb's pairwise counts: gain(i, j) = score(X_i | C, X_j) − score(X_i | C); the
+    first link is the best gain over all ordered pairs, each next one the best between a linked
+    and an unlinked attribute (ties: first in index order); a link (i, j) makes i the parent of
+    j unless j already has one, then j the parent of i."""
+    n = counts.n_attributes
+    base = [_log_bd(np.asarray(counts.marginals[i], dtype=float).T, alpha) for i in range(n)]
+    gain = np.full((n, n), -np.inf)
+    for i in range(n):
+        for j in range(n):
+            if i != j:
+                t = counts.joint(i, j)  # (r_i, r_j, k): configurations (x_j, c) of X_i
+                gain[i, j] = _log_bd(t.transpose(1, 2, 0).reshape(-1, t.shape[0]),
+                                     alpha) - base[i]
+    linked = np.zeros(n, dtype=bool)
+    parent: list[int | None] = [None] * n
+    allowed = ~np.eye(n, dtype=bool)  # the first link: any ordered pair
+    for _ in range(n - 1):
+        i, j = np.unravel_index(np.argmax(np.where(allowed, gain, -np.inf)), gain.shape)
+        linked[[i, j]] = True
+        if parent[j] is None:
+            parent[j] = int(i)
+        else:
+            parent[i] = int(j)
+        allowed = linked[:, None] != linked[None, :]  # next: one end linked, the other not
+    names = list(counts.names)
+    parents = {names[a]: None if parent[a] is None else names[parent[a]] for a in range(n)}
+    root = next(a for a, p in parents.items() if p is None)
+    edges, frontier = [], [root]
+    while frontier:  # breadth first from the root, as TreeStructure.edges are
+        edges += [(p, c) for p in frontier for c, q in parents.items() if q == p]
+        frontier = [c for p in frontier for c, q in parents.items() if q == p]
+    return TreeStructure(parents=parents, edges=tuple(edges), root=root, names=tuple(names),
+                         weight_kind="weka-bayes", total_weight=0.0, weights=gain)
 
 
 WEKA_MODELS = {"Weka TAN": WEKA_TAN, "Weka TAN (CMI)": WEKA_TAN_CMI, "Weka AODE": WEKA_AODE}
 COLUMNS = ("Weka TAN", "Weka TAN (CMI)", "streamnb TAN (m=0.5)", "streamnb TAN (default)",
-           "Weka AODE", "streamnb AODE")
+           "Weka AODE", "streamnb AODE", BAYES_TREE)
 # (streamnb column, the Weka column it is judged against: Weka's defaults)
 VERDICTS = (("streamnb TAN (m=0.5)", "Weka TAN"), ("streamnb TAN (default)", "Weka TAN"),
             ("streamnb AODE", "Weka AODE"))
 # pairs whose per-fold differences and agreement are reported
-PAIRS = (*VERDICTS, ("streamnb TAN (m=0.5)", "Weka TAN (CMI)"))
+PAIRS = (*VERDICTS, ("streamnb TAN (m=0.5)", "Weka TAN (CMI)"), (BAYES_TREE, "Weka TAN"))
 
 
 # -- ARFF files --------------------------------------------------------------------------------
@@ -176,11 +235,15 @@ def weka_predictions(classifier: Sequence[str], train: Path, test: Path,
             if (m := _PREDICTION.match(line))]
 
 
-def streamnb_predictions(make: Callable[[], Any], fold: Fold) -> list:
+def streamnb_predictions(make: Callable[[], Any], fold: Fold,
+                         tree: Callable | None = None) -> list:
     model = make()
     model.learn_many(fold.train_records, fold.train_labels)
     if isinstance(model, TAN):
         model.relearn()
+        if tree is not None:
+            model.structure = tree(model.pairwise_counts())
+            model.structure_version += 1
     return list(model.predict_many(fold.test_records))
 
 
@@ -191,11 +254,13 @@ def accuracy(predicted: Sequence, labels: Sequence) -> float:
 
 
 def run_fold(data: TabularDataset, train: np.ndarray, test: np.ndarray, directory: Path,
-             missing: str = "skip", aode_candidates: int | None = None) -> dict[str, float]:
+             missing: str = "skip", aode_candidates: int | None = None,
+             weka: bool = True) -> dict[str, float]:
     """Accuracy of every column on one fold, and the share of test records on which each
     streamnb model predicts what the Weka model it is judged against predicts (keys
     ``"streamnb … = Weka …"``). ``missing="fill"``: streamnb gets the mode-filled records, as
-    Weka's BayesNet fills them; ``aode_candidates`` caps streamnb AODE's candidate parents."""
+    Weka's BayesNet fills them; ``aode_candidates`` caps streamnb AODE's candidate parents;
+    ``weka=False`` runs only the streamnb columns."""
     fold = discretised_fold(data, train, test)
     classes = list(data.classes)
     train_file, test_file = directory / "train.arff", directory / "test.arff"
@@ -204,19 +269,20 @@ def run_fold(data: TabularDataset, train: np.ndarray, test: np.ndarray, director
     write_arff(test_file, data.name, fold.domains, data.target, classes, fold.test_records,
                fold.test_labels)
     predictions = {name: weka_predictions(args, train_file, test_file, classes)
-                   for name, args in WEKA_MODELS.items()}
+                   for name, args in WEKA_MODELS.items()} if weka else {}
     ours = fill_missing(fold) if missing == "fill" else fold
-    for name, make in _streamnb_models(fold.domains, aode_candidates).items():
-        predictions[name] = streamnb_predictions(make, ours)
+    for name, (make, tree) in _streamnb_models(fold.domains, aode_candidates).items():
+        predictions[name] = streamnb_predictions(make, ours, tree)
     result = {name: accuracy(p, fold.test_labels) for name, p in predictions.items()}
-    for name, weka in PAIRS:
-        result[f"{name} = {weka}"] = accuracy(predictions[name], predictions[weka])
+    for name, other in PAIRS:
+        if other in predictions:
+            result[f"{name} = {other}"] = accuracy(predictions[name], predictions[other])
     return result
 
 
 def compare(name: str, k: int = 10, seeds: Sequence[int] = range(5), jobs: int = 2,
             missing: str = "skip", aode_candidates: int | None = None,
-            only_folds: int | None = None) -> dict[str, list[float]]:
+            only_folds: int | None = None, weka: bool = True) -> dict[str, list[float]]:
     """Per-fold results of :func:`run_fold` on data set ``name`` (folds in seed order; the
     first ``only_folds`` of them if given)."""
     data = load(name)
@@ -228,7 +294,7 @@ def compare(name: str, k: int = 10, seeds: Sequence[int] = range(5), jobs: int =
             d.mkdir()
         with ThreadPoolExecutor(max_workers=jobs) as pool:
             results = list(pool.map(
-                lambda job: run_fold(data, *job[0], job[1], missing, aode_candidates),
+                lambda job: run_fold(data, *job[0], job[1], missing, aode_candidates, weka),
                 zip(folds, directories, strict=True)))
     return {key: [r[key] for r in results] for key in results[0]}
 
@@ -247,15 +313,18 @@ def verdict(ours: Sequence[float], weka: Sequence[float]) -> str:
 
 
 def markdown_table(results: dict[str, dict[str, list[float]]]) -> str:
-    header = ["data set", *COLUMNS,
-              *(f"{ours.removeprefix('streamnb ')} ≥ Weka − SE" for ours, _ in VERDICTS)]
+    present = next(iter(results.values()))
+    shown = [c for c in COLUMNS if c in present]
+    verdicts = [(o, w) for o, w in VERDICTS if w in present]
+    header = ["data set", *shown,
+              *(f"{ours.removeprefix('streamnb ')} ≥ Weka − SE" for ours, _ in verdicts)]
     rows = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for name, columns in results.items():
         cells = [name]
-        for column in COLUMNS:
+        for column in shown:
             m, se = mean_se(columns[column])
             cells.append(f"{100 * m:.2f} ± {100 * se:.2f}")
-        cells += [verdict(columns[ours], columns[weka]) for ours, weka in VERDICTS]
+        cells += [verdict(columns[ours], columns[weka]) for ours, weka in verdicts]
         rows.append("| " + " | ".join(cells) + " |")
     return "\n".join(rows)
 
@@ -263,16 +332,17 @@ def markdown_table(results: dict[str, dict[str, list[float]]]) -> str:
 def paired_table(results: dict[str, dict[str, list[float]]]) -> str:
     """Mean per-fold difference streamnb − Weka (percentage points) ± its standard error, and
     the share of test records on which the two predict the same class."""
-    header = ["data set", *(f"{ours} − {weka}" for ours, weka in PAIRS),
+    pairs = [(o, w) for o, w in PAIRS if w in next(iter(results.values()))]
+    header = ["data set", *(f"{ours} − {weka}" for ours, weka in pairs),
               *(f"same prediction as {weka}: {ours.removeprefix('streamnb ')}"
-                for ours, weka in PAIRS)]
+                for ours, weka in pairs)]
     rows = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for name, columns in results.items():
         cells = [name]
-        for ours, weka in PAIRS:
+        for ours, weka in pairs:
             m, se = mean_se(np.subtract(columns[ours], columns[weka]))
             cells.append(f"{100 * m:+.2f} ± {100 * se:.2f}")
-        cells += [f"{100 * np.mean(columns[f'{ours} = {weka}']):.2f}%" for ours, weka in PAIRS]
+        cells += [f"{100 * np.mean(columns[f'{ours} = {weka}']):.2f}%" for ours, weka in pairs]
         rows.append("| " + " | ".join(cells) + " |")
     return "\n".join(rows)
 
@@ -291,6 +361,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--aode-max-candidates", type=int, default=0,
                         help="cap streamnb AODE's candidate parents (default 0: every attribute)")
     parser.add_argument("--only-folds", type=int, help="run only the first N folds")
+    parser.add_argument("--no-weka", action="store_true",
+                        help="run only the streamnb columns (e.g. the BAYES-tree diagnostic)")
     parser.add_argument("--markdown", help="also write the tables to this file")
     args = parser.parse_args(argv)
     if not WEKA_JAR.exists():
@@ -303,10 +375,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         start = time.perf_counter()
         results[name] = compare(name, args.folds, seeds, args.jobs,
                                 "fill" if args.fill_missing else "skip",
-                                args.aode_max_candidates or None, args.only_folds)
-        summary = ", ".join(f"{c} {100 * mean_se(results[name][c])[0]:.2f}" for c in COLUMNS)
+                                args.aode_max_candidates or None, args.only_folds,
+                                not args.no_weka)
+        summary = ", ".join(f"{c} {100 * mean_se(results[name][c])[0]:.2f}" for c in COLUMNS
+                            if c in results[name])
         print(f"{name}: {summary} ({time.perf_counter() - start:.0f} s)", flush=True)
-    n_folds = len(next(iter(results.values()))["Weka TAN"])
+    n_folds = len(next(iter(results.values()))["streamnb TAN (m=0.5)"])
     options = [o for o, on in (("streamnb given mode-filled missing values", args.fill_missing),
                                (f"streamnb AODE with at most {args.aode_max_candidates} "
                                 "candidate parents", args.aode_max_candidates)) if on]
