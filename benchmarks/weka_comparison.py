@@ -33,6 +33,7 @@ Run: ``python benchmarks/weka_comparison.py [--jobs 2] [--markdown FILE]``.
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import re
 import subprocess
@@ -364,6 +365,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--no-weka", action="store_true",
                         help="run only the streamnb columns (e.g. the BAYES-tree diagnostic)")
     parser.add_argument("--markdown", help="also write the tables to this file")
+    parser.add_argument("--json", help="also write every fold's results to this file")
     args = parser.parse_args(argv)
     if not WEKA_JAR.exists():
         print(f"error: {WEKA_JAR} is missing: apt-get install --no-install-recommends weka",
@@ -392,6 +394,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(text)
     if args.markdown:
         Path(args.markdown).write_text(text, encoding="utf-8")
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=1), encoding="utf-8")
     return 0
 
 
