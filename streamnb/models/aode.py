@@ -97,6 +97,9 @@ class AODE(PairwiseNaiveBayes):
         super().learn_many(X, labels)
         self._count_towards_refresh(len(labels))
 
+    def _refresh_due(self, n: int) -> bool:
+        return self._due(self._since_refresh + n, self.refresh_every, self.n_learned + n)
+
     def _count_towards_refresh(self, n: int) -> None:
         self._since_refresh += n
         if self._due(self._since_refresh, self.refresh_every):

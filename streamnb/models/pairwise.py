@@ -55,6 +55,10 @@ class PairwiseNaiveBayes(NaiveBayes):
         labels = list(y)
         batch = self.stats.update_many(X, labels, record="row")
         self.pairs.observe_schema(self.stats)
+        if self._refresh_due(len(labels)):
+            # candidates chosen now count this batch's pairs too: chosen after it, they would
+            # start with empty pair tables and replace their naive factors by uniform ones
+            self.refresh_candidates()
         index = self.stats.labels.index
         classes = np.array([index[v] if type(v) is str else
                             index[self.stats.encode_label(v, "label")] for v in labels],
@@ -62,14 +66,20 @@ class PairwiseNaiveBayes(NaiveBayes):
         self.pairs.update_batch(classes, batch)
         self.n_learned += len(labels)
 
-    def _due(self, since: int, every: int) -> bool:
-        """Whether a periodic structure update is due, ``since`` records after the last one:
-        after 1, 2, 4, 8, … records, then every ``every`` (0: never). The first structure
-        comes as soon as there are counts (a batch-trained model is never left without one)
-        and is refined while the counts are young, for log2(every) extra updates."""
+    def _due(self, since: int, every: int, learned: int | None = None) -> bool:
+        """Whether a periodic structure update is due, ``since`` records after the last one
+        (``learned`` records in all, default ``n_learned``): after 1, 2, 4, 8, … records, then
+        every ``every`` (0: never). The first structure comes as soon as there are counts (a
+        batch-trained model is never left without one) and is refined while the counts are
+        young, for log2(every) extra updates."""
         if not every:
             return False
-        return since >= min(every, max(self.n_learned - since, 1))
+        learned = self.n_learned if learned is None else learned
+        return since >= min(every, max(learned - since, 1))
+
+    def _refresh_due(self, n: int) -> bool:
+        """Whether the batch of ``n`` records being learned ends with a candidate refresh."""
+        return False
 
     def merge(self, other: PairwiseNaiveBayes) -> PairwiseNaiveBayes:
         """Add the single and pairwise counts ``other`` learned (exact when both track the

@@ -219,6 +219,9 @@ class TAN(PairwiseNaiveBayes):
         self._invalidate_families()
         self._count_towards_relearn(len(labels))
 
+    def _refresh_due(self, n: int) -> bool:
+        return self._due(self._since_relearn + n, self.relearn_every, self.n_learned + n)
+
     def merge(self, other: TAN) -> TAN:
         """Add the single and pairwise counts ``other`` learned (exact when both track the
         same candidate attributes since their first appearance). The tree is kept: call
