@@ -11,7 +11,7 @@ from streamnb.estimators import Estimator
 from streamnb.models.naive_bayes import NaiveBayes
 from streamnb.stats.pairs import PairCounts
 from streamnb.stats.schema import TOKEN, Schema
-from streamnb.structure import PairwiseCounts, class_mutual_information
+from streamnb.structure import PairwiseCounts, attribute_class_information
 
 __all__ = ["PairwiseNaiveBayes"]
 
@@ -105,32 +105,12 @@ class PairwiseNaiveBayes(NaiveBayes):
         discrete = [a for a, kind in enumerate(schema.kinds) if kind != 2]
         if len(discrete) <= self.max_candidates or not self.stats.n_classes:
             return
-        information = self._class_information(discrete)
+        information = attribute_class_information(self.stats, discrete)
         order = np.lexsort((np.arange(len(discrete)), -information))  # ties: first registered
         chosen = {discrete[i] for i in order[: self.max_candidates]}
         pairs.remove_candidates([a for a in pairs.candidates if a not in chosen])
         new = [schema.attributes.values[a] for a in sorted(chosen) if a not in pairs.epoch]
         pairs.add_candidates(self.stats, new)
-
-    def _class_information(self, attributes: list[int]) -> np.ndarray:
-        """I(X_i; C) from the single-attribute counts, for each attribute (tokens at once)."""
-        schema, stats = self.stats.schema, self.stats
-        out = np.empty(len(attributes))
-        tokens = [i for i, a in enumerate(attributes) if schema.kinds[a] == TOKEN]
-        if tokens:
-            present = stats.value_counts[:, [schema.slots[attributes[i]] for i in tokens]]
-            table = np.stack([present, stats.class_counts[:, None] - present])  # (2, k, T)
-            total = stats.class_counts.sum()
-            p = table / total
-            p_x = p.sum(axis=1, keepdims=True)
-            p_c = p.sum(axis=0, keepdims=True)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                terms = np.where(p > 0, p * np.log(p / (p_x * p_c)), 0.0)
-            out[tokens] = terms.sum(axis=(0, 1))
-        for i, a in enumerate(attributes):
-            if schema.kinds[a] != TOKEN:
-                out[i] = class_mutual_information(self._marginal(a))
-        return out
 
     def pairwise_counts(self) -> PairwiseCounts | None:
         """The candidate attributes' class, marginal and pairwise counts (None before two

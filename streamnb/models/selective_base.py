@@ -47,7 +47,7 @@ from streamnb.structure import (
     DiscreteNetwork,
     NetworkStructure,
     Selection,
-    class_mutual_information,
+    attribute_class_information,
     family_counts,
     info_as,
 )
@@ -342,21 +342,7 @@ class SelectiveClassifier(CountClassifier):
 
     def class_information(self, attributes: Sequence[int]) -> np.ndarray:
         """I(X; C) of each attribute from its counts (tokens in one vectorised pass)."""
-        schema, stats = self.stats.schema, self.stats
-        out = np.empty(len(attributes))
-        tokens = [i for i, a in enumerate(attributes) if schema.kinds[a] == TOKEN]
-        if tokens:
-            present = stats.value_counts[:, [schema.slots[attributes[i]] for i in tokens]]
-            table = np.stack([present, stats.class_counts[:, None] - present])  # (2, k, T)
-            p = table / max(float(stats.class_counts.sum()), 1e-300)
-            expected = p.sum(axis=1, keepdims=True) * p.sum(axis=0, keepdims=True)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                terms = np.where(p > 0, p * np.log(p / expected), 0.0)
-            out[tokens] = terms.sum(axis=(0, 1))
-        for i, a in enumerate(attributes):
-            if schema.kinds[a] != TOKEN:
-                out[i] = class_mutual_information(self._marginal(a))
-        return out
+        return attribute_class_information(self.stats, attributes)
 
     def _learn_network(self, data: DiscreteData, selection: Selection) -> NetworkStructure:
         """The subclass's network over the selected attributes."""

@@ -33,6 +33,7 @@ from streamnb.structure.selection import (
 from streamnb.structure.weights import (
     DEFAULT_DDR_SMOOTHING,
     PairwiseCounts,
+    attribute_class_information,
     class_mutual_information,
     conditional_mutual_information,
     dependence_distribution_weight,
@@ -53,6 +54,7 @@ __all__ = [
     "PairwiseCounts",
     "Selection",
     "TreeStructure",
+    "attribute_class_information",
     "cb",
     "chow_liu_tree",
     "class_mutual_information",
