@@ -15,14 +15,13 @@ intervals). Both tools read those files:
   weighed by conditional mutual information, Friedman's TAN and streamnb's ``weight="cmi"``),
   and ``AODE`` (defaults: Laplace, frequency limit 1), trained with ``-t train.arff``,
   predicting ``-T test.arff -p 0``; we count the correct predictions.
-- streamnb: ``TAN(estimator=MEstimate(m=0.5))`` (Weka's estimator: θ = (N + 0.5)/(N_pa +
-  0.5·r), class prior (N(c) + 0.5)/(N + 0.5·k)), ``TAN()`` (its default, Indifferent) and
-  ``AODE()`` (Laplace, frequency limit 1, every attribute a candidate parent), each given the
-  declared domains of the ARFF header, learned with ``learn_many`` on the training records.
-
-Weka's BayesNet replaces missing values by the training fold's modes (``ReplaceMissingValues``,
-on training and test records) while streamnb skips a missing value; ``--fill-missing`` gives
-streamnb the mode-filled records too, to measure that difference.
+- streamnb, each model given the declared domains of the ARFF header and learned with
+  ``learn_many`` on the training records: ``TAN(weight="bayes", missing="mode",
+  estimator=MEstimate(m=0.5))`` (Weka's settings: the same edge score, mode-filled missing
+  values, θ = (N + 0.5)/(N_pa + 0.5·r), class prior (N(c) + 0.5)/(N + 0.5·k)), the same with
+  streamnb's default estimator (Indifferent), ``TAN()`` (streamnb's defaults: CMI, missing
+  values skipped), ``TAN(estimator=MEstimate(m=0.5))`` (against Weka's ``-S ENTROPY``) and
+  ``AODE()`` (Laplace, frequency limit 1, every attribute a candidate parent).
 
 Reported per data set: mean accuracy ± standard error over the 50 folds, and whether streamnb is
 within one standard error (Weka's) of Weka's mean or better. ``--quick`` runs 1 seed.
@@ -40,7 +39,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections import Counter
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -48,7 +46,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from scipy.special import gammaln
 
 from streamnb import AODE, TAN
 from streamnb.datasets import TabularDataset, load
@@ -56,7 +53,6 @@ from streamnb.estimators import MEstimate
 from streamnb.evaluate import stratified_kfold
 from streamnb.features import MDLDiscretizer
 from streamnb.features.discretize import interval_labels
-from streamnb.structure import PairwiseCounts, TreeStructure
 
 WEKA_JAR = Path("/usr/share/java/weka.jar")
 DATASETS = ("vote", "soybean", "breast-cancer", "credit-g", "diabetes", "HouseVotes84",
@@ -79,86 +75,36 @@ WEKA_AODE = ("weka.classifiers.bayes.AODE", "-F", "1")
 
 
 def _streamnb_models(domains: dict[str, list[str]], aode_candidates: int | None = None
-                     ) -> dict[str, tuple[Callable[[], Any], Callable | None]]:
-    """Each streamnb column: a model factory, and the tree to impose after learning (None: the
-    model's own)."""
+                     ) -> dict[str, Callable[[], Any]]:
+    """Each streamnb column's model factory. ``max_candidates`` = the number of attributes, so
+    every attribute can be a tree parent (TAN) or a super-parent (AODE), as in Weka."""
     n = len(domains)
 
-    def tan_m05():
-        return TAN(estimator=MEstimate(m=0.5), relearn_every=0, max_candidates=n, domains=domains)
+    def tan(**options):
+        return lambda: TAN(relearn_every=0, max_candidates=n, domains=domains, **options)
 
     return {
-        "streamnb TAN (m=0.5)": (tan_m05, None),
-        "streamnb TAN (default)": (lambda: TAN(relearn_every=0, max_candidates=n,
-                                               domains=domains), None),
-        # refresh_every=0: with fewer candidates than attributes, the candidates stay the
-        # first ones seen; a refresh after learn_many would re-choose them with pair counts
-        # that start empty (see docs/weka.md)
-        "streamnb AODE": (lambda: AODE(max_candidates=min(n, aode_candidates or n),
-                                       refresh_every=0, domains=domains), None),
-        BAYES_TREE: (tan_m05, weka_bayes_tree),
+        WEKA_SETTINGS: tan(weight="bayes", missing="mode", estimator=MEstimate(m=0.5)),
+        "streamnb TAN (bayes, mode)": tan(weight="bayes", missing="mode"),
+        "streamnb TAN (default)": tan(),
+        "streamnb TAN (cmi, m=0.5)": tan(estimator=MEstimate(m=0.5)),
+        # refresh_every=0: the candidates are fixed (all of them unless capped)
+        "streamnb AODE": lambda: AODE(max_candidates=min(n, aode_candidates or n),
+                                      refresh_every=0, domains=domains),
     }
 
 
-# A diagnostic, not a streamnb option: streamnb's TAN (m = 0.5) with the tree Weka's default
-# TAN search would build from the same counts.
-BAYES_TREE = "streamnb TAN (m=0.5) on Weka's BAYES tree"
-
-
-def _log_bd(counts: np.ndarray, alpha: float) -> float:
-    """log Dirichlet marginal likelihood Σ_config [lnΓ(rα) − lnΓ(N + rα) + Σ_x (lnΓ(N_x + α)
-    − lnΓ(α))] of counts shaped (configurations, r) — Weka's ``BAYES`` local score."""
-    r = counts.shape[-1]
-    a = counts + alpha
-    return float((gammaln(a).sum(-1) - gammaln(a.sum(-1)) - r * gammaln(alpha)
-                  + gammaln(r * alpha)).sum())
-
-
-def weka_bayes_tree(counts: PairwiseCounts, alpha: float = 0.5) -> TreeStructure:
-    """The tree of Weka 3.6's TAN search with ``-S BAYES`` (read from its bytecode), computed
-    from streamnb's pairwise counts: gain(i, j) = score(X_i | C, X_j) − score(X_i | C); the
-    first link is the best gain over all ordered pairs, each next one the best between a linked
-    and an unlinked attribute (ties: first in index order); a link (i, j) makes i the parent of
-    j unless j already has one, then j the parent of i."""
-    n = counts.n_attributes
-    base = [_log_bd(np.asarray(counts.marginals[i], dtype=float).T, alpha) for i in range(n)]
-    gain = np.full((n, n), -np.inf)
-    for i in range(n):
-        for j in range(n):
-            if i != j:
-                t = counts.joint(i, j)  # (r_i, r_j, k): configurations (x_j, c) of X_i
-                gain[i, j] = _log_bd(t.transpose(1, 2, 0).reshape(-1, t.shape[0]),
-                                     alpha) - base[i]
-    linked = np.zeros(n, dtype=bool)
-    parent: list[int | None] = [None] * n
-    allowed = ~np.eye(n, dtype=bool)  # the first link: any ordered pair
-    for _ in range(n - 1):
-        i, j = np.unravel_index(np.argmax(np.where(allowed, gain, -np.inf)), gain.shape)
-        linked[[i, j]] = True
-        if parent[j] is None:
-            parent[j] = int(i)
-        else:
-            parent[i] = int(j)
-        allowed = linked[:, None] != linked[None, :]  # next: one end linked, the other not
-    names = list(counts.names)
-    parents = {names[a]: None if parent[a] is None else names[parent[a]] for a in range(n)}
-    root = next(a for a, p in parents.items() if p is None)
-    edges, frontier = [], [root]
-    while frontier:  # breadth first from the root, as TreeStructure.edges are
-        edges += [(p, c) for p in frontier for c, q in parents.items() if q == p]
-        frontier = [c for p in frontier for c, q in parents.items() if q == p]
-    return TreeStructure(parents=parents, edges=tuple(edges), root=root, names=tuple(names),
-                         weight_kind="weka-bayes", total_weight=0.0, weights=gain)
-
-
+# streamnb's TAN configured as Weka's BayesNet-TAN defaults: the Bayesian edge score (α = 0.5),
+# mode-filled missing values, every count + 0.5
+WEKA_SETTINGS = "streamnb TAN (Weka's settings)"
 WEKA_MODELS = {"Weka TAN": WEKA_TAN, "Weka TAN (CMI)": WEKA_TAN_CMI, "Weka AODE": WEKA_AODE}
-COLUMNS = ("Weka TAN", "Weka TAN (CMI)", "streamnb TAN (m=0.5)", "streamnb TAN (default)",
-           "Weka AODE", "streamnb AODE", BAYES_TREE)
+COLUMNS = ("Weka TAN", "Weka TAN (CMI)", WEKA_SETTINGS, "streamnb TAN (bayes, mode)",
+           "streamnb TAN (default)", "streamnb TAN (cmi, m=0.5)", "Weka AODE", "streamnb AODE")
 # (streamnb column, the Weka column it is judged against: Weka's defaults)
-VERDICTS = (("streamnb TAN (m=0.5)", "Weka TAN"), ("streamnb TAN (default)", "Weka TAN"),
-            ("streamnb AODE", "Weka AODE"))
+VERDICTS = ((WEKA_SETTINGS, "Weka TAN"), ("streamnb TAN (bayes, mode)", "Weka TAN"),
+            ("streamnb TAN (default)", "Weka TAN"), ("streamnb AODE", "Weka AODE"))
 # pairs whose per-fold differences and agreement are reported
-PAIRS = (*VERDICTS, ("streamnb TAN (m=0.5)", "Weka TAN (CMI)"), (BAYES_TREE, "Weka TAN"))
+PAIRS = (*VERDICTS, ("streamnb TAN (cmi, m=0.5)", "Weka TAN (CMI)"))
 
 
 # -- ARFF files --------------------------------------------------------------------------------
@@ -207,21 +153,6 @@ def discretised_fold(data: TabularDataset, train: np.ndarray, test: np.ndarray) 
                 domains)
 
 
-def fill_missing(fold: Fold) -> Fold:
-    """Missing values replaced by the training fold's mode of the attribute (Weka's
-    ``ReplaceMissingValues`` for nominal attributes; on a tie the first declared value)."""
-    modes = {}
-    for a, values in fold.domains.items():
-        counts = Counter(r[a] for r in fold.train_records if r[a] is not None)
-        modes[a] = max(values, key=lambda v: counts[v]) if values else None
-
-    def filled(records: list[dict]) -> list[dict]:
-        return [{a: modes[a] if v is None else v for a, v in r.items()} for r in records]
-
-    return Fold(filled(fold.train_records), fold.train_labels, filled(fold.test_records),
-                fold.test_labels, fold.domains)
-
-
 # -- running the two tools ---------------------------------------------------------------------
 _PREDICTION = re.compile(r"^\s*\d+\s+\d+:\S*\s+(\d+):")
 
@@ -239,15 +170,11 @@ def weka_predictions(classifier: Sequence[str], train: Path, test: Path,
             if (m := _PREDICTION.match(line))]
 
 
-def streamnb_predictions(make: Callable[[], Any], fold: Fold,
-                         tree: Callable | None = None) -> list:
+def streamnb_predictions(make: Callable[[], Any], fold: Fold) -> list:
     model = make()
     model.learn_many(fold.train_records, fold.train_labels)
     if isinstance(model, TAN):
         model.relearn()
-        if tree is not None:
-            model.structure = tree(model.pairwise_counts())
-            model.structure_version += 1
     return list(model.predict_many(fold.test_records))
 
 
@@ -258,12 +185,10 @@ def accuracy(predicted: Sequence, labels: Sequence) -> float:
 
 
 def run_fold(data: TabularDataset, train: np.ndarray, test: np.ndarray, directory: Path,
-             missing: str = "skip", aode_candidates: int | None = None,
-             weka: bool = True) -> dict[str, float]:
+             aode_candidates: int | None = None, weka: bool = True) -> dict[str, float]:
     """Accuracy of every column on one fold, and the share of test records on which each
     streamnb model predicts what the Weka model it is judged against predicts (keys
-    ``"streamnb … = Weka …"``). ``missing="fill"``: streamnb gets the mode-filled records, as
-    Weka's BayesNet fills them; ``aode_candidates`` caps streamnb AODE's candidate parents;
+    ``"streamnb … = Weka …"``). ``aode_candidates`` caps streamnb AODE's candidate parents;
     ``weka=False`` runs only the streamnb columns."""
     fold = discretised_fold(data, train, test)
     classes = list(data.classes)
@@ -274,9 +199,8 @@ def run_fold(data: TabularDataset, train: np.ndarray, test: np.ndarray, director
                fold.test_labels)
     predictions = {name: weka_predictions(args, train_file, test_file, classes)
                    for name, args in WEKA_MODELS.items()} if weka else {}
-    ours = fill_missing(fold) if missing == "fill" else fold
-    for name, (make, tree) in _streamnb_models(fold.domains, aode_candidates).items():
-        predictions[name] = streamnb_predictions(make, ours, tree)
+    for name, make in _streamnb_models(fold.domains, aode_candidates).items():
+        predictions[name] = streamnb_predictions(make, fold)
     result = {name: accuracy(p, fold.test_labels) for name, p in predictions.items()}
     for name, other in PAIRS:
         if other in predictions:
@@ -285,7 +209,7 @@ def run_fold(data: TabularDataset, train: np.ndarray, test: np.ndarray, director
 
 
 def compare(name: str, k: int = 10, seeds: Sequence[int] = range(5), jobs: int = 2,
-            missing: str = "skip", aode_candidates: int | None = None,
+            aode_candidates: int | None = None,
             only_folds: int | None = None, weka: bool = True) -> dict[str, list[float]]:
     """Per-fold results of :func:`run_fold` on data set ``name`` (folds in seed order; the
     first ``only_folds`` of them if given)."""
@@ -298,7 +222,7 @@ def compare(name: str, k: int = 10, seeds: Sequence[int] = range(5), jobs: int =
             d.mkdir()
         with ThreadPoolExecutor(max_workers=jobs) as pool:
             results = list(pool.map(
-                lambda job: run_fold(data, *job[0], job[1], missing, aode_candidates, weka),
+                lambda job: run_fold(data, *job[0], job[1], aode_candidates, weka),
                 zip(folds, directories, strict=True)))
     return {key: [r[key] for r in results] for key in results[0]}
 
@@ -360,13 +284,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--quick", action="store_true", help="one seed instead of five")
     parser.add_argument("--jobs", type=int, default=2, help="folds run at the same time")
-    parser.add_argument("--fill-missing", action="store_true",
-                        help="give streamnb the mode-filled records Weka's BayesNet uses")
     parser.add_argument("--aode-max-candidates", type=int, default=0,
                         help="cap streamnb AODE's candidate parents (default 0: every attribute)")
     parser.add_argument("--only-folds", type=int, help="run only the first N folds")
     parser.add_argument("--no-weka", action="store_true",
-                        help="run only the streamnb columns (e.g. the BAYES-tree diagnostic)")
+                        help="run only the streamnb columns")
     parser.add_argument("--markdown", help="also write the tables to this file")
     parser.add_argument("--json", help="also write every fold's results to this file")
     args = parser.parse_args(argv)
@@ -379,16 +301,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     for name in args.datasets.split(","):
         start = time.perf_counter()
         results[name] = compare(name, args.folds, seeds, args.jobs,
-                                "fill" if args.fill_missing else "skip",
                                 args.aode_max_candidates or None, args.only_folds,
                                 not args.no_weka)
         summary = ", ".join(f"{c} {100 * mean_se(results[name][c])[0]:.2f}" for c in COLUMNS
                             if c in results[name])
         print(f"{name}: {summary} ({time.perf_counter() - start:.0f} s)", flush=True)
-    n_folds = len(next(iter(results.values()))["streamnb TAN (m=0.5)"])
-    options = [o for o, on in (("streamnb given mode-filled missing values", args.fill_missing),
-                               (f"streamnb AODE with at most {args.aode_max_candidates} "
-                                "candidate parents", args.aode_max_candidates)) if on]
+    n_folds = len(next(iter(results.values()))[WEKA_SETTINGS])
+    options = [f"streamnb AODE with at most {args.aode_max_candidates} candidate parents"
+               ] if args.aode_max_candidates else []
     text = (f"{args.folds}-fold stratified CV × {len(seeds)} seed(s), mean accuracy (%) ± "
             f"standard error over {n_folds} folds{''.join('; ' + o for o in options)}:\n\n"
             f"{markdown_table(results)}\n\nPaired per-fold differences (percentage points):\n\n"

@@ -315,7 +315,7 @@ def build_parser() -> argparse.ArgumentParser:
     explain.add_argument("--file", default=None, help="explain this raw RFC-822 message instead")
     explain.add_argument("--train", type=int, default=2000,
                          help="learn on the first N messages (default: %(default)s)")
-    explain.add_argument("--weight", choices=["cmi", "ddr"], default="cmi")
+    explain.add_argument("--weight", choices=["cmi", "ddr", "bayes"], default="cmi")
     explain.add_argument("--candidates", type=int, default=100,
                          help="tokens that may get a tree parent (default: %(default)s)")
     explain.add_argument("--top", type=int, default=8, help="attributes listed per line")

@@ -194,6 +194,116 @@ def test_cmi_smoothing_is_the_cmi_of_the_smoothed_table():
         ref_cmi(TABLE + 0.5), rel=1e-12)
 
 
+# -- the Bayesian-Dirichlet score gain (Weka's default TAN score) -------------------------------
+def ref_log_bd(rows, alpha):
+    """log Π_cfg Γ(rα)/Γ(N_cfg + rα) Π_x Γ(N_x,cfg + α)/Γ(α), one list of child counts per
+    parent configuration, written out with math.lgamma (Cooper & Herskovits, α per cell)."""
+    total = 0.0
+    for counts in rows:
+        r = len(counts)
+        total += math.lgamma(r * alpha) - math.lgamma(sum(counts) + r * alpha)
+        total += sum(math.lgamma(n + alpha) - math.lgamma(alpha) for n in counts)
+    return total
+
+
+def ref_bayes_gain(t, alpha):
+    """gain of X_i (axis 0) when X_j (axis 1) joins C as its parent, from the pair table."""
+    r_i, r_j, k = t.shape
+    given_both = [[t[u, v, c] for u in range(r_i)] for v in range(r_j) for c in range(k)]
+    given_class = [[t[u, :, c].sum() for u in range(r_i)] for c in range(k)]
+    return ref_log_bd(given_both, alpha) - ref_log_bd(given_class, alpha)
+
+
+def test_bayes_weight_hand_computed():
+    # TABLE, α = 0.5. X_i (2 values) given C: class 0 counts (4, 4), class 1 (3, 3);
+    # given (X_j, C): class 0 columns (2, 1), (0, 3), (2, 0), class 1 every column (1, 1).
+    g = math.lgamma
+    cfg = lambda a, b: g(1) - g(a + b + 1) + g(a + .5) + g(b + .5) - 2 * g(.5)  # noqa: E731
+    gain_i = (cfg(2, 1) + cfg(0, 3) + cfg(2, 0) + 3 * cfg(1, 1)) - (cfg(4, 4) + cfg(3, 3))
+    assert ref_bayes_gain(TABLE, 0.5) == pytest.approx(gain_i, rel=1e-13)
+    # X_j (3 values) given C: class 0 (3, 3, 2), class 1 (2, 2, 2); given (X_i, C): class 0
+    # rows (2, 0, 2), (1, 3, 0), class 1 rows (1, 1, 1) twice
+    cfg3 = lambda *n: (g(1.5) - g(sum(n) + 1.5)  # noqa: E731
+                       + sum(g(m + .5) for m in n) - 3 * g(.5))
+    gain_j = (cfg3(2, 0, 2) + cfg3(1, 3, 0) + 2 * cfg3(1, 1, 1)) - (cfg3(3, 3, 2) + cfg3(2, 2, 2))
+    pc = PairwiseCounts(TABLE.sum(axis=(0, 1)), (TABLE.sum(axis=1), TABLE.sum(axis=0)),
+                        {(0, 1): TABLE}, ("i", "j"))
+    w = pairwise_weights(pc, "bayes")
+    assert w[0, 1] == w[1, 0] == pytest.approx(max(gain_i, gain_j), rel=1e-12)
+    assert pairwise_weights(pc, "bayes", smoothing=2.0)[0, 1] == pytest.approx(
+        max(ref_bayes_gain(TABLE, 2.0), ref_bayes_gain(TABLE.transpose(1, 0, 2), 2.0)))
+
+
+def test_bayes_weight_penalises_parents_with_many_values():
+    # X_j copies X_i's value (2 values) but splits it over 8 values: CMI is the same as for
+    # a 2-value copy, the Bayesian gain is lower, as the marginal likelihood pays per
+    # parameter.
+    rng = np.random.default_rng(2)
+    x = rng.integers(0, 2, 60)
+    c = rng.integers(0, 2, 60)
+    fine = x * 4 + rng.integers(0, 4, 60)
+    copy2 = np.zeros((2, 2, 2))
+    np.add.at(copy2, (x, x, c), 1)
+    copy8 = np.zeros((2, 8, 2))
+    np.add.at(copy8, (x, fine, c), 1)
+    assert conditional_mutual_information(copy2) == pytest.approx(
+        conditional_mutual_information(copy8), rel=1e-12)
+
+    def weight(t):
+        pc = PairwiseCounts(t.sum(axis=(0, 1)), (t.sum(axis=1), t.sum(axis=0)),
+                            {(0, 1): t}, ("i", "j"))
+        return pairwise_weights(pc, "bayes")[0, 1]
+
+    assert weight(copy8) < weight(copy2)
+
+
+def weka_greedy_tree(gain):
+    """Weka 3.6's TAN search (``TAN.buildStructure``) on an asymmetric gain matrix: the first
+    link is the best gain over all ordered pairs, each next one the best gain between a linked
+    and an unlinked attribute, in either direction. Its undirected edges."""
+    n = gain.shape[0]
+    linked, edges = set(), set()
+    for _ in range(n - 1):
+        best = max((gain[i, j], i, j) for i in range(n) for j in range(n)
+                    if i != j and (not linked or (i in linked) != (j in linked)))
+        _, i, j = best
+        linked |= {i, j}
+        edges.add(frozenset((i, j)))
+    return edges
+
+
+def test_bayes_tree_is_wekas_greedy_tree():
+    """Weka links greedily on the asymmetric gain g(i, j); that is Prim's algorithm on the
+    symmetric max(g(i, j), g(j, i)), so the undirected tree is Chow–Liu's on that weight."""
+    rng = np.random.default_rng(8)
+    for trial in range(20):
+        n, k = 6, int(rng.integers(2, 4))
+        r = rng.integers(2, 4, n)
+        rows = rng.integers(0, 3, (300, n)) % r
+        rows[:, 1] = (rows[:, 0] + rng.integers(0, 2, 300)) % r[1]  # some real dependences
+        rows[:, 3] = (rows[:, 2] * 2 + rng.integers(0, 2, 300)) % r[3]
+        y = rng.integers(0, k, 300)
+        pc = PairwiseCounts.from_records(
+            [{f"a{i}": str(v) for i, v in enumerate(row)} for row in rows], y.tolist())
+        gain = np.full((n, n), -np.inf)
+        for i, j in itertools.permutations(range(n), 2):
+            gain[i, j] = ref_bayes_gain(pc.joint(i, j), 0.5)
+        tree = learn_tan_structure(pc, weight="bayes")
+        index = {name: i for i, name in enumerate(pc.names)}
+        ours = {frozenset(index[a] for a in e) for e in tree.undirected_edges}
+        assert ours == weka_greedy_tree(gain), trial
+        assert tree.weight_kind == "bayes"
+
+
+def test_bayes_weight_rejects_bad_smoothing():
+    pc = PairwiseCounts(TABLE.sum(axis=(0, 1)), (TABLE.sum(axis=1), TABLE.sum(axis=0)),
+                        {(0, 1): TABLE}, ("i", "j"))
+    with pytest.raises(ValueError, match="smoothing must be > 0 for the bayes weight"):
+        pairwise_weights(pc, "bayes", smoothing=0.0)
+    with pytest.raises(ValueError, match="weight must be one of"):
+        learn_tan_structure(pc, weight="entropy")
+
+
 # -- eq. 17–19: Zhang's dependence-distribution weight -----------------------------------------
 def test_ddr_two_classes_hand_computed():
     # Smoothed by 0.5 per cell: class 0 = [[2.5, .5, 2.5], [1.5, 3.5, .5]], N_c = 8 + 6·0.5 = 11,

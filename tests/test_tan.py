@@ -269,3 +269,100 @@ def test_family_tables_stay_equal_to_the_pairwise_counts():
             rebuilt = [f.table for f in model._families()]
             for a, b in zip(kept, rebuilt, strict=True):
                 assert np.array_equal(a, b), i
+
+
+def test_bayes_weight_tree_is_learned_from_the_counts():
+    model = fit(TAN(weight="bayes", relearn_every=0))
+    model.relearn()
+    reference = learn_tan_structure(PairwiseCounts.from_records(
+        [x for x, _ in DATA], [y for _, y in DATA], names=["a", "b", "c"]), weight="bayes")
+    assert model.structure.parents == reference.parents
+    assert model.structure.weight_kind == "bayes"
+    with pytest.raises(ValueError, match="weight must be one of"):
+        TAN(weight="entropy")
+
+
+def soybean_split():
+    from streamnb.datasets import load
+
+    data = load("soybean")  # Debian weka's soybean-large: 2337 missing values
+    order = np.random.default_rng(0).permutation(data.n_rows)
+    train, test = order[:500], order[500:]
+    records = [data.records[i] for i in train], [data.labels[i] for i in train]
+    return data, records, [data.records[i] for i in test]
+
+
+def training_modes(records):
+    from collections import Counter
+
+    modes = {}
+    for name in records[0]:
+        counts = Counter(r[name] for r in records if r.get(name) is not None)
+        if counts:
+            modes[name] = counts.most_common(1)[0][0]
+    return modes
+
+
+def test_missing_mode_is_learning_the_mode_filled_records():
+    """missing="mode" on a batch = Weka's ReplaceMissingValues: the same model as skipping on
+    the records filled with the training set's modes, when learning and when predicting."""
+    data, (records, labels), test = soybean_split()
+    modes = training_modes(records)
+    filled = [{a: modes[a] if v is None else v for a, v in r.items()} for r in records]
+    ours = TAN(missing="mode", relearn_every=0, domains=data.domains, max_candidates=40)
+    ours.learn_many(records, labels)
+    reference = TAN(relearn_every=0, domains=data.domains, max_candidates=40)
+    reference.learn_many(filled, labels)
+    ours.relearn()
+    reference.relearn()
+    assert ours.structure == reference.structure
+    np.testing.assert_array_equal(ours.stats.value_counts, reference.stats.value_counts)
+    queries = [r for r in test if any(v is None for v in r.values())][:20]
+    assert len(queries) == 20
+    filled_queries = [{a: modes[a] if v is None else v for a, v in r.items()} for r in queries]
+    np.testing.assert_allclose(ours.predict_proba_many(queries).to_numpy(),
+                               reference.predict_proba_many(filled_queries).to_numpy(),
+                               rtol=1e-12)
+    for q, f in zip(queries[:5], filled_queries[:5], strict=True):
+        assert ours.predict_proba_one(q) == pytest.approx(reference.predict_proba_one(f),
+                                                          rel=1e-12)
+        assert ours.explain_one(q).log_f_b == pytest.approx(reference.explain_one(f).log_f_b)
+    # skipping gives a different model on these records
+    skipping = TAN(relearn_every=0, domains=data.domains, max_candidates=40)
+    skipping.learn_many(records, labels)
+    assert not np.array_equal(skipping.stats.value_counts, ours.stats.value_counts)
+
+
+def test_missing_mode_one_by_one_uses_the_modes_so_far():
+    model = TAN(missing="mode", relearn_every=0)
+    model.learn_one({"a": "x", "b": "u"}, "+")
+    model.learn_one({"a": None, "b": "u"}, "-")   # a's mode so far: x
+    model.learn_one({"a": "y", "b": "v"}, "-")
+    model.learn_one({"a": "y", "b": "w"}, "+")
+    model.learn_one({"b": "w"}, "-")               # a: x and y twice each, x registered first
+    model.learn_one({"a": "y"}, "+")               # b: u twice, w twice, u first
+    assert model.stats.count("a", "x") == {"+": 1.0, "-": 2.0}
+    assert model.stats.count("b", "u") == {"+": 2.0, "-": 1.0}
+    assert TAN(missing="mode").predict_proba_one({"a": None}) == {}
+
+
+def test_missing_mode_on_data_frames_and_persistence(tmp_path):
+    _, (records, labels), test = soybean_split()
+    frame = pd.DataFrame(records)
+    from_frame = TAN(missing="mode", relearn_every=0, max_candidates=40)
+    from_frame.learn_many(frame, labels)
+    from_dicts = TAN(missing="mode", relearn_every=0, max_candidates=40)
+    from_dicts.learn_many(records, labels)
+    from_frame.relearn()
+    from_dicts.relearn()
+    assert from_frame.structure == from_dicts.structure
+    queries = test[:30]
+    np.testing.assert_allclose(from_frame.predict_proba_many(pd.DataFrame(queries)).to_numpy(),
+                               from_dicts.predict_proba_many(queries).to_numpy(), rtol=1e-12)
+    from_dicts.save(tmp_path / "tan.snb")
+    loaded = load_model(tmp_path / "tan.snb")
+    assert loaded.missing == "mode" and loaded.weight == "cmi"
+    np.testing.assert_allclose(loaded.predict_proba_many(queries).to_numpy(),
+                               from_dicts.predict_proba_many(queries).to_numpy(), rtol=1e-12)
+    with pytest.raises(ValueError, match="missing must be one of"):
+        TAN(missing="drop")

@@ -12,6 +12,7 @@ from streamnb.stats.pairs import PairCounts
 from streamnb.stats.schema import EncodedBatch
 from streamnb.structure import (
     CLASS,
+    TAN_WEIGHTS,
     DiscreteData,
     NetworkStructure,
     PairwiseCounts,
@@ -41,7 +42,8 @@ class SelectiveTAN(SelectiveClassifier):
     metric, significance
         Info-AS's metric (``"cig"``, ``"cgr"``, ``"cdc"``) and optional χ² stop level.
     weight
-        ``"cmi"`` or ``"ddr"``: the tree's edge weight.
+        ``"cmi"``, ``"ddr"`` or ``"bayes"``: the tree's edge weight (see
+        :func:`~streamnb.structure.learn_tan_structure`).
     root
         Root policy or attribute name (see :func:`~streamnb.structure.learn_tan_structure`).
     max_candidates
@@ -103,8 +105,8 @@ class SelectiveTAN(SelectiveClassifier):
                  drift_detector: Any = None, root: Any = None, alpha: float = 1.0,
                  seed: int | None = None, nominal: Iterable | None = None,
                  domains: Mapping | None = None) -> None:
-        if weight not in ("cmi", "ddr"):
-            raise ValueError(f"weight must be 'cmi' or 'ddr', got {weight!r}")
+        if weight not in TAN_WEIGHTS:
+            raise ValueError(f"weight must be one of {TAN_WEIGHTS}, got {weight!r}")
         if not (isinstance(max_candidates, int) and max_candidates >= 2):
             raise ValueError(f"max_candidates must be an int >= 2, got {max_candidates!r}")
         self.weight = weight

@@ -11,13 +11,14 @@ from streamnb.estimators import Estimator
 from streamnb.models.explanation import Explanation, theorem2_holds
 from streamnb.models.pairwise import PairwiseNaiveBayes
 from streamnb.stats.codec import from_json_value, to_json_value
+from streamnb.stats.missing import fill_missing, is_missing, nominal_modes
 from streamnb.stats.schema import TOKEN, Schema
-from streamnb.structure import (
-    TreeStructure,
-    learn_tan_structure,
-)
+from streamnb.structure import TAN_WEIGHTS, TreeStructure, learn_tan_structure
 
-__all__ = ["TAN"]
+__all__ = ["MISSING_POLICIES", "TAN"]
+
+#: Missing-value policies of :class:`TAN`.
+MISSING_POLICIES = ("skip", "mode")
 
 class _Family:
     """One tree edge's count table N(x, pa, c), shape (r_x, r_pa, k), and its value rows."""
@@ -85,7 +86,7 @@ class _EdgeIndex:
                 and Schema._token_present(value, "record", name)) else 1
         for i, name, rows in self.nominal:
             value = get(name)
-            if value is not None and not (isinstance(value, float) and value != value):
+            if not is_missing(value):
                 out[i] = rows.get(value, -1)
         return out
 
@@ -101,12 +102,14 @@ class TAN(PairwiseNaiveBayes):
     read from the live counts at prediction time, in the Indifferent style by default:
     θ(x | pa, c) = (N(x, pa, c) + a) / (N(pa, c) + a·#A_i), with ``a`` the estimator's
     pseudo-count (1 for ``"indifferent"``/``"laplace"``). A missing child is skipped; a missing
-    (or unseen) parent value falls back to the naive Bayes factor θ(x | c).
+    (or unseen) parent value falls back to the naive Bayes factor θ(x | c) — unless
+    ``missing="mode"``.
 
     Parameters
     ----------
     weight
-        ``"cmi"`` or ``"ddr"``.
+        ``"cmi"``, ``"ddr"`` or ``"bayes"`` (the Bayesian-Dirichlet score gain with α = 0.5 of
+        Weka's default TAN, see :func:`streamnb.structure.pairwise_weights`).
     estimator
         Estimator of the class prior and the naive Bayes factors (see :class:`NaiveBayes`); it
         must have positive pseudo-counts (not ``"ml"``).
@@ -124,6 +127,18 @@ class TAN(PairwiseNaiveBayes):
         A newly chosen candidate's pair counts start at that relearn.
     root
         Root policy or attribute name (see :func:`streamnb.structure.learn_tan_structure`).
+    missing
+        ``"skip"`` (default): a missing nominal value (None, NaN or absent) is not counted and
+        its factors are left out. ``"mode"``: it is replaced by the attribute's most frequent
+        value (:func:`streamnb.stats.missing.nominal_modes`), when learning and when
+        predicting, as Weka's ``BayesNet`` does with ``ReplaceMissingValues``. ``learn_one``
+        and predictions use the modes of the counts so far; ``learn_many`` the modes of the
+        counts plus the batch's observed values (Weka's training-set modes when a whole
+        training set is one batch), so under ``"mode"`` a batch and the same records one by
+        one can differ where a mode changes within the batch. Skipping keeps the information
+        that a value is missing out of the model; filling helps where missing values are
+        frequent and the mode is a good guess (the soybean data), and hurts where they are
+        rare and informative (Weka's vote: docs/weka.md).
     nominal, domains, var_smoothing
         As in :class:`NaiveBayes`. Numeric attributes stay naive (Gaussian, no parent).
 
@@ -159,15 +174,17 @@ class TAN(PairwiseNaiveBayes):
 
     def __init__(self, weight: str = "cmi", estimator: str | Estimator = "indifferent",
                  relearn_every: int = 1000, drift_detector: Any = None,
-                 max_candidates: int = 200, root: Any = None,
+                 max_candidates: int = 200, root: Any = None, missing: str = "skip",
                  nominal: Iterable | None = None, domains: Mapping | None = None,
                  var_smoothing: float = 1e-9) -> None:
         super().__init__(estimator=estimator, max_candidates=max_candidates, nominal=nominal,
                          domains=domains, var_smoothing=var_smoothing)
-        if weight not in ("cmi", "ddr"):
-            raise ValueError(f"weight must be 'cmi' or 'ddr', got {weight!r}")
+        if weight not in TAN_WEIGHTS:
+            raise ValueError(f"weight must be one of {TAN_WEIGHTS}, got {weight!r}")
         if not (isinstance(relearn_every, int) and relearn_every >= 0):
             raise ValueError(f"relearn_every must be a non-negative int, got {relearn_every!r}")
+        if missing not in MISSING_POLICIES:
+            raise ValueError(f"missing must be one of {MISSING_POLICIES}, got {missing!r}")
         if drift_detector is not None and not hasattr(drift_detector, "update"):
             raise ValueError(f"drift_detector must be a river drift detector, got "
                              f"{drift_detector!r}")
@@ -175,6 +192,7 @@ class TAN(PairwiseNaiveBayes):
         self.relearn_every = relearn_every
         self.drift_detector = drift_detector
         self.root = root
+        self.missing = missing
         self.structure: TreeStructure | None = None
         self.structure_version = 0
         self._since_relearn = 0
@@ -189,12 +207,23 @@ class TAN(PairwiseNaiveBayes):
     def _unit_test_params(cls):
         yield {"relearn_every": 50}
         yield {"relearn_every": 50, "weight": "ddr"}
+        yield {"relearn_every": 50, "weight": "bayes", "missing": "mode"}
         from river import drift
 
         yield {"relearn_every": 0, "drift_detector": drift.ADWIN()}
 
     # -- learning -------------------------------------------------------------------------------
+    def _imputed(self, records: Any, learning: bool = False) -> Any:
+        """``records`` (a sequence of mappings or a DataFrame) with missing nominal values
+        replaced by their modes under ``missing="mode"``; unchanged otherwise. Modes of the
+        counts, plus the records' own values when they are a batch being learned."""
+        if self.missing == "skip":
+            return records
+        return fill_missing(records, nominal_modes(self.stats, records if learning else ()))
+
     def learn_one(self, x: Mapping, y: Any) -> None:
+        if self.missing != "skip" and isinstance(x, Mapping):
+            x = self._imputed([x])[0]
         stats = self.stats
         detector = self.drift_detector
         drifted = False
@@ -215,7 +244,7 @@ class TAN(PairwiseNaiveBayes):
 
     def learn_many(self, X: Any, y: Any) -> None:
         labels = list(y)
-        super().learn_many(X, labels)
+        super().learn_many(self._imputed(X, learning=True), labels)
         self._invalidate_families()
         self._count_towards_relearn(len(labels))
 
@@ -333,6 +362,8 @@ class TAN(PairwiseNaiveBayes):
         and Theorem 2 (see :mod:`streamnb.models.explanation`)."""
         if not self.stats.n_classes:
             raise ValueError("the model has not learned any class yet")
+        if self.missing != "skip" and isinstance(x, Mapping):
+            x = self._imputed([x])[0]
         naive = np.frombuffer(super()._log_likelihood_one(x)[0]).copy()
         labels = self.stats.labels.values
         names = self.stats.schema.attributes.values
@@ -383,6 +414,8 @@ class TAN(PairwiseNaiveBayes):
         return out
 
     def _log_likelihood_one(self, x: Mapping):
+        if self.missing != "skip" and isinstance(x, Mapping):
+            x = self._imputed([x])[0]
         scores = super()._log_likelihood_one(x)
         if scores is not None:
             finite = np.frombuffer(scores[0])
@@ -395,6 +428,9 @@ class TAN(PairwiseNaiveBayes):
 
         scores = self._log_likelihood_one(x)
         return posterior(self.stats.labels.values, *scores) if scores else {}
+
+    def _joint_log_likelihood(self, records: Any, where: str) -> tuple[np.ndarray, np.ndarray]:
+        return super()._joint_log_likelihood(self._imputed(records), where)
 
     def _add_batch_terms(self, batch: Any, finite: np.ndarray) -> None:
         """The tree's log dd terms for a whole encoded batch: every (record, edge) cell at

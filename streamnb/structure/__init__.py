@@ -13,6 +13,7 @@ and swap the result in.
 from streamnb.structure.cb import CBResult, cb
 from streamnb.structure.chow_liu import (
     ROOT_POLICIES,
+    TAN_WEIGHTS,
     TreeStructure,
     chow_liu_tree,
     learn_tan_structure,
@@ -31,6 +32,7 @@ from streamnb.structure.selection import (
     info_as,
 )
 from streamnb.structure.weights import (
+    DEFAULT_BAYES_ALPHA,
     DEFAULT_DDR_SMOOTHING,
     PairwiseCounts,
     attribute_class_information,
@@ -43,9 +45,11 @@ from streamnb.structure.wrappers import k2_as, naive_as
 
 __all__ = [
     "CLASS",
+    "DEFAULT_BAYES_ALPHA",
     "DEFAULT_DDR_SMOOTHING",
     "METRICS",
     "ROOT_POLICIES",
+    "TAN_WEIGHTS",
     "CBResult",
     "DiscreteData",
     "DiscreteNetwork",

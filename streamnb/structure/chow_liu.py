@@ -42,7 +42,10 @@ from streamnb.structure.weights import (
     pairwise_weights,
 )
 
-__all__ = ["ROOT_POLICIES", "TreeStructure", "chow_liu_tree", "learn_tan_structure"]
+__all__ = ["ROOT_POLICIES", "TAN_WEIGHTS", "TreeStructure", "chow_liu_tree", "learn_tan_structure"]
+
+#: Edge weights accepted by :func:`learn_tan_structure`.
+TAN_WEIGHTS = ("cmi", "ddr", "bayes")
 
 #: Root policies accepted by :func:`learn_tan_structure` besides an attribute name.
 ROOT_POLICIES = ("max-class-information", "first")
@@ -240,15 +243,18 @@ def learn_tan_structure(
     counts
         Class, attribute and attribute-pair counts.
     weight
-        ``"cmi"`` (conditional mutual information, eq. 15) or ``"ddr"`` (Zhang's I_D,
-        eq. 17–19).
+        ``"cmi"`` (conditional mutual information, eq. 15), ``"ddr"`` (Zhang's I_D,
+        eq. 17–19) or ``"bayes"`` (the Bayesian-Dirichlet score gain of Weka's default TAN,
+        see :func:`~streamnb.structure.pairwise_weights`; with it the undirected tree is
+        Weka's, the root and directions follow ``root``).
     root
         An attribute name, or a policy: ``None`` / ``"max-class-information"`` (default: the
         attribute with the highest I(X_i; C) from its marginal counts, ties to the lowest
         index) or ``"first"`` (attribute 0). An attribute whose name equals a policy string
         wins over the policy.
     smoothing
-        Pseudo-count per cell of each pair table; ``None``: 0 for ``"cmi"``, 0.5 for ``"ddr"``.
+        Pseudo-count per cell of each pair table; ``None``: 0 for ``"cmi"``, 0.5 for
+        ``"ddr"`` and ``"bayes"`` (the Dirichlet α of its score).
     formula
         For ``"ddr"``: ``"auto"``, ``"eq17"`` or ``"eq18"`` (see
         :func:`~streamnb.structure.dependence_distribution_weight`); the tree is the same.
@@ -271,8 +277,8 @@ def learn_tan_structure(
     True
 
     """
-    if weight not in ("cmi", "ddr"):
-        raise ValueError(f"weight must be 'cmi' or 'ddr', got {weight!r}")
+    if weight not in TAN_WEIGHTS:
+        raise ValueError(f"weight must be one of {TAN_WEIGHTS}, got {weight!r}")
     w = pairwise_weights(counts, weight=weight, smoothing=smoothing, formula=formula)
     names = counts.names
     root_name: Hashable | None = None

@@ -1,0 +1,97 @@
+"""Missing values: what counts as one, and mode imputation from the counts.
+
+A missing nominal value can be skipped (its factor left out, the default of every model) or
+replaced by the attribute's mode, as Weka's ``ReplaceMissingValues`` does before ``BayesNet``
+learns and predicts. Here the mode is read from :class:`~streamnb.stats.CountStatistics`
+(all classes together), optionally with the values observed in a batch about to be learned, so
+imputation needs no state of its own and stays current, mergeable and decayable with the counts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from streamnb.stats.schema import NOMINAL, Schema
+
+__all__ = ["fill_missing", "is_missing", "nominal_modes"]
+
+
+def is_missing(value: Any) -> bool:
+    """None or NaN: a value that was not observed."""
+    return value is None or (isinstance(value, float) and value != value)
+
+
+def nominal_modes(stats: Any, records: Sequence[Mapping] | pd.DataFrame = ()
+                  ) -> dict[Hashable, Any]:
+    """Each nominal attribute's most frequent value.
+
+    Counted over the records of ``stats`` (every class) plus the values observed in
+    ``records``: nominal attributes the schema knows, those it declares nominal, and new
+    attributes with str values. Ties go to the value registered (or seen) first. Attributes
+    with no observed value have no mode.
+
+    Examples
+    --------
+    >>> from streamnb.stats import CountStatistics
+    >>> stats = CountStatistics()
+    >>> _ = stats.update_many([{"colour": "red"}, {"colour": "blue"}, {"colour": "blue"}],
+    ...                       ["+", "-", "+"])
+    >>> nominal_modes(stats)
+    {'colour': 'blue'}
+    >>> nominal_modes(stats, [{"colour": "red", "size": "S"}, {"colour": "red"}])
+    {'colour': 'red', 'size': 'S'}
+
+    """
+    schema: Schema = stats.schema
+    totals: dict[Hashable, dict[Any, float]] = {}
+    if schema.n_nominal and stats.n_classes:
+        column_totals = stats.value_counts.sum(axis=0)
+        for a, values in zip(schema.nominal_attributes, schema.nominal_values, strict=True):
+            totals[schema.attributes.values[a]] = {v: float(column_totals[j])
+                                                   for v, j in values.items()}
+    if isinstance(records, pd.DataFrame):
+        records = records.to_dict("records")
+    for x in records:
+        for name, value in x.items():
+            if is_missing(value):
+                continue
+            a = schema.attributes.get(name)
+            nominal = (schema.kinds[a] == NOMINAL if a is not None
+                       else name in schema.declared_nominal or isinstance(value, str | np.str_))
+            if nominal:
+                counts = totals.setdefault(name, {})
+                key = Schema._nominal_value(value, "record", name)
+                counts[key] = counts.get(key, 0.0) + 1.0
+    # max() keeps the first of equal counts: registration order, then order of appearance
+    return {name: max(counts, key=counts.__getitem__) for name, counts in totals.items()
+            if any(counts.values())}
+
+
+def fill_missing(records: Sequence[Mapping] | pd.DataFrame, modes: Mapping[Hashable, Any]
+                 ) -> list[Mapping] | pd.DataFrame:
+    """``records`` with every missing (None, NaN or absent) value of an attribute in ``modes``
+    replaced by its mode; records without a missing value are passed through unchanged.
+
+    Examples
+    --------
+    >>> fill_missing([{"colour": None, "n": 2.0}, {"colour": "red"}, {"n": 1.0}],
+    ...              {"colour": "blue"})
+    [{'colour': 'blue', 'n': 2.0}, {'colour': 'red'}, {'n': 1.0, 'colour': 'blue'}]
+
+    """
+    if isinstance(records, pd.DataFrame):
+        filled = records.copy()
+        for name, mode in modes.items():
+            column = filled[name].astype(object) if name in filled else None
+            filled[name] = mode if column is None else column.where(column.notna(), mode)
+        return filled
+    out: list[Mapping] = []
+    for x in records:
+        gaps = [name for name in modes if is_missing(x.get(name))] if isinstance(x, Mapping) \
+            else []
+        out.append({**x, **{name: modes[name] for name in gaps}} if gaps else x)
+    return out
