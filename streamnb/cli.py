@@ -39,28 +39,6 @@ def _progress(total: int, desc: str, enabled: bool):
     return update, bar.close
 
 
-def _plot_curves(curves: dict[str, list[tuple[int, float]]], path: Path, title: str) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(8, 4.5))
-    for name, curve in curves.items():
-        xs, ys = zip(*curve, strict=True)
-        ax.plot(xs, ys, label=name, linewidth=1.4)
-    ax.set_xlabel("messages seen (time order)")
-    ax.set_ylabel("prequential accuracy")
-    ax.set_ylim(0.5, 1.0)
-    ax.grid(alpha=0.3)
-    ax.legend(loc="lower right")
-    ax.set_title(title)
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-
-
 def _print_result(title: str, result, seconds: float, n: int) -> dict:
     summary = result.summary()
     labels, matrix = result.confusion()
@@ -80,7 +58,9 @@ def _write_plot(args: argparse.Namespace, curves: dict, title: str) -> None:
     if not args.plot:
         return
     try:
-        _plot_curves(curves, Path(args.plot), title)
+        from streamnb.evaluate.report import plot_learning_curves
+
+        plot_learning_curves(curves, args.plot, title, xlabel="messages seen (time order)")
         print(f"\nlearning curve written to {args.plot}")
     except ImportError:
         print("\nmatplotlib is not installed: pip install 'streamnb[plots]' for the PNG",

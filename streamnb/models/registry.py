@@ -23,6 +23,7 @@ MODELS: dict[str, Callable[[], CountClassifier]] = {
     "bibl": lambda: NaiveBayes(estimator="bibl"),
     "tan": TAN,
     "tan-ddr": lambda: TAN(weight="ddr"),
+    "tan-bayes": lambda: TAN(weight="bayes"),
     "aode": AODE,
     # Info-AS selection (Singh & Provan) with the CDC metric, the best on the spam stream
     # (docs/selective.md)
