@@ -26,7 +26,7 @@ accuracies need it. Left where the orientation puts it, the class often comes la
 attributes that depend on the class but hardly on one another form v-structures X → C ← Y, and
 ties go by index, the class's being the highest — and K2 then gives it at most ``max_parents``
 parents and no children, a classifier that reads a handful of attributes. On Soybean (15
-classes) and Splice that costs 10–30 points against the paper's Table 3
+classes) and Splice that costs 6–31 points against the paper's Table 3
 (docs/results/singh_provan.md compares the two placements).
 
 As in Singh & Provan (§3), the loop continues while the network's predictive accuracy keeps
