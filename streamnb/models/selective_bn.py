@@ -29,7 +29,7 @@ class SelectiveBN(SelectiveClassifier):
       ``class_position="first"`` (the default) the class leads that ordering, so every
       selected attribute may take it as a parent, as in the naive Bayes classifier the paper's
       networks extend (§1, §2); ``"learned"`` leaves it where CB's orientation puts it, often
-      last, which limits it to ``max_parents`` parents and no children;
+      last, which limits it to ``max_parents`` parents and few or no children;
     - ``search="k2"``: K2 (Cooper–Herskovits score) with the class first and the attributes in
       the order Info-AS selected them, so the most informative attributes may be parents of the
       later ones (:func:`~streamnb.structure.k2`).

@@ -18,16 +18,16 @@ for order = 0, 1, 2, …:
 5. K2 with that ordering gives a network.
 
 Where the class goes is spelt out neither by Singh & Valtorta (CB is a general structure
-learner; the class is one more node) nor by Singh & Provan (Info-AS "uses the final set of
-nodes selected ... along with classvar to construct a network", §4.2, with CB, §5.1). We read
-Singh & Provan as placing it first: they present their networks as the natural extension of the
-naive Bayes classifier (§1, §7), whose class is the parent of every attribute (§2), and their
-accuracies need it. Left where the orientation puts it, the class often comes last —
-attributes that depend on the class but hardly on one another form v-structures X → C ← Y, and
-ties go by index, the class's being the highest — and K2 then gives it at most ``max_parents``
-parents and no children, a classifier that reads a handful of attributes. On Soybean (15
-classes) and Splice that costs 6–31 points against the paper's Table 3
-(docs/results/singh_provan.md compares the two placements).
+learner; the class is one more node) nor by Singh & Provan (Info-AS "uses the final set of nodes
+selected ... along with classvar to construct a network", §4.2, with CB, §5.1). We read Singh &
+Provan as placing it first: they present their networks as the natural extension of the naive
+Bayes classifier (§1, §7), whose class is the parent of every attribute (§2), and their
+accuracies fit it. Left where the orientation puts it, the class often comes last — attributes
+that depend on the class but hardly on one another form v-structures X → C ← Y, and ties go by
+index, the class's being the highest — and K2 then gives it at most ``max_parents`` parents and
+few or no children, a classifier that reads a handful of attributes. On Soybean (15 classes) and
+Splice that costs 6–31 points against the paper's Table 3 (docs/results/singh_provan.md compares
+the two placements).
 
 As in Singh & Provan (§3), the loop continues while the network's predictive accuracy keeps
 increasing: each order's network is learned on a *subset-learn* part of the records and scored
