@@ -28,6 +28,7 @@ MODELS = {
     "tan": lambda **kw: SelectiveTAN(**kw),
     "bn-k2": lambda **kw: SelectiveBN(search="k2", **kw),
     "bn-cb": lambda **kw: SelectiveBN(search="cb", **kw),
+    "bn-cb-learned": lambda **kw: SelectiveBN(search="cb", class_position="learned", **kw),
 }
 
 
@@ -138,8 +139,11 @@ def test_tan_tree_is_chow_liu_over_the_selected():
         assert model.structure.parents[a] == ((CLASS,) if parent is None else (CLASS, parent))
 
 
-@pytest.mark.parametrize("kind", ["bn-k2", "bn-cb"])
+@pytest.mark.parametrize("kind", ["bn-k2", "bn-cb", "bn-cb-learned"])
 def test_bn_network_is_learned_over_the_selected(kind):
+    """With the class first (K2's ordering, CB's default) the class is a root and the
+    attributes that depend on it take it as a parent; CB's "learned" placement puts it after
+    a, b, c here (they are its parents)."""
     data = make_data(600, seed=3)
     model = fit(MODELS[kind](relearn_every=0, seed=0), data)
     model.relearn()
@@ -147,6 +151,11 @@ def test_bn_network_is_learned_over_the_selected(kind):
     assert set(s.parents) == {CLASS, *s.selected}
     assert s.markov_blanket and s.markov_blanket <= set(s.selected)
     assert s.method.endswith(kind.split("-")[1])
+    children = {v for v in s.selected if CLASS in s.parents[v]}
+    if kind == "bn-cb-learned":
+        assert set(s.parents[CLASS]) == {"a", "b", "c"} and not children
+    else:
+        assert s.parents[CLASS] == () and "a" in children
 
 
 # -- parameters and inference --------------------------------------------------------------------
@@ -324,6 +333,19 @@ def test_merge_equals_learning_everything(kind):
         a.merge(MODELS[kind](relearn_every=0, metric="cig"))
 
 
+def test_class_position_is_saved_and_must_match_to_merge(tmp_path):
+    data = make_data(200, seed=13)
+    model = fit(SelectiveBN(class_position="learned", relearn_every=0, seed=0), data)
+    model.relearn()
+    model.save(tmp_path / "m.snb")
+    loaded = load_model(tmp_path / "m.snb")
+    assert loaded.class_position == "learned"
+    loaded.relearn()  # relearns with the saved placement, not the default
+    assert loaded.structure == model.structure and loaded.structure.parents[CLASS]
+    with pytest.raises(ValueError, match="differ"):
+        model.merge(fit(SelectiveBN(relearn_every=0, seed=1), data))
+
+
 @pytest.mark.parametrize("same_network", [True, False])
 def test_merge_keeps_the_network_and_completes_its_families(same_network):
     """Without a relearn the merged model keeps its network; every family then counts both
@@ -408,3 +430,6 @@ def test_invalid_parameters():
         SelectiveBN(reservoir_size=0)
     with pytest.raises(ValueError, match="max_parents"):
         SelectiveBN(max_parents=0)
+    with pytest.raises(ValueError, match=r"class_position must be one of \('first', "
+                                         r"'learned'\), got 'last'"):
+        SelectiveBN(class_position="last")

@@ -9,6 +9,7 @@ import numpy as np
 
 from streamnb.models.selective_base import SelectiveClassifier
 from streamnb.structure import CLASS, DiscreteData, NetworkStructure, Selection, cb, k2
+from streamnb.structure.cb import CLASS_POSITIONS
 
 __all__ = ["SelectiveBN"]
 
@@ -24,7 +25,11 @@ class SelectiveBN(SelectiveClassifier):
 
     - ``search="cb"`` (the paper's choice, §5.1): CI tests of increasing order give an ordering,
       K2 builds the network, and the order grows while the network's accuracy on a held-out
-      half of the records increases (:func:`~streamnb.structure.cb`);
+      half of the records increases (:func:`~streamnb.structure.cb`). With
+      ``class_position="first"`` (the default) the class leads that ordering, so every
+      selected attribute may take it as a parent, as in the naive Bayes classifier the paper's
+      networks extend (§1, §2); ``"learned"`` leaves it where CB's orientation puts it, often
+      last, which limits it to ``max_parents`` parents and few or no children;
     - ``search="k2"``: K2 (Cooper–Herskovits score) with the class first and the attributes in
       the order Info-AS selected them, so the most informative attributes may be parents of the
       later ones (:func:`~streamnb.structure.k2`).
@@ -46,6 +51,10 @@ class SelectiveBN(SelectiveClassifier):
         K2's bound on the parents of a node (the class counts as one).
     ci_significance
         Level of CB's conditional-independence tests.
+    class_position
+        Where CB puts the class in the ordering it gives K2: ``"first"`` or ``"learned"``
+        (:func:`~streamnb.structure.cb`; our reading of the paper is ``"first"``, see there).
+        ``search="k2"`` always puts it first.
     max_candidates, reservoir_size, relearn_every, drift_detector, alpha, seed, nominal, domains
         As in :class:`SelectiveNB`.
 
@@ -108,7 +117,8 @@ class SelectiveBN(SelectiveClassifier):
 
     def __init__(self, metric: str = "cgr", search: str = "cb",
                  significance: float | None = None, max_parents: int = 3,
-                 ci_significance: float = 0.05, max_candidates: int = 100,
+                 ci_significance: float = 0.05, class_position: str = "first",
+                 max_candidates: int = 100,
                  reservoir_size: int = 10_000, relearn_every: int = 1000,
                  drift_detector: Any = None, alpha: float = 1.0, seed: int | None = None,
                  nominal: Iterable | None = None, domains: Mapping | None = None) -> None:
@@ -119,9 +129,13 @@ class SelectiveBN(SelectiveClassifier):
             raise ValueError(f"max_parents must be an int >= 1, got {max_parents!r}")
         if not (isinstance(ci_significance, float | int) and 0 < ci_significance < 1):
             raise ValueError(f"ci_significance must be in (0, 1), got {ci_significance!r}")
+        if class_position not in CLASS_POSITIONS:
+            raise ValueError(f"class_position must be one of {CLASS_POSITIONS}, got "
+                             f"{class_position!r}")
         self.search = search
         self.max_parents = max_parents
         self.ci_significance = ci_significance
+        self.class_position = class_position
         super().__init__(metric=metric, significance=significance,
                          max_candidates=max_candidates, reservoir_size=reservoir_size,
                          relearn_every=relearn_every, drift_detector=drift_detector,
@@ -132,6 +146,7 @@ class SelectiveBN(SelectiveClassifier):
         yield {"relearn_every": 50, "seed": 0}
         yield {"relearn_every": 50, "search": "k2", "metric": "cdc", "significance": 0.05,
                "seed": 1}
+        yield {"relearn_every": 50, "class_position": "learned", "seed": 2}
 
     def _learn_network(self, data: DiscreteData, selection: Selection) -> NetworkStructure:
         selected = selection.selected
@@ -147,7 +162,7 @@ class SelectiveBN(SelectiveClassifier):
             parents = k2(values, cards, [n, *range(n)], self.max_parents, sub.weights)
         else:
             parents = cb(sub, significance=self.ci_significance, max_parents=self.max_parents,
-                         alpha=self.alpha).parents
+                         alpha=self.alpha, class_position=self.class_position).parents
         name = {n: CLASS, **dict(enumerate(selected))}
         return NetworkStructure(selected, {name[v]: tuple(name[p] for p in pa)
                                            for v, pa in parents.items()},

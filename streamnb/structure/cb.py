@@ -12,7 +12,22 @@ for order = 0, 1, 2, …:
    contradict an earlier one are not applied;
 3. a total ordering: a topological order of the directed edges (ties and undirected edges by
    the lower index);
-4. K2 with that ordering gives a network.
+4. for a classifier, the class moves to the front of that ordering (``class_position="first"``,
+   the default; the attributes keep their order), so that K2 may make it a parent of every
+   attribute; ``class_position="learned"`` leaves it where the orientation put it;
+5. K2 with that ordering gives a network.
+
+Where the class goes is spelt out neither by Singh & Valtorta (CB is a general structure
+learner; the class is one more node) nor by Singh & Provan (Info-AS "uses the final set of nodes
+selected ... along with classvar to construct a network", §4.2, with CB, §5.1). We read Singh &
+Provan as placing it first: they present their networks as the natural extension of the naive
+Bayes classifier (§1, §7), whose class is the parent of every attribute (§2), and their
+accuracies fit it. Left where the orientation puts it, the class often comes last — attributes
+that depend on the class but hardly on one another form v-structures X → C ← Y, and ties go by
+index, the class's being the highest — and K2 then gives it at most ``max_parents`` parents and
+few or no children, a classifier that reads a handful of attributes. On Soybean (15 classes) and
+Splice that costs 6–31 points against the paper's Table 3 (docs/results/singh_provan.md compares
+the two placements).
 
 As in Singh & Provan (§3), the loop continues while the network's predictive accuracy keeps
 increasing: each order's network is learned on a *subset-learn* part of the records and scored
@@ -31,7 +46,10 @@ from streamnb.structure.k2 import k2
 from streamnb.structure.network import DiscreteNetwork
 from streamnb.structure.selection import DiscreteData, IndexTree, conditional_independence_test
 
-__all__ = ["CBResult", "cb", "cb_ordering", "pc_skeleton"]
+__all__ = ["CLASS_POSITIONS", "CBResult", "cb", "cb_ordering", "pc_skeleton"]
+
+#: Where :func:`cb` puts the class in the ordering it gives K2.
+CLASS_POSITIONS = ("first", "learned")
 
 
 @dataclass(frozen=True)
@@ -43,7 +61,7 @@ class CBResult:
     parents
         Node → parents (node indices).
     ordering
-        The ordering given to K2.
+        The ordering given to K2 (the class first with ``class_position="first"``).
     order
         The CI-test order of the returned network.
     accuracies
@@ -160,6 +178,15 @@ def cb_ordering(adjacency: dict[int, set[int]],
     return tuple(placed)
 
 
+def _place_class(ordering: tuple[int, ...], class_node: int, class_position: str
+                ) -> tuple[int, ...]:
+    """The ordering K2 gets: ``ordering`` with the class moved to the front (``"first"``) or
+    left in place (``"learned"``); the other nodes keep their order."""
+    if class_position == "first":
+        return (class_node, *(v for v in ordering if v != class_node))
+    return ordering
+
+
 def _accuracy(network: DiscreteNetwork, values: np.ndarray, classes: np.ndarray,
               weights: np.ndarray) -> float:
     if not len(values):
@@ -171,7 +198,7 @@ def _accuracy(network: DiscreteNetwork, values: np.ndarray, classes: np.ndarray,
 
 def cb(data: DiscreteData, significance: float = 0.05, max_parents: int = 3,
        max_order: int | None = None, alpha: float = 1.0, eval_fraction: float = 0.5,
-       seed: int = 0) -> CBResult:
+       seed: int = 0, class_position: str = "first") -> CBResult:
     """Learn a network over the attributes and the class with CB (module docstring).
 
     Parameters
@@ -191,6 +218,11 @@ def cb(data: DiscreteData, significance: float = 0.05, max_parents: int = 3,
         Share of the records held out (subset-eval) to score each order's network.
     seed
         Seed of the subset-learn / subset-eval split.
+    class_position
+        ``"first"`` (default): the class precedes every attribute in each ordering given to K2,
+        so it has no parents and any attribute may take it as one (the classifier reading of
+        Singh & Provan, module docstring); ``"learned"``: the class stays where the CI tests'
+        orientation puts it (Singh & Valtorta's CB for a general network).
 
     Returns
     -------
@@ -204,10 +236,16 @@ def cb(data: DiscreteData, significance: float = 0.05, max_parents: int = 3,
     >>> b = np.where(rng.random(600) < 0.85, a, 1 - a)      # a → b
     >>> data = DiscreteData(np.column_stack([a, b]), c, [2, 2], 2, ["a", "b"])
     >>> result = cb(data)
-    >>> result.parents       # a → b and a → C (node 2): the chain C – a – b, b ⊥ C | a
-    {0: (), 1: (0,), 2: (0,)}
+    >>> result.ordering, result.parents    # the chain C (node 2) → a → b, b ⊥ C | a
+    ((2, 0, 1), {0: (2,), 1: (0,), 2: ()})
     >>> result.order, [round(a, 4) for a in result.accuracies]   # order 1 did not improve
     (0, [0.8633, 0.8633])
+
+Left where the orientation puts it (nothing is oriented here: ties go by index), the class
+comes last and K2 makes a its parent instead:
+
+>>> cb(data, class_position="learned").parents
+{0: (), 1: (0,), 2: (0,)}
 
     References
     ----------
@@ -222,6 +260,9 @@ def cb(data: DiscreteData, significance: float = 0.05, max_parents: int = 3,
         raise ValueError(f"eval_fraction must be in (0, 1), got {eval_fraction!r}")
     if max_order is not None and not (isinstance(max_order, int) and max_order >= 0):
         raise ValueError(f"max_order must be a non-negative int or None, got {max_order!r}")
+    if class_position not in CLASS_POSITIONS:
+        raise ValueError(f"class_position must be one of {CLASS_POSITIONS}, got "
+                         f"{class_position!r}")
     values, cards = _variables(data)
     class_node = data.n_attributes
     n_nodes = class_node + 1
@@ -238,7 +279,7 @@ def cb(data: DiscreteData, significance: float = 0.05, max_parents: int = 3,
         if not pc_skeleton(values, cards, data.weights, order, adjacency, separators,
                            significance) and order > 0:
             break
-        ordering = cb_ordering(adjacency, separators)
+        ordering = _place_class(cb_ordering(adjacency, separators), class_node, class_position)
         parents = k2(learn_values, cards, ordering, max_parents, learn.weights)
         network = DiscreteNetwork.fit(learn_values, cards,
                                       [parents[v] for v in range(n_nodes)], class_node, alpha,
