@@ -122,3 +122,19 @@ def test_holdout_of_a_training_fold():
 def test_parameters_are_validated(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+@settings(max_examples=200, deadline=None)
+@given(label_lists, st.integers(0, 2**32))
+def test_every_prefix_of_a_stratified_order_is_stratified(labels, seed):
+    """Each class's count in every prefix of length t is ⌊t·p_c⌋ or ⌈t·p_c⌉."""
+    from streamnb.evaluate.splits import _codes, _stratified_order
+
+    codes = _codes(labels)
+    order = _stratified_order(codes, np.random.default_rng(seed))
+    assert sorted(order.tolist()) == list(range(len(labels)))
+    n, sizes = len(labels), np.bincount(codes)
+    counts = np.cumsum(np.eye(len(sizes), dtype=np.int64)[codes[order]], axis=0)
+    t = np.arange(1, n + 1)[:, None]
+    assert np.all(counts * n >= (t * sizes) - (t * sizes) % n)       # ≥ ⌊t·n_c/n⌋
+    assert np.all(counts <= -(-(t * sizes) // n))                    # ≤ ⌈t·n_c/n⌉

@@ -9,6 +9,7 @@ seeded with ``(seed, repeat)``).
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Hashable, Sequence
 
 import numpy as np
@@ -31,17 +32,37 @@ def _positive_int(value: object, name: str, minimum: int = 1) -> int:
 
 
 def _stratified_order(codes: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """A permutation in which every prefix holds each class in proportion, within one record:
-    the j-th (shuffled) record of a class of size n_c sits at position (j + 1/2)/n_c, and the
-    classes are merged on those positions (ties broken at random)."""
+    """A permutation in which every prefix of length t holds ⌊t·p_c⌋ or ⌈t·p_c⌉ records of
+    each class c (p_c its share of the data), so any prefix is stratified within one record.
+
+    The j-th (shuffled) record of a class of n_c records out of n gets the window of
+    positions [⌊(j − 1)·n/n_c⌋ + 1, ⌈j·n/n_c⌉]; any interval of L positions contains the whole
+    windows of at most L·n_c/n records of each class, so of at most L records in all (Hall's
+    condition), and earliest-deadline-first — at each position, of the records whose window
+    has opened, the one whose window closes first, ties at random — places every record inside
+    its window (unit jobs with release times and deadlines on one machine). A record in its
+    window is what keeps each class's count between ⌊t·p_c⌋ and ⌈t·p_c⌉."""
     n = len(codes)
     shuffled = rng.permutation(n)
     by_class = shuffled[np.argsort(codes[shuffled], kind="stable")]
     sizes = np.bincount(codes)
     starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
-    rank = np.arange(n) - starts[codes[by_class]]
-    position = (rank + 0.5) / sizes[codes[by_class]]
-    return by_class[np.lexsort((rng.random(n), position))]
+    size = sizes[codes[by_class]]
+    j = np.arange(n) - starts[codes[by_class]] + 1        # 1-based rank within its class
+    release = (j - 1) * n // size + 1
+    deadline = -(-j * n // size)
+    tiebreak = rng.random(n)
+    by_release = np.argsort(release, kind="stable")
+    order = np.empty(n, dtype=np.intp)
+    waiting: list[tuple[int, float, int]] = []
+    k = 0
+    for t in range(1, n + 1):
+        while k < n and release[by_release[k]] <= t:
+            i = int(by_release[k])
+            heapq.heappush(waiting, (int(deadline[i]), float(tiebreak[i]), i))
+            k += 1
+        order[t - 1] = by_class[heapq.heappop(waiting)[2]]
+    return order
 
 
 def stratified_kfold(labels: Sequence[Hashable], k: int = 10, seed: int = 0,
@@ -108,8 +129,8 @@ def random_splits(labels: Sequence[Hashable], train_size: int, test_size: int | 
     repeats
         Number of splits; split r uses the generator seeded with ``(seed, r)``.
     stratify
-        If True, each class's share of the training set (and of the training and test sets
-        together) is its share of the data, within one record.
+        If True, each class's count in the training set (and in the training and test sets
+        together) is its share of the data rounded down or up: within one record.
 
     Examples
     --------
