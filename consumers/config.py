@@ -148,6 +148,10 @@ OPTIONS: tuple[Option, ...] = (
     Option("publisher-process", bool, True,
            "publish predictions from a helper process (kafka-python's producer costs about as "
            "much CPU per record as its consumer: on a second core the two overlap)"),
+    Option("publisher-client", str, "auto",
+           "producer of the publisher process: confluent-kafka (librdkafka, the fast-publisher "
+           "extra) when installed, else kafka-python", choices=("auto", "kafka-python",
+                                                                  "confluent-kafka")),
     Option("publish-labelled", bool, False,
            "also publish the prequential prediction of each labelled message"),
     # -- state ----------------------------------------------------------------------------------

@@ -16,12 +16,10 @@ between the last snapshot and a crash are classified again after the restart.
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import signal
 import threading
 import time
-from json.encoder import encode_basestring_ascii
 from pathlib import Path
 from typing import Any
 
@@ -161,7 +159,8 @@ class Service:
         cfg = self.config
         client = cfg.kafka_options()
         self._producer = KafkaProducer(**cfg.producer_options())
-        self._outputs = (ProcessPublisher(cfg.producer_options(), cfg.log_level)
+        self._outputs = (ProcessPublisher(cfg.producer_options(), cfg.log_level,
+                                          cfg.publisher_client)
                          if cfg.publisher_process else ProducerPublisher(self._producer))
         if cfg.changelog_topic:
             ensure_topic(client, cfg.changelog_topic,
@@ -345,28 +344,11 @@ class Service:
                  proba: Any, classes: list, model_version: int, structure_version: int) -> None:
         if not indices:
             return
-        tail = f',"model_version":{model_version},"structure_version":{structure_version}}}'
-        if len(classes):
-            # one %-template per batch: a record is then one formatting operation (floats as
-            # repr, which is valid JSON for the finite probabilities here)
-            keys = (encode_basestring_ascii(str(c)).replace("%", "%%") for c in classes)
-            template = ('{"id":%s,"label":%s,"proba":{' + ",".join(f"{k}:%r" for k in keys)
-                        + "}" + tail)
-            labels = [json.dumps(c) for c in classes]
-            row_label = [labels[k] for k in proba.argmax(axis=1).tolist()]
-            values = proba.tolist()
-        else:
-            template = '{"id":%s,"label":%s,"proba":{}' + tail
-            row_label = values = None
-        record_keys, record_values = [], []
-        for i in indices:
-            record_id = decoded[i].id
-            row = predicted[i]
-            record_keys.append(record_id.encode())
-            record_values.append((template % (encode_basestring_ascii(record_id),
-                                              *((row_label[row], *values[row]) if values
-                                                else ("null",)))).encode())
-        self._outputs.send_batch(self.config.output_topic, record_keys, record_values)
+        rows = [predicted[i] for i in indices]
+        self._outputs.send_predictions(
+            self.config.output_topic, [decoded[i].id for i in indices],
+            proba[rows] if len(classes) else np.zeros((len(rows), 0)), classes, model_version,
+            structure_version)
 
     def _dead_letter(self, record: Any, reason: str, detail: str) -> None:
         self.metrics.dead_letters.labels(reason=reason).inc()

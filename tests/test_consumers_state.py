@@ -9,9 +9,7 @@ import numpy as np
 import pytest
 from kafka_helpers import labelled_features
 
-from consumers.config import load_config
-from consumers.messages import Record
-from consumers.service import Service
+from consumers.publisher import _predictions, _predictions_payload, format_predictions
 from consumers.snapshots import (
     SNAPSHOT_FILE,
     decode_partition,
@@ -178,25 +176,20 @@ def test_changelog_record_round_trip_and_limits():
 
 def test_output_messages_are_json_with_every_class():
     """The output encoding (one formatting template per batch) gives valid JSON whatever the
-    class labels hold (quotes, %, non-ASCII, ints) and whatever the ids hold."""
-    class Collect:
-        def send_batch(self, topic, keys, values):
-            self.sent = (topic, keys, values)
-
-    service = Service(load_config({"output_topic": "out", "metrics_address": ""}, environ={}))
-    service._outputs = Collect()
-    decoded = [Record('a"%s\\é', {"w": True}, None), Record("b", {"w": True}, None)]
+    class labels hold (quotes, %, non-ASCII, ints) and whatever the ids hold; through the
+    publisher pipe's prediction frame it gives the same records."""
+    ids = ['a"%s\\é', "b"]
     classes = ['sp"am%', "hé", 3]
     proba = np.array([[0.25, 0.5, 0.25], [1e-300, 0.0, 1.0]])
-    service._publish(decoded, [0, 1], {0: 0, 1: 1}, proba, classes, 17, 2)
-    topic, keys, values = service._outputs.sent
-    assert topic == "out" and keys == ['a"%s\\é'.encode(), b"b"]
+    keys, values = format_predictions(ids, proba, classes, 17, 2)
+    assert keys == ['a"%s\\é'.encode(), b"b"]
     assert [json.loads(v) for v in values] == [
         {"id": 'a"%s\\é', "label": "hé", "proba": {'sp"am%': 0.25, "hé": 0.5, "3": 0.25},
          "model_version": 17, "structure_version": 2},
         {"id": "b", "label": 3, "proba": {'sp"am%': 1e-300, "hé": 0.0, "3": 1.0},
          "model_version": 17, "structure_version": 2}]
-    service._publish(decoded, [0], {0: 0}, np.zeros((1, 0)), [], 0, 0)
-    assert json.loads(service._outputs.sent[2][0]) == {
-        "id": 'a"%s\\é', "label": None, "proba": {}, "model_version": 0,
-        "structure_version": 0}
+    frame = _predictions(_predictions_payload("out", ids, proba, classes, 17, 2))
+    assert frame[0] == "out" and format_predictions(*frame[1:]) == (keys, values)
+    keys, values = format_predictions(ids[:1], np.zeros((1, 0)), [], 0, 0)
+    assert json.loads(values[0]) == {"id": 'a"%s\\é', "label": None, "proba": {},
+                                     "model_version": 0, "structure_version": 0}
