@@ -100,6 +100,11 @@ class PairwiseNaiveBayes(NaiveBayes):
         super().decay(factor)
         self.pairs.decay(factor)
 
+    @property
+    def shared_candidates(self) -> bool:
+        """Whether the candidates come only from :meth:`adopt_candidates`."""
+        return self._shared
+
     def share_candidates(self) -> None:
         """From now on the candidates are only those given to :meth:`adopt_candidates` (none
         until the first list): models learned apart from each other (one per partition of a
