@@ -24,6 +24,12 @@ printed). CPU time per message is reported too (the least of the runs): it does 
 how busy the machine is, and with a core per process the throughput follows the process that
 needs the most. Every published prediction is counted on the output topic after the runs.
 
+Rates are given twice: over the whole run (start to exit: loading the model, connecting, the
+final flush and snapshot included) and in the steady state of a long-running service, from
+the first batch handled to the last (the service's ``processed`` count sampled every 5 ms; the
+pipe to the publisher process holds at most a batch or two, so the predictions are delivered
+at that rate too), against the raw consumer's rate from its first records to its last.
+
 Run: ``python benchmarks/bench_service.py`` (needs the ``broker`` extra for tansu).
 """
 
@@ -36,6 +42,7 @@ import logging
 import resource
 import shutil
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -92,21 +99,46 @@ class Clock:
 
 
 def raw_rate(bootstrap: str, topic: str, start: int, n: int, max_poll_records: int
-             ) -> tuple[float, float]:
-    """Messages/s and CPU µs per message of a plain consumer reading ``n`` records."""
+             ) -> tuple[float, float, float]:
+    """Messages/s, CPU µs per message and steady-state messages/s (first records to last) of
+    a plain consumer reading ``n`` records."""
     clock = Clock().__enter__()
     consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=None,
                              enable_auto_commit=False, max_poll_records=max_poll_records)
     tp = TopicPartition(topic, 0)
     consumer.assign([tp])
     consumer.seek(tp, start)
-    seen = 0
+    seen = first = 0
+    began = 0.0
     while seen < n:
         for records in consumer.poll(timeout_ms=500, max_records=max_poll_records).values():
+            if not seen:
+                began, first = time.perf_counter(), len(records)
             seen += len(records)
+    ended = time.perf_counter()
     clock.__exit__()
     consumer.close()
-    return n / clock.wall, clock.cpu / n * 1e6
+    return n / clock.wall, clock.cpu / n * 1e6, (n - first) / (ended - began)
+
+
+def steady_rate(service: Service, n: int, stop: threading.Event) -> list[float]:
+    """Sample ``service.processed`` until it reaches ``n``: the rate from the first batch
+    handled to the last, appended to the returned list when done."""
+    out: list[float] = []
+
+    def sample() -> None:
+        began = first = None
+        while not stop.is_set():
+            done, now = service.processed, time.perf_counter()
+            if done and began is None:
+                began, first = now, done
+            if done >= n:
+                out.append((n - first) / (now - began) if now > began else float("nan"))
+                return
+            time.sleep(0.005)
+
+    threading.Thread(target=sample, daemon=True).start()
+    return out
 
 
 def raw_produce_rate(bootstrap: str, topic: str, n: int, options: dict) -> tuple[float, float]:
@@ -204,10 +236,14 @@ def main() -> None:
                     service = Service(config.replace(snapshot_dir=str(state),
                                                      publisher_process=helper,
                                                      publisher_client=client))
+                    stop = threading.Event()
+                    steady = steady_rate(service, args.n, stop)
                     with Clock() as clock:
                         service.run(max_records=args.n)
+                    stop.set()
                     served[label].append((args.n / clock.wall, clock.cpu / args.n * 1e6,
-                                          clock.children / args.n * 1e6))
+                                          clock.children / args.n * 1e6,
+                                          steady[0] if steady else float("nan")))
                     assert service.processed == args.n, service.processed
             published = count(bootstrap, f"{topic}-out", len(variants) * args.repeat * args.n) \
                 if workload == "unlabelled" else 0
@@ -224,11 +260,20 @@ def main() -> None:
             return min(v[part] for v in values)
 
         print("\n| workload | raw kafka-python consume, msg/s | raw kafka-python produce, msg/s "
-              "| service end to end, msg/s | service / raw consume (target >= 0.70) |\n"
+              "| service end to end, whole run, msg/s | service / raw consume (target >= 0.70) |\n"
               "|---|---|---|---|---|")
         for workload, raw, served, produced, _, _ in rows:
             print(f"| {workload} | {runs(raw)} | {runs(produced) if produced else '-'} | "
                   f"{runs(served)} | {max(v[0] for v in served) / max(v[0] for v in raw):.2f} |")
+        def steady(values: list[tuple], part: int) -> str:
+            rates = [v[part] for v in values]
+            return f"{max(rates):,.0f} (runs {', '.join(f'{v:,.0f}' for v in rates)})"
+
+        print("\n| workload | raw consume, steady state, msg/s | service, steady state, msg/s "
+              "| service / raw consume, steady state |\n|---|---|---|---|")
+        for workload, raw, served, _, _, _ in rows:
+            print(f"| {workload} | {steady(raw, 2)} | {steady(served, 3)} | "
+                  f"{max(v[3] for v in served) / max(v[2] for v in raw):.2f} |")
         # CPU per message does not depend on how busy the machine is: with a core per process,
         # throughput follows the busiest process
         print("\n| workload | CPU µs/msg: raw consume | raw produce | service process | "
