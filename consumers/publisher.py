@@ -387,7 +387,8 @@ def _serve(stdin: BinaryIO, stdout: BinaryIO) -> int:
     if setup["log_level"] != "debug":
         logging.getLogger("kafka").setLevel("WARNING")
     sender = _sender(options, setup.get("client", "auto"))
-    log.info("publisher process: %s producer", type(sender).__name__)
+    log.info("publisher process: producing with %s", "confluent-kafka" if isinstance(
+        sender, _ConfluentSender) else "kafka-python")
     while (frame := _read_frame(stdin)) is not None:
         kind, payload = frame
         if kind == b"R":
