@@ -440,9 +440,14 @@ class Service:
         self._outputs.flush()  # predictions and dead letters of every record before the
         self._producer.flush()  # offsets below are delivered
         self.snapshot_dir.mkdir(parents=True, exist_ok=True)
+        # the candidate lists the snapshot's states have yet to adopt (a list once adopted
+        # by every one is in their counts)
+        adopted = min((getattr(s.model, "candidate_version", 0)
+                       for s in self.model.own.values()), default=0)
         write_snapshot(self.snapshot_dir, self.model.own,
                        {"group_id": self.config.group_id, "model": self.config.model,
-                        "candidates": sorted(self.model.decisions.items())})
+                        "candidates": sorted((v, names) for v, names in
+                                             self.model.decisions.items() if v > adopted)})
         self._publish_states(publish)
         if commit and self.config.group_id and self.model.own:
             offsets = {TopicPartition(*key): OffsetAndMetadata(state.offset, "", -1)

@@ -228,21 +228,18 @@ class PartitionedModel:
         return self.own.get(key) or self.others.get(key)
 
     # -- the sum ----------------------------------------------------------------------------------
-    def _known_versions(self) -> int:
-        """The last candidate list known with all the lists before it."""
-        v = 0
-        while v + 1 in self.decisions:
-            v += 1
-        return v
-
     def rebuild(self) -> None:
         """Make the predicting model the sum of all states again (with shared candidates: each
         state advanced to the latest list, as if it adopted the lists it has not reached at its
         current offset; a state past the lists known here waits for them)."""
         states = self.states()
         if self.shared:
-            known = self._known_versions()
-            states = {k: s for k, s in states.items() if s.model.candidate_version <= known}
+            # the latest list the non-empty states can all be advanced to with the lists known
+            versions = [s.model.candidate_version for s in states.values() if s.model.n_learned]
+            top = min(versions, default=0)
+            while top < max(versions, default=0) and top + 1 in self.decisions:
+                top += 1
+            states = {k: s for k, s in states.items() if s.model.candidate_version <= top}
         nonempty = [states[k] for k in sorted(states, key=str) if states[k].model.n_learned]
         previous = getattr(self.model, "structure_version", 0)
         if not nonempty:
