@@ -225,21 +225,32 @@ class ProcessPublisher:
                  client: str = "auto") -> None:
         if client not in ("auto", *CLIENTS):
             raise ValueError(f"client must be 'auto' or one of {CLIENTS}, got {client!r}")
-        root = str(Path(__file__).resolve().parents[1])
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-            filter(None, [root, os.environ.get("PYTHONPATH")]))}
-        self.process = subprocess.Popen([sys.executable, "-m", "consumers.publisher"],
-                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
-        self._write(_frame(b"C", json.dumps({"options": producer_options, "log_level": log_level,
-                                             "client": client}).encode()))
+        self._setup = _frame(b"C", json.dumps({"options": producer_options,
+                                               "log_level": log_level,
+                                               "client": client}).encode())
+        self.process: subprocess.Popen | None = None  # started with the first records
+
+    def _start(self) -> subprocess.Popen:
+        """The child, started on first use: a service fed only labelled records never needs
+        it, nor the core it would take to start."""
+        if self.process is None:
+            root = str(Path(__file__).resolve().parents[1])
+            env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+                filter(None, [root, os.environ.get("PYTHONPATH")]))}
+            self.process = subprocess.Popen([sys.executable, "-m", "consumers.publisher"],
+                                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                            env=env)
+            self._write(self._setup)
+        return self.process
 
     def _write(self, data: bytes) -> None:
+        process = self._start()
         try:
-            self.process.stdin.write(data)
-            self.process.stdin.flush()
+            process.stdin.write(data)
+            process.stdin.flush()
         except (BrokenPipeError, ValueError, OSError):
             raise PublisherError(f"the publisher process exited (status "
-                                 f"{self.process.poll()})") from None
+                                 f"{process.poll()})") from None
 
     def send_batch(self, topic: str, keys: Sequence[bytes], values: Sequence[bytes]) -> None:
         if keys:
@@ -255,6 +266,8 @@ class ProcessPublisher:
 
     def flush(self) -> None:
         """Return once every record sent so far is acknowledged by the brokers."""
+        if self.process is None:  # nothing was sent
+            return
         self._write(_frame(b"F", b""))
         answer = self.process.stdout.readline()
         if answer != b"K\n":
@@ -264,6 +277,8 @@ class ProcessPublisher:
 
     def close(self, timeout: float = 60.0) -> None:
         """Let the child flush and exit."""
+        if self.process is None:
+            return
         with contextlib.suppress(OSError):
             self.process.stdin.close()
         try:

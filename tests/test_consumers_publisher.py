@@ -78,6 +78,10 @@ def test_settings_without_a_librdkafka_equivalent_keep_kafka_python():
 def test_a_dead_publisher_is_an_error(kafka_broker, client):
     publisher = ProcessPublisher({"bootstrap_servers": [kafka_broker.bootstrap_servers],
                                   "acks": "all"}, client=client)
+    assert publisher.process is None  # started with the first records
+    publisher.flush()  # nothing sent: nothing to wait for
+    publisher.send_batch(unique("t"), [b"k"], [b"v"])
+    publisher.flush()
     publisher.process.kill()
     publisher.process.wait()
     with pytest.raises(PublisherError, match="exited"):
