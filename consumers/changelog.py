@@ -5,12 +5,20 @@ state (:func:`consumers.snapshots.encode_partition`) and its header ``streamnb-o
 input offset the state reflects. The topic is created compacted, but compaction is never
 immediate (and tansu never compacts), so the reader keeps the last value per key itself: the
 one with the highest offset, which is the most recent state of that partition whoever wrote it.
+
+The changelog also records the shared candidate lists of pairwise models
+(:mod:`consumers.state`): key ``"streamnb-candidates:<version>:<proposal id>"`` (unique, so
+compaction keeps them all), value JSON ``{"version", "names", "cut"}``, always in partition 0.
+Two members may propose a list for the same version at once; the first in the partition's
+order wins, for every reader, so a member adopts a list only once it has read it back.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import time
+import uuid
 from typing import Any
 
 from kafka import KafkaConsumer, TopicPartition
@@ -19,10 +27,11 @@ from consumers.snapshots import decode_partition, encode_partition
 from consumers.state import PartitionState
 from streamnb.stats.persist import StateFileError
 
-__all__ = ["ChangelogReader", "publish_state"]
+__all__ = ["ChangelogReader", "publish_candidates", "publish_state"]
 
 log = logging.getLogger("streamnb.service")
 OFFSET_HEADER = "streamnb-offset"
+CANDIDATES_KEY = "streamnb-candidates:"
 
 
 def publish_state(producer: Any, topic: str, key: tuple[str, int], state: PartitionState):
@@ -30,6 +39,26 @@ def publish_state(producer: Any, topic: str, key: tuple[str, int], state: Partit
     return producer.send(topic, key=f"{key[0]}:{key[1]}".encode(),
                          value=encode_partition(key, state),
                          headers=[(OFFSET_HEADER, str(state.offset).encode())])
+
+
+def publish_candidates(producer: Any, topic: str, version: int, names: list,
+                       cut: dict[str, int]):
+    """Propose candidate list ``version``; returns the send future."""
+    value = json.dumps({"version": version, "names": names, "cut": cut}).encode()
+    return producer.send(topic, key=f"{CANDIDATES_KEY}{version}:{uuid.uuid4().hex}".encode(),
+                         value=value, partition=0)
+
+
+def _candidates(value: bytes | None) -> tuple[int, list[str]] | None:
+    try:
+        record = json.loads(value or b"")
+        version, names = record["version"], record["names"]
+    except (ValueError, TypeError, KeyError):
+        return None
+    if (type(version) is not int or version < 1 or not isinstance(names, list)
+            or not all(isinstance(n, str) for n in names)):
+        return None
+    return version, names
 
 
 class ChangelogReader:
@@ -44,6 +73,11 @@ class ChangelogReader:
     max_bytes
         Largest state accepted, compressed or not.
 
+    Attributes
+    ----------
+    candidates : dict[int, list[str]]
+        The candidate lists read so far, by version (the first record of each).
+
     """
 
     def __init__(self, topic: str, client_options: dict[str, Any], max_bytes: int) -> None:
@@ -54,6 +88,7 @@ class ChangelogReader:
                                       max_partition_fetch_bytes=max_bytes,
                                       fetch_max_bytes=max_bytes)
         self._assigned = False
+        self.candidates: dict[int, list[str]] = {}
 
     def _assign(self) -> bool:
         if not self._assigned:
@@ -74,6 +109,14 @@ class ChangelogReader:
         newest: dict[tuple[str, int], tuple[int, bytes]] = {}
         for records in self.consumer.poll(timeout_ms=timeout_ms).values():
             for record in records:
+                if record.key and record.key.startswith(CANDIDATES_KEY.encode()):
+                    decision = _candidates(record.value)
+                    if decision is None:
+                        log.warning("changelog %s: skipping a malformed candidate list (at "
+                                    "%s)", self.topic, record.offset)
+                    else:
+                        self.candidates.setdefault(*decision)
+                    continue
                 offset = dict(record.headers or []).get(OFFSET_HEADER)
                 key = self._key(record.key)
                 if key is None or offset is None or not offset.isdigit():

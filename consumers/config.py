@@ -141,13 +141,18 @@ OPTIONS: tuple[Option, ...] = (
     # -- the model ------------------------------------------------------------------------------
     Option("model", str, "indifferent", "classifier", choices=MODEL_NAMES),
     Option("relearn-every", int, 1000,
-           "re-learn the model's structure (tan) after this many learned records (0: never)",
-           minimum=0),
+           "tan, aode: a new shared candidate list (and tan's tree) after every this many "
+           "labelled records of a partition, and after 1, 2, 4, ... before (0: one list, after "
+           "the first record)", minimum=0),
     Option("max-candidates", int, 100,
            "attributes with pairwise counts (tan, aode)", minimum=2),
     Option("publisher-process", bool, True,
            "publish predictions from a helper process (kafka-python's producer costs about as "
            "much CPU per record as its consumer: on a second core the two overlap)"),
+    Option("publisher-client", str, "auto",
+           "producer of the publisher process: confluent-kafka (librdkafka, the fast-publisher "
+           "extra) when installed, else kafka-python", choices=("auto", "kafka-python",
+                                                                  "confluent-kafka")),
     Option("publish-labelled", bool, False,
            "also publish the prequential prediction of each labelled message"),
     # -- state ----------------------------------------------------------------------------------

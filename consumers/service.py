@@ -16,12 +16,10 @@ between the last snapshot and a crash are classified again after the restart.
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import signal
 import threading
 import time
-from json.encoder import encode_basestring_ascii
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +27,7 @@ import numpy as np
 from kafka import ConsumerRebalanceListener, KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.structs import OffsetAndMetadata
 
-from consumers.changelog import ChangelogReader, publish_state
+from consumers.changelog import ChangelogReader, publish_candidates, publish_state
 from consumers.config import RedactSecrets, ServiceConfig
 from consumers.messages import Record, Rejection, decode_batch
 from consumers.metrics import ServiceMetrics
@@ -86,7 +84,7 @@ class Service:
         self.metrics = metrics or ServiceMetrics(windows=config.window_sizes)
         self.model = PartitionedModel(model_factory(config.model, config.max_candidates),
                                       relearn_every=config.relearn_every,
-                                      on_relearn=self._relearned)
+                                      on_relearn=self._relearned, propose=self._propose)
         self.snapshot_dir = Path(config.snapshot_dir)
         self.metrics_url = ""
         self._stop = threading.Event()
@@ -161,7 +159,8 @@ class Service:
         cfg = self.config
         client = cfg.kafka_options()
         self._producer = KafkaProducer(**cfg.producer_options())
-        self._outputs = (ProcessPublisher(cfg.producer_options(), cfg.log_level)
+        self._outputs = (ProcessPublisher(cfg.producer_options(), cfg.log_level,
+                                          cfg.publisher_client)
                          if cfg.publisher_process else ProducerPublisher(self._producer))
         if cfg.changelog_topic:
             ensure_topic(client, cfg.changelog_topic,
@@ -186,6 +185,8 @@ class Service:
         if self._changelog is not None:
             self._offer(self._changelog.read_all())
             self._last_changelog_poll = time.monotonic()
+        for version, names in meta.get("candidates", []):  # without a changelog: only here
+            self.model.decisions.setdefault(int(version), list(names))
         if self.config.group_id:
             self._consumer.subscribe(topics=list(self.config.input_topic),
                                      listener=_Listener(self))
@@ -207,6 +208,12 @@ class Service:
         self._assign(tps)
 
     def _offer(self, states: dict[tuple[str, int], PartitionState]) -> None:
+        if self._changelog is not None:  # the lists first: the states read may need them
+            for version, names in self._changelog.candidates.items():
+                if self.model.decisions.setdefault(version, names) != names:
+                    raise RuntimeError(f"candidate list {version} differs between the "
+                                       f"changelog {self.config.changelog_topic} and this "
+                                       f"instance's snapshot {self.snapshot_dir}")
         for key, state in states.items():
             if not self.model.compatible(state):
                 log.warning("changelog %s: the state of %s:%s holds a %s, not this service's "
@@ -314,7 +321,8 @@ class Service:
         start = time.perf_counter()
         for key, indices in by_partition.items():
             rejected = self.model.learn(key, [decoded[i].features for i in indices],
-                                        [decoded[i].label for i in indices])
+                                        [decoded[i].label for i in indices],
+                                        [records[i][1].offset for i in indices])
             bad = {indices[j] for j, _ in rejected}
             for j, exc in rejected:
                 self._dead_letter(records[indices[j]][1], "invalid_record", str(exc))
@@ -345,28 +353,11 @@ class Service:
                  proba: Any, classes: list, model_version: int, structure_version: int) -> None:
         if not indices:
             return
-        tail = f',"model_version":{model_version},"structure_version":{structure_version}}}'
-        if len(classes):
-            # one %-template per batch: a record is then one formatting operation (floats as
-            # repr, which is valid JSON for the finite probabilities here)
-            keys = (encode_basestring_ascii(str(c)).replace("%", "%%") for c in classes)
-            template = ('{"id":%s,"label":%s,"proba":{' + ",".join(f"{k}:%r" for k in keys)
-                        + "}" + tail)
-            labels = [json.dumps(c) for c in classes]
-            row_label = [labels[k] for k in proba.argmax(axis=1).tolist()]
-            values = proba.tolist()
-        else:
-            template = '{"id":%s,"label":%s,"proba":{}' + tail
-            row_label = values = None
-        record_keys, record_values = [], []
-        for i in indices:
-            record_id = decoded[i].id
-            row = predicted[i]
-            record_keys.append(record_id.encode())
-            record_values.append((template % (encode_basestring_ascii(record_id),
-                                              *((row_label[row], *values[row]) if values
-                                                else ("null",)))).encode())
-        self._outputs.send_batch(self.config.output_topic, record_keys, record_values)
+        rows = [predicted[i] for i in indices]
+        self._outputs.send_predictions(
+            self.config.output_topic, [decoded[i].id for i in indices],
+            proba[rows] if len(classes) else np.zeros((len(rows), 0)), classes, model_version,
+            structure_version)
 
     def _dead_letter(self, record: Any, reason: str, detail: str) -> None:
         self.metrics.dead_letters.labels(reason=reason).inc()
@@ -376,6 +367,25 @@ class Service:
                     .encode())]
         self._producer.send(self.config.dead_letter_topic, key=record.key, value=record.value,
                             headers=headers)
+
+    def _propose(self, version: int, names: list, cut: dict[str, int]) -> list:
+        """Record candidate list ``version`` (shared candidates, :mod:`consumers.state`) and
+        return the recorded one: with a changelog, the first proposal of that version in it,
+        this one or another member's, read back."""
+        if self._changelog is None:
+            return names
+        publish_candidates(self._producer, self.config.changelog_topic, version, names, cut)
+        self._producer.flush()
+        deadline = time.monotonic() + 120.0
+        while version not in self._changelog.candidates:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"candidate list {version} proposed to the changelog "
+                                   f"{self.config.changelog_topic} was not read back")
+            self._offer(self._changelog.poll(200))
+        recorded = self._changelog.candidates[version]
+        log.info("candidate list %d: %d attributes%s", version, len(recorded),
+                 "" if recorded == names else " (another member's proposal)")
+        return recorded
 
     def _relearned(self, seconds: float) -> None:
         self.metrics.relearns.inc()
@@ -430,8 +440,14 @@ class Service:
         self._outputs.flush()  # predictions and dead letters of every record before the
         self._producer.flush()  # offsets below are delivered
         self.snapshot_dir.mkdir(parents=True, exist_ok=True)
+        # the candidate lists the snapshot's states have yet to adopt (a list once adopted
+        # by every one is in their counts)
+        adopted = min((getattr(s.model, "candidate_version", 0)
+                       for s in self.model.own.values()), default=0)
         write_snapshot(self.snapshot_dir, self.model.own,
-                       {"group_id": self.config.group_id, "model": self.config.model})
+                       {"group_id": self.config.group_id, "model": self.config.model,
+                        "candidates": sorted((v, names) for v, names in
+                                             self.model.decisions.items() if v > adopted)})
         self._publish_states(publish)
         if commit and self.config.group_id and self.model.own:
             offsets = {TopicPartition(*key): OffsetAndMetadata(state.offset, "", -1)

@@ -12,6 +12,20 @@ without re-adding; it is rebuilt from the states only when a state enters from o
 restore, another member's newer changelog record). With a single non-empty state the sum *is*
 that state's model, and a batch is learned once.
 
+Pairwise models (TAN, AODE) keep pair counts of a few candidate attributes only, and states
+add up only if they track the same candidates since the same points. They share them: candidate
+list ``v`` (1, 2, ...) is adopted by every partition's state when that partition's state has
+learned :func:`candidate_point` ``(v)`` records, a point of its own stream, so that where a state
+adopts a list depends on its partition's records only (not on batching, timing or which member
+owns it), and a replay after a crash adopts it at the same record. The list itself is chosen
+once, by whichever partition reaches point ``v`` first, from the single-attribute counts summed
+over every partition's state at that moment (:meth:`~streamnb.models.pairwise.PairwiseNaiveBayes
+.choose_candidates`), and recorded (the ``propose`` callback: the service writes it to the
+changelog, where the first record of each version wins); every other state, now or in a replay,
+adopts the recorded list. A state that has not reached the sum's latest list yet is summed as if
+it adopted it at its current offset (which adds nothing to the new pairs: exactly its
+contribution until it really adopts it).
+
 Nothing here reads Kafka or files: the service feeds records in and the persistence layer
 (:mod:`consumers.snapshots`, :mod:`consumers.changelog`) moves states out.
 """
@@ -27,27 +41,59 @@ import numpy as np
 
 from streamnb.models.aode import AODE
 from streamnb.models.base import CountClassifier
+from streamnb.models.pairwise import PairwiseNaiveBayes
 from streamnb.models.registry import MODELS
 from streamnb.models.tan import TAN
 from streamnb.stats import InvalidRecord
 
-__all__ = ["PartitionState", "PartitionedModel", "copy_model", "model_factory"]
+__all__ = ["PartitionState", "PartitionedModel", "candidate_point", "copy_model",
+           "model_factory"]
 
 Key = Hashable  # (topic, partition)
 
 
+def _shared(model: PairwiseNaiveBayes) -> PairwiseNaiveBayes:
+    model.share_candidates()
+    return model
+
+
 def model_factory(name: str, max_candidates: int = 100) -> Callable[[], CountClassifier]:
     """A factory of fresh models for the service: the registry's names, plus ``"tan"`` and
-    ``"aode"``. TAN is built with ``relearn_every=0``: the service drives re-learning (every
-    partition state must be mergeable with every other, so all are built alike)."""
+    ``"aode"``, built with shared candidates (:meth:`~streamnb.models.pairwise
+    .PairwiseNaiveBayes.share_candidates`) and no re-learning of their own: the service
+    chooses their candidates and re-learns TAN's tree (every partition state must be mergeable
+    with every other, so all are built alike)."""
     if name == "tan":
-        return lambda: TAN(relearn_every=0, max_candidates=max_candidates)
+        return lambda: _shared(TAN(relearn_every=0, max_candidates=max_candidates))
     if name == "aode":
-        return lambda: AODE(max_candidates=max_candidates)
+        return lambda: _shared(AODE(max_candidates=max_candidates, refresh_every=0))
     if name not in MODELS:
         raise ValueError(f"unknown model {name!r}; choose one of "
                          f"{sorted([*MODELS, 'tan', 'aode'])}")
     return MODELS[name]
+
+
+def candidate_point(version: int, every: int) -> int:
+    """The number of learned records at which a partition's state adopts candidate list
+    ``version`` (1, 2, ...): 1, 2, 4, … while below ``every``, then every ``every`` records
+    (``every`` 0: only the first list, after the first record).
+
+    Examples
+    --------
+    >>> [candidate_point(v, 100) for v in range(1, 11)]
+    [1, 2, 4, 8, 16, 32, 64, 100, 200, 300]
+    >>> candidate_point(1, 0), candidate_point(2, 0) > 10**18
+    (1, True)
+
+    """
+    if version < 1:
+        raise ValueError(f"version must be >= 1, got {version!r}")
+    if not every:
+        return 1 if version == 1 else 2**62
+    doubling = max(every - 1, 0).bit_length()  # the powers of two below every
+    if version <= doubling:
+        return 2 ** (version - 1)
+    return (version - doubling) * every
 
 
 def copy_model(model: CountClassifier) -> CountClassifier:
@@ -84,9 +130,15 @@ class PartitionedModel:
     relearn_every
         Re-learn the sum's structure (models with ``relearn()``) after every this many learned
         records, at exact multiples: a batch is split there, so the points do not depend on
-        how the records were batched.
+        how the records were batched. For models with shared candidates, the ``every`` of
+        :func:`candidate_point` instead (the tree is re-learned when the sum adopts a list).
     on_relearn
         Called with the duration in seconds after each re-learning.
+    propose
+        Shared candidates: called as ``propose(version, names, cut)`` by the first partition
+        to reach a list's point, with the list chosen now and the offsets of the states it was
+        chosen from (``{"topic:partition": offset}``); returns the list to adopt, the recorded
+        one if another proposal came first. Default: the proposed list (one process).
 
     Examples
     --------
@@ -105,18 +157,24 @@ class PartitionedModel:
     """
 
     def __init__(self, factory: Callable[[], CountClassifier], relearn_every: int = 0,
-                 on_relearn: Callable[[float], None] | None = None) -> None:
+                 on_relearn: Callable[[float], None] | None = None,
+                 propose: Callable[[int, list, dict[str, int]], list] | None = None) -> None:
         if not (isinstance(relearn_every, int) and relearn_every >= 0):
             raise ValueError(f"relearn_every must be a non-negative int, got {relearn_every!r}")
         self.factory = factory
         self.relearn_every = relearn_every
         self.on_relearn = on_relearn
+        self.propose = propose or (lambda version, names, cut: names)
         self.own: dict[Key, PartitionState] = {}
         self.others: dict[Key, PartitionState] = {}
         self.model = factory()
         self.model_class = type(self.model)
+        self.shared = isinstance(self.model, PairwiseNaiveBayes) and self.model.shared_candidates
+        self.decisions: dict[int, list] = {}  # candidate list of each version (shared)
         self._summed: dict[Key, PartitionState] = {}  # what ``model`` is the sum of
         self._alias: PartitionState | None = None  # the state whose model *is* the sum
+        self._stale = False  # an own state learned records the sum could not take
+        self._cut: dict[Key, int] = {}  # own states' offsets in the middle of a batch
 
     # -- which states ---------------------------------------------------------------------------
     def states(self) -> dict[Key, PartitionState]:
@@ -124,9 +182,10 @@ class PartitionedModel:
 
     @property
     def dirty(self) -> bool:
-        """True when the sum misses a state that entered from outside."""
+        """True when the sum misses a state that entered from outside, or records of an own
+        state that could not be learned into it directly."""
         states = self.states()
-        return states.keys() != self._summed.keys() or any(
+        return self._stale or states.keys() != self._summed.keys() or any(
             self._summed[k] is not s for k, s in states.items())
 
     def compatible(self, state: PartitionState) -> bool:
@@ -140,12 +199,14 @@ class PartitionedModel:
             raise ValueError(f"the state of {key} holds a {type(state.model).__name__}, this "
                              f"service runs a {self.model_class.__name__}")
         self.others.pop(key, None)
+        self._cut.pop(key, None)
         self.own[key] = state
 
     def release(self, key: Key) -> PartitionState | None:
         """Stop owning ``key``; its state stays in the sum as another member's until that
         member publishes a newer one."""
         state = self.own.pop(key, None)
+        self._cut.pop(key, None)
         if state is not None:
             self.others[key] = state
         return state
@@ -168,26 +229,51 @@ class PartitionedModel:
 
     # -- the sum ----------------------------------------------------------------------------------
     def rebuild(self) -> None:
-        """Make the predicting model the sum of all states again."""
+        """Make the predicting model the sum of all states again (with shared candidates: each
+        state advanced to the latest list, as if it adopted the lists it has not reached at its
+        current offset; a state past the lists known here waits for them)."""
         states = self.states()
-        nonempty = [s for s in states.values() if s.model.n_learned]
+        if self.shared:
+            # the latest list the non-empty states can all be advanced to with the lists known
+            versions = [s.model.candidate_version for s in states.values() if s.model.n_learned]
+            top = min(versions, default=0)
+            while top < max(versions, default=0) and top + 1 in self.decisions:
+                top += 1
+            states = {k: s for k, s in states.items() if s.model.candidate_version <= top}
+        nonempty = [states[k] for k in sorted(states, key=str) if states[k].model.n_learned]
+        previous = getattr(self.model, "structure_version", 0)
         if not nonempty:
             self.model, self._alias = self.factory(), None
         elif len(nonempty) == 1:
             self.model, self._alias = nonempty[0].model, nonempty[0]
         else:
-            total = copy_model(nonempty[0].model)
+            latest = max(s.model.candidate_version for s in nonempty) if self.shared else 0
+            total = self._advanced(nonempty[0].model, latest, copy=True)
             for s in nonempty[1:]:
                 try:
-                    total.merge(s.model)
+                    total.merge(self._advanced(s.model, latest))
                 except ValueError as exc:
                     raise ValueError(
                         f"the partition states of this {type(total).__name__} cannot be summed "
-                        f"exactly ({exc}); pairwise models (tan, aode) need every attribute "
-                        "among their candidates (max-candidates) to scale out, or a "
-                        "single-partition input") from exc
+                        f"exactly ({exc}); pairwise models (tan, aode) scale out with shared "
+                        "candidates (consumers.state.model_factory)") from exc
             self.model, self._alias = total, None
+            if self.shared and hasattr(total, "relearn"):
+                self._relearn()
+                total.structure_version = max(total.structure_version, previous + 1)
         self._summed = dict(states)
+        self._stale = False
+
+    def _advanced(self, model: CountClassifier, version: int, copy: bool = False
+                  ) -> CountClassifier:
+        """``model`` having adopted the candidate lists up to ``version`` (a copy if that
+        changes it, or if ``copy``)."""
+        behind = self.shared and model.candidate_version < version
+        if copy or behind:
+            model = copy_model(model)
+        while behind and model.candidate_version < version:
+            model.adopt_candidates(self.decisions[model.candidate_version + 1])
+        return model
 
     def _separate(self, state: PartitionState) -> None:
         """Before learning ``state``'s records: the sum may be ``state``'s own model when every
@@ -201,17 +287,30 @@ class PartitionedModel:
             self.model, self._alias = copy_model(self.model), None
 
     # -- learning and prediction -----------------------------------------------------------------
-    def learn(self, key: Key, X: Sequence[dict], y: Sequence[Any]
-              ) -> list[tuple[int, InvalidRecord]]:
+    def learn(self, key: Key, X: Sequence[dict], y: Sequence[Any],
+              offsets: Sequence[int] | None = None) -> list[tuple[int, InvalidRecord]]:
         """Learn the labelled records ``X, y`` of partition ``key`` into the partition's state
-        and the sum (the caller advances the state's ``offset`` past the whole batch). Records
-        the model rejects are left out and returned as ``(index, error)``; nothing of them is
-        counted."""
+        and the sum (the caller advances the state's ``offset`` past the whole batch; the
+        records' own ``offsets``, if given, tell where a shared candidate list was chosen).
+        Records the model rejects are left out and returned as ``(index, error)``; nothing of
+        them is counted."""
         state = self.own[key]
         self._separate(state)
         rows = list(range(len(X)))
         rejected: list[tuple[int, InvalidRecord]] = []
-        if self.relearn_every and hasattr(self.model, "relearn"):
+        if self.shared:
+            every = self.relearn_every
+            due = candidate_point(state.model.candidate_version + 1, every) - state.model.n_learned
+            while rows:
+                part, rows = rows[:due], rows[due:]
+                due -= self._learn_rows(state, X, y, part, rejected)
+                if offsets is not None and part:
+                    self._cut[key] = offsets[part[-1]] + 1
+                if due == 0:
+                    self._adopt_next(key, state)
+                    due = (candidate_point(state.model.candidate_version + 1, every)
+                           - state.model.n_learned)
+        elif self.relearn_every and hasattr(self.model, "relearn"):
             due = self.relearn_every - self.model.n_learned % self.relearn_every
             while rows:
                 part, rows = rows[:due], rows[due:]
@@ -224,38 +323,83 @@ class PartitionedModel:
             self._learn_rows(state, X, y, rows, rejected)
         return rejected
 
+    def _targets(self, state: PartitionState) -> list[CountClassifier]:
+        """The models a batch of ``state``'s records goes into: the sum first (a rejection
+        leaves it unchanged) unless it cannot take them (shared candidates: it is at another
+        list, or already misses some of the state's records), then the state's model."""
+        if state.model is self.model:
+            return [state.model]
+        if self.shared and (self._stale or self.model.candidate_version
+                            != state.model.candidate_version):
+            self._stale = True  # rebuilt later, from the states
+            return [state.model]
+        return [self.model, state.model]
+
     def _learn_rows(self, state: PartitionState, X: Sequence[dict], y: Sequence[Any],
                     rows: list[int], rejected: list[tuple[int, InvalidRecord]]) -> int:
         """Learn ``rows`` of the batch, dropping the rows the model rejects; how many learned."""
+        first, *rest = self._targets(state)
         while rows:
             xs, ys = [X[i] for i in rows], [y[i] for i in rows]
             try:
-                self.model.learn_many(xs, ys)  # first the sum: a rejection leaves it unchanged
+                first.learn_many(xs, ys)
             except InvalidRecord as exc:
                 row = _row(exc)
                 if row is None:  # the error names no row: learn one by one to find it
-                    return self._learn_one_by_one(state, X, y, rows, rejected)
+                    return self._learn_one_by_one(first, rest, X, y, rows, rejected)
                 rejected.append((rows[row], exc))
                 rows = rows[:row] + rows[row + 1:]
                 continue
-            if state.model is not self.model:
-                state.model.learn_many(xs, ys)
+            for model in rest:
+                model.learn_many(xs, ys)
             return len(rows)
         return 0
 
-    def _learn_one_by_one(self, state: PartitionState, X: Sequence[dict], y: Sequence[Any],
-                          rows: list[int], rejected: list[tuple[int, InvalidRecord]]) -> int:
+    @staticmethod
+    def _learn_one_by_one(first: CountClassifier, rest: list[CountClassifier],
+                          X: Sequence[dict], y: Sequence[Any], rows: list[int],
+                          rejected: list[tuple[int, InvalidRecord]]) -> int:
         learned = 0
         for i in rows:
             try:
-                self.model.learn_one(X[i], y[i])
+                first.learn_one(X[i], y[i])
             except InvalidRecord as exc:
                 rejected.append((i, exc))
                 continue
-            if state.model is not self.model:
-                state.model.learn_one(X[i], y[i])
+            for model in rest:
+                model.learn_one(X[i], y[i])
             learned += 1
         return learned
+
+    def _adopt_next(self, key: Key, state: PartitionState) -> None:
+        """``state`` reached the point of its next candidate list: adopt it (choose and record
+        it first if no partition reached that point before), and so does the sum if it was
+        at the state's list and has every record of it."""
+        version = state.model.candidate_version + 1
+        names = self.decisions.get(version)
+        if names is None:
+            stats, cut = self._summed_stats()
+            names = list(self.propose(version, state.model.choose_candidates(stats), cut))
+            self.decisions[version] = names
+        follow = state.model is not self.model and not self._stale and (
+            self.model.candidate_version == version - 1)
+        state.model.adopt_candidates(names)
+        if follow:
+            self.model.adopt_candidates(names)
+        if (follow or state.model is self.model) and hasattr(self.model, "relearn"):
+            self._relearn()
+
+    def _summed_stats(self) -> tuple[Any, dict[str, int]]:
+        """The single-attribute counts of every state now, summed, and the offsets they
+        reflect (an own state's in the middle of a batch: past its last learned record)."""
+        states = {k: s for k, s in self.states().items() if s.model.n_learned}
+        total = None
+        for key in sorted(states, key=str):
+            stats = states[key].model.stats
+            total = stats.copy() if total is None else total.merge(stats)
+        cut = {f"{k[0]}:{k[1]}" if isinstance(k, tuple) else str(k):
+               max(s.offset, self._cut.get(k, 0)) for k, s in sorted(states.items(), key=str)}
+        return total, cut
 
     def _relearn(self) -> None:
         start = time.perf_counter()

@@ -9,9 +9,7 @@ import numpy as np
 import pytest
 from kafka_helpers import labelled_features
 
-from consumers.config import load_config
-from consumers.messages import Record
-from consumers.service import Service
+from consumers.publisher import _predictions, _predictions_payload, format_predictions
 from consumers.snapshots import (
     SNAPSHOT_FILE,
     decode_partition,
@@ -123,12 +121,13 @@ def test_relearn_points_do_not_depend_on_batching():
                      ["spam" if i % 3 == 0 else "ham" for i in range(start, start + size)])
             start += size
         results.append(pm.model)
-    assert [m.structure_version for m in results] == [6, 6]
+    # a re-learning where each candidate list is adopted: after 1, 2, 4, ..., 64, 100, ..., 600
+    assert [m.structure_version for m in results] == [13, 13]
     assert results[0].structure.parents == results[1].structure.parents
     first, second = (m.to_state() for m in results)
     assert first[0] == second[0]
     assert all((first[1][k] == second[1][k]).all() for k in first[1])
-    assert len(durations) == 12 and all(d >= 0 for d in durations)
+    assert len(durations) == 26 and all(d >= 0 for d in durations)
 
 
 def test_pairwise_states_over_different_candidates_refuse_to_sum():
@@ -137,10 +136,116 @@ def test_pairwise_states_over_different_candidates_refuse_to_sum():
     a, b = factory(), factory()
     a.learn_one({"x": "1", "y": "2"}, "c")
     b.learn_one({"u": "1", "v": "2"}, "c")
+    a.adopt_candidates(["x", "y"])
+    b.adopt_candidates(["u", "v"])  # not the recorded list: such states cannot add up
+    pm.decisions[1] = ["x", "y"]
     pm.offer(("t", 0), PartitionState(a, 1))
     pm.offer(("t", 1), PartitionState(b, 1))
     with pytest.raises(ValueError, match="cannot be summed exactly"):
         pm.rebuild()
+
+
+def text_record(i: int) -> tuple[dict, str]:
+    """A message of tokens from a vocabulary of 400 that grows along the stream, so that the
+    informative tokens (the candidates) change."""
+    spam = i % 3 == 0
+    rng = random.Random(i)
+    top = 40 + i // 3
+    tokens = {f"w{rng.randrange(top) * 2 + spam}": True for _ in range(8)}
+    tokens.update({f"n{rng.randrange(top)}": True for _ in range(4)})
+    return tokens, "spam" if spam else "ham"
+
+
+def learn_partitions(pm, partitions, rng, rebuild=False):
+    """Feed each partition's records (their offsets: positions in the partition) in uneven
+    batches, partitions interleaved at random; ``rebuild``: re-sum whenever the sum could not
+    take a batch, as the service does."""
+    pending = {p: list(range(len(rows))) for p, rows in partitions.items()}
+    direct = 0
+    while any(pending.values()):
+        p = rng.choice([q for q in pending if pending[q]])
+        n = rng.randint(1, 40)
+        batch, pending[p] = pending[p][:n], pending[p][n:]
+        rows = [partitions[p][j] for j in batch]
+        before = pm.model.n_learned
+        assert pm.learn(("t", p), [x for x, _ in rows], [y for _, y in rows], batch) == []
+        direct += pm.model.n_learned - before
+        pm.own[("t", p)].offset = batch[-1] + 1
+        if rebuild and pm.dirty:
+            pm.rebuild()
+    return direct
+
+
+@pytest.mark.parametrize("name", ["tan", "aode"])
+def test_shared_candidates_sum_exactly_and_replay_to_the_same_states(name):
+    """Three partitions of a text stream learned in random interleaved batches: each list of
+    candidates is the choice from the summed counts at the offsets it records; the sum kept
+    up to date batch by batch equals the sum rebuilt from the states; a replay (other batches,
+    other order) given the recorded lists reaches the very same states and sum."""
+    data = [text_record(i) for i in range(900)]
+    partitions = {p: data[p::3] for p in range(3)}
+    proposals = []
+
+    def propose(version, names, cut):
+        proposals.append((version, names, cut))
+        return names
+
+    runs = []
+    for seed, recorded in ((1, None), (2, "replay")):
+        pm = PartitionedModel(model_factory(name, max_candidates=12), relearn_every=50,
+                              propose=propose if recorded is None else None)
+        if recorded:
+            pm.decisions.update(runs[0].decisions)
+            pm.propose = lambda *args: pytest.fail(f"a recorded list was proposed again: {args}")
+        for p in partitions:
+            pm.take(("t", p), PartitionState(pm.factory(), 0))
+        pm.rebuild()
+        direct = learn_partitions(pm, partitions, random.Random(seed), rebuild=not recorded)
+        runs.append(pm)
+        if not recorded:
+            # many batches went straight into the sum; at the end it is up to date
+            assert direct > len(data) / 3 and not pm.dirty
+    first, replay = runs
+    assert len(first.decisions) == len(proposals) >= 10
+    assert len({tuple(names) for names in first.decisions.values()}) > 3  # they do change
+    for version, names, cut in proposals:  # a function of the counts at the recorded offsets
+        stats = None
+        for key, offset in cut.items():
+            p = int(key.split(":")[1])
+            part = one_pairwise(name, partitions[p][:offset])
+            stats = part.stats.copy() if stats is None else stats.merge(part.stats)
+        assert first.model.choose_candidates(stats) == names, version
+    for p in partitions:
+        a, b = first.own[("t", p)].model.to_state(), replay.own[("t", p)].model.to_state()
+        assert a[0] == b[0] and all(np.array_equal(a[1][k], b[1][k]) for k in a[1])
+    kept_up = first.model
+    for pm in runs:
+        pm.rebuild()
+    assert_same_counts(kept_up, first.model)
+    assert_same_counts(first.model, replay.model)
+    assert first.model.candidate_version == len(first.decisions)
+
+
+def one_pairwise(name, rows):
+    model = model_factory(name)()
+    for x, y in rows:
+        model.learn_one(x, y)
+    return model
+
+
+def assert_same_counts(a, b):
+    assert a.stats.to_dict() == b.stats.to_dict()
+    names = a.candidate_names()
+    assert sorted(names) == sorted(b.candidate_names())
+    assert a.pairs._epochs_by_name() == b.pairs._epochs_by_name()
+    labels = list(a.stats.labels.values)
+    order = [list(b.stats.labels.values).index(c) for c in labels]
+    for i, x in enumerate(names):
+        for z in names[i + 1:]:
+            ta, va, wa = a.pairs.joint_table(a.stats, x, z)
+            tb, vb, wb = b.pairs.joint_table(b.stats, x, z)
+            tb = tb[np.ix_([vb.index(v) for v in va], [wb.index(v) for v in wa], order)]
+            assert np.array_equal(ta, tb), (x, z)
 
 
 def test_snapshot_round_trip_and_corruption(tmp_path):
@@ -178,25 +283,20 @@ def test_changelog_record_round_trip_and_limits():
 
 def test_output_messages_are_json_with_every_class():
     """The output encoding (one formatting template per batch) gives valid JSON whatever the
-    class labels hold (quotes, %, non-ASCII, ints) and whatever the ids hold."""
-    class Collect:
-        def send_batch(self, topic, keys, values):
-            self.sent = (topic, keys, values)
-
-    service = Service(load_config({"output_topic": "out", "metrics_address": ""}, environ={}))
-    service._outputs = Collect()
-    decoded = [Record('a"%s\\é', {"w": True}, None), Record("b", {"w": True}, None)]
+    class labels hold (quotes, %, non-ASCII, ints) and whatever the ids hold; through the
+    publisher pipe's prediction frame it gives the same records."""
+    ids = ['a"%s\\é', "b"]
     classes = ['sp"am%', "hé", 3]
     proba = np.array([[0.25, 0.5, 0.25], [1e-300, 0.0, 1.0]])
-    service._publish(decoded, [0, 1], {0: 0, 1: 1}, proba, classes, 17, 2)
-    topic, keys, values = service._outputs.sent
-    assert topic == "out" and keys == ['a"%s\\é'.encode(), b"b"]
+    keys, values = format_predictions(ids, proba, classes, 17, 2)
+    assert keys == ['a"%s\\é'.encode(), b"b"]
     assert [json.loads(v) for v in values] == [
         {"id": 'a"%s\\é', "label": "hé", "proba": {'sp"am%': 0.25, "hé": 0.5, "3": 0.25},
          "model_version": 17, "structure_version": 2},
         {"id": "b", "label": 3, "proba": {'sp"am%': 1e-300, "hé": 0.0, "3": 1.0},
          "model_version": 17, "structure_version": 2}]
-    service._publish(decoded, [0], {0: 0}, np.zeros((1, 0)), [], 0, 0)
-    assert json.loads(service._outputs.sent[2][0]) == {
-        "id": 'a"%s\\é', "label": None, "proba": {}, "model_version": 0,
-        "structure_version": 0}
+    frame = _predictions(_predictions_payload("out", ids, proba, classes, 17, 2))
+    assert frame[0] == "out" and format_predictions(*frame[1:]) == (keys, values)
+    keys, values = format_predictions(ids[:1], np.zeros((1, 0)), [], 0, 0)
+    assert json.loads(values[0]) == {"id": 'a"%s\\é', "label": None, "proba": {},
+                                     "model_version": 0, "structure_version": 0}

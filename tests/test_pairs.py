@@ -188,3 +188,56 @@ def test_merge_refuses_different_candidates():
     _, b = learn([({"other": True}, "spam")])
     with pytest.raises(ValueError, match="different candidate"):
         a.check_mergeable(b)
+
+
+def test_adopted_candidates_merge_exactly_whatever_the_adoption_points():
+    """Shards given the same candidate lists (``adopt``) at different points of their own
+    streams, some before they saw a named attribute (pending), merge exactly: every pair's table
+    is the brute-force count, in each shard, of the records since that shard adopted the pair
+    (the later list that named it and kept naming it), summed over the shards."""
+    records = [*(MIXED * 3)[:17], ({"rare": True, "free": True, "kind": "d"}, "spam"), *MIXED]
+    decisions = [["free", "kind"], ["free", "money", "kind", "rare"], ["money", "rare", "now"]]
+    shards = [records[0::3], records[1::3], records[2::3]]
+    points = [[0, 2, 4], [1, 1, 6], [3, 5, 5]]  # shard s adopts list v before its record p
+    states = []
+    for rows, at in zip(shards, points, strict=True):
+        stats = CountStatistics()
+        pairs = PairCounts(stats.schema)
+        for j, (x, y) in enumerate(rows):
+            for v, p in enumerate(at):
+                if p == j:
+                    pairs.adopt(stats, decisions[v])
+            learn([(x, y)], pairs, stats)
+        states.append((stats, pairs))
+    assert any(pairs.pending for _, pairs in states[:1])  # "rare": adopted before it was seen
+    for order in ([0, 1, 2], [2, 0, 1]):
+        stats = states[order[0]][0].copy()
+        meta, arrays = states[order[0]][1].to_state(stats.n_classes)
+        pairs = PairCounts.from_state(stats.schema, meta, arrays)
+        for s in order[1:]:
+            other_stats, other = states[s]
+            pairs.check_mergeable(other)
+            stats.merge(other_stats)
+            pairs.observe_schema(stats)
+            pairs.merge(other, np.array([stats.labels.index[c]
+                                         for c in other_stats.labels.values]))
+        assert sorted(stats.schema.attributes.values[a] for a in pairs.candidates) == sorted(
+            decisions[-1]) and not pairs.pending
+        labels = list(stats.labels.values)
+        for i, j in itertools.combinations(decisions[-1], 2):
+            got, values_i, values_j = pairs.joint_table(stats, i, j)
+            start = [max(at[1] if name == "rare" else at[2 if name == "now" else 1]
+                         for name in (i, j)) for at in points]
+            want = sum(brute_force(rows[begin:], i, j, values_i, values_j, labels)
+                       for rows, begin in zip(shards, start, strict=True))
+            assert got.tolist() == want.tolist(), (order, i, j)
+
+
+def test_different_adoption_sequences_refuse_to_merge():
+    stats_a, a = learn(TOKENS)
+    stats_b, b = learn(TOKENS)
+    a.adopt(stats_a, ["free", "money"])
+    b.adopt(stats_b, ["free"])
+    b.adopt(stats_b, ["free", "money"])  # the same names, but "money" since a later snapshot
+    with pytest.raises(ValueError, match="different points"):
+        a.check_mergeable(b)

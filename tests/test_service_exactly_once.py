@@ -15,6 +15,7 @@ import json
 import random
 import time
 
+import numpy as np
 from kafka import KafkaConsumer, TopicPartition
 from kafka.structs import OffsetAndMetadata
 from kafka_helpers import (
@@ -31,8 +32,9 @@ from kafka_helpers import (
     wait_for,
 )
 
-from consumers.service import MODEL_FILE
-from consumers.snapshots import write_snapshot
+from consumers.config import load_config
+from consumers.service import MODEL_FILE, Service
+from consumers.snapshots import read_snapshot, write_snapshot
 from consumers.state import PartitionState
 from streamnb import IndifferentNB
 from streamnb.cli import main
@@ -201,3 +203,43 @@ def test_a_snapshot_of_another_model_is_refused(kafka_broker, tmp_path, caplog):
     assert "holds the snapshot of a 'indifferent' model, not of --model 'tan'" in caplog.text
     assert (tmp_path / "snapshot.snb").read_bytes() == before  # left as it was
     assert not (tmp_path / MODEL_FILE).exists()
+
+
+def test_tan_restarted_from_its_snapshot_equals_an_uninterrupted_run(kafka_broker, tmp_path):
+    """TAN standalone without a changelog: its candidate lists live in its snapshot (only the
+    ones its states have yet to adopt); stopped and restarted twice, it ends with the counts,
+    candidates and pair tables of a run that never stopped (one partition: each list is the
+    choice from that partition's own counts at its point, so both runs choose alike)."""
+    bootstrap = kafka_broker.bootstrap_servers
+    topic = unique("tanrestart")
+    create_topic(bootstrap, topic)
+    produce(bootstrap, topic, [dumps({"id": f"m{i}", "features": labelled_features(i),
+                                      "label": "spam" if i % 3 == 0 else "ham"})
+                               for i in range(1500)])
+
+    def config(directory: str):
+        return load_config({
+            "bootstrap_servers": bootstrap, "input_topic": [topic], "group_id": "",
+            "changelog_topic": "", "output_topic": f"{topic}-out",
+            "dead_letter_topic": f"{topic}-dlq", "model": "tan", "max_candidates": 20,
+            "relearn_every": 100, "snapshot_dir": str(tmp_path / directory),
+            "metrics_address": "", "max_poll_records": 70, "snapshot_every_records": 10**6,
+            "publisher_process": False}, environ={})
+
+    done = 0
+    for handled in (430, 520, None):  # two restarts, each from the last snapshot
+        service = Service(config("restarted"))
+        service.run(max_records=handled or 1500 - done)
+        done += service.processed
+    assert done == 1500
+    meta = read_snapshot(tmp_path / "restarted")[1]
+    assert meta["candidates"] == []  # every list recorded so far is in the state's counts
+    Service(config("whole")).run(max_records=1500)
+    got, want = (load_model(tmp_path / d / MODEL_FILE) for d in ("restarted", "whole"))
+    assert got.n_learned == want.n_learned == 1500 and got.candidate_version == 22
+    assert got.stats.to_dict() == want.stats.to_dict()
+    assert got.candidate_names() == want.candidate_names()
+    assert got.pairs._epochs_by_name() == want.pairs._epochs_by_name()
+    for table, other in zip(got.pairwise_counts().joints.values(),
+                            want.pairwise_counts().joints.values(), strict=True):
+        assert np.array_equal(table, other)

@@ -1,6 +1,7 @@
 """Scale-out: two members of a consumer group on a 4-partition topic, one SIGKILLed and
 restarted mid-stream; every member's summed model, and the sum of the changelog's last states,
-equal the model learned in one process on the same records.
+equal the model learned in one process on the same records: naive Bayes on synthetic records,
+and TAN (pairwise counts over shared candidate lists) on e-mails.
 
 The stream is produced in three phases so that every configuration of the group does work: both
 members; the survivor alone (it restores the dead member's partitions from the changelog after
@@ -10,6 +11,10 @@ partitions back from its snapshot or the changelog, whichever is further).
 
 from __future__ import annotations
 
+import json
+
+import numpy as np
+import pytest
 from kafka_helpers import (
     GROUP_FLAGS,
     ServiceProcess,
@@ -24,13 +29,16 @@ from kafka_helpers import (
     wait_for,
 )
 
+from consumers.messages import decode_one
 from consumers.service import MODEL_FILE
 from consumers.snapshots import decode_partition
-from consumers.state import PartitionedModel, PartitionState
+from consumers.state import PartitionedModel, PartitionState, model_factory
 from streamnb import IndifferentNB
+from streamnb.datasets import iter_spamassassin_stream
 from streamnb.models.base import load_model
 
 PHASE = 3000
+TEXT_PHASE = 200
 
 
 def messages(start: int, stop: int) -> list[bytes]:
@@ -111,3 +119,120 @@ def test_two_members_one_killed_sum_to_the_single_process_model(kafka_broker, tm
     # the group really moved partitions around: a took all four over, b took some back
     assert any(line.count(f"{topic}:") == 4 for line in a.logs().splitlines()
                if "assigned" in line)
+
+
+def test_tan_on_text_two_members_one_killed_sum_to_the_same_model(kafka_broker, tmp_path):
+    """TAN on e-mails (SpamAssassin, in time order) over 4 partitions: the members' partition
+    states share candidate lists recorded on the changelog, so their sums, after a member was
+    SIGKILLed and restarted, equal the model learned in one process from each partition's
+    records with those lists at the same points, pair table for pair table; and each list is the
+    choice from the summed counts at the offsets it records."""
+    bootstrap = kafka_broker.bootstrap_servers
+    topic, group, changelog = unique("tantext"), unique("group"), unique("changelog")
+    create_topic(bootstrap, topic, partitions=4)
+    corpus = list(iter_spamassassin_stream())[:3 * TEXT_PHASE]
+    mail = [dumps({"id": f"{m.group}/{m.id}", "text": m.text, "label": m.label})
+            for m in corpus]
+
+    def member(name: str, port: int) -> list[str]:
+        return ["--bootstrap-servers", bootstrap, "--input-topic", topic, "--group-id", group,
+                *GROUP_FLAGS, "--changelog-topic", changelog, "--output-topic", f"{topic}-out",
+                "--dead-letter-topic", f"{topic}-dlq", "--snapshot-dir", str(tmp_path / name),
+                "--model", "tan", "--max-candidates", "30", "--relearn-every", "25",
+                "--snapshot-every-records", "60", "--snapshot-every-seconds", "0.5",
+                "--rebuild-every-seconds", "0.3", "--max-poll-records", "25",
+                "--metrics-address", f"127.0.0.1:{port}"]
+
+    ports = {"a": free_port(), "b": free_port()}
+    urls = {k: f"http://127.0.0.1:{p}/metrics" for k, p in ports.items()}
+    produce(bootstrap, topic, mail[:TEXT_PHASE], partition_of=lambda i: i % 4)
+    a = ServiceProcess(member("a", ports["a"]), tmp_path / "a.log")
+    b = ServiceProcess(member("b", ports["b"]), tmp_path / "b.log")
+    try:
+        wait_for(lambda: learned(urls["a"]) > 0 and learned(urls["b"]) > 0, 90,
+                 "both members to learn", alive=lambda: a.alive() and b.alive())
+        b.kill()
+        produce(bootstrap, topic, mail[TEXT_PHASE:2 * TEXT_PHASE],
+                partition_of=lambda i: i % 4)
+        wait_for(lambda: records(urls["a"]) == 2 * TEXT_PHASE, 180,
+                 "the survivor to own and learn every partition", alive=a.alive)
+        b = ServiceProcess(member("b", ports["b"]), tmp_path / "b.log")
+        wait_for(lambda: b.logs().count(f"assigned {topic}") == 2, 90,
+                 "the restarted member to get partitions", alive=lambda: a.alive() and b.alive())
+        produce(bootstrap, topic, mail[2 * TEXT_PHASE:], partition_of=lambda i: i % 4)
+        for name in ("a", "b"):
+            wait_for(lambda n=name: records(urls[n]) == 3 * TEXT_PHASE, 180,
+                     f"member {name}'s sum to hold every record",
+                     alive=lambda: a.alive() and b.alive())
+    finally:
+        for process in (a, b):
+            if process.alive():
+                assert process.terminate() == 0, process.logs()
+
+    lists: dict = {}
+    latest: dict = {}
+    for record in read_topic(bootstrap, changelog, idle=2):
+        if record.key.startswith(b"streamnb-candidates:"):
+            body = json.loads(record.value)
+            lists.setdefault(body["version"], (body["names"], body["cut"]))
+            continue
+        key, state = decode_partition(record.value, 64_000_000)
+        if key not in latest or state.offset >= latest[key].offset:
+            latest[key] = state
+    assert sorted(lists) == list(range(1, len(lists) + 1)) and len(lists) >= 8
+    assert sorted(latest) == [(topic, p) for p in range(4)]
+
+    # one process: each partition's records, in offset order, with the recorded lists
+    by_partition: dict = {p: [] for p in range(4)}
+    for record in read_topic(bootstrap, topic, expect=3 * TEXT_PHASE, timeout=60):
+        decoded = decode_one(record.value, 10**7)
+        by_partition[record.partition].append((record.offset, decoded.features, decoded.label))
+    factory = model_factory("tan", max_candidates=30)
+    want = PartitionedModel(factory, relearn_every=25,
+                            propose=lambda *a: pytest.fail(f"list {a[0]} was not recorded"))
+    want.decisions.update({v: names for v, (names, _) in lists.items()})
+    for p, rows in by_partition.items():
+        rows.sort()
+        want.take((topic, p), PartitionState(factory(), 0))
+        want.learn((topic, p), [x for _, x, _ in rows], [y for _, _, y in rows],
+                   [o for o, _, _ in rows])
+    want.rebuild()
+    assert want.model.n_learned == 3 * TEXT_PHASE
+    for name in ("a", "b"):
+        assert_same_counts(load_model(tmp_path / name / MODEL_FILE), want.model)
+    total = PartitionedModel(factory)
+    total.decisions.update(want.decisions)
+    for key, state in latest.items():
+        total.offer(key, state)
+    total.rebuild()
+    assert_same_counts(total.model, want.model)
+    # every list: the choice from the summed counts of the partitions at its recorded offsets
+    for version, (names, cut) in lists.items():
+        stats = None
+        for key, offset in cut.items():
+            p = int(key.rpartition(":")[2])
+            part = factory()
+            for _, x, y in (r for r in by_partition[p] if r[0] < offset):
+                part.learn_one(x, y)
+            stats = part.stats.copy() if stats is None else stats.merge(part.stats)
+        assert want.model.choose_candidates(stats) == names, version
+    assert any(line.count(f"{topic}:") == 4 for line in a.logs().splitlines()
+               if "assigned" in line)
+
+
+def assert_same_counts(got, want):
+    """The same single-attribute counts, candidates (since the same lists) and pair tables."""
+    assert got.stats.to_dict() == want.stats.to_dict()
+    assert got.n_learned == want.n_learned
+    assert got.pairs._epochs_by_name() == want.pairs._epochs_by_name()
+    names = want.candidate_names()
+    labels = list(want.stats.labels.values)
+    order = [list(got.stats.labels.values).index(c) for c in labels]
+    for i, x in enumerate(names):
+        for z in names[i + 1:]:
+            if x in want.pairs.pending or z in want.pairs.pending:
+                continue
+            tw, vx, vz = want.pairs.joint_table(want.stats, x, z)
+            tg, gx, gz = got.pairs.joint_table(got.stats, x, z)
+            tg = tg[np.ix_([gx.index(v) for v in vx], [gz.index(v) for v in vz], order)]
+            assert np.array_equal(tg, tw), (x, z)

@@ -36,6 +36,8 @@ class PairwiseNaiveBayes(NaiveBayes):
             raise ValueError(f"max_candidates must be an int >= 2, got {max_candidates!r}")
         self.max_candidates = max_candidates
         self.pairs = PairCounts(self.stats.schema, limit=max_candidates)
+        self.candidate_version = 0  # candidate lists adopted (adopt_candidates)
+        self._shared = False
 
     # -- counting ------------------------------------------------------------------------------
     def _count_one(self, x: Mapping, y: Any) -> int:
@@ -98,9 +100,54 @@ class PairwiseNaiveBayes(NaiveBayes):
         super().decay(factor)
         self.pairs.decay(factor)
 
+    @property
+    def shared_candidates(self) -> bool:
+        """Whether the candidates come only from :meth:`adopt_candidates`."""
+        return self._shared
+
+    def share_candidates(self) -> None:
+        """From now on the candidates are only those given to :meth:`adopt_candidates` (none
+        until the first list): models learned apart from each other (one per partition of a
+        stream) that adopt the same lists, each at points of its own stream, merge exactly.
+        The model's own refreshes (:meth:`refresh_candidates`) do nothing any more; current
+        candidates are dropped."""
+        self._shared = True
+        self.pairs.adopt(self.stats, [])
+
+    def adopt_candidates(self, names: Sequence[Any]) -> None:
+        """Track exactly the attributes ``names`` (see :meth:`PairCounts.adopt`): the shared
+        candidate policy of models that must add up. Increments ``candidate_version``."""
+        self._shared = True
+        self.pairs.adopt(self.stats, names)
+        self.candidate_version += 1
+
+    def candidate_names(self) -> list:
+        """The candidate attributes' names, pending ones (adopted, not seen yet) included."""
+        names = self.stats.schema.attributes.values
+        return [names[a] for a in self.pairs.candidates] + list(self.pairs.pending)
+
+    def choose_candidates(self, stats: Any = None) -> list:
+        """The shared candidate policy's choice from ``stats`` (default: this model's): the
+        ``max_candidates`` discrete attributes with the highest I(X; C), all of them if there
+        are no more, in order of decreasing information, ties (after rounding to 12 decimals,
+        so that the order of summation does not matter) by name: a function of the counts
+        alone, whatever order the attributes were registered in."""
+        stats = self.stats if stats is None else stats
+        schema = stats.schema
+        discrete = [a for a, kind in enumerate(schema.kinds) if kind != 2]
+        if not discrete or not stats.n_classes:
+            return []
+        information = np.round(attribute_class_information(stats, discrete), 12)
+        names = [str(schema.attributes.values[a]) for a in discrete]
+        order = sorted(range(len(discrete)), key=lambda i: (-information[i], names[i]))
+        return [schema.attributes.values[discrete[i]] for i in order[: self.max_candidates]]
+
     def refresh_candidates(self) -> None:
         """Keep the ``max_candidates`` attributes with the highest I(X; C) (ties: first
-        registered) as candidates; new ones start counting pairs now."""
+        registered) as candidates; new ones start counting pairs now. Nothing when the
+        candidates are shared (:meth:`share_candidates`)."""
+        if self._shared:
+            return
         schema, pairs = self.stats.schema, self.pairs
         discrete = [a for a, kind in enumerate(schema.kinds) if kind != 2]
         if len(discrete) <= self.max_candidates or not self.stats.n_classes:
@@ -158,7 +205,10 @@ class PairwiseNaiveBayes(NaiveBayes):
     # -- persistence ---------------------------------------------------------------------------
     def _extra_state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         meta, arrays = self.pairs.to_state(self.stats.n_classes)
-        return {"pairs": meta}, arrays
+        return {"pairs": meta, "candidate_version": self.candidate_version,
+                "shared": self._shared}, arrays
 
     def _restore_extra(self, meta: Mapping[str, Any], arrays: Mapping[str, np.ndarray]) -> None:
         self.pairs = PairCounts.from_state(self.stats.schema, meta["pairs"], arrays)
+        self.candidate_version = int(meta.get("candidate_version", 0))
+        self._shared = bool(meta.get("shared", False))

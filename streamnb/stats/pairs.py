@@ -16,6 +16,13 @@ pair's table subtracts the snapshot of its later attribute. An attribute that be
 candidate when it is first seen needs no snapshot (all its earlier counts are zero), so with
 "every attribute is a candidate" every table covers the whole stream.
 
+States that must add up (one per partition of a stream, learned apart) can share their
+candidates: :meth:`PairCounts.adopt` gives every state the same sequence of candidate lists, each
+taking effect at a point of that state's own stream. Every state then has the same snapshots in
+the same order (a name adopted before a state has seen it waits, pending, and counts from its
+first record), so their pair counts *and* snapshots add up: a sum's pair table covers, in each
+state, the records since that state adopted the pair.
+
 Like the single-attribute counts, pairwise counts add (``merge``), scale (``decay``, snapshots
 included, so differences stay exact) and save as arrays.
 """
@@ -27,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from streamnb.stats.codec import from_json_value, to_json_value
 from streamnb.stats.schema import NOMINAL, TOKEN, EncodedBatch, Schema
 
 __all__ = ["PairCounts"]
@@ -72,6 +80,7 @@ class PairCounts:
         # snapshot s: class counts, and the marginal counts of the candidate columns that existed
         self.snapshot_classes: list[np.ndarray] = []
         self.snapshot_columns: list[np.ndarray] = []  # (k, columns at the time)
+        self.pending: dict[Any, int] = {}  # adopted names not seen yet -> their snapshot
         self._all_attributes = True
         self._seen_attributes = 0
         self._seen_columns = 0
@@ -134,8 +143,16 @@ class PairCounts:
         unless :meth:`restrict` was called every new discrete attribute becomes a candidate
         from its first record. O(new attributes + new columns)."""
         schema = self.schema
+        pending = self.pending
         for a in range(self._seen_attributes, schema.n_attributes):
-            if (self._all_attributes and schema.kinds[a] in (NOMINAL, TOKEN)
+            name = schema.attributes.values[a]
+            if pending and name in pending:
+                if schema.kinds[a] not in (NOMINAL, TOKEN):
+                    raise ValueError(f"attribute {name!r} is numeric: pairwise counts need "
+                                     "discrete attributes")
+                self.candidates.append(a)
+                self.epoch[a] = pending.pop(name)
+            elif (self._all_attributes and schema.kinds[a] in (NOMINAL, TOKEN)
                     and (self.limit is None or len(self.candidates) < self.limit)):
                 self.candidates.append(a)
                 self.epoch[a] = -1
@@ -163,13 +180,69 @@ class PairCounts:
         self.candidates = [a for a in self.candidates if a not in drop]
         for a in drop:
             del self.epoch[a]
-        # snapshots no remaining candidate refers to go, so that refreshing candidates at
-        # every relearn of a long stream keeps memory bounded
-        used = sorted({e for e in self.epoch.values() if e >= 0})
+        self._prune_snapshots()
+
+    def _prune_snapshots(self) -> None:
+        """Drop the snapshots no candidate (pending ones included) refers to, so that
+        refreshing candidates at every relearn of a long stream keeps memory bounded."""
+        used = sorted({e for e in (*self.epoch.values(), *self.pending.values()) if e >= 0})
         renumber = {e: n for n, e in enumerate(used)}
         self.snapshot_classes = [self.snapshot_classes[e] for e in used]
         self.snapshot_columns = [self.snapshot_columns[e] for e in used]
         self.epoch = {a: renumber.get(e, -1) for a, e in self.epoch.items()}
+        self.pending = {name: renumber[e] for name, e in self.pending.items()}
+
+    def adopt(self, stats: Any, names: Sequence[Any]) -> None:
+        """Track exactly the attributes ``names`` from now on (and no others, ever, unless
+        adopted later): the ones not named are dropped; the newly named ones start counting
+        pairs now, under one snapshot, even those not seen yet (pending until their first
+        record). States given the same sequence of lists, each at any point of its own
+        stream, have the same candidates and snapshots, so they merge exactly.
+
+        Examples
+        --------
+        >>> from streamnb.stats import CountStatistics
+        >>> stats = CountStatistics()
+        >>> pairs = PairCounts(stats.schema)
+        >>> stats.update({"a": "x", "b": "u"}, "+")
+        >>> pairs.observe_schema(stats)
+        >>> pairs.adopt(stats, ["b", "c"])  # "c" not seen yet
+        >>> [stats.schema.attributes.values[a] for a in pairs.candidates], pairs.pending
+        (['b'], {'c': 0})
+
+        """
+        self._all_attributes = False
+        schema = self.schema
+        wanted = list(dict.fromkeys(names))
+        keep = set(wanted)
+        names_of = schema.attributes.values
+        self.pending = {name: e for name, e in self.pending.items() if name in keep}
+        self.remove_candidates([a for a in self.candidates if names_of[a] not in keep])
+        self._prune_snapshots()
+        held = {names_of[a] for a in self.candidates} | set(self.pending)
+        new = [name for name in wanted if name not in held]
+        if not new:
+            return
+        seen = []
+        for name in new:
+            a = schema.attributes.get(name)
+            if a is not None and schema.kinds[a] not in (NOMINAL, TOKEN):
+                raise ValueError(f"attribute {name!r} is numeric: pairwise counts need "
+                                 "discrete attributes (discretise it first)")
+            seen.append(a)
+        epoch = len(self.snapshot_classes)
+        for name, a in zip(new, seen, strict=True):
+            if a is None:
+                self.pending[name] = epoch
+                continue
+            self.candidates.append(a)
+            self.epoch[a] = epoch
+            for column in self._attribute_columns(a):
+                self._add_column(column)
+        # after the new columns got positions: a new candidate's own count is its baseline
+        self.snapshot_classes.append(stats.class_counts.copy())
+        self.snapshot_columns.append(stats.value_counts[:, self.columns].copy())
+        self._grow(stats.n_classes, self.n_positions)
 
     def restrict(self) -> None:
         """From now on only attributes added with :meth:`add_candidates` are tracked."""
@@ -334,16 +407,20 @@ class PairCounts:
     # -- monoid operations ----------------------------------------------------------------------
     def check_mergeable(self, other: PairCounts) -> None:
         """Raise unless merging ``other`` is exact: both track the same attributes (by name),
-        each since its first appearance (no snapshot: candidates chosen later started counting
-        at different records in the two states)."""
-        mine = {self.schema.attributes.values[a] for a in self.candidates}
-        theirs = {other.schema.attributes.values[a] for a in other.candidates}
-        if mine != theirs:
+        each since the same snapshot of its own stream: since its first appearance, or since
+        the same adoption (:meth:`adopt`) in both."""
+        mine, theirs = self._epochs_by_name(), other._epochs_by_name()
+        if mine.keys() != theirs.keys():
             raise ValueError("cannot merge pairwise counts over different candidate attributes "
-                             f"({len(mine ^ theirs)} differ)")
-        if any(e >= 0 for e in self.epoch.values()) or any(e >= 0 for e in other.epoch.values()):
+                             f"({len(mine.keys() ^ theirs.keys())} differ)")
+        if mine != theirs or len(self.snapshot_classes) != len(other.snapshot_classes):
             raise ValueError("cannot merge pairwise counts of candidates chosen after their first "
-                             "appearance (their pair counts cover different records)")
+                             "appearance at different points (their pair counts cover different "
+                             "records)")
+
+    def _epochs_by_name(self) -> dict[Any, int]:
+        names = self.schema.attributes.values
+        return {**{names[a]: self.epoch[a] for a in self.candidates}, **self.pending}
 
     def merge(self, other: PairCounts, classes: np.ndarray) -> None:
         """Add ``other``'s pair counts; ``classes[i]`` is this state's index of other's class i.
@@ -365,6 +442,23 @@ class PairCounts:
         m = other.n_positions
         index = np.asarray(targets, dtype=np.int64)
         self.co[np.ix_(classes, index, index)] += other.co[: len(classes), :m, :m]
+        # the same snapshots in the same order (check_mergeable): they add up too
+        for e, (their_classes, their_columns) in enumerate(zip(
+                other.snapshot_classes, other.snapshot_columns, strict=True)):
+            kc, wc = their_columns.shape
+            rows, cols = classes[:kc], index[:wc]
+            width = int(cols.max(initial=-1)) + 1
+            mine = self.snapshot_columns[e]
+            if mine.shape[0] < k or mine.shape[1] < width:  # columns this state saw later
+                grown = np.zeros((max(k, mine.shape[0]), max(width, mine.shape[1])))
+                grown[: mine.shape[0], : mine.shape[1]] = mine
+                self.snapshot_columns[e] = mine = grown
+            mine[np.ix_(rows, cols)] += their_columns
+            mine_classes = self.snapshot_classes[e]
+            if len(mine_classes) < k:
+                mine_classes = np.concatenate([mine_classes, np.zeros(k - len(mine_classes))])
+                self.snapshot_classes[e] = mine_classes
+            mine_classes[classes[: len(their_classes)]] += their_classes
 
     def decay(self, factor: float) -> None:
         self.co *= factor
@@ -377,6 +471,7 @@ class PairCounts:
         meta = {"candidates": self.candidates, "epoch": [self.epoch[a] for a in self.candidates],
                 "limit": self.limit,
                 "columns": self.columns, "all_attributes": self._all_attributes,
+                "pending": [[to_json_value(name), e] for name, e in self.pending.items()],
                 "seen": [self._seen_attributes, self._seen_columns],
                 "snapshots": len(self.snapshot_classes)}
         arrays = {"co": self.co[:k, :m, :m]}
@@ -395,6 +490,7 @@ class PairCounts:
         pairs.columns = [int(j) for j in meta["columns"]]
         pairs.position = {j: p for p, j in enumerate(pairs.columns)}
         pairs._all_attributes = bool(meta["all_attributes"])
+        pairs.pending = {from_json_value(name): int(e) for name, e in meta.get("pending", [])}
         pairs._seen_attributes, pairs._seen_columns = (int(v) for v in meta["seen"])
         pairs.co = np.array(arrays["co"], dtype=np.float64)
         for i in range(int(meta["snapshots"])):
