@@ -12,6 +12,7 @@ from river import checks
 
 from conftest import labels_and_domains
 from streamnb import TAN, load_model
+from streamnb.stats import InvalidRecord
 from streamnb.structure import PairwiseCounts, learn_tan_structure
 
 DATA = [({"a": "x", "b": "x", "c": "u"}, "+"), ({"a": "y", "b": "y", "c": "u"}, "-"),
@@ -366,3 +367,15 @@ def test_missing_mode_on_data_frames_and_persistence(tmp_path):
                                from_dicts.predict_proba_many(queries).to_numpy(), rtol=1e-12)
     with pytest.raises(ValueError, match="missing must be one of"):
         TAN(missing="drop")
+
+
+def test_missing_mode_bad_rows_are_named_and_change_nothing():
+    model = TAN(missing="mode", relearn_every=0)
+    model.learn_many([{"a": "x", "b": "u"}, {"a": None, "b": "v"}], ["+", "-"])
+    before = (model.stats.value_counts.copy(), model.stats.class_counts.copy(), model.n_learned)
+    for bad in ([{"a": "y"}, "not a record"], [{"a": None}, {"a": ["a", "list"]}]):
+        with pytest.raises(InvalidRecord, match="row 1"):
+            model.learn_many(bad, ["+", "-"])
+    np.testing.assert_array_equal(model.stats.value_counts, before[0])
+    np.testing.assert_array_equal(model.stats.class_counts, before[1])
+    assert model.n_learned == before[2]

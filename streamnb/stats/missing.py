@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from streamnb.stats.schema import NOMINAL, Schema
+from streamnb.stats.schema import NOMINAL, InvalidRecord, Schema
 
 __all__ = ["fill_missing", "is_missing", "nominal_modes"]
 
@@ -56,6 +56,8 @@ def nominal_modes(stats: Any, records: Sequence[Mapping] | pd.DataFrame = ()
     if isinstance(records, pd.DataFrame):
         records = records.to_dict("records")
     for x in records:
+        if not isinstance(x, Mapping):
+            continue  # rejected, with its row number, by the model's own validation
         for name, value in x.items():
             if is_missing(value):
                 continue
@@ -63,8 +65,11 @@ def nominal_modes(stats: Any, records: Sequence[Mapping] | pd.DataFrame = ()
             nominal = (schema.kinds[a] == NOMINAL if a is not None
                        else name in schema.declared_nominal or isinstance(value, str | np.str_))
             if nominal:
+                try:
+                    key = Schema._nominal_value(value, "record", name)
+                except InvalidRecord:
+                    continue  # likewise
                 counts = totals.setdefault(name, {})
-                key = Schema._nominal_value(value, "record", name)
                 counts[key] = counts.get(key, 0.0) + 1.0
     # max() keeps the first of equal counts: registration order, then order of appearance
     return {name: max(counts, key=counts.__getitem__) for name, counts in totals.items()
