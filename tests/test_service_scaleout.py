@@ -54,47 +54,64 @@ def records(url: str) -> float:
     return scrape(url, "streamnb_model_records") or 0.0
 
 
-def test_two_members_one_killed_sum_to_the_single_process_model(kafka_broker, tmp_path):
-    bootstrap = kafka_broker.bootstrap_servers
-    topic, group, changelog = unique("scale"), unique("group"), unique("changelog")
-    create_topic(bootstrap, topic, partitions=4)
+def run_group(bootstrap: str, topic: str, group: str, changelog: str, tmp_path,
+              phases: list[list[bytes]], flags: list[str], timeouts: tuple[float, float],
+              mid_stream: bool = False) -> tuple[ServiceProcess, float]:
+    """The three phases on a 4-partition topic: members a and b learn part of phase 1, b is
+    SIGKILLed (``mid_stream``: assert a had not finished phase 1 yet), phase 2 goes to a alone
+    (it owns every partition once b's session expires), b restarts and gets partitions back,
+    phase 3 goes to both; returns when both members' sums hold every record, with the two
+    processes stopped (SIGTERM): member a, and the messages the restarted b learned."""
+    short, long = timeouts
+    total = sum(len(p) for p in phases)
 
     def member(name: str, port: int) -> list[str]:
         return ["--bootstrap-servers", bootstrap, "--input-topic", topic, "--group-id", group,
                 *GROUP_FLAGS, "--changelog-topic", changelog, "--output-topic", f"{topic}-out",
                 "--dead-letter-topic", f"{topic}-dlq", "--snapshot-dir", str(tmp_path / name),
-                "--snapshot-every-records", "400", "--snapshot-every-seconds", "0.5",
-                "--rebuild-every-seconds", "0.3", "--max-poll-records", "100",
+                *flags, "--rebuild-every-seconds", "0.3",
                 "--metrics-address", f"127.0.0.1:{port}"]
 
     ports = {"a": free_port(), "b": free_port()}
     urls = {k: f"http://127.0.0.1:{p}/metrics" for k, p in ports.items()}
-    produce(bootstrap, topic, messages(0, PHASE), partition_of=lambda i: i % 4)
+    produce(bootstrap, topic, phases[0], partition_of=lambda i: i % 4)
     a = ServiceProcess(member("a", ports["a"]), tmp_path / "a.log")
     b = ServiceProcess(member("b", ports["b"]), tmp_path / "b.log")
     try:
-        # both members learn part of phase 1, then b dies without a word
-        wait_for(lambda: learned(urls["a"]) > 0 and learned(urls["b"]) > 0, 60,
+        wait_for(lambda: learned(urls["a"]) > 0 and learned(urls["b"]) > 0, short,
                  "both members to learn", alive=lambda: a.alive() and b.alive())
-        b.kill()
-        assert records(urls["a"]) < PHASE or learned(urls["a"]) < PHASE  # mid-stream
-        produce(bootstrap, topic, messages(PHASE, 2 * PHASE), partition_of=lambda i: i % 4)
-        # a alone: after b's session expires it owns all four partitions
-        wait_for(lambda: records(urls["a"]) == 2 * PHASE, 90,
+        b.kill()  # without a word
+        if mid_stream:
+            assert records(urls["a"]) < len(phases[0]) or learned(urls["a"]) < len(phases[0])
+        produce(bootstrap, topic, phases[1], partition_of=lambda i: i % 4)
+        wait_for(lambda: records(urls["a"]) == len(phases[0]) + len(phases[1]), long,
                  "the survivor to own and learn every partition", alive=a.alive)
         b = ServiceProcess(member("b", ports["b"]), tmp_path / "b.log")
-        wait_for(lambda: b.logs().count(f"assigned {topic}") == 2, 60,
+        wait_for(lambda: b.logs().count(f"assigned {topic}") == 2, short,
                  "the restarted member to get partitions", alive=lambda: a.alive() and b.alive())
-        produce(bootstrap, topic, messages(2 * PHASE, 3 * PHASE), partition_of=lambda i: i % 4)
+        produce(bootstrap, topic, phases[2], partition_of=lambda i: i % 4)
         for name in ("a", "b"):
-            wait_for(lambda n=name: records(urls[n]) == 3 * PHASE, 90,
+            wait_for(lambda n=name: records(urls[n]) == total, long,
                      f"member {name}'s sum to hold every record",
                      alive=lambda: a.alive() and b.alive())
-        assert learned(urls["b"]) > 0
+        b_learned = learned(urls["b"])
     finally:
         for process in (a, b):
             if process.alive():
                 assert process.terminate() == 0, process.logs()
+    return a, b_learned
+
+
+def test_two_members_one_killed_sum_to_the_single_process_model(kafka_broker, tmp_path):
+    bootstrap = kafka_broker.bootstrap_servers
+    topic, group, changelog = unique("scale"), unique("group"), unique("changelog")
+    create_topic(bootstrap, topic, partitions=4)
+    a, b_learned = run_group(
+        bootstrap, topic, group, changelog, tmp_path,
+        [messages(0, PHASE), messages(PHASE, 2 * PHASE), messages(2 * PHASE, 3 * PHASE)],
+        ["--snapshot-every-records", "400", "--snapshot-every-seconds", "0.5",
+         "--max-poll-records", "100"], (60, 90), mid_stream=True)
+    assert b_learned > 0
 
     want = IndifferentNB()
     for i in range(3 * PHASE):
@@ -134,40 +151,12 @@ def test_tan_on_text_two_members_one_killed_sum_to_the_same_model(kafka_broker, 
     mail = [dumps({"id": f"{m.group}/{m.id}", "text": m.text, "label": m.label})
             for m in corpus]
 
-    def member(name: str, port: int) -> list[str]:
-        return ["--bootstrap-servers", bootstrap, "--input-topic", topic, "--group-id", group,
-                *GROUP_FLAGS, "--changelog-topic", changelog, "--output-topic", f"{topic}-out",
-                "--dead-letter-topic", f"{topic}-dlq", "--snapshot-dir", str(tmp_path / name),
-                "--model", "tan", "--max-candidates", "30", "--relearn-every", "25",
-                "--snapshot-every-records", "60", "--snapshot-every-seconds", "0.5",
-                "--rebuild-every-seconds", "0.3", "--max-poll-records", "25",
-                "--metrics-address", f"127.0.0.1:{port}"]
-
-    ports = {"a": free_port(), "b": free_port()}
-    urls = {k: f"http://127.0.0.1:{p}/metrics" for k, p in ports.items()}
-    produce(bootstrap, topic, mail[:TEXT_PHASE], partition_of=lambda i: i % 4)
-    a = ServiceProcess(member("a", ports["a"]), tmp_path / "a.log")
-    b = ServiceProcess(member("b", ports["b"]), tmp_path / "b.log")
-    try:
-        wait_for(lambda: learned(urls["a"]) > 0 and learned(urls["b"]) > 0, 90,
-                 "both members to learn", alive=lambda: a.alive() and b.alive())
-        b.kill()
-        produce(bootstrap, topic, mail[TEXT_PHASE:2 * TEXT_PHASE],
-                partition_of=lambda i: i % 4)
-        wait_for(lambda: records(urls["a"]) == 2 * TEXT_PHASE, 180,
-                 "the survivor to own and learn every partition", alive=a.alive)
-        b = ServiceProcess(member("b", ports["b"]), tmp_path / "b.log")
-        wait_for(lambda: b.logs().count(f"assigned {topic}") == 2, 90,
-                 "the restarted member to get partitions", alive=lambda: a.alive() and b.alive())
-        produce(bootstrap, topic, mail[2 * TEXT_PHASE:], partition_of=lambda i: i % 4)
-        for name in ("a", "b"):
-            wait_for(lambda n=name: records(urls[n]) == 3 * TEXT_PHASE, 180,
-                     f"member {name}'s sum to hold every record",
-                     alive=lambda: a.alive() and b.alive())
-    finally:
-        for process in (a, b):
-            if process.alive():
-                assert process.terminate() == 0, process.logs()
+    a, _ = run_group(
+        bootstrap, topic, group, changelog, tmp_path,
+        [mail[:TEXT_PHASE], mail[TEXT_PHASE:2 * TEXT_PHASE], mail[2 * TEXT_PHASE:]],
+        ["--model", "tan", "--max-candidates", "30", "--relearn-every", "25",
+         "--snapshot-every-records", "60", "--snapshot-every-seconds", "0.5",
+         "--max-poll-records", "25"], (90, 180))
 
     lists: dict = {}
     latest: dict = {}
