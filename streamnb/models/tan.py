@@ -221,9 +221,14 @@ class TAN(PairwiseNaiveBayes):
             return records
         return fill_missing(records, nominal_modes(self.stats, records if learning else ()))
 
+    def _imputed_one(self, x: Mapping) -> Mapping:
+        """One record through :meth:`_imputed` (a non-mapping is left to validation)."""
+        if self.missing == "skip" or not isinstance(x, Mapping):
+            return x
+        return self._imputed([x])[0]
+
     def learn_one(self, x: Mapping, y: Any) -> None:
-        if self.missing != "skip" and isinstance(x, Mapping):
-            x = self._imputed([x])[0]
+        x = self._imputed_one(x)
         stats = self.stats
         detector = self.drift_detector
         drifted = False
@@ -362,8 +367,7 @@ class TAN(PairwiseNaiveBayes):
         and Theorem 2 (see :mod:`streamnb.models.explanation`)."""
         if not self.stats.n_classes:
             raise ValueError("the model has not learned any class yet")
-        if self.missing != "skip" and isinstance(x, Mapping):
-            x = self._imputed([x])[0]
+        x = self._imputed_one(x)
         naive = np.frombuffer(super()._log_likelihood_one(x)[0]).copy()
         labels = self.stats.labels.values
         names = self.stats.schema.attributes.values
@@ -414,8 +418,7 @@ class TAN(PairwiseNaiveBayes):
         return out
 
     def _log_likelihood_one(self, x: Mapping):
-        if self.missing != "skip" and isinstance(x, Mapping):
-            x = self._imputed([x])[0]
+        x = self._imputed_one(x)
         scores = super()._log_likelihood_one(x)
         if scores is not None:
             finite = np.frombuffer(scores[0])
