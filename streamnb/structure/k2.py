@@ -20,7 +20,7 @@ from collections.abc import Sequence
 import numpy as np
 from scipy.special import gammaln
 
-__all__ = ["cooper_herskovits_score", "k2", "network_score"]
+__all__ = ["cooper_herskovits_score", "dirichlet_log_score", "k2", "network_score"]
 
 
 # Parent configurations are indexed by their mixed-radix code up to this many, and
@@ -40,14 +40,33 @@ def _extend(code: np.ndarray, q: int, column: np.ndarray, r: int) -> tuple[np.nd
     return out, q
 
 
+def dirichlet_log_score(counts: np.ndarray, alpha: float = 1.0) -> np.ndarray:
+    """Σ_j [ln Γ(r α) − ln Γ(N_ij + r α) + Σ_k (ln Γ(N_ijk + α) − ln Γ(α))] of counts shaped
+    ``(..., configurations, r)``: the log marginal likelihood of a child's counts under a
+    Dirichlet(α) prior per parent configuration — the module's score with α = 1, the ``"bayes"``
+    TAN edge weight's with Weka's α = 0.5. One score per leading index.
+
+    Examples
+    --------
+    >>> import math   # α = 1, N = (2, 0) and (1, 1): 1!/3! · 2! 0!  ×  1!/3! · 1! 1!
+    >>> math.isclose(dirichlet_log_score(np.array([[2., 0], [1, 1]])), math.log(2 / 36))
+    True
+    >>> dirichlet_log_score(np.zeros((4, 3, 2)), alpha=0.5)   # no counts: no evidence
+    array([0., 0., 0., 0.])
+
+    """
+    configurations, r = counts.shape[-2:]
+    return (configurations * gammaln(r * alpha) - gammaln(counts.sum(axis=-1) + r * alpha).sum(-1)
+            + (gammaln(counts + alpha) - gammaln(alpha)).sum(axis=(-2, -1)))
+
+
 def _family_score(code: np.ndarray, q: int, child: np.ndarray, r: int,
                   weights: np.ndarray | None) -> float:
     ok = (code >= 0) & (child >= 0)
     counts = np.bincount(code[ok] * r + child[ok],
                          weights=None if weights is None else weights[ok],
                          minlength=q * r).reshape(q, r)
-    n_j = counts.sum(axis=1)
-    return float(q * gammaln(r) - gammaln(n_j + r).sum() + gammaln(counts + 1.0).sum())
+    return float(dirichlet_log_score(counts))
 
 
 def cooper_herskovits_score(values: np.ndarray, cardinalities: Sequence[int], child: int,

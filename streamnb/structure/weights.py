@@ -28,9 +28,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
-from scipy.special import gammaln
 
 from streamnb.stats.missing import is_missing
+from streamnb.structure.k2 import dirichlet_log_score
 
 __all__ = [
     "DEFAULT_BAYES_ALPHA",
@@ -302,16 +302,6 @@ def _ddr_many(tables: np.ndarray, smoothing: float, formula: DdrFormula) -> np.n
     return (p_cell * spread).sum(axis=(1, 2))
 
 
-def _log_bd(counts: np.ndarray, alpha: float) -> np.ndarray:
-    """log Dirichlet marginal likelihood of a child's counts per parent configuration,
-    shape (P, configurations, r), summed per table: Σ_cfg [lnΓ(rα) − lnΓ(N_cfg + rα)
-    + Σ_x (lnΓ(N_x,cfg + α) − lnΓ(α))] (Cooper & Herskovits with α per cell)."""
-    r = counts.shape[-1]
-    a = counts + alpha
-    return (gammaln(a).sum(-1) - gammaln(a.sum(-1))
-            + (gammaln(r * alpha) - r * gammaln(alpha))).sum(-1)
-
-
 def _bayes_many(tables: np.ndarray, alpha: float) -> np.ndarray:
     """max over the two directions of the gain in the child's local Bayesian score when the
     other attribute joins the class as its parent: log BD(X_i | C, X_j) − log BD(X_i | C)."""
@@ -321,7 +311,8 @@ def _bayes_many(tables: np.ndarray, alpha: float) -> np.ndarray:
         r = child_first.shape[1]
         given_both = child_first.transpose(0, 2, 3, 1).reshape(p, -1, r)  # (x_pa, c) × x
         given_class = child_first.sum(axis=2).transpose(0, 2, 1)          # c × x
-        gains.append(_log_bd(given_both, alpha) - _log_bd(given_class, alpha))
+        gains.append(dirichlet_log_score(given_both, alpha)
+                     - dirichlet_log_score(given_class, alpha))
     return np.maximum(*gains)
 
 
