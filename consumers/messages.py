@@ -8,20 +8,23 @@ values str (nominal), bool/int (token presence or count) or float (numeric), and
 A message that cannot be used is not an error of the service: it gets one of :data:`REASONS`
 and goes to the dead-letter topic with its original bytes.
 
-``decode_batch`` decodes a whole poll at once: the values are joined into one JSON array with a
-per-process random string between them, parsed by one ``json.loads`` (about twice as fast as one
-call per message), and the result is accepted only if every separator came back at its place,
-which no message can fake without knowing the string; otherwise each message is decoded on its
-own to find out which ones are bad.
+``decode_batch`` decodes each message with msgspec against the message schema (C: parsing and
+type checks in one pass, about four times faster than ``json`` plus the checks in Python,
+which are the service's largest own cost per message); a message msgspec refuses is decoded
+again by :func:`decode_one` (``json`` and Python checks), which alone decides whether and why
+it is rejected. So msgspec only ever speeds up what the reference accepts: a message whose
+JSON msgspec reads stricter than ``json`` (a repeated key, a number out of range) still gets
+the reference's outcome.
 """
 
 from __future__ import annotations
 
 import json
-import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any
+
+import msgspec
 
 from streamnb.features import tokenize_email
 
@@ -58,8 +61,20 @@ def _reject_constant(name: str) -> float:
 
 
 _DECODER = json.JSONDecoder(parse_constant=_reject_constant)
-_SEPARATOR = "streamnb-" + secrets.token_hex(16)
-_JOIN = f',"{_SEPARATOR}",'.encode()
+
+
+class _Message(msgspec.Struct):
+    """The schema checks msgspec can make while parsing; the rest (one of text and features,
+    strings that are valid Unicode) is checked after, as in :func:`_record`."""
+
+    id: Annotated[str, msgspec.Meta(min_length=1)]
+    text: str | None = None
+    features: Annotated[dict[str, str | bool | int | float | None],
+                        msgspec.Meta(min_length=1)] | None = None
+    label: str | bool | int | None = None
+
+
+_FAST = msgspec.json.Decoder(_Message).decode
 
 
 def _parse(value: bytes) -> Any | Rejection:
@@ -71,19 +86,6 @@ def _parse(value: bytes) -> Any | Rejection:
         return _DECODER.decode(text)
     except (ValueError, RecursionError) as exc:  # JSONDecodeError is a ValueError
         return Rejection("invalid_json", f"not JSON: {str(exc)[:200]}")
-
-
-def _parse_many(values: list[bytes]) -> list[Any | Rejection]:
-    if len(values) > 1:
-        try:
-            parsed = _DECODER.decode(b"".join((b"[", _JOIN.join(values), b"]")).decode("utf-8"))
-        except (ValueError, RecursionError):
-            pass
-        else:
-            if (len(parsed) == 2 * len(values) - 1
-                    and parsed[1::2].count(_SEPARATOR) == len(values) - 1):
-                return parsed[0::2]
-    return [_parse(v) for v in values]
 
 
 def _valid_unicode(text: str) -> bool:
@@ -158,14 +160,24 @@ def decode_one(value: bytes | None, max_bytes: int,
 def decode_batch(values: Sequence[bytes | None], max_bytes: int,
                  tokenize: Callable[[str], Any] = tokenize_email) -> list[Record | Rejection]:
     """Decode a batch; element i is what :func:`decode_one` gives for ``values[i]``."""
-    out: list[Record | Rejection | None] = [None] * len(values)
-    sizable = []
-    for i, value in enumerate(values):
-        if value is None or len(value) > max_bytes:
-            out[i] = decode_one(value, max_bytes, tokenize)
+    out: list[Record | Rejection] = []
+    append, fast = out.append, _FAST
+    for value in values:
+        try:
+            if len(value) > max_bytes:  # type: ignore[arg-type]
+                raise ValueError
+            if not value.isascii():  # type: ignore[union-attr]
+                value.decode()  # type: ignore[union-attr] # msgspec skips unknown keys unread
+            m = fast(value)  # type: ignore[arg-type]
+        except (TypeError, ValueError, RecursionError, msgspec.MsgspecError):
+            append(decode_one(value, max_bytes, tokenize))
+            continue
+        label = m.label
+        if (m.text is None) == (m.features is None) or not _valid_unicode(m.id) or (
+                type(label) is str and not _valid_unicode(label)):
+            append(decode_one(value, max_bytes, tokenize))
+        elif m.text is None:
+            append(Record(m.id, m.features, label))  # type: ignore[arg-type]
         else:
-            sizable.append(i)
-    documents = _parse_many([values[i] for i in sizable])
-    for i, document in zip(sizable, documents, strict=True):
-        out[i] = document if isinstance(document, Rejection) else _record(document, tokenize)
-    return out  # type: ignore[return-value]
+            append(Record(m.id, dict.fromkeys(tokenize(m.text), True), label))
+    return out
