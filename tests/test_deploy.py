@@ -28,6 +28,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path, PurePosixPath
 
 import promql_parser
@@ -649,6 +650,20 @@ def test_dockerfile(compose):
     assert Path(build_section["context"], build_section["dockerfile"]) == DEPLOY / "Dockerfile"
     ignore = (DEPLOY / "Dockerfile.dockerignore").read_text(encoding="utf-8").split()
     assert "**/*.so" in ignore  # host-built C extensions stay out of the image
+
+
+def test_the_image_installs_what_the_service_needs():
+    """The image's default EXTRAS are extras of pyproject.toml and bring pandas, without which
+    the service refuses to start (it classifies each poll with predict_proba_many)."""
+    (default,) = [args.split("=", 1)[1].strip('"') for stage in dockerfile_stages()
+                  for instruction, args in stage[1]
+                  if instruction == "ARG" and args.startswith("EXTRAS=")]
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))[
+        "project"]["optional-dependencies"]
+    names = default.split(",")
+    assert set(names) <= set(extras), names
+    required = {re.split(r"[<>=\[ ]", r, maxsplit=1)[0] for n in names for r in extras[n]}
+    assert {"pandas", "confluent-kafka", "crc32c"} <= required
 
 
 def test_serve_accepts_every_variable_the_deployment_names():
