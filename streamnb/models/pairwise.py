@@ -18,6 +18,24 @@ __all__ = ["PairwiseNaiveBayes"]
 _MISSING = object()
 
 
+def _by_information(stats: Any, by_name: bool) -> list[int]:
+    """The discrete attributes of ``stats`` by decreasing I(X; C) (none before a class),
+    ties by name after rounding to 12 decimals (a function of the counts alone, whatever the
+    order of registration or summation) or, without ``by_name``, by registration."""
+    schema = stats.schema
+    discrete = [a for a, kind in enumerate(schema.kinds) if kind != 2]
+    if not discrete or not stats.n_classes:
+        return []
+    information = attribute_class_information(stats, discrete)
+    if by_name:
+        rounded = np.round(information, 12)
+        names = [str(schema.attributes.values[a]) for a in discrete]
+        order = sorted(range(len(discrete)), key=lambda i: (-rounded[i], names[i]))
+    else:
+        order = np.lexsort((np.arange(len(discrete)), -information)).tolist()
+    return [discrete[i] for i in order]
+
+
 class PairwiseNaiveBayes(NaiveBayes):
     """Single-attribute counts (the naive Bayes part) and pairwise counts N_ij(u, v, c) of at
     most ``max_candidates`` attributes (the first ones seen, then the most informative about
@@ -133,14 +151,8 @@ class PairwiseNaiveBayes(NaiveBayes):
         so that the order of summation does not matter) by name: a function of the counts
         alone, whatever order the attributes were registered in."""
         stats = self.stats if stats is None else stats
-        schema = stats.schema
-        discrete = [a for a, kind in enumerate(schema.kinds) if kind != 2]
-        if not discrete or not stats.n_classes:
-            return []
-        information = np.round(attribute_class_information(stats, discrete), 12)
-        names = [str(schema.attributes.values[a]) for a in discrete]
-        order = sorted(range(len(discrete)), key=lambda i: (-information[i], names[i]))
-        return [schema.attributes.values[discrete[i]] for i in order[: self.max_candidates]]
+        names = stats.schema.attributes.values
+        return [names[a] for a in _by_information(stats, by_name=True)[: self.max_candidates]]
 
     def refresh_candidates(self) -> None:
         """Keep the ``max_candidates`` attributes with the highest I(X; C) (ties: first
@@ -149,12 +161,10 @@ class PairwiseNaiveBayes(NaiveBayes):
         if self._shared:
             return
         schema, pairs = self.stats.schema, self.pairs
-        discrete = [a for a, kind in enumerate(schema.kinds) if kind != 2]
-        if len(discrete) <= self.max_candidates or not self.stats.n_classes:
+        ranked = _by_information(self.stats, by_name=False)
+        if len(ranked) <= self.max_candidates:
             return
-        information = attribute_class_information(self.stats, discrete)
-        order = np.lexsort((np.arange(len(discrete)), -information))  # ties: first registered
-        chosen = {discrete[i] for i in order[: self.max_candidates]}
+        chosen = set(ranked[: self.max_candidates])
         pairs.remove_candidates([a for a in pairs.candidates if a not in chosen])
         new = [schema.attributes.values[a] for a in sorted(chosen) if a not in pairs.epoch]
         pairs.add_candidates(self.stats, new)
