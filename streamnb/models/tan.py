@@ -225,6 +225,10 @@ class TAN(PairwiseNaiveBayes):
         """One record through :meth:`_imputed` (a non-mapping is left to validation)."""
         if self.missing == "skip" or not isinstance(x, Mapping):
             return x
+        schema = self.stats.schema
+        names = schema.attributes.values
+        if not any(is_missing(x.get(names[a])) for a in schema.nominal_attributes):
+            return x  # no gap to fill (a record imputed already, say): no modes to count
         return self._imputed([x])[0]
 
     def learn_one(self, x: Mapping, y: Any) -> None:
