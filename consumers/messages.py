@@ -157,27 +157,30 @@ def decode_one(value: bytes | None, max_bytes: int,
     return _record(document, tokenize)
 
 
+def _schema_read(value: bytes | None, max_bytes: int) -> _Message | None:
+    """``value`` as msgspec reads it against the schema, or None to leave it to the reference
+    (:func:`decode_one`)."""
+    if value is None or len(value) > max_bytes:
+        return None
+    try:
+        if not value.isascii():
+            value.decode()  # msgspec skips the keys the schema does not name unread
+        return _FAST(value)
+    except (ValueError, RecursionError, msgspec.MsgspecError):  # UnicodeDecodeError included
+        return None
+
+
 def decode_batch(values: Sequence[bytes | None], max_bytes: int,
                  tokenize: Callable[[str], Any] = tokenize_email) -> list[Record | Rejection]:
     """Decode a batch; element i is what :func:`decode_one` gives for ``values[i]``."""
     out: list[Record | Rejection] = []
-    append, fast = out.append, _FAST
     for value in values:
-        try:
-            if len(value) > max_bytes:  # type: ignore[arg-type]
-                raise ValueError
-            if not value.isascii():  # type: ignore[union-attr]
-                value.decode()  # type: ignore[union-attr] # msgspec skips unknown keys unread
-            m = fast(value)  # type: ignore[arg-type]
-        except (TypeError, ValueError, RecursionError, msgspec.MsgspecError):
-            append(decode_one(value, max_bytes, tokenize))
-            continue
-        label = m.label
-        if (m.text is None) == (m.features is None) or not _valid_unicode(m.id) or (
-                type(label) is str and not _valid_unicode(label)):
-            append(decode_one(value, max_bytes, tokenize))
+        m = _schema_read(value, max_bytes)
+        if m is None or (m.text is None) == (m.features is None) or not _valid_unicode(m.id) \
+                or (type(m.label) is str and not _valid_unicode(m.label)):
+            out.append(decode_one(value, max_bytes, tokenize))
         elif m.text is None:
-            append(Record(m.id, m.features, label))  # type: ignore[arg-type]
+            out.append(Record(m.id, m.features, m.label))  # type: ignore[arg-type]
         else:
-            append(Record(m.id, dict.fromkeys(tokenize(m.text), True), label))
+            out.append(Record(m.id, dict.fromkeys(tokenize(m.text), True), m.label))
     return out
