@@ -13,8 +13,8 @@ from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
+from streamnb.stats.frames import _is_frame
 from streamnb.stats.schema import NOMINAL, InvalidRecord, Schema
 
 __all__ = ["fill_missing", "is_missing", "nominal_modes"]
@@ -25,8 +25,7 @@ def is_missing(value: Any) -> bool:
     return value is None or (isinstance(value, float) and value != value)
 
 
-def nominal_modes(stats: Any, records: Sequence[Mapping] | pd.DataFrame = ()
-                  ) -> dict[Hashable, Any]:
+def nominal_modes(stats: Any, records: Sequence[Mapping] | Any = ()) -> dict[Hashable, Any]:
     """Each nominal attribute's most frequent value.
 
     Counted over the records of ``stats`` (every class) plus the values observed in
@@ -53,7 +52,7 @@ def nominal_modes(stats: Any, records: Sequence[Mapping] | pd.DataFrame = ()
         for a, values in zip(schema.nominal_attributes, schema.nominal_values, strict=True):
             totals[schema.attributes.values[a]] = {v: float(column_totals[j])
                                                    for v, j in values.items()}
-    if isinstance(records, pd.DataFrame):
+    if _is_frame(records):
         records = records.to_dict("records")
     for x in records:
         if not isinstance(x, Mapping):
@@ -76,8 +75,7 @@ def nominal_modes(stats: Any, records: Sequence[Mapping] | pd.DataFrame = ()
             if any(counts.values())}
 
 
-def fill_missing(records: Sequence[Mapping] | pd.DataFrame, modes: Mapping[Hashable, Any]
-                 ) -> list[Mapping] | pd.DataFrame:
+def fill_missing(records: Sequence[Mapping] | Any, modes: Mapping[Hashable, Any]) -> Any:
     """``records`` with every missing (None, NaN or absent) value of an attribute in ``modes``
     replaced by its mode; records without a missing value are passed through unchanged.
 
@@ -88,7 +86,7 @@ def fill_missing(records: Sequence[Mapping] | pd.DataFrame, modes: Mapping[Hasha
     [{'colour': 'blue', 'n': 2.0}, {'colour': 'red'}, {'n': 1.0, 'colour': 'blue'}]
 
     """
-    if isinstance(records, pd.DataFrame):
+    if _is_frame(records):  # pandas is optional: only DataFrame input needs it
         filled = records.copy()
         for name, mode in modes.items():
             column = filled[name].astype(object) if name in filled else None
