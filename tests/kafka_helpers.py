@@ -98,10 +98,21 @@ def read_topic(bootstrap: str, topic: str, expect: int | None = None, timeout: f
     return out
 
 
+def label_of(i: int) -> str:
+    """The class of message i (:func:`labelled_features` depends on it)."""
+    return "spam" if i % 3 == 0 else "ham"
+
+
+def labelled_messages(start: int, stop: int) -> list[bytes]:
+    """Messages ``m{start}`` … ``m{stop - 1}``: :func:`labelled_features` and their labels."""
+    return [dumps({"id": f"m{i}", "features": labelled_features(i), "label": label_of(i)})
+            for i in range(start, stop)]
+
+
 def labelled_features(i: int, vocabulary: int = 300) -> dict:
     """A deterministic message of tokens whose class depends on them (token t{j} for a few j
     derived from i), with a nominal attribute, so the counts have some structure."""
-    spam = i % 3 == 0
+    spam = label_of(i) == "spam"
     base = 0 if spam else vocabulary // 2
     tokens = {f"t{base + (i * 7 + j * 13) % (vocabulary // 2)}": True for j in range(6)}
     tokens["source"] = ["mx1", "mx2", "relay"][i % 3 if spam else (i // 3) % 2]

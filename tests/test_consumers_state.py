@@ -7,7 +7,7 @@ import random
 
 import numpy as np
 import pytest
-from kafka_helpers import labelled_features
+from kafka_helpers import label_of, labelled_features
 
 from consumers.publisher import _predictions, _predictions_payload, format_predictions
 from consumers.snapshots import (
@@ -23,7 +23,7 @@ from streamnb.stats.persist import StateFileError
 
 
 def record(i: int) -> tuple[dict, str]:
-    return labelled_features(i), "spam" if i % 3 == 0 else "ham"
+    return labelled_features(i), label_of(i)
 
 
 def one_model(indices) -> IndifferentNB:
@@ -118,7 +118,7 @@ def test_relearn_points_do_not_depend_on_batching():
         for size in sizes:
             pm.learn(("t", 0), [labelled_features(i, vocabulary=80) for i in
                                 range(start, start + size)],
-                     ["spam" if i % 3 == 0 else "ham" for i in range(start, start + size)])
+                     [label_of(i) for i in range(start, start + size)])
             start += size
         results.append(pm.model)
     # a re-learning where each candidate list is adopted: after 1, 2, 4, ..., 64, 100, ..., 600

@@ -24,7 +24,9 @@ from kafka_helpers import (
     create_topic,
     dumps,
     free_port,
+    label_of,
     labelled_features,
+    labelled_messages,
     produce,
     read_topic,
     scrape,
@@ -51,7 +53,7 @@ def stream(seed: int) -> tuple[list[bytes], dict]:
         kind = rng.random()
         mid = f"m{i}"
         x = labelled_features(i)
-        y = "spam" if i % 3 == 0 else "ham"
+        y = label_of(i)
         if kind < 0.9 or i < 500:
             values.append(dumps({"id": mid, "features": x, "label": y}))
             learned.append((x, y))
@@ -164,7 +166,7 @@ def test_a_restart_seeks_to_the_snapshot_not_to_the_committed_offset(kafka_broke
     bootstrap = kafka_broker.bootstrap_servers
     topic, group = unique("rewind"), unique("group")
     create_topic(bootstrap, topic)
-    batch = [(labelled_features(i), "spam" if i % 3 == 0 else "ham") for i in range(1200)]
+    batch = [(labelled_features(i), label_of(i)) for i in range(1200)]
     values = [dumps({"id": f"m{i}", "features": x, "label": y}) for i, (x, y) in enumerate(batch)]
     produce(bootstrap, topic, values[:600])
     port = free_port()
@@ -213,9 +215,7 @@ def test_tan_restarted_from_its_snapshot_equals_an_uninterrupted_run(kafka_broke
     bootstrap = kafka_broker.bootstrap_servers
     topic = unique("tanrestart")
     create_topic(bootstrap, topic)
-    produce(bootstrap, topic, [dumps({"id": f"m{i}", "features": labelled_features(i),
-                                      "label": "spam" if i % 3 == 0 else "ham"})
-                               for i in range(1500)])
+    produce(bootstrap, topic, labelled_messages(0, 1500))
 
     def config(directory: str):
         return load_config({

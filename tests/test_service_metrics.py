@@ -21,6 +21,7 @@ from kafka_helpers import (
     create_topic,
     dumps,
     free_port,
+    label_of,
     labelled_features,
     produce,
     read_topic,
@@ -96,7 +97,7 @@ def test_prometheus_scrapes_the_service(kafka_broker, tmp_path):
            "oversize": 1}
     for i in range(n_labelled + n_unlabelled):
         x = labelled_features(i)
-        label = {"label": "spam" if i % 3 == 0 else "ham"} if i < n_labelled else {}
+        label = {"label": label_of(i)} if i < n_labelled else {}
         values.append(dumps({"id": f"m{i}", "features": x, **label}))
     values += [b"{"] * 3 + [b"\xff"] * 2 + [dumps({"id": 1, "text": "x"})] * 4 + [
         dumps({"id": "x", "text": "a b", "label": [1]})] * 5 + [b" " * 5000]
@@ -184,7 +185,7 @@ def test_prometheus_scrapes_the_service(kafka_broker, tmp_path):
         # ... and what the published prequential predictions say, computed here
         outputs = [json.loads(r.value) for r in read_topic(bootstrap, f"{topic}-out",
                                                            expect=len(values) - sum(bad.values()))]
-        truth = {f"m{i}": "spam" if i % 3 == 0 else "ham" for i in range(n_labelled)}
+        truth = {f"m{i}": label_of(i) for i in range(n_labelled)}
         # in stream order (an auto-created output topic may have several partitions)
         labelled = sorted((o for o in outputs if o["id"] in truth), key=lambda o: int(o["id"][1:]))
         assert len(labelled) == n_labelled

@@ -21,7 +21,9 @@ from kafka_helpers import (
     create_topic,
     dumps,
     free_port,
+    label_of,
     labelled_features,
+    labelled_messages,
     produce,
     read_topic,
     scrape,
@@ -39,11 +41,6 @@ from streamnb.models.base import load_model
 
 PHASE = 3000
 TEXT_PHASE = 200
-
-
-def messages(start: int, stop: int) -> list[bytes]:
-    return [dumps({"id": f"m{i}", "features": labelled_features(i),
-                   "label": "spam" if i % 3 == 0 else "ham"}) for i in range(start, stop)]
 
 
 def learned(url: str) -> float:
@@ -108,14 +105,14 @@ def test_two_members_one_killed_sum_to_the_single_process_model(kafka_broker, tm
     create_topic(bootstrap, topic, partitions=4)
     a, b_learned = run_group(
         bootstrap, topic, group, changelog, tmp_path,
-        [messages(0, PHASE), messages(PHASE, 2 * PHASE), messages(2 * PHASE, 3 * PHASE)],
+        [labelled_messages(k * PHASE, (k + 1) * PHASE) for k in range(3)],
         ["--snapshot-every-records", "400", "--snapshot-every-seconds", "0.5",
          "--max-poll-records", "100"], (60, 90), mid_stream=True)
     assert b_learned > 0
 
     want = IndifferentNB()
     for i in range(3 * PHASE):
-        want.learn_one(labelled_features(i), "spam" if i % 3 == 0 else "ham")
+        want.learn_one(labelled_features(i), label_of(i))
     for name in ("a", "b"):
         got = load_model(tmp_path / name / MODEL_FILE)
         assert got.stats.to_dict() == want.stats.to_dict(), name

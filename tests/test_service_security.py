@@ -13,6 +13,7 @@ from kafka_helpers import (
     dumps,
     free_port,
     labelled_features,
+    labelled_messages,
     produce,
     scrape,
     unique,
@@ -29,9 +30,7 @@ def test_secrets_stay_out_of_logs_and_state(kafka_broker, tmp_path):
     bootstrap = kafka_broker.bootstrap_servers
     topic = unique("secure")
     create_topic(bootstrap, topic)
-    produce(bootstrap, topic, [dumps({"id": f"m{i}", "features": labelled_features(i),
-                                      "label": "spam" if i % 3 == 0 else "ham"})
-                               for i in range(300)])
+    produce(bootstrap, topic, labelled_messages(0, 300))
     port = free_port()
     state = tmp_path / "state"
     # the broker speaks PLAINTEXT, so the SASL settings are carried but unused
