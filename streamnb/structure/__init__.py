@@ -13,7 +13,6 @@ and swap the result in.
 from streamnb.structure.cb import CBResult, cb
 from streamnb.structure.chow_liu import (
     ROOT_POLICIES,
-    TAN_WEIGHTS,
     TreeStructure,
     chow_liu_tree,
     learn_tan_structure,
@@ -34,6 +33,7 @@ from streamnb.structure.selection import (
 from streamnb.structure.weights import (
     DEFAULT_BAYES_ALPHA,
     DEFAULT_DDR_SMOOTHING,
+    TAN_WEIGHTS,
     PairwiseCounts,
     attribute_class_information,
     class_mutual_information,

@@ -42,10 +42,7 @@ from streamnb.structure.weights import (
     pairwise_weights,
 )
 
-__all__ = ["ROOT_POLICIES", "TAN_WEIGHTS", "TreeStructure", "chow_liu_tree", "learn_tan_structure"]
-
-#: Edge weights accepted by :func:`learn_tan_structure`.
-TAN_WEIGHTS = ("cmi", "ddr", "bayes")
+__all__ = ["ROOT_POLICIES", "TreeStructure", "chow_liu_tree", "learn_tan_structure"]
 
 #: Root policies accepted by :func:`learn_tan_structure` besides an attribute name.
 ROOT_POLICIES = ("max-class-information", "first")
@@ -277,8 +274,6 @@ def learn_tan_structure(
     True
 
     """
-    if weight not in TAN_WEIGHTS:
-        raise ValueError(f"weight must be one of {TAN_WEIGHTS}, got {weight!r}")
     w = pairwise_weights(counts, weight=weight, smoothing=smoothing, formula=formula)
     names = counts.names
     root_name: Hashable | None = None

@@ -35,6 +35,7 @@ from streamnb.structure.k2 import dirichlet_log_score
 __all__ = [
     "DEFAULT_BAYES_ALPHA",
     "DEFAULT_DDR_SMOOTHING",
+    "TAN_WEIGHTS",
     "PairwiseCounts",
     "attribute_class_information",
     "class_mutual_information",
@@ -53,6 +54,8 @@ DEFAULT_DDR_SMOOTHING = 0.5
 DEFAULT_BAYES_ALPHA = 0.5
 
 WeightKind = Literal["cmi", "ddr", "bayes"]
+#: The edge weights of :func:`pairwise_weights` (and of TAN trees).
+TAN_WEIGHTS = ("cmi", "ddr", "bayes")
 DdrFormula = Literal["auto", "eq17", "eq18"]
 
 
@@ -528,7 +531,7 @@ def pairwise_weights(
         def many(tables: np.ndarray) -> np.ndarray:
             return _bayes_many(tables, s)
     else:
-        raise ValueError(f"weight must be 'cmi', 'ddr' or 'bayes', got {weight!r}")
+        raise ValueError(f"weight must be one of {TAN_WEIGHTS}, got {weight!r}")
     n = counts.n_attributes
     w = np.full((n, n), np.nan)
     np.fill_diagonal(w, 0.0)
