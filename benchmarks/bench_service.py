@@ -28,9 +28,11 @@ published prediction is counted on the output topic after the runs.
 
 Rates are given twice: over the whole run (start to exit: loading the model, connecting, the
 final flush and snapshot included) and in the steady state of a long-running service, from
-the first batch handled to the last (the service's ``processed`` count sampled every 5 ms; the
-pipe to the publisher process holds at most a batch or two, so the predictions are delivered
-at that rate too), against the raw consumer's rate from its first records to its last.
+the first batch handled to the last (the service's ``processed`` count sampled every 5 ms),
+against the raw consumer's rate from its first records to its last. The pipe to the publisher
+process holds up to 1 MiB of predictions (about 40 polls), so for the unlabelled workloads the
+steady state is the service process's rate and the whole run, which ends once every prediction
+is delivered, is the end-to-end one.
 
 Run: ``python benchmarks/bench_service.py`` (needs the ``broker`` extra for tansu).
 """
