@@ -10,6 +10,7 @@ from streamnb.models import (
     SelectiveBN,
     SelectiveNB,
     SelectiveTAN,
+    SpamFilter,
     load_model,
 )
 from streamnb.stats import CountStatistics, InvalidRecord, StateFileError
@@ -18,5 +19,5 @@ __version__ = "0.1.0"
 
 __all__ = ["AODE", "TAN", "CountClassifier", "CountStatistics", "Dirichlet", "Indifferent",
            "IndifferentNB", "InvalidRecord", "Laplace", "MEstimate", "MaximumLikelihood",
-           "NaiveBayes", "SelectiveBN", "SelectiveNB", "SelectiveTAN", "StateFileError",
-           "__version__", "load_model"]
+           "NaiveBayes", "SelectiveBN", "SelectiveNB", "SelectiveTAN", "SpamFilter",
+           "StateFileError", "__version__", "load_model"]

@@ -376,7 +376,7 @@ BAD_LEARN = [
     ("float label 1.5", {"o": "s"}, 1.5, "label"),
     ("list label", {"o": "s"}, ["no"], "label"),
     ("list value", {"o": "s", "bad": [1, 2]}, "no", "bad"),
-    ("dict value", {"o": "s", "bad": {"a": 1}}, "no", "bad"),
+    ("dict value with a str count", {"o": "s", "bad": {"a": "1"}}, "no", "bad"),
     ("object value", {"o": "s", "bad": object()}, "no", "bad"),
     ("complex value", {"o": "s", "bad": 1 + 2j}, "no", "bad"),
     ("list for nominal", {"o": ["s"]}, "no", "o"),

@@ -8,9 +8,10 @@ from streamnb.estimators.indifferent import Indifferent
 from streamnb.estimators.laplace import Laplace
 from streamnb.estimators.m_estimate import MEstimate
 from streamnb.estimators.ml import MaximumLikelihood
+from streamnb.estimators.robinson_fisher import RobinsonFisher
 
 __all__ = ["ESTIMATORS", "Dirichlet", "Estimator", "Indifferent", "Laplace", "LogProb",
-           "MEstimate", "MaximumLikelihood", "make_estimator"]
+           "MEstimate", "MaximumLikelihood", "RobinsonFisher", "make_estimator"]
 
 ESTIMATORS: dict[str, type[Estimator]] = {
     "ml": MaximumLikelihood,

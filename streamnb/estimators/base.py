@@ -94,8 +94,10 @@ class Estimator(base.Base):
                                         len(stats.schema.token_column), stats._vc)
 
     def log_theta(self, stats: CountStatistics, columns: np.ndarray) -> LogProb:
-        """log θ_{i,v,c} for the cells of ``columns`` (nominal values or present tokens), as
-        ``(classes, len(columns))`` arrays."""
+        """log θ_{i,v,c} for the cells of ``columns`` (nominal values, present tokens or text
+        tokens), as ``(classes, len(columns))`` arrays. A text token's θ is one draw's
+        probability, (N_i(w,c) + a) / (N_i(c) + A_i) with N_i(c) the class's draws: the
+        multinomial event model, with the vocabulary as the attribute's domain."""
         schema = stats.schema
         a, _ = self.cell_pseudocounts(stats)
         a = a[columns] if np.ndim(a) else a
@@ -104,6 +106,9 @@ class Estimator(base.Base):
         slot = schema.nominal_slots(columns)
         totals = np.where(slot >= 0, stats.observed_counts[:, np.maximum(slot, 0)]
                           if schema.n_nominal else 0.0, stats.class_counts[:, None])
+        if schema.n_text:
+            text = schema.text_slots(columns)
+            totals = np.where(text >= 0, stats.draw_counts[:, np.maximum(text, 0)], totals)
         return self._ratio(num, totals + A, schema.column_sizes(columns))
 
     @staticmethod

@@ -7,7 +7,8 @@ from streamnb.models.naive_bayes import NaiveBayes
 from streamnb.models.selective_bn import SelectiveBN
 from streamnb.models.selective_nb import SelectiveNB
 from streamnb.models.selective_tan import SelectiveTAN
+from streamnb.models.spam_filter import SpamFilter
 from streamnb.models.tan import TAN
 
 __all__ = ["AODE", "TAN", "CountClassifier", "IndifferentNB", "NaiveBayes", "SelectiveBN",
-           "SelectiveNB", "SelectiveTAN", "load_model"]
+           "SelectiveNB", "SelectiveTAN", "SpamFilter", "load_model"]

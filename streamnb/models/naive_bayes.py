@@ -204,6 +204,11 @@ class NaiveBayes(CountClassifier):
             f, z = self._estimator.log_theta(stats, np.asarray(enc.nominal_columns))
             f_view += f.sum(axis=1)
             z_view += z.sum(axis=1)
+        if enc.text_columns:
+            f, z = self._text_log_theta(np.asarray(enc.text_columns),
+                                        np.asarray(enc.text_counts))
+            f_view += f.sum(axis=1)
+            z_view += z.sum(axis=1)
         if enc.numeric_slots:
             f = self._gaussian_log_pdf(self._state_terms(), np.asarray(enc.numeric_slots),
                                        np.asarray(enc.numeric_values))
@@ -233,6 +238,8 @@ class NaiveBayes(CountClassifier):
         parts = (
             (batch.token_rows, lambda: est.token_corrections(stats, batch.token_columns)),
             (batch.nominal_rows, lambda: est.log_theta(stats, batch.nominal_columns)),
+            (batch.text_rows, lambda: self._text_log_theta(batch.text_columns,
+                                                           batch.text_counts)),
             (batch.numeric_rows[terms["observed"][batch.numeric_slots]]
              if len(batch.numeric_slots) else batch.numeric_rows,
              lambda: (self._gaussian_log_pdf(terms, batch.numeric_slots, batch.numeric_values),
@@ -247,6 +254,13 @@ class NaiveBayes(CountClassifier):
                 if z is not None and z.any():
                     zeros[:, c] += np.bincount(rows, weights=z[c], minlength=n).astype(np.int64)
         return finite, zeros
+
+    def _text_log_theta(self, columns: np.ndarray, counts: np.ndarray
+                        ) -> tuple[np.ndarray, np.ndarray]:
+        """n_w · log θ_{w,c} for text tokens drawn ``counts`` times (multinomial event model);
+        a zero θ (ML) counts once per draw."""
+        f, z = self._estimator.log_theta(self.stats, columns)
+        return f * counts, z * np.ceil(counts).astype(np.int64)
 
     def _add_batch_terms(self, batch: Any, finite: np.ndarray) -> None:
         """Hook for models that add terms to a batch's log-likelihoods (TAN's tree)."""

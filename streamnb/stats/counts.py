@@ -12,7 +12,7 @@ from streamnb.stats.codec import normalize_label
 from streamnb.stats.domain import Domain
 from streamnb.stats.frames import encode_batch
 from streamnb.stats.moments import Moments
-from streamnb.stats.schema import EncodedBatch, InvalidRecord, Schema
+from streamnb.stats.schema import TOKEN, EncodedBatch, InvalidRecord, Schema
 from streamnb.stats.token_histogram import TokenHistogram
 
 __all__ = ["CountStatistics"]
@@ -28,7 +28,10 @@ class CountStatistics:
       token's "present" cell);
     - ``observed_counts[c, s]`` = N_i(c), class-c records where nominal attribute (slot) ``s``
       was observed; tokens are never missing, so theirs is ``N(c)``;
-    - ``moments``: per class and numeric attribute (weight, mean, M2).
+    - ``moments``: per class and numeric attribute (weight, mean, M2);
+    - ``draw_counts[c, t]`` = N_t(c), the draws (token occurrences) of text attribute (slot)
+      ``t`` in class c: the denominator of the multinomial θ_{t,w,c} = N_t(w, c) / N_t(c),
+      whose numerators are the text columns of ``value_counts``.
 
     The statistics form a commutative monoid: ``update_many`` equals repeated ``update``,
     ``merge`` equals learning the other stream too, and ``decay(f)`` scales every count by
@@ -53,6 +56,7 @@ class CountStatistics:
         self._cc = np.zeros(0)
         self._vc = np.zeros((0, 0))
         self._oc = np.zeros((0, 0))
+        self._dc = np.zeros((0, 0))
         self.moments = Moments()
         self.tokens = TokenHistogram()
         self._fitted: tuple[int, int] = (-1, -1)
@@ -80,17 +84,22 @@ class CountStatistics:
     def observed_counts(self) -> np.ndarray:
         return self._oc[: self.n_classes, : self.schema.n_nominal]
 
+    @property
+    def draw_counts(self) -> np.ndarray:
+        return self._dc[: self.n_classes, : self.schema.n_text]
+
     def count(self, attribute: Hashable, value: Hashable) -> dict[Any, float]:
-        """N_i(v, c) per class (for a token, ``value`` True counts presence)."""
+        """N_i(v, c) per class (for a token, ``value`` True counts presence; for a text
+        attribute, the draws of token ``value``)."""
         s = self.schema
         a = s.attributes.get(attribute)
         if a is None:
             raise KeyError(f"unknown attribute {attribute!r}")
-        if s.kinds[a] == 1:
+        if s.kinds[a] == TOKEN:
             present = self.value_counts[:, s.slots[a]]
             cells = present if value else self.class_counts - present
         else:
-            j = s.nominal_values[s.slots[a]].get(value)
+            j = s.values_of(a).get(value)
             cells = self.value_counts[:, j] if j is not None else np.zeros(self.n_classes)
         return dict(zip(self.labels.values, cells.tolist(), strict=True))
 
@@ -109,13 +118,19 @@ class CountStatistics:
             grown = np.zeros(self._vc.shape[0])
             grown[: len(self._cc)] = self._cc
             self._cc = grown
-        kc, sc = self._oc.shape
-        if k > kc or s > sc:
-            grown = np.zeros((self._vc.shape[0], max(s, 2 * sc if s > sc else sc, 4)))
-            grown[:kc, :sc] = self._oc
-            self._oc = grown
+        self._oc = self._grown(self._oc, k, s)
+        self._dc = self._grown(self._dc, k, self.schema.n_text)
         if self.moments.shape != (k, self.schema.n_numeric):
             self.moments.resize(k, self.schema.n_numeric)
+
+    def _grown(self, table: np.ndarray, k: int, s: int) -> np.ndarray:
+        """``table`` (classes × slots) with room for ``k`` classes and ``s`` slots."""
+        kc, sc = table.shape
+        if k <= kc and s <= sc:
+            return table
+        grown = np.zeros((self._vc.shape[0], max(s, 2 * sc if s > sc else sc, 4)))
+        grown[:kc, :sc] = table
+        return grown
 
     # -- learning -----------------------------------------------------------------------------
     def encode_label(self, y: Any, record: str) -> Any:
@@ -204,6 +219,9 @@ class CountStatistics:
         tokens.counted(c, crossed, self._vc)
         if enc.nominal_slots:
             self._oc[c, enc.nominal_slots] += 1.0
+        if enc.text_columns:  # distinct tokens per attribute: no repeated index
+            row[enc.text_columns] += enc.text_counts
+            np.add.at(self._dc[c], enc.text_slots, enc.text_counts)
         if enc.numeric_slots:
             self.moments.update(c, enc.numeric_slots, enc.numeric_values)
         self.version += 1
@@ -247,6 +265,15 @@ class CountStatistics:
         if len(batch.nominal_slots):
             flat = cls[batch.nominal_rows] * n_nom + batch.nominal_slots
             self._oc[:k, :n_nom] += np.bincount(flat, minlength=k * n_nom).reshape(k, n_nom)
+        if len(batch.text_columns):
+            n_text = self.schema.n_text
+            text_classes = cls[batch.text_rows]
+            self._vc[:k, :n_cols] += np.bincount(
+                text_classes * n_cols + batch.text_columns, weights=batch.text_counts,
+                minlength=k * n_cols).reshape(k, n_cols)
+            self._dc[:k, :n_text] += np.bincount(
+                text_classes * n_text + batch.text_slots, weights=batch.text_counts,
+                minlength=k * n_text).reshape(k, n_text)
         if len(batch.numeric_slots):
             self.moments.update_many(cls[batch.numeric_rows], batch.numeric_slots,
                                      batch.numeric_values)
@@ -266,6 +293,7 @@ class CountStatistics:
         self._cc *= factor
         self._vc *= factor
         self._oc *= factor
+        self._dc *= factor
         self.moments.decay(factor)
         if factor != 1.0:
             self._rebuild_histogram()
@@ -275,7 +303,7 @@ class CountStatistics:
         """Add ``other``'s counts to these (domains reconciled by value). Returns ``self``."""
         if other.schema.declared_nominal != self.schema.declared_nominal:
             raise ValueError("cannot merge statistics with different declared nominal attributes")
-        columns, nominal, numeric = self.schema.absorb(other.schema)
+        columns, nominal, numeric, text = self.schema.absorb(other.schema)
         rows = np.array([self.labels.add(label) for label in other.labels.values], dtype=np.int64)
         self._fit()
         self._cc[rows] += other.class_counts
@@ -283,6 +311,8 @@ class CountStatistics:
             self._vc[np.ix_(rows, columns)] += other.value_counts
         if len(nominal):
             self._oc[np.ix_(rows, nominal)] += other.observed_counts
+        if len(text):
+            self._dc[np.ix_(rows, text)] += other.draw_counts
         if len(numeric):
             om = other.moments
             self.moments.combine(om.weight, om.mean, om.m2, rows, numeric)
@@ -302,6 +332,7 @@ class CountStatistics:
             "class_counts": self.class_counts,
             "value_counts": self.value_counts,
             "observed_counts": self.observed_counts,
+            "draw_counts": self.draw_counts,
             "moment_weight": self.moments.weight,
             "moment_mean": self.moments.mean,
             "moment_m2": self.moments.m2,
@@ -318,10 +349,13 @@ class CountStatistics:
             "class_counts": (k,),
             "value_counts": (k, s.n_columns),
             "observed_counts": (k, s.n_nominal),
+            "draw_counts": (k, s.n_text),
             "moment_weight": (k, s.n_numeric),
             "moment_mean": (k, s.n_numeric),
             "moment_m2": (k, s.n_numeric),
         }
+        if "draw_counts" not in arrays and not s.n_text:  # states saved before text existed
+            arrays = {**arrays, "draw_counts": np.zeros((k, 0))}
         for name, shape in expected.items():
             if name not in arrays or arrays[name].shape != shape:
                 got = arrays[name].shape if name in arrays else "nothing"
@@ -329,6 +363,7 @@ class CountStatistics:
         stats._cc = np.array(arrays["class_counts"], dtype=np.float64)
         stats._vc = np.array(arrays["value_counts"], dtype=np.float64).reshape(k, s.n_columns)
         stats._oc = np.array(arrays["observed_counts"], dtype=np.float64).reshape(k, s.n_nominal)
+        stats._dc = np.array(arrays["draw_counts"], dtype=np.float64).reshape(k, s.n_text)
         stats.moments.weight = np.array(arrays["moment_weight"], dtype=np.float64)
         stats.moments.mean = np.array(arrays["moment_mean"], dtype=np.float64)
         stats.moments.m2 = np.array(arrays["moment_m2"], dtype=np.float64)
@@ -350,6 +385,9 @@ class CountStatistics:
                     for slot, a in enumerate(s.nominal_attributes)
                     for c, label in enumerate(labels)}
         m = self.moments
+        draws = {(names[a], label): float(self.draw_counts[c, slot])
+                 for slot, a in enumerate(s.text_attributes)
+                 for c, label in enumerate(labels)}
         moments = {(names[a], label): (float(m.weight[c, slot]), float(m.mean[c, slot]),
                                        float(m.m2[c, slot]))
                    for slot, a in enumerate(s.numeric_attributes)
@@ -359,5 +397,6 @@ class CountStatistics:
             "kinds": {n: k for n, k in zip(names, s.kinds, strict=True)},
             "cells": cells,
             "observed": observed,
+            "draws": draws,
             "moments": moments,
         }

@@ -16,8 +16,10 @@ import numpy as np
 
 from streamnb.stats.codec import normalize_name
 from streamnb.stats.schema import (
+    _BAGS,
     _MISSING,
     NOMINAL,
+    TEXT,
     TOKEN,
     EncodedBatch,
     InvalidRecord,
@@ -59,9 +61,26 @@ def records_of(X: Any) -> list:
 def encode_batch(schema: Schema, X: Any, where: str, grow: bool) -> EncodedBatch:
     """Encode a batch (``where i`` names row i in errors); same ``grow`` contract as
     :meth:`Schema.encode`: the caller commits, or rolls back to a mark on error."""
-    if _is_frame(X) and not any(type(t).__name__ == "SparseDtype" for t in X.dtypes):
+    if _is_frame(X) and not any(type(t).__name__ == "SparseDtype" for t in X.dtypes) and not (
+            _has_text(schema, X)):
         return _encode_frame(schema, X, where, grow)
     return schema.encode_many(records_of(X), where, grow)
+
+
+def _has_text(schema: Schema, frame: Any) -> bool:
+    """Whether a column holds bags of tokens (text attributes are encoded row by row)."""
+    for label, series in frame.items():
+        if series.dtype != object:
+            continue
+        a = schema.attributes.get(label) if isinstance(label, str) else None
+        if a is not None:
+            if schema.kinds[a] == TEXT:
+                return True
+            continue
+        observed = series.dropna()
+        if len(observed) and isinstance(observed.iat[0], _BAGS):
+            return True
+    return False
 
 
 class _Column:

@@ -13,6 +13,13 @@ An attribute's kind is fixed the first time it is seen, from the value's type:
   not missing. Only the "present" cell has a column; ``N_i(absent, c) = N(c) − N_i(present, c)``.
   ``#A_i = 2`` from the moment the token is first seen, and records before that are absent.
 - ``float`` → **numeric**: per-class moments (Gaussian), NaN is missing.
+- a bag of tokens → **text** (the multinomial event model of a message): a mapping
+  ``{token: count}``, or a list/tuple of tokens (each occurrence one draw) or a set of tokens
+  (each once: the "binary" multinomial). The message is a sequence of draws of one nominal
+  attribute whose domain is the vocabulary, so every token of every text attribute gets one
+  column, like a nominal value; ``value_counts`` holds the draws ``N_i(w, c)`` and
+  ``draw_counts`` the total ``N_i(c) = Σ_w N_i(w, c)``. A token absent from a message costs
+  nothing: learning and prediction are O(tokens in the message), whatever the vocabulary.
 
 Attributes named in ``nominal`` are nominal whatever their values' type (ints used as category
 codes, say). A value of the wrong type for an attribute's kind is rejected with an
@@ -32,11 +39,11 @@ from streamnb.kernels import encode_many, encode_tokens
 from streamnb.stats.codec import decode, encode, normalize_name
 from streamnb.stats.domain import Domain
 
-__all__ = ["KINDS", "NOMINAL", "NUMERIC", "TOKEN", "Encoded", "EncodedBatch", "InvalidRecord",
-           "Schema"]
+__all__ = ["KINDS", "NOMINAL", "NUMERIC", "TEXT", "TOKEN", "Encoded", "EncodedBatch",
+           "InvalidRecord", "Schema"]
 
-NOMINAL, TOKEN, NUMERIC = 0, 1, 2
-KINDS = ("nominal", "token", "numeric")
+NOMINAL, TOKEN, NUMERIC, TEXT = 0, 1, 2, 3
+KINDS = ("nominal", "token", "numeric", "text")
 _MISSING = object()
 
 
@@ -52,10 +59,11 @@ class InvalidRecord(ValueError):
 
 
 class Encoded:
-    """A record as column indices: nominal cells, present tokens and numeric values."""
+    """A record as column indices: nominal cells, present tokens, numeric values and the
+    draws of text attributes (column, count and text slot of each distinct token)."""
 
     __slots__ = ("nominal_columns", "nominal_slots", "numeric_slots", "numeric_values",
-                 "token_columns")
+                 "text_columns", "text_counts", "text_slots", "token_columns")
 
     def __init__(self) -> None:
         self.nominal_columns: list[int] = []
@@ -63,13 +71,17 @@ class Encoded:
         self.token_columns: list[int] = []
         self.numeric_slots: list[int] = []
         self.numeric_values: list[float] = []
+        self.text_columns: list[int] = []
+        self.text_counts: list[float] = []
+        self.text_slots: list[int] = []
 
     @property
     def columns(self) -> list[int]:
         return self.nominal_columns + self.token_columns
 
     def is_empty(self) -> bool:
-        return not (self.nominal_columns or self.token_columns or self.numeric_slots)
+        return not (self.nominal_columns or self.token_columns or self.numeric_slots
+                    or self.text_columns)
 
 
 class _Growing:
@@ -98,7 +110,8 @@ class EncodedBatch:
     """A batch of records as flat index arrays, each part with the row it belongs to."""
 
     __slots__ = ("n", "nominal_columns", "nominal_rows", "nominal_slots", "numeric_rows",
-                 "numeric_slots", "numeric_values", "token_columns", "token_rows")
+                 "numeric_slots", "numeric_values", "text_columns", "text_counts", "text_rows",
+                 "text_slots", "token_columns", "token_rows")
 
     def __init__(self, n: int, token_rows: np.ndarray, token_columns: np.ndarray,
                  special: dict[int, Encoded]) -> None:
@@ -119,12 +132,18 @@ class EncodedBatch:
         self.nominal_slots = flat("nominal_slots", np.int64)[1]
         self.numeric_rows, self.numeric_slots = flat("numeric_slots", np.int64)
         self.numeric_values = flat("numeric_values", np.float64)[1]
+        self.text_rows, self.text_columns = flat("text_columns", np.int64)
+        self.text_counts = flat("text_counts", np.float64)[1]
+        self.text_slots = flat("text_slots", np.int64)[1]
 
     @classmethod
     def from_arrays(cls, n: int, **parts: np.ndarray) -> EncodedBatch:
         """A batch from its flat arrays (the attribute names of this class)."""
         batch = cls.__new__(cls)
         batch.n = n
+        empty = np.zeros(0, dtype=np.int64)
+        batch.text_rows = batch.text_columns = batch.text_slots = empty
+        batch.text_counts = np.zeros(0)
         for name, value in parts.items():
             setattr(batch, name, value)
         return batch
@@ -140,8 +159,14 @@ def _kind_of(value: Any) -> int | None:
         return TOKEN
     if isinstance(value, float | np.floating):
         return None if math.isnan(value) else NUMERIC
+    if isinstance(value, _BAGS):
+        return TEXT
     raise TypeError(f"unsupported value type {type(value).__name__} ({value!r}); expected "
-                    "str (nominal), bool/int (token presence) or float (numeric)")
+                    "str (nominal), bool/int (token presence), float (numeric) or a bag of "
+                    "tokens (text: {token: count}, list, tuple or set of str)")
+
+
+_BAGS = (Mapping, list, tuple, set, frozenset)
 
 
 class Schema:
@@ -167,6 +192,8 @@ class Schema:
         self.nominal_attributes: list[int] = []  # nominal slot -> attribute
         self.nominal_values: list[dict[Any, int]] = []  # nominal slot -> {value: column}
         self.numeric_attributes: list[int] = []  # numeric slot -> attribute
+        self.text_attributes: list[int] = []  # text slot -> attribute
+        self.text_values: list[dict[Any, int]] = []  # text slot -> {token: column}
         self.token_column: dict[Any, int] = {}
         self.column_attribute: list[int] = []
         self.column_value: list[Any] = []  # None for a token's "present" column
@@ -175,6 +202,7 @@ class Schema:
         # numpy mirrors of the lists above, kept current so estimators never rebuild them
         self._column_attribute = _Growing(np.int64)
         self._column_slot = _Growing(np.int64)  # nominal slot, −1 for a token column
+        self._column_text = _Growing(np.int64)  # text slot, −1 for the other columns
         self._token_columns = _Growing(np.int64)
         self._attribute_size = _Growing(np.float64)  # #A_i (0 for numeric attributes)
         self._cache: dict[str, Any] = {}
@@ -205,39 +233,50 @@ class Schema:
         return len(self.numeric_attributes)
 
     @property
+    def n_text(self) -> int:
+        return len(self.text_attributes)
+
+    @property
     def n_tokens(self) -> int:
         return len(self.token_column)
 
     def attribute_size(self, a: int) -> int:
-        """``#A_i``: 2 for a token, the domain size for a nominal attribute."""
+        """``#A_i``: 2 for a token, the domain size for a nominal attribute, the vocabulary
+        seen so far for a text attribute."""
         kind = self.kinds[a]
         if kind == TOKEN:
             return 2
         if kind == NOMINAL:
             return len(self.nominal_values[self.slots[a]])
+        if kind == TEXT:
+            return len(self.text_values[self.slots[a]])
         raise ValueError(f"attribute {self.attributes.values[a]!r} is numeric: it has no #A_i")
 
     def free_values(self) -> int:
-        """``Σ_i (#A_i − 1)`` over the discrete attributes (eq. 17's class-prior softening)."""
+        """``Σ_i (#A_i − 1)`` over the discrete attributes (eq. 16's class-prior softening); a
+        text attribute is one attribute whose domain is its vocabulary (docs/text.md)."""
         if self._free_version != self.version:
-            self._free = len(self.token_column) + sum(max(len(v) - 1, 0)
-                                                      for v in self.nominal_values)
+            self._free = len(self.token_column) + sum(
+                max(len(v) - 1, 0) for v in (*self.nominal_values, *self.text_values))
             self._free_version = self.version
         return self._free
 
     def arrays(self) -> dict[str, np.ndarray]:
         """Per-column index arrays: ``attribute`` (the column's attribute), ``nominal_slot`` (−1
-        for tokens), ``is_token``, ``size`` (#A_i of each column's attribute),
+        for tokens and text), ``text_slot`` (−1 but for text columns), ``is_token``, ``size``
+        (#A_i of each column's attribute),
         ``attribute_size`` (#A_i per attribute, 0 for numeric ones) and ``token_columns``.
         O(columns) after the schema grew, so hot paths use the O(1) accessors below."""
         if self._cache_version != self.version:
             attribute = self._column_attribute.view()
             slot = self._column_slot.view()
+            text = self._column_text.view()
             attribute_size = self._attribute_size.view()
             self._cache = {
                 "attribute": attribute,
                 "nominal_slot": slot,
-                "is_token": slot < 0,
+                "text_slot": text,
+                "is_token": (slot < 0) & (text < 0),
                 "attribute_size": attribute_size,
                 "size": attribute_size[attribute],
                 "token_columns": self._token_columns.view(),
@@ -250,8 +289,12 @@ class Schema:
         return self._token_columns.view()
 
     def nominal_slots(self, columns: np.ndarray) -> np.ndarray:
-        """Nominal slot of each of ``columns`` (−1 for a token column)."""
+        """Nominal slot of each of ``columns`` (−1 for a token or text column)."""
         return self._column_slot.data[columns]
+
+    def text_slots(self, columns: np.ndarray) -> np.ndarray:
+        """Text slot of each of ``columns`` (−1 for a nominal or token column)."""
+        return self._column_text.data[columns]
 
     def column_sizes(self, columns: np.ndarray) -> np.ndarray:
         """#A_i of the attributes of ``columns``."""
@@ -270,12 +313,17 @@ class Schema:
             self.slots.append(len(self.numeric_attributes))
             self.numeric_attributes.append(a)
             self._attribute_size.append(0.0)
+        elif kind == TEXT:
+            self.slots.append(len(self.text_attributes))
+            self.text_attributes.append(a)
+            self.text_values.append({})
+            self._attribute_size.append(0.0)
         else:
             column = len(self.column_attribute)
             self.slots.append(column)
             self.token_column[name] = column
             self._attribute_size.append(2.0)
-            self._append_column(a, None, -1)
+            self._append_column(a, None, -1, -1)
             self._token_columns.append(column)
         self.version += 1
         return a
@@ -286,37 +334,46 @@ class Schema:
         for name in names:
             self._add_attribute(name, TOKEN)
 
-    def _append_column(self, a: int, value: Any, slot: int) -> None:
+    def _append_column(self, a: int, value: Any, slot: int, text_slot: int) -> None:
         self.column_attribute.append(a)
         self.column_value.append(value)
         self._column_attribute.append(a)
         self._column_slot.append(slot)
+        self._column_text.append(text_slot)
+
+    def values_of(self, a: int) -> dict[Any, int]:
+        """``{value: column}`` of a nominal attribute, ``{token: column}`` of a text one."""
+        return (self.text_values if self.kinds[a] == TEXT else self.nominal_values)[self.slots[a]]
 
     def _add_nominal_value(self, a: int, value: Any) -> int:
-        values = self.nominal_values[self.slots[a]]
+        """The column of a nominal value or text token, registered if new."""
+        values = self.values_of(a)
         column = values.get(value)
         if column is None:
             column = values[value] = len(self.column_attribute)
-            self._append_column(a, value, self.slots[a])
+            text = self.kinds[a] == TEXT
+            self._append_column(a, value, -1 if text else self.slots[a],
+                                self.slots[a] if text else -1)
             self._attribute_size.data[a] += 1.0
             self._undo.append((a, value))
             self.version += 1
         return column
 
-    def mark(self) -> tuple[int, int, int, int, int]:
+    def mark(self) -> tuple[int, int, int, int, int, int]:
         """A point to roll back to if the records encoded after it are rejected."""
-        return (self.n_attributes, self.n_columns, self.n_nominal, self.n_numeric,
+        return (self.n_attributes, self.n_columns, self.n_nominal, self.n_numeric, self.n_text,
                 len(self._undo))
 
-    def rollback(self, mark: tuple[int, int, int, int, int]) -> None:
-        n_attributes, n_columns, n_nominal, n_numeric, n_undo = mark
+    def rollback(self, mark: tuple[int, int, int, int, int, int]) -> None:
+        n_attributes, n_columns, n_nominal, n_numeric, n_text, n_undo = mark
         for a, value in reversed(self._undo[n_undo:]):
             if a < n_attributes:
-                del self.nominal_values[self.slots[a]][value]
+                del self.values_of(a)[value]
                 self._attribute_size.data[a] -= 1.0
         del self._undo[n_undo:]
         self._column_attribute.truncate(n_columns)
         self._column_slot.truncate(n_columns)
+        self._column_text.truncate(n_columns)
         self._attribute_size.truncate(n_attributes)
         self._token_columns.truncate(sum(1 for k in self.kinds[:n_attributes] if k == TOKEN))
         for name in self.attributes.values[n_attributes:]:
@@ -326,6 +383,7 @@ class Schema:
         del self.column_attribute[n_columns:], self.column_value[n_columns:]
         del self.nominal_attributes[n_nominal:], self.nominal_values[n_nominal:]
         del self.numeric_attributes[n_numeric:]
+        del self.text_attributes[n_text:], self.text_values[n_text:]
         self.version += 1
 
     def commit(self) -> None:
@@ -383,6 +441,37 @@ class Schema:
         raise InvalidRecord(record, name, f"{type(value).__name__} value {value!r} for a numeric "
                             "attribute")
 
+    @staticmethod
+    def _text_draws(value: Any, record: str, name: Any) -> dict[str, float]:
+        """``{token: draws}`` of a text value; empty for a missing one (None, NaN)."""
+        if value is None or (isinstance(value, float | np.floating) and math.isnan(value)):
+            return {}
+        if isinstance(value, set | frozenset | list | tuple):
+            draws: dict[str, float] = {}
+            once = isinstance(value, set | frozenset)
+            for token in value:
+                if type(token) is not str:
+                    raise InvalidRecord(record, name, f"{type(token).__name__} token {token!r} "
+                                        "in a text attribute (tokens are str)")
+                draws[token] = 1.0 if once else draws.get(token, 0.0) + 1.0
+            return draws
+        if isinstance(value, Mapping):
+            draws = {}
+            for token, count in value.items():
+                if type(token) is not str:
+                    raise InvalidRecord(record, name, f"{type(token).__name__} token {token!r} "
+                                        "in a text attribute (tokens are str)")
+                if not isinstance(count, int | float | np.integer | np.floating) or not (
+                        0.0 <= count < math.inf):
+                    raise InvalidRecord(record, name, f"count {count!r} of token {token!r}: "
+                                        "counts are finite numbers >= 0")
+                if count:
+                    draws[token] = float(count)
+            return draws
+        raise InvalidRecord(record, name, f"{type(value).__name__} value {value!r} for a text "
+                            "attribute (text takes {token: count}, or a list, tuple or set of "
+                            "str tokens)")
+
     # -- encoding -----------------------------------------------------------------------------
     def encode(self, x: Any, record: str, grow: bool) -> Encoded:
         """Column indices of record ``x``.
@@ -437,15 +526,29 @@ class Schema:
                     kind = _kind_of(value)
                 except TypeError as exc:
                     raise InvalidRecord(record, name, str(exc)) from None
-                if kind is None or (kind == TOKEN and not value):
-                    return  # missing, or an absent token never seen: nothing to register
+                if kind is None or (kind in (TOKEN, TEXT) and not value):
+                    return  # missing, an absent token or an empty text: nothing to register
             if not grow:
+                if kind == TEXT:  # unknown, so skipped, but a malformed bag is still an error
+                    self._text_draws(value, record, name)
                 return
             a = self._add_attribute(name, kind)
         kind = self.kinds[a]
         if kind == TOKEN:
             if self._token_present(value, record, name):
                 out.token_columns.append(self.slots[a])
+        elif kind == TEXT:
+            slot = self.slots[a]
+            values = self.text_values[slot]
+            for token, count in self._text_draws(value, record, name).items():
+                column = values.get(token)
+                if column is None:
+                    if not grow:
+                        continue  # a token unseen in training: missing, like a nominal value
+                    column = self._add_nominal_value(a, token)
+                out.text_columns.append(column)
+                out.text_counts.append(count)
+                out.text_slots.append(slot)
         elif kind == NOMINAL:
             value = self._nominal_value(value, record, name)
             if value is _MISSING:
@@ -464,9 +567,11 @@ class Schema:
                 out.numeric_values.append(value)
 
     # -- merge support ------------------------------------------------------------------------
-    def absorb(self, other: Schema) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Register ``other``'s attributes and values; return its column, nominal-slot and
-        numeric-slot indices in this schema. Kind conflicts raise before anything changes."""
+    def absorb(self, other: Schema
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Register ``other``'s attributes and values; return its column, nominal-slot,
+        numeric-slot and text-slot indices in this schema. Kind conflicts raise before anything
+        changes."""
         for a, name in enumerate(other.attributes.values):
             mine = self.attributes.get(name)
             if mine is not None and self.kinds[mine] != other.kinds[a]:
@@ -485,11 +590,13 @@ class Schema:
             else:
                 columns[j] = self._add_nominal_value(mine, value)
         self.commit()
+        text = np.array([self.slots[attribute_map[a]] for a in other.text_attributes],
+                        dtype=np.int64)
         nominal = np.array([self.slots[attribute_map[a]] for a in other.nominal_attributes],
                            dtype=np.int64)
         numeric = np.array([self.slots[attribute_map[a]] for a in other.numeric_attributes],
                            dtype=np.int64)
-        return columns, nominal, numeric
+        return columns, nominal, numeric, text
 
     # -- persistence --------------------------------------------------------------------------
     def to_json(self) -> dict[str, Any]:
@@ -517,6 +624,10 @@ class Schema:
             elif kind == NUMERIC:
                 schema.slots.append(len(schema.numeric_attributes))
                 schema.numeric_attributes.append(a)
+            elif kind == TEXT:
+                schema.slots.append(len(schema.text_attributes))
+                schema.text_attributes.append(a)
+                schema.text_values.append({})
             else:
                 schema.slots.append(-1)
         for j, (a, value) in enumerate(data["columns"]):
@@ -527,9 +638,9 @@ class Schema:
                     raise ValueError(f"token {name!r} has two columns")
                 schema.token_column[name] = schema.slots[a] = j
                 value = None
-            elif kind == NOMINAL:
+            elif kind in (NOMINAL, TEXT):
                 value = decode(value)
-                values = schema.nominal_values[schema.slots[a]]
+                values = schema.values_of(a)
                 if value in values:
                     raise ValueError(f"value {value!r} of attribute {a} appears twice")
                 values[value] = j
@@ -544,14 +655,16 @@ class Schema:
 
     def _rebuild_mirrors(self) -> None:
         self._column_attribute, self._column_slot = _Growing(np.int64), _Growing(np.int64)
+        self._column_text = _Growing(np.int64)
         self._token_columns, self._attribute_size = _Growing(np.int64), _Growing(np.float64)
         for a in self.column_attribute:
-            slot = -1 if self.kinds[a] == TOKEN else self.slots[a]
+            kind = self.kinds[a]
             self._column_attribute.append(a)
-            self._column_slot.append(slot)
-            if slot < 0:
+            self._column_slot.append(self.slots[a] if kind == NOMINAL else -1)
+            self._column_text.append(self.slots[a] if kind == TEXT else -1)
+            if kind == TOKEN:
                 self._token_columns.append(self.slots[a])
         for a, kind in enumerate(self.kinds):
             self._attribute_size.append(2.0 if kind == TOKEN else float(
-                len(self.nominal_values[self.slots[a]])) if kind == NOMINAL else 0.0)
+                len(self.values_of(a))) if kind in (NOMINAL, TEXT) else 0.0)
         self.version += 1

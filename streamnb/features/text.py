@@ -1,0 +1,65 @@
+"""Raw text of either kind a spam filter meets: an RFC-822 e-mail or a short text (an SMS).
+
+A message is read as e-mail when it opens with an mbox ``From `` separator or a header field
+(``Name: value``, RFC 5322 field-name characters) and has at least one more header line before
+the first blank line (or is all headers); anything else is a short text. A short text that
+happens to start with ``Word:`` ("Note: call me") has no second header line and stays a short
+text.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .email import tokenize_email
+from .sms import tokenize_sms
+
+__all__ = ["is_email", "tokenize_text"]
+
+_FIELD = re.compile(r"[!-9;-~]+:")
+_HEADER_LINES_LOOKED_AT = 50
+
+
+def is_email(text: str | bytes) -> bool:
+    """Whether ``text`` is an RFC-822 message (headers first) rather than a short text.
+
+    >>> is_email("From: a@example.com\\nSubject: hi\\n\\nHello")
+    True
+    >>> is_email("Note: call me when you land")
+    False
+    """
+    if isinstance(text, bytes):
+        text = text[:8192].decode("latin-1")
+    lines = text[:8192].lstrip("\r\n").splitlines()
+    if not lines:
+        return False
+    first = lines[0]
+    if first.startswith("From "):
+        lines = lines[1:]
+    elif not _FIELD.match(first):
+        return False
+    else:
+        lines = lines[1:]
+        if not lines:
+            return False
+    for line in lines[:_HEADER_LINES_LOOKED_AT]:
+        if not line.strip():
+            return True  # the blank line after a header block
+        if _FIELD.match(line):
+            return True
+        if line[0] not in " \t":  # neither a header nor a folded continuation
+            return False
+    return True
+
+
+def tokenize_text(text: str | bytes) -> frozenset[str]:
+    """Presence tokens of an e-mail (`tokenize_email`) or a short text (`tokenize_sms`).
+
+    >>> sorted(tokenize_text("ok i'll c u l8r"))[:3]
+    ['c', 'caps:none', "i'll"]
+    >>> "subject:hello" in tokenize_text("Subject: hello\\nFrom: a@b.org\\n\\nHi")
+    True
+    """
+    if is_email(text):
+        return tokenize_email(text)
+    return tokenize_sms(text.decode("utf-8", "replace") if isinstance(text, bytes) else text)
