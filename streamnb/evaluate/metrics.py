@@ -8,7 +8,7 @@ from collections.abc import Hashable, Sequence
 import numpy as np
 
 __all__ = ["brier_score", "confusion_matrix", "exact_auc", "log_loss", "log_score",
-           "one_vs_rest_auc"]
+           "misclassification_rates", "one_vs_rest_auc", "roc_curve", "rolling_accuracy"]
 
 
 def exact_auc(positive: Sequence[bool] | np.ndarray, scores: Sequence[float] | np.ndarray
@@ -37,6 +37,87 @@ def exact_auc(positive: Sequence[bool] | np.ndarray, scores: Sequence[float] | n
     ranks[order] = np.repeat((starts + ends + 1) / 2.0, ends - starts)
     u = ranks[positive].sum() - n_pos * (n_pos + 1) / 2.0
     return float(u / (n_pos * n_neg))
+
+
+def roc_curve(positive: Sequence[bool] | np.ndarray, scores: Sequence[float] | np.ndarray
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The exact ROC curve: for every distinct score ``t``, from the highest down, the
+    false-positive rate FPR(t) = #{negatives with score ≥ t} / #negatives and the true-positive
+    rate TPR(t) = #{positives with score ≥ t} / #positives; tied scores move both rates at
+    once (one diagonal step). A first point (0, 0) with threshold +∞ calls no record positive.
+    Returns ``(fpr, tpr, thresholds)``, thresholds decreasing; the same points as
+    scikit-learn's ``roc_curve(..., drop_intermediate=False)``. The trapezoid area under
+    it is :func:`exact_auc`. Both rates are NaN when one class is absent.
+
+    Examples
+    --------
+    >>> fpr, tpr, t = roc_curve([True, False, True, False], [0.9, 0.1, 0.4, 0.4])
+    >>> fpr.tolist(), tpr.tolist(), t.tolist()
+    ([0.0, 0.0, 0.5, 1.0], [0.0, 0.5, 1.0, 1.0], [inf, 0.9, 0.4, 0.1])
+
+    """
+    positive = np.asarray(positive, dtype=bool)
+    scores = np.asarray(scores, dtype=np.float64)
+    order = np.argsort(-scores, kind="mergesort")
+    sorted_scores, sorted_positive = scores[order], positive[order]
+    # the last record of each group of tied scores: the rates after the whole group
+    last = np.flatnonzero(np.r_[sorted_scores[1:] != sorted_scores[:-1], True]) \
+        if len(scores) else np.array([], dtype=np.intp)
+    true_pos = np.r_[0, np.cumsum(sorted_positive)[last]]
+    false_pos = np.r_[0, np.cumsum(~sorted_positive)[last]]
+    n_pos, n_neg = int(positive.sum()), int((~positive).sum())
+    with np.errstate(invalid="ignore", divide="ignore"):
+        fpr = false_pos / n_neg if n_neg else np.full(len(false_pos), np.nan)
+        tpr = true_pos / n_pos if n_pos else np.full(len(true_pos), np.nan)
+    return fpr.astype(np.float64), tpr.astype(np.float64), np.r_[np.inf, sorted_scores[last]]
+
+
+def misclassification_rates(positive: Sequence[bool] | np.ndarray,
+                            called_positive: Sequence[bool] | np.ndarray
+                            ) -> tuple[float, float]:
+    """The TREC spam track's error rates, in %: ham misclassification = 100 · #(negatives
+    called positive) / #negatives (ham called spam) and spam misclassification = 100 ·
+    #(positives not called positive) / #positives (spam called ham); NaN when a class is
+    absent.
+
+    Examples
+    --------
+    >>> misclassification_rates([True, True, False, False, False, False],
+    ...                         [True, False, True, False, False, False])
+    (25.0, 50.0)
+
+    """
+    positive = np.asarray(positive, dtype=bool)
+    called = np.asarray(called_positive, dtype=bool)
+    if positive.shape != called.shape:
+        raise ValueError(f"{len(positive)} truths but {len(called)} decisions")
+    n_pos, n_neg = int(positive.sum()), int((~positive).sum())
+    ham = 100.0 * float((called & ~positive).sum()) / n_neg if n_neg else float("nan")
+    spam = 100.0 * float((~called & positive).sum()) / n_pos if n_pos else float("nan")
+    return ham, spam
+
+
+def rolling_accuracy(correct: Sequence[bool] | np.ndarray, window: int, at: Sequence[int]
+                     ) -> list[tuple[int, float]]:
+    """Accuracy over the last ``window`` records (fewer at the start of the stream) after
+    ``i`` records, for each ``i`` in ``at``: ``[(i, accuracy), ...]``.
+
+    Examples
+    --------
+    >>> rolling_accuracy([True, False, True, True, True, False], window=2, at=[1, 2, 4, 6])
+    [(1, 1.0), (2, 0.5), (4, 1.0), (6, 0.5)]
+
+    """
+    if isinstance(window, bool) or not isinstance(window, int | np.integer) or window < 1:
+        raise ValueError(f"window must be a positive integer, got {window!r}")
+    right = np.r_[0, np.cumsum(np.asarray(correct, dtype=np.int64))]
+    out = []
+    for i in at:
+        if not 1 <= i < len(right):
+            raise ValueError(f"curve point {i} is outside the {len(right) - 1} records")
+        start = max(0, i - window)
+        out.append((int(i), float((right[i] - right[start]) / (i - start))))
+    return out
 
 
 def log_score(p_true: Sequence[float] | np.ndarray) -> float:

@@ -6,7 +6,8 @@ Each protocol trains a fresh model per split from a *factory* (a zero-argument c
 as ``IndifferentNB`` or ``lambda: TAN(weight="ddr")``), optionally discretising numeric
 attributes with cut points fitted on the training part only, and scores every test record in
 log space: accuracy, LogScore (Σ −log P(true class), Cerquides' metric), log-loss, Brier score,
-exact AUC (one-vs-rest for more than two classes), plus learning and prediction time.
+exact AUC (one-vs-rest for more than two classes), plus learning and prediction time; two-class
+prequential runs also get the TREC spam track's 1-ROCA % and ham / spam misclassification %.
 Peers (river's own classifiers, scikit-learn models wrapped for river) run through the same
 code, so a comparison differs only in the model.
 """
@@ -22,7 +23,12 @@ from typing import Any
 import numpy as np
 
 from streamnb.evaluate.metrics import brier_score, log_loss, one_vs_rest_auc
-from streamnb.evaluate.prequential import prequential
+from streamnb.evaluate.prequential import (
+    FeedbackRule,
+    PrequentialResult,
+    check_feedback,
+    prequential,
+)
 from streamnb.evaluate.significance import (
     TTest,
     corrected_resampled_t_test,
@@ -31,13 +37,18 @@ from streamnb.evaluate.significance import (
 )
 from streamnb.evaluate.splits import holdout, random_splits, stratified_kfold
 
-__all__ = ["METRICS", "Evaluation", "Score", "compare_prequential", "cross_validate",
-           "score_log_proba", "validate_holdout", "validate_random_splits"]
+__all__ = ["METRICS", "SPAM_TRACK_METRICS", "Evaluation", "Score", "compare_prequential",
+           "cross_validate", "score_log_proba", "validate_holdout", "validate_random_splits"]
 
 ModelFactory = Callable[[], Any]
 #: metric → True when higher is better
 METRICS = {"accuracy": True, "log_score": False, "log_loss": False, "brier": False,
-           "auc": True}
+           "auc": True, "one_minus_roca": False, "ham_misclassification": False,
+           "spam_misclassification": False}
+#: the TREC spam track's measures, in % (NaN but for two-class prequential runs)
+SPAM_TRACK_METRICS = ("one_minus_roca", "ham_misclassification", "spam_misclassification")
+_HEADINGS = {"one_minus_roca": "1-ROCA %", "ham_misclassification": "ham misclass. %",
+             "spam_misclassification": "spam misclass. %"}
 
 
 @dataclass(frozen=True)
@@ -56,13 +67,17 @@ class Score:
     auc: float
     learn_seconds: float
     predict_seconds: float
+    one_minus_roca: float = math.nan  # 100 · (1 − AUC)
+    ham_misclassification: float = math.nan  # % of the other classes called ``positive``
+    spam_misclassification: float = math.nan  # % of ``positive`` called another class
 
 
 @dataclass
 class Evaluation:
     """The scores of every model on every split of one protocol run, and what the reports
     plot: per model, the confidence of each prediction and whether it was right (reliability
-    diagrams), and for prequential runs the learning curves."""
+    diagrams), and for prequential runs the learning curves and each model's
+    :class:`PrequentialResult` (every prediction: ROC curves, rolling accuracy)."""
 
     protocol: str
     dataset: str
@@ -72,6 +87,7 @@ class Evaluation:
     correct: dict[str, list[bool]] = field(default_factory=dict)
     curves: dict[str, list[tuple[int, float]]] = field(default_factory=dict)
     settings: dict[str, Any] = field(default_factory=dict)
+    results: dict[str, PrequentialResult] = field(default_factory=dict)
 
     @property
     def models(self) -> list[str]:
@@ -112,14 +128,19 @@ class Evaluation:
             return corrected_resampled_t_test(x, y, n_train=n_train, n_test=n_test)
         raise ValueError(f"test must be 'paired', 'unpaired' or 'corrected', got {test!r}")
 
-    def to_markdown(self, metrics: Sequence[str] = ("accuracy", "log_score", "log_loss",
-                                                    "brier", "auc"),
+    def to_markdown(self, metrics: Sequence[str] | None = None,
                     baseline: str | None = None, test: str = "paired",
                     alpha: float = 0.05) -> str:
-        """A table: one row per model, mean ± standard error of each metric; with a
-        ``baseline``, each other model's accuracy is marked better (+), worse (−) or tied (=)
-        by ``test`` at level ``alpha``."""
-        head = ["model", *metrics] + ([f"vs {baseline} (accuracy)"] if baseline else [])
+        """A table: one row per model, mean ± standard error of each metric (default:
+        accuracy, LogScore, log-loss, Brier, AUC, and the spam track's measures where they
+        were computed); with a ``baseline``, each other model's accuracy is marked better (+),
+        worse (−) or tied (=) by ``test`` at level ``alpha``."""
+        if metrics is None:
+            metrics = ["accuracy", "log_score", "log_loss", "brier", "auc"]
+            metrics += [m for m in SPAM_TRACK_METRICS
+                        if any(np.isfinite(getattr(s, m)) for s in self.scores)]
+        head = ["model", *(_HEADINGS.get(m, m) for m in metrics)] \
+            + ([f"vs {baseline} (accuracy)"] if baseline else [])
         lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
         summaries = {m: self.summary(m) for m in metrics}
         for model in self.models:
@@ -127,7 +148,8 @@ class Evaluation:
             for m in metrics:
                 mean, se = summaries[m][model]
                 scale = 100.0 if m == "accuracy" else 1.0
-                digits = 2 if m in ("accuracy", "log_score") else 4
+                digits = 2 if m in ("accuracy", "log_score", "ham_misclassification",
+                                    "spam_misclassification") else 4
                 cells.append(f"{mean * scale:.{digits}f} ± {se * scale:.{digits}f}"
                              if np.isfinite(se) else f"{mean * scale:.{digits}f}")
             if baseline:
@@ -370,13 +392,23 @@ def validate_holdout(models: Mapping[str, ModelFactory], records: Sequence[Mappi
 
 def compare_prequential(models: Mapping[str, ModelFactory],
                         stream: Sequence[tuple[Any, Hashable]], positive: Hashable | None = None,
-                        every: int = 100, dataset: str = "", progress: bool = False
-                        ) -> Evaluation:
+                        every: int = 100, dataset: str = "", progress: bool = False,
+                        delay: int = 0, feedback: float | FeedbackRule | None = None,
+                        seed: int = 0) -> Evaluation:
     """Every model predicts each record, then learns it, in stream order; one score per model
-    over the whole stream, and its learning curve."""
+    over the whole stream, and its learning curve. ``positive`` (default: the last class) is
+    the class scored by AUC; with two classes the scores also hold the TREC spam track's
+    1-ROCA % and ham / spam misclassification % at each model's decision. ``delay``,
+    ``feedback`` and ``seed`` are :func:`~streamnb.evaluate.prequential.prequential`'s
+    feedback modes (the same labels are learned by every model)."""
+    check_feedback(delay, feedback)
     classes = sorted({y for _, y in stream}, key=str)
+    if positive is None and classes:
+        positive = classes[-1]
     evaluation = Evaluation(protocol="prequential", dataset=dataset, classes=classes,
-                            settings={"every": every, "positive": positive})
+                            settings={"every": every, "positive": positive, "delay": delay,
+                                      "feedback": 1.0 if feedback is None else feedback,
+                                      "seed": seed})
     column = {c: i for i, c in enumerate(classes)}
     truth = np.array([column[y] for _, y in stream], dtype=np.intp)
     bar = _bar(len(stream) * len(models), f"prequential {dataset}".strip(), progress)
@@ -387,13 +419,17 @@ def compare_prequential(models: Mapping[str, ModelFactory],
             else None
         start = time.perf_counter()
         result = prequential(_Recording(model, logs, column, original), stream,
-                             positive=positive if positive is not None else classes[-1],
-                             every=every, progress=lambda i: bar(1))
+                             positive=positive, every=every, progress=lambda i: bar(1),
+                             delay=delay, feedback=feedback, seed=seed)
         seconds = time.perf_counter() - start
         evaluation.curves[name] = result.curve
+        evaluation.results[name] = result
         metrics = score_log_proba(logs, truth, np.array(result.known, dtype=bool))
         if len(classes) == 2:  # before both classes were seen the score is 0, not ±inf
             metrics["auc"] = result.auc()
+            metrics["one_minus_roca"] = result.one_minus_roca()
+            metrics["ham_misclassification"], metrics["spam_misclassification"] = \
+                result.misclassification()
         evaluation.scores.append(Score(model=name, repeat=0, fold=0, n_train=len(stream),
                                        n_test=len(stream), learn_seconds=seconds,
                                        predict_seconds=0.0, **metrics))

@@ -1,17 +1,24 @@
 """Reports of an :class:`~streamnb.evaluate.protocols.Evaluation`: a markdown summary, the
-scores as CSV, and PNG plots (learning curves of prequential runs, reliability diagrams).
-Plots need the ``plots`` extra (matplotlib)."""
+scores as CSV, and PNG plots (learning curves of prequential runs, reliability diagrams); for
+prequential runs also the ROC curves (CSV and PNG) and the rolling and cumulative accuracy
+curves in one figure. Plots need the ``plots`` extra (matplotlib)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import csv
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
 
 from streamnb.evaluate.protocols import Evaluation
 
-__all__ = ["plot_learning_curves", "plot_reliability", "reliability_curve", "write_report"]
+__all__ = ["plot_accuracy_curves", "plot_learning_curves", "plot_reliability", "plot_roc",
+           "reliability_curve", "write_report", "write_roc_csv"]
+
+#: name → ``(fpr, tpr, thresholds)``, as :func:`~streamnb.evaluate.metrics.roc_curve` returns
+RocCurves = Mapping[str, tuple[np.ndarray, np.ndarray, np.ndarray]]
+Curve = list[tuple[int, float]]
 
 
 def reliability_curve(confidence: Sequence[float], correct: Sequence[bool], bins: int = 10
@@ -95,11 +102,95 @@ def plot_learning_curves(curves: dict[str, list[tuple[int, float]]], path: str |
     return path
 
 
+def write_roc_csv(curves: RocCurves, path: str | Path) -> Path:
+    """The ROC curves as CSV, one row per point: ``model, threshold, fpr, tpr`` (threshold
+    decreasing from ``inf``, the point that calls nothing positive).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from streamnb.evaluate.metrics import roc_curve
+    >>> path = Path(tempfile.mkdtemp()) / "roc.csv"
+    >>> _ = write_roc_csv({"nb": roc_curve([True, False], [0.5, -0.5])}, path)
+    >>> print(path.read_text(), end="")
+    model,threshold,fpr,tpr
+    nb,inf,0.0,0.0
+    nb,0.5,0.0,1.0
+    nb,-0.5,1.0,1.0
+
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", newline="") as out:
+        writer = csv.writer(out)
+        writer.writerow(["model", "threshold", "fpr", "tpr"])
+        for name, (fpr, tpr, thresholds) in curves.items():
+            for f, t, th in zip(fpr, tpr, thresholds, strict=True):
+                writer.writerow([name, repr(float(th)), repr(float(f)), repr(float(t))])
+    return path
+
+
+def plot_roc(curves: RocCurves, path: str | Path, title: str) -> Path:
+    """ROC curves, a line per model: true-positive rate (spam called spam) against
+    false-positive rate (ham called spam)."""
+    path = Path(path)
+    plt = _figure(path)
+    fig, ax = plt.subplots(figsize=(5.5, 5))
+    ax.plot([0, 1], [0, 1], color="grey", linestyle=":", linewidth=1, label="chance")
+    for name, (fpr, tpr, _) in curves.items():
+        ax.plot(fpr, tpr, linewidth=1.4, label=name)
+    ax.set_xlabel("false-positive rate (ham called spam)")
+    ax.set_ylabel("true-positive rate (spam called spam)")
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1.02)
+    ax.grid(alpha=0.3)
+    ax.legend(loc="lower right", fontsize="small")
+    ax.set_title(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+def plot_accuracy_curves(cumulative: Mapping[str, Curve], rolling: Mapping[str, Curve],
+                         path: str | Path, title: str, window: int,
+                         xlabel: str = "records seen (stream order)") -> Path:
+    """One figure with, per model, the cumulative prequential accuracy (solid) and the
+    accuracy over the last ``window`` records (dashed, same colour)."""
+    path = Path(path)
+    plt = _figure(path)
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    low = 1.0
+    for n, name in enumerate(dict.fromkeys([*cumulative, *rolling])):
+        colour = f"C{n % 10}"
+        for curve, style, label in ((cumulative.get(name), "-", "cumulative"),
+                                    (rolling.get(name), "--", f"last {window}")):
+            if not curve:
+                continue
+            xs, ys = zip(*curve, strict=True)
+            ax.plot(xs, ys, color=colour, linestyle=style, linewidth=1.3,
+                    label=f"{name}, {label}")
+            low = min(low, min(ys[len(ys) // 10:] or ys))
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("prequential accuracy")
+    ax.set_ylim(max(0.0, low - 0.05), 1.0)
+    ax.grid(alpha=0.3)
+    ax.legend(loc="lower right", fontsize="small")
+    ax.set_title(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
 def write_report(evaluation: Evaluation, directory: str | Path, baseline: str | None = None,
-                 test: str = "paired", plots: bool = True) -> dict[str, Path]:
+                 test: str = "paired", plots: bool = True, window: int = 500
+                 ) -> dict[str, Path]:
     """``summary.md`` (the markdown table, with t-tests against ``baseline``), ``scores.csv``
-    (every split) and, with matplotlib, ``reliability.png`` and for prequential runs
-    ``learning_curve.png``. Returns what was written."""
+    (every split), for two-class prequential runs ``roc.csv`` and, with matplotlib,
+    ``reliability.png`` and for prequential runs ``learning_curve.png``,
+    ``accuracy_curves.png`` (cumulative and over the last ``window`` records) and (two
+    classes) ``roc.png``. Returns what was written."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     written = {}
@@ -111,6 +202,10 @@ def write_report(evaluation: Evaluation, directory: str | Path, baseline: str | 
     scores = directory / "scores.csv"
     evaluation.to_csv(str(scores))
     written["scores"] = scores
+    rocs = {name: result.roc_curve() for name, result in evaluation.results.items()} \
+        if len(evaluation.classes) == 2 else {}
+    if rocs:
+        written["roc_csv"] = write_roc_csv(rocs, directory / "roc.csv")
     if plots:
         try:
             import matplotlib  # noqa: F401
@@ -121,4 +216,14 @@ def write_report(evaluation: Evaluation, directory: str | Path, baseline: str | 
             written["learning_curve"] = plot_learning_curves(
                 evaluation.curves, directory / "learning_curve.png",
                 f"{evaluation.dataset}: prequential accuracy")
+        if evaluation.results:
+            written["accuracy_curves"] = plot_accuracy_curves(
+                evaluation.curves,
+                {name: r.rolling_curve(window) for name, r in evaluation.results.items()},
+                directory / "accuracy_curves.png",
+                f"{evaluation.dataset}: prequential accuracy, cumulative and rolling", window)
+        if rocs:
+            positive = evaluation.settings.get("positive")
+            written["roc"] = plot_roc(rocs, directory / "roc.png",
+                                      f"{evaluation.dataset}: ROC ({positive!s} positive)")
     return written
