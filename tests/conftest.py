@@ -21,7 +21,20 @@ from fractions import Fraction as F
 
 import numpy as np
 
-NOMINAL, TOKEN, NUMERIC = 0, 1, 2  # the codes of CountStatistics.to_dict()["kinds"]
+NOMINAL, TOKEN, NUMERIC, TEXT = 0, 1, 2, 3  # the codes of CountStatistics.to_dict()["kinds"]
+
+
+def text_draws(value) -> dict:
+    """{token: draws} of a text value: a {token: count}, a list/tuple (each occurrence) or a
+    set (each once)."""
+    if isinstance(value, dict):
+        return {w: n for w, n in value.items() if n}
+    if isinstance(value, set | frozenset):
+        return dict.fromkeys(value, 1)
+    draws: dict = {}
+    for w in value:
+        draws[w] = draws.get(w, 0) + 1
+    return draws
 
 
 def is_missing(value) -> bool:
@@ -87,6 +100,8 @@ class Reference:
         Nv = defaultdict(F)
         Ni = defaultdict(F)
         present = defaultdict(F)
+        draws = defaultdict(F)  # (text attribute, token, class) -> draws
+        total_draws = defaultdict(F)  # (text attribute, class) -> draws
         self.values = defaultdict(list)  # (numeric name, class) -> values
         for name, values in (domains or {}).items():
             self.kind[name] = NOMINAL
@@ -98,7 +113,15 @@ class Reference:
             for name, v in x.items():
                 if is_missing(v):
                     continue
-                if name in self.nominal or isinstance(v, str):
+                if isinstance(v, dict | list | tuple | set | frozenset):
+                    for w, n in text_draws(v).items():  # the attribute exists from a draw on
+                        self.kind.setdefault(name, TEXT)
+                        assert self.kind[name] == TEXT
+                        if w not in self.domain.setdefault(name, []):
+                            self.domain[name].append(w)
+                        draws[name, w, y] += n
+                        total_draws[name, y] += n
+                elif name in self.nominal or isinstance(v, str):
                     self.kind.setdefault(name, NOMINAL)
                     assert self.kind[name] == NOMINAL
                     if v not in self.domain.setdefault(name, []):
@@ -119,16 +142,18 @@ class Reference:
         self.Nv = {k: v * scale for k, v in Nv.items()}
         self.Ni = {k: v * scale for k, v in Ni.items()}
         self.present = {k: v * scale for k, v in present.items()}
+        self.draws = {k: v * scale for k, v in draws.items()}
+        self.total_draws = {k: v * scale for k, v in total_draws.items()}
 
     # -- sizes ---------------------------------------------------------------------------------
     def discrete(self) -> list:
-        return [n for n, k in self.kind.items() if k in (NOMINAL, TOKEN)]
+        return [n for n, k in self.kind.items() if k in (NOMINAL, TOKEN, TEXT)]
 
     def tokens(self) -> list:
         return [n for n, k in self.kind.items() if k == TOKEN]
 
     def size(self, name) -> int:
-        """#A_i."""
+        """#A_i (a text attribute: its vocabulary)."""
         return 2 if self.kind[name] == TOKEN else len(self.domain[name])
 
     # -- the posterior -------------------------------------------------------------------------
@@ -161,6 +186,16 @@ class Reference:
                     self.Ni.get((name, c), 0) + A,
                     self.size(name),
                 )
+            for name, v in query.items():  # multinomial: one factor per draw of a known token
+                if self.kind.get(name) != TEXT or is_missing(v):
+                    continue
+                A = sum(spec.a(name, w) for w in self.domain[name])
+                for w, n in text_draws(v).items():
+                    if w not in self.domain[name]:  # unseen token = missing
+                        continue
+                    for _ in range(n):
+                        factor(self.draws.get((name, w, c), 0) + spec.a(name, w),
+                               self.total_draws.get((name, c), 0) + A, self.size(name))
             for t in self.tokens():  # brute force over the whole vocabulary
                 v = query.get(t)
                 is_present = not is_missing(v) and bool(v)
@@ -240,6 +275,7 @@ def assert_same_stats(d1: dict, d2: dict, rtol: float = 1e-9, atol: float = 1e-9
     assert d1["kinds"] == d2["kinds"]
     assert d1["cells"] == d2["cells"]
     assert d1["observed"] == d2["observed"]
+    assert d1.get("draws") == d2.get("draws")
     assert d1["moments"].keys() == d2["moments"].keys()
     for key, m in d1["moments"].items():
         np.testing.assert_allclose(m, d2["moments"][key], rtol=rtol, atol=atol, err_msg=str(key))
@@ -248,9 +284,9 @@ def assert_same_stats(d1: dict, d2: dict, rtol: float = 1e-9, atol: float = 1e-9
 def assert_stats_close(d1: dict, d2: dict, rtol: float = 1e-12, atol: float = 1e-12) -> None:
     """Like :func:`assert_same_stats` but counts with allclose too (after decay)."""
     assert d1["kinds"] == d2["kinds"]
-    for part in ("classes", "cells", "observed", "moments"):
-        assert d1[part].keys() == d2[part].keys(), part
-        for key, v in d1[part].items():
+    for part in ("classes", "cells", "observed", "draws", "moments"):
+        assert d1.get(part, {}).keys() == d2.get(part, {}).keys(), part
+        for key, v in d1.get(part, {}).items():
             np.testing.assert_allclose(
                 v, d2[part][key], rtol=rtol, atol=atol, err_msg=f"{part} {key}"
             )

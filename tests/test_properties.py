@@ -1,7 +1,8 @@
 """Property-based tests (hypothesis) of the statistics' monoid invariants and the posteriors.
 
-Streams mix nominal (str), token (bool/int) and numeric (float) values with random missing
-keys, None and NaN, and random labels.
+Streams mix nominal (str), token (bool/int), numeric (float) and text (bags of tokens: a list
+with repeats, a set, a {token: count}) values with random missing keys, None and NaN, and random
+labels.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import (
+    TEXT,
     TOKEN,
     Reference,
     Spec,
@@ -21,6 +23,7 @@ from conftest import (
     assert_same_stats,
     assert_stats_close,
     snapshot,
+    text_draws,
 )
 from streamnb import (
     CountStatistics,
@@ -43,6 +46,8 @@ SETTINGS = settings(
 NOMINAL_NAMES = ["n0", "n1", "n2"]
 TOKEN_NAMES = ["t0", "t1", "t2", "t3"]
 NUMERIC_NAMES = ["x0", "x1"]
+TEXT_NAMES = ["body"]
+VOCABULARY = ["free", "money", "lunch", "noon", "win"]
 LABELS = ["p", "q", "r", "s"]
 NAN = float("nan")
 ABSENT = object()  # the key is left out
@@ -53,6 +58,13 @@ numeric_value = st.one_of(
     st.floats(min_value=-100, max_value=100, allow_nan=False, allow_infinity=False),
     st.sampled_from([NAN, None, ABSENT, ABSENT]),
 )
+words = st.sampled_from(VOCABULARY)
+text_value = st.one_of(
+    st.lists(words, max_size=5),
+    st.frozensets(words, max_size=4),
+    st.dictionaries(words, st.integers(min_value=0, max_value=3), max_size=4),
+    st.sampled_from([None, ABSENT, ABSENT]),
+)
 
 
 @st.composite
@@ -62,6 +74,7 @@ def records(draw, numeric=True):
         (NOMINAL_NAMES, nominal_value),
         (TOKEN_NAMES, token_value),
         (NUMERIC_NAMES if numeric else [], numeric_value),
+        (TEXT_NAMES, text_value),
     ):
         for name in names:
             v = draw(strategy)
@@ -123,8 +136,14 @@ def test_count_invariants(data):
         assert observed == sum(
             1 for x, y in data if y == label and name in x and isinstance(x[name], str)
         )
+    for (name, label), drawn in d["draws"].items():
+        total = sum(v for (n, _, c), v in d["cells"].items() if n == name and c == label)
+        assert total == drawn
     for (name, value, label), v in d["cells"].items():
-        if d["kinds"][name] == TOKEN:
+        if d["kinds"][name] == TEXT:
+            assert v == sum(text_draws(x[name]).get(value, 0) for x, y in data
+                            if y == label and x.get(name) is not None)
+        elif d["kinds"][name] == TOKEN:
             assert value is True
             assert v == sum(1 for x, y in data if y == label and x.get(name))
             assert v <= d["classes"][label]

@@ -1,8 +1,9 @@
 """Raw text of either kind a spam filter meets: an RFC-822 e-mail or a short text (an SMS).
 
-A message is read as e-mail when it opens with an mbox ``From `` separator or a header field
-(``Name: value``, RFC 5322 field-name characters) and has at least one more header line before
-the first blank line (or is all headers); anything else is a short text. A short text that
+A message is read as e-mail when it opens with a header field (``Name: value``, RFC 5322
+field-name characters; an mbox ``From `` separator line before it is allowed) followed by
+another header line or by the blank line that ends the header block; anything else is a short
+text. A short text that
 happens to start with ``Word:`` ("Note: call me") has no second header line and stays a short
 text.
 """
@@ -27,21 +28,23 @@ def is_email(text: str | bytes) -> bool:
     True
     >>> is_email("Note: call me when you land")
     False
+    >>> is_email("From tomorrow onwards eve 6 to 3 work.")
+    False
     """
     if isinstance(text, bytes):
         text = text[:8192].decode("latin-1")
     lines = text[:8192].lstrip("\r\n").splitlines()
     if not lines:
         return False
-    first = lines[0]
-    if first.startswith("From "):
+    if lines[0].startswith("From "):  # an mbox separator must be followed by a header
         lines = lines[1:]
-    elif not _FIELD.match(first):
-        return False
-    else:
-        lines = lines[1:]
-        if not lines:
+        if not lines or not _FIELD.match(lines[0]):
             return False
+    if not _FIELD.match(lines[0]):
+        return False
+    lines = lines[1:]
+    if not lines:
+        return False
     for line in lines[:_HEADER_LINES_LOOKED_AT]:
         if not line.strip():
             return True  # the blank line after a header block

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -14,11 +14,20 @@ from streamnb.features.sms import tokenize_sms
 from streamnb.features.text import tokenize_text
 from streamnb.models.base import CountClassifier
 from streamnb.stats import InvalidRecord
+from streamnb.stats.frames import records_of
 
 __all__ = ["SpamFilter"]
 
 _TOKENIZERS = {"auto": tokenize_text, "email": tokenize_email, "sms": tokenize_sms}
 _ATTRIBUTE = "tokens"
+
+
+def _messages(X: Any) -> list:
+    """The messages of a batch: a sequence or Series of texts, or a DataFrame of token counts
+    (one row per message, its missing cells dropped)."""
+    if type(X).__name__ == "DataFrame":
+        return records_of(X)
+    return list(X)
 
 
 def _log_sigmoid(z: float) -> float:
@@ -34,19 +43,21 @@ class SpamFilter(CountClassifier):
     distinct token is one draw). The score is the spam log-odds of two readings of the same
     counts::
 
-        z = (1/m) Σ_w [ln θ(w | spam) − ln θ(w | ham)]  +  fisher_weight · ln(I / (1 − I))
+        z = mean_w∈K d(w)  +  fisher_weight · ln(I / (1 − I)),   d(w) = ln θ(w|spam) − ln θ(w|ham)
 
         θ(w | c) = (N(w, c) + alpha) / (T(c) + alpha·|V|)       (Lidstone, multinomial)
 
     with ``N(w, c)`` the class-c messages containing ``w``, ``T(c)`` their tokens, ``|V|`` the
-    vocabulary seen so far, ``m`` the message's known tokens, and ``I`` Robinson–Fisher's
+    vocabulary seen so far, ``K`` the ``top_tokens`` known tokens of the message with the largest
+    |d(w)| (all of them if it has fewer), and ``I`` Robinson–Fisher's
     indicator (:class:`~streamnb.estimators.RobinsonFisher`, parameters ``s``, ``x``,
     ``min_dev``, ``max_tokens``), clipped to [ε, 1 − ε] with ε = 1e-4 so that neither part
     drowns the other. Tokens never seen in training carry no evidence. Learning and scoring
     cost O(tokens in the message), whatever the vocabulary. The defaults and how they were
     chosen: docs/spam.md.
 
-    A message is spam when ``z > threshold``; :meth:`verdict_one` also says ``"unsure"`` when
+    Both classes exist from the start (a message scores 0 before anything is learned). A
+    message is spam when ``z > threshold``; :meth:`verdict_one` also says ``"unsure"`` when
     ``|z − threshold| < unsure`` (bogofilter's ternary habit). Probabilities are
     ``σ(z)`` and ``σ(−z)``: a monotone reading of the score, not calibrated.
 
@@ -56,6 +67,8 @@ class SpamFilter(CountClassifier):
         Lidstone pseudo-count of the multinomial part.
     fisher_weight
         Weight of the Fisher part's log-odds.
+    top_tokens
+        How many of the most extreme tokens the multinomial mean takes (``None``: all).
     s, x, min_dev, max_tokens
         Robinson–Fisher parameters (``max_tokens=None``: no cap).
     tokenizer
@@ -75,14 +88,14 @@ class SpamFilter(CountClassifier):
     >>> f.predict_one("FREE prize! call now")
     'spam'
     >>> round(f.score_one("lunch tomorrow?"), 4)
-    -3.2759
+    -2.5371
 
     Known tokens: ``lunch``, ``tomorrow``, ``caps:none`` (in 0 of 1 spam, 1 of 1 ham) and
     ``len:0-39`` (in both); each class has T = 9 tokens, |V| = 17. The multinomial part is the
     mean of 3 × ln((0 + 0.1)/(9 + 1.7)) − ln((1 + 0.1)/(9 + 1.7)) = 3 × −2.3979 and one 0:
     −1.7984. Robinson's f = (0.1·0.5 + 1·0)/(0.1 + 1) = 0.0455 for the three ham tokens
     (``len:0-39`` has f = ½ and is dropped); Fisher over those three gives ln(I/(1 − I)) =
-    −5.910, weighted 0.25: −1.7984 − 1.4775 = −3.2759.
+    −5.910, weighted 1/8: −1.7984 − 0.7387 = −2.5371.
 
     References
     ----------
@@ -92,8 +105,9 @@ class SpamFilter(CountClassifier):
 
     """
 
-    def __init__(self, alpha: float = 0.1, fisher_weight: float = 0.25, s: float = 0.1,
+    def __init__(self, alpha: float = 0.1, fisher_weight: float = 0.125, s: float = 0.1,
                  x: float = 0.5, min_dev: float = 0.2, max_tokens: int | None = None,
+                 top_tokens: int | None = 25,
                  tokenizer: str = "auto", spam_label: Any = "spam", ham_label: Any = "ham",
                  threshold: float = 0.0, unsure: float = 0.5) -> None:
         super().__init__()
@@ -106,6 +120,10 @@ class SpamFilter(CountClassifier):
             raise ValueError(f"alpha must be > 0, got {alpha!r}")
         if fisher_weight < 0 or unsure < 0:
             raise ValueError("fisher_weight and unsure must be >= 0")
+        if top_tokens is not None and not (isinstance(top_tokens, int)
+                                           and not isinstance(top_tokens, bool)
+                                           and top_tokens >= 1):
+            raise ValueError(f"top_tokens must be an int >= 1 or None, got {top_tokens!r}")
         if tokenizer not in _TOKENIZERS:
             raise ValueError(f"tokenizer must be one of {sorted(_TOKENIZERS)}, got {tokenizer!r}")
         if spam_label == ham_label:
@@ -113,7 +131,7 @@ class SpamFilter(CountClassifier):
         self._fisher = RobinsonFisher(s=s, x=x, min_dev=min_dev,
                                       max_tokens=max_tokens if max_tokens is not None
                                       else 2**62)
-        self.alpha, self.fisher_weight = alpha, fisher_weight
+        self.alpha, self.fisher_weight, self.top_tokens = alpha, fisher_weight, top_tokens
         self.s, self.x, self.min_dev, self.max_tokens = s, x, min_dev, max_tokens
         self.tokenizer, self.spam_label, self.ham_label = tokenizer, spam_label, ham_label
         self.threshold, self.unsure = threshold, unsure
@@ -126,13 +144,30 @@ class SpamFilter(CountClassifier):
     def _more_tags(self) -> set[str]:
         return {"text input"}
 
+    @property
+    def _multiclass(self) -> bool:
+        return False
+
     # -- input --------------------------------------------------------------------------------
-    def tokens(self, text: str | bytes, where: str = "message") -> frozenset[str]:
-        """The presence tokens of a message (what the filter learns and scores)."""
-        if not isinstance(text, str | bytes):
-            raise InvalidRecord(where, None, f"expected the message text (str or bytes), got "
-                                f"{type(text).__name__}")
-        return _TOKENIZERS[self.tokenizer](text)
+    def tokens(self, text: str | bytes | Mapping, where: str = "message") -> frozenset[str]:
+        """The presence tokens of a message (what the filter learns and scores): the raw text
+        tokenised, or the keys of an already tokenised ``{token: count}`` (river's
+        ``BagOfWords``) whose counts are non-zero."""
+        if isinstance(text, str | bytes):
+            return _TOKENIZERS[self.tokenizer](text)
+        if isinstance(text, Mapping):
+            present = []
+            for token, value in text.items():
+                if type(token) is not str:
+                    raise InvalidRecord(where, token, "tokens are str")
+                if not isinstance(value, int | float | np.integer | np.floating):
+                    raise InvalidRecord(where, token, f"{type(value).__name__} value {value!r}: "
+                                        "token counts are numbers")
+                if value and value == value:  # non-zero and not NaN
+                    present.append(token)
+            return frozenset(present)
+        raise InvalidRecord(where, None, f"expected the message text (str or bytes) or "
+                            f"{{token: count}}, got {type(text).__name__}")
 
     def _label(self, y: Any, where: str) -> Any:
         if y != self.spam_label and y != self.ham_label:
@@ -150,7 +185,7 @@ class SpamFilter(CountClassifier):
     def learn_many(self, X: Iterable[str | bytes], y: Iterable[Any]) -> None:
         """Learn a batch of texts (a sequence or pandas Series); equal to ``learn_one`` on each
         in order; a bad row rejects the whole batch and changes nothing."""
-        texts, labels = list(X), list(y)
+        texts, labels = _messages(X), list(y)
         if len(texts) != len(labels):
             raise ValueError(f"{len(texts)} texts but {len(labels)} labels")
         records = [{_ATTRIBUTE: self.tokens(t, f"row {i}")} for i, t in enumerate(texts)]
@@ -191,6 +226,10 @@ class SpamFilter(CountClassifier):
         rows, totals, columns, ratio = self._evidence(tokens, where)
         if not len(columns):
             return 0.0
+        if self.top_tokens is not None and len(ratio) > self.top_tokens:
+            # the most extreme first; among equal |d| the larger d, so ties do not depend on
+            # the order tokens were registered in
+            ratio = ratio[np.lexsort((-ratio, -np.abs(ratio)))[: self.top_tokens]]
         multinomial = float(ratio.mean())
         fisher = self._fisher.log_odds(rows[0], rows[1], totals[0, 0], totals[1, 0])
         return multinomial + self.fisher_weight * min(max(fisher, -self._clip), self._clip)
@@ -201,7 +240,7 @@ class SpamFilter(CountClassifier):
 
     def score_many(self, X: Iterable[str | bytes]) -> np.ndarray:
         return np.array([self._score(self.tokens(t, f"row {i}"), f"row {i}")
-                         for i, t in enumerate(X)])
+                         for i, t in enumerate(_messages(X))])
 
     def verdict_one(self, x: str | bytes) -> Any:
         """``spam_label``, ``ham_label`` or ``"unsure"`` (within ``unsure`` of the threshold)."""
@@ -211,8 +250,6 @@ class SpamFilter(CountClassifier):
         return self.spam_label if z > 0 else self.ham_label
 
     def predict_log_proba_one(self, x: str | bytes) -> dict[Any, float]:
-        if not self.stats.n_classes:
-            return {}
         z = self.score_one(x) - self.threshold
         return {self.spam_label: _log_sigmoid(z), self.ham_label: _log_sigmoid(-z)}
 
@@ -220,16 +257,12 @@ class SpamFilter(CountClassifier):
         return {c: math.exp(v) for c, v in self.predict_log_proba_one(x).items()}
 
     def predict_one(self, x: str | bytes) -> Any:
-        if not self.stats.n_classes:
-            return None
         return self.spam_label if self.score_one(x) > self.threshold else self.ham_label
 
     def predict_proba_many(self, X: Sequence[str | bytes]):
         import pandas as pd
 
-        index = X.index if isinstance(X, pd.Series) else None
-        if not self.stats.n_classes:
-            return pd.DataFrame(index=index if index is not None else range(len(X)))
+        index = X.index if isinstance(X, pd.Series | pd.DataFrame) else None
         z = self.score_many(X) - self.threshold
         spam = 1.0 / (1.0 + np.exp(-z))
         return pd.DataFrame({self.spam_label: spam, self.ham_label: 1.0 - spam}, index=index)
@@ -237,11 +270,10 @@ class SpamFilter(CountClassifier):
     def predict_many(self, X: Sequence[str | bytes]):
         import pandas as pd
 
-        index = X.index if isinstance(X, pd.Series) else None
+        index = X.index if isinstance(X, pd.Series | pd.DataFrame) else None
         z = self.score_many(X)
-        return pd.Series(np.where(z > self.threshold, self.spam_label, self.ham_label)
-                         if self.stats.n_classes else [None] * len(z), index=index,
-                         dtype=object)
+        return pd.Series(np.where(z > self.threshold, self.spam_label, self.ham_label),
+                         index=index, dtype=object)
 
     # -- diagnostics --------------------------------------------------------------------------
     def explain_one(self, x: str | bytes) -> list[dict[str, Any]]:

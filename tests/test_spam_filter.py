@@ -1,0 +1,202 @@
+"""SpamFilter: the score by hand, the monoid operations on its counts, bad input, real streams."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from river import checks
+from scipy.stats import chi2
+
+from conftest import assert_same_stats, snapshot
+from streamnb import InvalidRecord, SpamFilter, load_model
+from streamnb.datasets import iter_sms_spam_stream, iter_spamassassin_stream
+from streamnb.evaluate import exact_auc
+from streamnb.features import is_email, tokenize_sms
+
+SMS = [
+    ("WINNER!! Claim your £900 prize: call 09061701461", "spam"),
+    ("ok see u at 7 then", "ham"),
+    ("FREE entry to win a prize, txt WIN to 87121", "spam"),
+    ("are we still on for lunch tomorrow?", "ham"),
+    ("u coming to the pub tonight?", "ham"),
+    ("URGENT! your mobile number has won £2000, call 09061701234 now", "spam"),
+]
+
+
+def trained(data=SMS, **params) -> SpamFilter:
+    f = SpamFilter(**params)
+    for text, label in data:
+        f.learn_one(text, label)
+    return f
+
+
+def score_by_hand(data, text, alpha=0.1, w=0.125, s=0.1, x=0.5, min_dev=0.2, k=25) -> float:
+    """The documented formula, from a direct count of the training messages' token sets."""
+    sets = [(tokenize_sms(t), y) for t, y in data]
+    vocabulary = set().union(*(ts for ts, _ in sets))
+    n = {c: sum(1 for _, y in sets if y == c) for c in ("spam", "ham")}
+    mass = {c: sum(len(ts) for ts, y in sets if y == c) for c in ("spam", "ham")}
+    known = [t for t in tokenize_sms(text) if t in vocabulary]
+    if not known:
+        return 0.0
+    ratios, fs = [], []
+    for t in known:
+        b = {c: sum(1 for ts, y in sets if y == c and t in ts) for c in ("spam", "ham")}
+        theta = {c: (b[c] + alpha) / (mass[c] + alpha * len(vocabulary)) for c in b}
+        ratios.append(math.log(theta["spam"]) - math.log(theta["ham"]))
+        rs, rh = b["spam"] / n["spam"], b["ham"] / n["ham"]
+        f = (s * x + (b["spam"] + b["ham"]) * rs / (rs + rh)) / (s + b["spam"] + b["ham"])
+        if abs(f - 0.5) >= min_dev:
+            fs.append(f)
+    fisher = 0.0
+    if fs:
+        h = chi2.sf(-2 * sum(math.log(f) for f in fs), 2 * len(fs))
+        sp = chi2.sf(-2 * sum(math.log(1 - f) for f in fs), 2 * len(fs))
+        indicator = min(max((1 + h - sp) / 2, 1e-4), 1 - 1e-4)
+        fisher = math.log(indicator / (1 - indicator))
+    ratios = sorted(ratios, key=lambda d: (-abs(d), -d))[:k]
+    return sum(ratios) / len(ratios) + w * fisher
+
+
+@pytest.mark.parametrize("text", ["claim your prize now", "lunch at the pub?", "call 09061701461",
+                                  "see u tomorrow", "nothing known here: zebra quokka"])
+@pytest.mark.parametrize("params", [{}, {"alpha": 1.0, "fisher_weight": 1.0, "min_dev": 0.1},
+                                    {"top_tokens": 2}, {"top_tokens": None}])
+def test_score_equals_the_formula_by_hand(text, params):
+    names = {"alpha": "alpha", "fisher_weight": "w", "min_dev": "min_dev", "top_tokens": "k"}
+    want = score_by_hand(SMS, text, **{names[k]: v for k, v in params.items()})
+    assert trained(tokenizer="sms", **params).score_one(text) == pytest.approx(want, abs=1e-9)
+
+
+def test_decisions_probabilities_and_verdicts():
+    f = trained()
+    z = f.score_one("claim your £500 prize, call 09061701999")
+    assert z > 0 and f.predict_one("claim your £500 prize, call 09061701999") == "spam"
+    assert f.predict_one("see you at lunch") == "ham"
+    p = f.predict_proba_one("see you at lunch")
+    assert p["ham"] == pytest.approx(1 / (1 + math.exp(f.score_one("see you at lunch"))))
+    assert p["spam"] + p["ham"] == pytest.approx(1.0)
+    logs = f.predict_log_proba_one("see you at lunch")
+    assert logs["spam"] == pytest.approx(math.log(p["spam"]))
+    assert f.verdict_one("claim your £500 prize, call 09061701999") == "spam"
+    assert SpamFilter(unsure=100.0).verdict_one("anything") == "unsure"
+
+
+def test_empty_and_tokenless_texts_are_scored_not_rejected():
+    f = trained()
+    for text in ("", "   ", b"", "zebra quokka"):  # SMS shape tokens (length, capitals) remain
+        assert math.isfinite(f.score_one(text))
+    for text in ({}, "Subject: zebra\nX-Foo: bar\n\n"):  # no known token at all: no evidence
+        assert f.score_one(text) == 0.0 and f.explain_one(text) == []
+        assert f.predict_proba_one(text) == {"spam": 0.5, "ham": 0.5}
+    assert SpamFilter().predict_proba_one("before anything is learned") == {"spam": 0.5,
+                                                                            "ham": 0.5}
+    f.learn_one({}, "ham")  # a token-less message still counts as a ham message
+    assert f.stats.class_counts.tolist() == [3.0, 4.0]
+
+
+def test_bad_input_names_the_record_and_field_and_changes_nothing():
+    f = trained()
+    before = snapshot(f.stats)
+    with pytest.raises(InvalidRecord) as err:
+        f.learn_one("hello", "maybe")
+    assert err.value.field == "label" and "record 7" in str(err.value)
+    with pytest.raises(InvalidRecord, match="expected the message text"):
+        f.learn_one(42, "spam")
+    with pytest.raises(InvalidRecord) as err:
+        f.learn_many(["a", "b", "c"], ["spam", "ham", "eggs"])
+    assert "row 2" in str(err.value) and err.value.field == "label"
+    with pytest.raises(InvalidRecord, match="row 1"):
+        f.learn_many(["a", None], ["spam", "ham"])
+    assert snapshot(f.stats) == before and f.n_learned == len(SMS)
+
+
+def test_learn_many_equals_learn_one_and_predictions_agree():
+    one = trained()
+    many = SpamFilter()
+    many.learn_many([t for t, _ in SMS[:4]], [y for _, y in SMS[:4]])
+    many.learn_many([t for t, _ in SMS[4:]], [y for _, y in SMS[4:]])
+    assert_same_stats(many.stats.to_dict(), one.stats.to_dict())
+    queries = [t for t, _ in SMS] + ["prize lunch", "zebra"]
+    assert many.score_many(queries).tolist() == [one.score_one(q) for q in queries]
+    proba = one.predict_proba_many(queries)
+    for i, q in enumerate(queries):
+        assert proba.iloc[i].to_dict() == pytest.approx(one.predict_proba_one(q))
+    assert one.predict_many(queries).tolist() == [one.predict_one(q) for q in queries]
+
+
+def test_save_load_merge_decay(tmp_path):
+    f = trained()
+    f.save(tmp_path / "filter.snb")
+    g = load_model(tmp_path / "filter.snb")
+    assert isinstance(g, SpamFilter) and g.fisher_weight == f.fisher_weight
+    queries = [t for t, _ in SMS] + ["prize lunch"]
+    assert [g.score_one(q) for q in queries] == [f.score_one(q) for q in queries]
+    # two shards merged == one filter that learned both
+    a, b = trained(SMS[:3]), trained(SMS[3:])
+    a.merge(b)
+    assert_same_stats(a.stats.to_dict(), f.stats.to_dict())
+    assert [a.score_one(q) for q in queries] == pytest.approx([f.score_one(q) for q in queries],
+                                                              abs=1e-12)
+    with pytest.raises(ValueError, match="models differ"):
+        a.merge(SpamFilter(alpha=1.0))
+    counts = f.stats.value_counts.copy()
+    f.decay(0.5)
+    assert np.array_equal(f.stats.value_counts, counts * 0.5)
+
+
+def test_bytes_mappings_and_custom_labels():
+    f = SpamFilter(spam_label=True, ham_label=False)
+    f.learn_one(b"Subject: cheap meds\nFrom: x@pills.biz\n\nbuy cheap meds now", True)
+    f.learn_one({"minutes": 1, "meeting": 2, "zero": 0}, False)
+    assert f.tokens({"minutes": 1, "zero": 0, "nan": float("nan")}) == {"minutes"}
+    assert f.predict_one("Subject: cheap meds\nFrom: y@pills.biz\n\ncheap meds") is True
+    assert f.predict_one({"meeting": 1}) is False
+
+
+@pytest.mark.parametrize("params", list(SpamFilter._unit_test_params()))
+def test_river_check_estimator(params):
+    checks.check_estimator(SpamFilter(**params))
+
+
+def test_parameters_are_validated():
+    for bad in ({"alpha": 0}, {"alpha": float("nan")}, {"fisher_weight": -1},
+                {"tokenizer": "html"}, {"spam_label": "x", "ham_label": "x"}, {"min_dev": 0.7},
+                {"max_tokens": 0}, {"threshold": float("inf")}, {"top_tokens": 0}):
+        with pytest.raises(ValueError):
+            SpamFilter(**bad)
+
+
+def prequential_scores(messages, text_of):
+    f = SpamFilter()
+    scores, spam = [], []
+    for m in messages:
+        text = text_of(m)
+        scores.append(f.score_one(text))
+        spam.append(m.label == "spam")
+        f.learn_one(text, m.label)
+    return np.array(scores), np.array(spam)
+
+
+def measures(scores, spam) -> tuple[float, float, float]:
+    called = scores > 0
+    return (round(float(np.mean(called == spam)), 4), round(exact_auc(spam, scores), 5),
+            round(100 * float(called[~spam].mean()), 2))
+
+
+def test_prequential_spamassassin_as_documented():
+    """docs/spam.md: every message of SpamAssassin in time order, score then learn."""
+    scores, spam = prequential_scores(list(iter_spamassassin_stream()), lambda m: m.raw)
+    assert measures(scores, spam) == (0.9889, 0.99901, 0.72)
+    assert np.all(np.isfinite(scores)) and np.abs(scores).max() < 50
+
+
+def test_prequential_sms_as_documented():
+    """docs/spam.md: every SMS of the SMS Spam Collection in file order; no message is read as
+    e-mail by the detector."""
+    messages = list(iter_sms_spam_stream())
+    assert not any(is_email(m.text) for m in messages)
+    scores, spam = prequential_scores(messages, lambda m: m.text)
+    assert measures(scores, spam) == (0.9926, 0.99737, 0.21)
