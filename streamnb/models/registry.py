@@ -11,11 +11,14 @@ from streamnb.models.naive_bayes import NaiveBayes
 from streamnb.models.selective_bn import SelectiveBN
 from streamnb.models.selective_nb import SelectiveNB
 from streamnb.models.selective_tan import SelectiveTAN
+from streamnb.models.spam_filter import SpamFilter
 from streamnb.models.tan import TAN
 
 __all__ = ["MODELS", "make_model"]
 
 MODELS: dict[str, Callable[[], CountClassifier]] = {
+    # raw text (e-mail or SMS) or {token: count}; the others take feature dicts
+    "spam-filter": SpamFilter,
     "indifferent": IndifferentNB,
     "ml": lambda: NaiveBayes(estimator="ml"),
     "laplace": lambda: NaiveBayes(estimator="laplace"),
