@@ -8,7 +8,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from streamnb import cli_evaluate
+from streamnb import __version__, cli_evaluate, cli_spam
 
 __all__ = ["main"]
 
@@ -187,6 +187,11 @@ def _demo_in_process(args: argparse.Namespace, names: list[str], messages: list,
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
+    if args.state:
+        return cli_spam.cmd_explain_filter(args)
+    if args.file and not Path(args.file).is_file():
+        print(f"streamnb explain: {args.file}: no such file", file=sys.stderr)
+        return 2
     from streamnb.datasets import iter_spamassassin_stream
     from streamnb.features import tokenize_email
     from streamnb.models.tan import TAN
@@ -257,6 +262,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="streamnb", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     demo = sub.add_parser("demo", help="replay SpamAssassin in time order through Kafka and "
                           "the service (or in-process), prequentially, and report accuracy, "
@@ -293,6 +299,9 @@ def build_parser() -> argparse.ArgumentParser:
     explain.add_argument("--message", type=int, default=3000,
                          help="index in the time-ordered corpus (default: %(default)s)")
     explain.add_argument("--file", default=None, help="explain this raw RFC-822 message instead")
+    explain.add_argument("--state", default=None,
+                         help="explain the score of this saved SpamFilter (from 'streamnb "
+                         "train') on --file or the message on stdin, instead of a TAN")
     explain.add_argument("--train", type=int, default=2000,
                          help="learn on the first N messages (default: %(default)s)")
     explain.add_argument("--weight", choices=["cmi", "ddr", "bayes"], default="cmi")
@@ -302,6 +311,7 @@ def build_parser() -> argparse.ArgumentParser:
     explain.add_argument("--data-dir", default=None, help="dataset cache directory")
     explain.set_defaults(func=cmd_explain)
     cli_evaluate.add_parser(sub)
+    cli_spam.add_parsers(sub)
     from consumers.config import add_arguments
 
     serve = sub.add_parser("serve", help="the Kafka classification service",
