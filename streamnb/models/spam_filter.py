@@ -251,7 +251,8 @@ class SpamFilter(CountClassifier):
 
     def predict_log_proba_one(self, x: str | bytes) -> dict[Any, float]:
         z = self.score_one(x) - self.threshold
-        return {self.spam_label: _log_sigmoid(z), self.ham_label: _log_sigmoid(-z)}
+        # ham first: where z = 0 an argmax over the dict agrees with predict_one (ham)
+        return {self.ham_label: _log_sigmoid(-z), self.spam_label: _log_sigmoid(z)}
 
     def predict_proba_one(self, x: str | bytes) -> dict[Any, float]:
         return {c: math.exp(v) for c, v in self.predict_log_proba_one(x).items()}
@@ -265,7 +266,7 @@ class SpamFilter(CountClassifier):
         index = X.index if isinstance(X, pd.Series | pd.DataFrame) else None
         z = self.score_many(X) - self.threshold
         spam = 1.0 / (1.0 + np.exp(-z))
-        return pd.DataFrame({self.spam_label: spam, self.ham_label: 1.0 - spam}, index=index)
+        return pd.DataFrame({self.ham_label: 1.0 - spam, self.spam_label: spam}, index=index)
 
     def predict_many(self, X: Sequence[str | bytes]):
         import pandas as pd
