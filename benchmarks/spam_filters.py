@@ -46,11 +46,11 @@ SPAM, HAM = "spam", "ham"
 @dataclass(frozen=True)
 class Corpus:
     """A message stream: ``load()`` yields ``(raw text or bytes, label)`` pairs in stream order
-    (a label is ``"spam"``/``"ham"`` or a bool, True for spam); ``tokenize`` maps the raw
-    message to tokens; ``as_mail`` makes the file the mail filters read from the raw bytes."""
+    (a label is ``"spam"``/``"ham"`` or a bool, True for spam); ``tokenize`` maps a `Sample`
+    to its tokens; ``as_mail`` makes the file the mail filters read from the raw bytes."""
 
     load: Callable[[], Iterable[tuple[str | bytes, Any]]]
-    tokenize: Callable[[str | bytes], frozenset[str]]
+    tokenize: Callable[[Sample], frozenset[str]]
     as_mail: Callable[[bytes], bytes] = lambda raw: raw
 
 
@@ -72,12 +72,12 @@ def corpora() -> dict[str, Corpus]:
     yields ``(text, label)`` pairs or objects with ``.text`` and ``.label``)."""
     import streamnb.datasets as datasets
 
-    found = {"spamassassin": Corpus(spamassassin, tokenize_email)}
-    for name in sorted(getattr(datasets, "__all__", dir(datasets))):
+    found = {"spamassassin": Corpus(spamassassin, lambda s: tokenize_email(s.raw))}
+    for name in sorted(dir(datasets)):
         if "sms" in name.lower() and name.startswith(("iter_", "load_")):
             loader = getattr(datasets, name)
-            found["sms"] = Corpus(lambda loader=loader: _pairs(loader()), tokenize_sms,
-                                  _as_mail_body)
+            found["sms"] = Corpus(lambda loader=loader: _pairs(loader()),
+                                  lambda s: tokenize_sms(s.text), _as_mail_body)
             break
     return found
 
@@ -92,7 +92,7 @@ class Sample:
     """One message as every system sees it."""
 
     index: int
-    raw: bytes  # as received: what the tokeniser reads
+    raw: bytes  # as received: what the e-mail tokeniser reads
     text: str  # raw decoded as UTF-8 (undecodable bytes as U+FFFD): what text systems read
     label: str  # "spam" or "ham"
     path: Path  # the file the mail filters read (raw bytes, written once)
@@ -132,7 +132,7 @@ class Setup:
     tokeniser."""
 
     directory: Path
-    tokenize: Callable[[str | bytes], frozenset[str]]
+    tokenize: Callable[[Sample], frozenset[str]]
 
 
 class Filter:
@@ -163,6 +163,8 @@ def log_odds(logs: dict[Any, float]) -> float:
         return -math.inf if logs else 0.0
     if HAM not in logs:
         return math.inf
+    if logs[SPAM] == logs[HAM]:  # includes both −∞ (no class can explain the message)
+        return 0.0
     return logs[SPAM] - logs[HAM]
 
 
@@ -229,13 +231,13 @@ class HashedLogisticRegression(_Features):
     ``alternate_sign=False``, ``binary=True``, no normalisation); score = the decision function
     (the spam log-odds)."""
 
-    def __init__(self, tokenize: Callable[[str | bytes], frozenset[str]]) -> None:
+    def __init__(self, tokenize: Callable[[Sample], frozenset[str]]) -> None:
         from sklearn.feature_extraction.text import HashingVectorizer
         from sklearn.linear_model import SGDClassifier
 
         vectorizer = HashingVectorizer(n_features=2**20, alternate_sign=False, binary=True,
                                        norm=None, analyzer=list)
-        super().__init__(lambda s: vectorizer.transform([tokenize(s.raw)]))
+        super().__init__(lambda s: vectorizer.transform([tokenize(s)]))
         self.model = SGDClassifier(loss="log_loss", random_state=0)
         self._fitted = False
 
@@ -366,7 +368,9 @@ def streamnb_text_systems() -> dict[str, Callable[[], Any]]:
 
 
 def _tokens(setup: Setup, value: bool | int) -> Callable[[Sample], dict[str, bool | int]]:
-    return lambda s: dict.fromkeys(setup.tokenize(s.raw), value)
+    """``{token: value}``, in sorted order: a model's sums then do not depend on the string
+    hash seed (a frozenset's order does), so reruns give the same scores to the last bit."""
+    return lambda s: dict.fromkeys(sorted(setup.tokenize(s)), value)
 
 
 def _river_bow_nb() -> Any:
@@ -461,7 +465,7 @@ def run_system(name: str, build: Callable[[Setup], Filter], samples: list[Sample
 
 
 def run(samples: list[Sample], chosen: dict[str, Callable[[Setup], Filter]], scratch: Path,
-        tokenize: Callable[[str | bytes], frozenset[str]],
+        tokenize: Callable[[Sample], frozenset[str]],
         report: Callable[[Result], None] | None = None) -> list[Result]:
     """Each chosen system on the samples, one after the other, each in its own scratch
     directory."""

@@ -68,12 +68,13 @@ def test_bogofilter_spamprobe_and_a_streamnb_model_score_every_message(
     assert len((tmp_path / "table.csv").read_text().splitlines()) == 1 + len(results)
 
 
-def test_bogofilter_autoupdate_then_correct_equals_score_then_register(bench, samples, tmp_path):
+def test_bogofilter_autoupdate_then_correct_equals_score_then_register(
+        bench, corpus, samples, tmp_path):
     """The fast mode (score with -u, fix the unsure and wrong ones) gives the same scores as
     scoring and registering every message separately."""
     chosen = {"auto": lambda s: bench.Bogofilter(s.directory),
               "plain": lambda s: bench.Bogofilter(s.directory, autoupdate=False)}
-    auto, plain = bench.run(samples[:80], chosen, tmp_path, bench.tokenize_email)
+    auto, plain = bench.run(samples[:80], chosen, tmp_path, corpus.tokenize)
     assert auto.scores == plain.scores
     assert auto.verdicts.split(";")[0] == plain.verdicts.split(";")[0]  # the S/H/U counts
 
@@ -92,6 +93,7 @@ def test_log_odds_of_a_model_that_has_seen_one_class(bench):
     assert bench.log_odds({"spam": 0.0}) == float("inf")
     assert bench.log_odds({"ham": 0.0}) == float("-inf")
     assert bench.log_odds({"spam": -1.0, "ham": -3.0}) == 2.0
+    assert bench.log_odds({"spam": float("-inf"), "ham": float("-inf")}) == 0
 
 
 def test_select_keeps_the_list_order_and_takes_wildcards(bench):
