@@ -385,6 +385,10 @@ def _river_nb() -> Any:
     return naive_bayes.MultinomialNB()
 
 
+# registered models that take a text attribute (the multinomial event model)
+TEXT_KIND_MODELS = ("indifferent", "ml", "laplace", "m-estimate", "bibl")
+
+
 def systems() -> dict[str, Callable[[Setup], Filter]]:
     """Every system by name: a function of the `Setup` that builds it empty."""
     out: dict[str, Callable[[Setup], Filter]] = {
@@ -395,7 +399,12 @@ def systems() -> dict[str, Callable[[Setup], Filter]]:
         "river-mnb-tokens": lambda s: RiverModel(_river_nb(), _tokens(s, 1)),
     }
     for name, make in MODELS.items():  # every registered streamnb model, binary tokens
+        if name == "spam-filter":  # takes the raw text: below
+            continue
         out[f"streamnb-{name}"] = lambda s, make=make: RiverModel(make(), _tokens(s, True))
+        if name in TEXT_KIND_MODELS:  # the same model on one text attribute (docs/text.md)
+            out[f"streamnb-{name}-text"] = lambda s, make=make: RiverModel(
+                make(), lambda m, s=s: {"tokens": sorted(s.tokenize(m))})
     for name, make in streamnb_text_systems().items():
         out[name] = lambda s, make=make: TextModel(make())
     return out
