@@ -52,7 +52,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--protocol", choices=PROTOCOLS, default="cv")
     p.add_argument("--dataset", default="vote",
                    help="a registry name (python -m streamnb.datasets check lists them) or "
-                   "'spamassassin' (the message stream, tokenised)")
+                   "'spamassassin' or 'sms' (the message streams, tokenised)")
     p.add_argument("--model", action="append", dest="models", metavar="NAME",
                    help="repeatable; a streamnb model name or river:<module>.<Class>[|...] "
                    "(default: indifferent, laplace, tan, aode)")
@@ -92,12 +92,18 @@ def add_parser(sub: Any) -> None:
 
 
 def _data(name: str, limit: int | None) -> tuple[list, list, Any]:
-    if name == "spamassassin":
-        from streamnb.datasets import iter_spamassassin_stream
-        from streamnb.features import tokenize_email
+    if name in ("spamassassin", "sms"):
+        from streamnb.datasets import iter_sms_spam_stream, iter_spamassassin_stream
+        from streamnb.features import tokenize_email, tokenize_sms
 
-        messages = list(iter_spamassassin_stream())[:limit]
-        return ([{t: True for t in tokenize_email(m.text)} for m in messages],
+        if name == "spamassassin":
+            messages = list(iter_spamassassin_stream())[:limit]
+            tokens = [tokenize_email(m.text) for m in messages]
+        else:
+            messages = list(iter_sms_spam_stream())[:limit]
+            tokens = [tokenize_sms(m.text) for m in messages]
+        # sorted: a model's sums then do not depend on the string hash seed
+        return ([dict.fromkeys(sorted(t), True) for t in tokens],
                 [m.label for m in messages], "spam")
     from streamnb.datasets import load
 

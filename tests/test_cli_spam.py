@@ -99,3 +99,25 @@ def test_train_refuses_a_file_that_is_no_mailbox(tmp_path, capsys):
     assert main(["train", "--spam", str(bogus), "--state", str(tmp_path / "f.snb")]) == 2
     assert "not an mbox file" in capsys.readouterr().err
     assert not (tmp_path / "f.snb").exists()
+
+
+def test_evaluate_sms_with_the_spam_filter_equals_the_library(tmp_path, capsys):
+    """`streamnb evaluate --dataset sms --model spam-filter`: the same prequential numbers as
+    the library on the same (sorted token) records."""
+    from streamnb.datasets import iter_sms_spam_stream
+    from streamnb.evaluate import prequential
+    from streamnb.features import tokenize_sms
+
+    assert main(["evaluate", "--protocol", "prequential", "--dataset", "sms", "--model",
+                 "spam-filter", "--limit", "1500", "--out", str(tmp_path), "--no-progress"]) == 0
+    row = next(line for line in capsys.readouterr().out.splitlines()
+               if line.startswith("| spam-filter"))
+    messages = list(iter_sms_spam_stream())[:1500]
+    result = prequential(SpamFilter(), [(dict.fromkeys(sorted(tokenize_sms(m.text)), True),
+                                         m.label) for m in messages], positive="spam")
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[1] == f"{100 * result.accuracy():.2f}"
+    assert cells[5] == f"{result.auc():.4f}"
+    majority = max(sum(m.label == "ham" for m in messages), sum(m.label == "spam" for m in
+                                                                 messages)) / len(messages)
+    assert result.accuracy() > majority
