@@ -221,3 +221,21 @@ def test_model_names_are_checked():
     with pytest.raises(ValueError, match="no river class"):
         model_factory("river:naive_bayes.NoSuchNB")
     assert model_factory("river:preprocessing.OneHotEncoder|naive_bayes.BernoulliNB")()
+
+
+def test_reliability_curve_equals_a_binning_by_hand():
+    """Each prediction goes to bin ⌊confidence · bins⌋ (1.0 to the last bin); per non-empty bin
+    the mean confidence, the share correct and the count, computed here with plain loops."""
+    rng = np.random.default_rng(7)
+    confidence = np.concatenate([rng.uniform(0.0, 1.0, 500), [0.0, 0.1, 0.5, 1.0, 0.9999]])
+    correct = rng.uniform(size=len(confidence)) < confidence
+    for bins in (1, 4, 10):
+        groups: dict[int, list[int]] = {}
+        for i, c in enumerate(confidence.tolist()):
+            groups.setdefault(min(int(c * bins), bins - 1), []).append(i)
+        want = [(sum(confidence[i] for i in g) / len(g), sum(correct[i] for i in g) / len(g),
+                 len(g)) for _, g in sorted(groups.items())]
+        conf, acc, n = reliability_curve(confidence, correct, bins=bins)
+        assert n.tolist() == [w[2] for w in want]
+        np.testing.assert_allclose(conf, [w[0] for w in want], rtol=1e-12)
+        np.testing.assert_allclose(acc, [w[1] for w in want], rtol=1e-12)
