@@ -49,6 +49,19 @@ def test_statlog_decoding(reproduction):
         assert {"100": "A", "010": "C", "001": "G", "000": "T"}[bits] == decoded[f"N{i + 1}"]
 
 
+# Mean test accuracy % of every method on the first two seeded random splits of Voting (200
+# training records, 235 test; K2-AS< on the first only), as the reproduction computes them:
+# pinned, so that a change in any method's algorithm or in the split order shows here. The
+# paper's Voting row (Table 2): naive-ALL 89.69, naive-AS 93.47, CB 94.95, CIG-AS 94.91,
+# CGR-AS 95.53, CDC-AS 95.55 (means over 30 splits; docs/results/singh_provan.md).
+VOTING_TWO_SPLITS = {
+    "naive-ALL": 90.64, "naive-AS": 94.68, "K2-AS": 95.53, "K2-AS<": 95.32, "CB": 95.11,
+    "CIG-AS": 95.74, "CGR-AS": 95.74, "CDC-AS": 95.74, "SelectiveTAN": 95.11, "ALL/K2": 94.89,
+    "CIG-AS/K2": 96.38, "CGR-AS/K2": 96.17, "CDC-AS/K2": 95.96, "CB/learned": 95.53,
+    "CIG-AS/learned": 95.53, "CGR-AS/learned": 95.74, "CDC-AS/learned": 95.96,
+}
+
+
 def test_every_method_on_voting(reproduction, tmp_path):
     methods = list(reproduction.METHODS)
     task = reproduction.prepare("Voting")
@@ -56,7 +69,7 @@ def test_every_method_on_voting(reproduction, tmp_path):
     assert result.methods == methods
     for m in methods:
         mean, _ = result.accuracy(m)
-        assert 80 < mean <= 100, (m, mean)
+        assert round(mean, 2) == VOTING_TWO_SPLITS[m], (m, mean)
         assert result.splits(m) == (1 if m == "K2-AS<" else 2)
     # naive-ALL and CB use every attribute; the selections use fewer
     assert {n for n, _ in result.selected["naive-ALL"] + result.selected["CB"]} == {16}
