@@ -210,7 +210,7 @@ def test_cache_bytes_are_deterministic(tmp_path):
     manifests = []
     for name in ("first", "second"):
         (tmp_path / name).mkdir()
-        manifests.append(sms._write_cache(tmp_path / name, messages))
+        manifests.append(sms._archive().write_cache(tmp_path / name, messages))
     assert manifests[0] == manifests[1]  # the manifest records the cache file's SHA-256
     assert manifests[0]["messages"] == 2
     assert load_sms_spam(tmp_path / "first") == [SMS(1, "ham", "x"), SMS(2, "spam", "y")]

@@ -33,6 +33,7 @@ from streamnb.datasets import (
 )
 from streamnb.datasets import sms_spam as sms
 from streamnb.datasets import spamassassin as sa
+from streamnb.datasets._cache import atomic_write
 from streamnb.features import tokenize_email
 
 REPOSITORY = Path(__file__).resolve().parents[1]
@@ -335,7 +336,7 @@ def test_interrupted_write_keeps_the_previous_file(tmp_path, monkeypatch):
 
     monkeypatch.setattr(sa.os, "fsync", interrupted)
     with pytest.raises(KeyboardInterrupt):
-        sa._atomic_write(target, b"half-written")
+        atomic_write(target, b"half-written")
     assert target.read_bytes() == b"complete"
     assert [p.name for p in tmp_path.iterdir()] == ["file"]
 
@@ -346,7 +347,7 @@ def test_cache_bytes_are_deterministic(tmp_path):
     manifests = []
     for name in ("first", "second"):
         (tmp_path / name).mkdir()
-        manifests.append(sa._write_cache(tmp_path / name, records))
+        manifests.append(sa._archive().write_cache(tmp_path / name, records))
     assert manifests[0] == manifests[1]  # the manifest records the cache file's SHA-256
 
 

