@@ -82,7 +82,7 @@ def _write_plot(args: argparse.Namespace, results: dict, title: str) -> None:
     print(f"\nROC curve points written to {csv}")
     try:
         plot_learning_curves(curves, plot, title, xlabel="messages seen (time order)")
-        roc_png = plot_roc(roc, plot.with_name("roc.png"), f"ROC: {title}")
+        roc_png = plot_roc(roc, plot.with_name("roc.png"), f"ROC, {title.split(',')[0]}")
         accuracy = plot_accuracy_curves(curves, rolling, plot.with_name("accuracy_curves.png"),
                                         title, window, xlabel="messages seen (time order)")
         print(f"learning curve written to {plot}; ROC curve to {roc_png}; cumulative and "
