@@ -25,7 +25,7 @@ __all__ = ["OPTIONS", "ConfigError", "Option", "RedactSecrets", "Secret", "Servi
            "add_arguments", "dump_config", "load_config"]
 
 ENV_PREFIX = "STREAMNB_"
-MODEL_NAMES = ("indifferent", "ml", "laplace", "m-estimate", "bibl", "tan", "aode")
+MODEL_NAMES = ("spam-filter", "indifferent", "ml", "laplace", "m-estimate", "bibl", "tan", "aode")
 SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 SASL_MECHANISMS = ("PLAIN", "GSSAPI", "OAUTHBEARER", "SCRAM-SHA-256", "SCRAM-SHA-512")
 LOG_LEVELS = ("debug", "info", "warning", "error")
@@ -139,7 +139,8 @@ OPTIONS: tuple[Option, ...] = (
            "(0: the client's default, 30 s in kafka-python 3)", minimum=0,
            kafka="bootstrap_timeout_ms"),
     # -- the model ------------------------------------------------------------------------------
-    Option("model", str, "indifferent", "classifier", choices=MODEL_NAMES),
+    Option("model", str, "spam-filter", "classifier (spam-filter: streamnb.SpamFilter, for text "
+           "messages; the others take any features)", choices=MODEL_NAMES),
     Option("relearn-every", int, 1000,
            "tan, aode: a new shared candidate list (and tan's tree) after every this many "
            "labelled records of a partition, and after 1, 2, 4, ... before (0: one list, after "

@@ -3,7 +3,9 @@
 A Kafka-protocol broker (the one given, or an embedded tansu), the service as its own process
 (``streamnb serve``, in a consumer group, its metrics served over HTTP), a producer replaying
 the corpus into the input topic as ``{"id", "text", "label"}`` messages, and a reader of the
-output topic that shows progress. The service predicts each labelled message before learning
+output topic that shows progress. The AUC and ROC scores are the published ``"score"`` (the
+spam log-odds of a SpamFilter) when there is one, else the log-odds of the published
+probabilities. The service predicts each labelled message before learning
 it (and, with ``--publish-labelled``, publishes that prediction), so the outputs joined with the
 true labels give a prequential evaluation scored by :mod:`streamnb.evaluate`, like the
 in-process demo (there one message at a time, here one poll at a time).
@@ -108,7 +110,7 @@ def _score(proba: dict[str, float], positive: str) -> tuple[dict[str, float], fl
     return logs, logs[positive] - math.log(rest)
 
 
-def run_pipeline(messages: Sequence[Any], model: str = "indifferent",
+def run_pipeline(messages: Sequence[Any], model: str = "spam-filter",
                  bootstrap_servers: str | None = None,
                  metrics_address: str = "127.0.0.1:9108", max_poll_records: int = 25,
                  progress: Callable[[int, dict[str, float]], None] | None = None,
@@ -180,6 +182,8 @@ def run_pipeline(messages: Sequence[Any], model: str = "indifferent",
     for i, m in enumerate(messages, start=1):
         out = outputs[f"{m.group}/{m.id}"]
         logs, score = _score(out["proba"], _POSITIVE)
+        if out.get("score") is not None:  # the model's own log-odds (SpamFilter), unrounded
+            score = out["score"]
         result.labels.append(m.label)
         result.predicted.append(out["label"])
         result.known.append(m.label in logs)

@@ -1,7 +1,8 @@
 """Input messages: bytes → validated records, or the reason they are rejected.
 
-A message is UTF-8 JSON, ``{"id": str, "text": str}`` (a raw RFC-822 e-mail, tokenised with
-:func:`streamnb.features.tokenize_email`) or ``{"id": str, "features": {name: value}}`` with
+A message is UTF-8 JSON, ``{"id": str, "text": str}`` (a raw RFC-822 e-mail or a short text
+such as an SMS, told apart and tokenised by :func:`streamnb.features.tokenize_text` into
+``{token: True}``) or ``{"id": str, "features": {name: value}}`` with
 values str (nominal), bool/int (token presence or count) or float (numeric), and an optional
 ``"label"`` (str, int or bool; ``null`` means unlabelled). Other keys are ignored.
 
@@ -26,7 +27,7 @@ from typing import Annotated, Any
 
 import msgspec
 
-from streamnb.features import tokenize_email
+from streamnb.features import tokenize_text
 
 __all__ = ["REASONS", "Record", "Rejection", "decode_batch", "decode_one"]
 
@@ -134,7 +135,7 @@ def _record(document: Any, tokenize: Callable[[str], Any]) -> Record | Rejection
 
 
 def decode_one(value: bytes | None, max_bytes: int,
-               tokenize: Callable[[str], Any] = tokenize_email) -> Record | Rejection:
+               tokenize: Callable[[str], Any] = tokenize_text) -> Record | Rejection:
     """Decode and validate one message (the reference for :func:`decode_batch`).
 
     Examples
@@ -171,7 +172,7 @@ def _schema_read(value: bytes | None, max_bytes: int) -> _Message | None:
 
 
 def decode_batch(values: Sequence[bytes | None], max_bytes: int,
-                 tokenize: Callable[[str], Any] = tokenize_email) -> list[Record | Rejection]:
+                 tokenize: Callable[[str], Any] = tokenize_text) -> list[Record | Rejection]:
     """Decode a batch; element i is what :func:`decode_one` gives for ``values[i]``."""
     out: list[Record | Rejection] = []
     for value in values:

@@ -14,8 +14,8 @@ payload``: ``C`` the producer's settings as JSON (first, once); ``R`` records of
 lengths as native unsigned 32-bit integers); ``P`` predictions, formatted into output records
 by the child (:func:`format_predictions`: JSON building is the service's largest per-record
 cost after decoding, so it goes to the other core too): ``header length (4) | header JSON
-(topic, classes, versions, count) | id lengths | ids | probabilities (count × classes
-float64)``; ``F``
+(topic, classes, versions, count, scored) | id lengths | ids | probabilities (count × classes
+float64) | scores (count float64, when scored)``; ``F``
 flush, answered on the child's stdout by ``K`` or ``E <error>``. End of input: flush and exit.
 
 The child's producer is confluent-kafka's (librdkafka, C: a few microseconds per record instead
@@ -31,6 +31,7 @@ import contextlib
 import fcntl
 import json
 import logging
+import math
 import os
 import subprocess
 import sys
@@ -129,11 +130,18 @@ def _records(payload: bytes) -> tuple[str, list[bytes], list[bytes]]:
     return topic, parts[:count], parts[count:]
 
 
+def _json_number(value: float) -> str:
+    """A float as JSON: its repr (exact round trip), ``null`` if it is not finite."""
+    return repr(value) if math.isfinite(value) else "null"
+
+
 def format_predictions(ids: Sequence[str], proba: np.ndarray, classes: Sequence[Any],
-                       model_version: int, structure_version: int
-                       ) -> tuple[list[bytes], list[bytes]]:
+                       model_version: int, structure_version: int,
+                       scores: np.ndarray | None = None) -> tuple[list[bytes], list[bytes]]:
     """Output records ``(keys, values)``: for each id its JSON prediction, with ``proba[i]``
-    the probabilities of ``classes`` (no class yet: label null and an empty ``proba``).
+    the probabilities of ``classes`` (no class yet: label null and an empty ``proba``) and,
+    if ``scores`` are given (a model with ``score_many``: SpamFilter's spam log-odds),
+    ``"score": scores[i]`` after ``proba`` (``null`` if not finite).
 
     Examples
     --------
@@ -141,37 +149,54 @@ def format_predictions(ids: Sequence[str], proba: np.ndarray, classes: Sequence[
     ...                                   7, 0)
     >>> keys, values[0].decode()[:57]
     ([b'm1'], '{"id":"m1","label":"ham","proba":{"spam":0.25,"ham":0.75}')
+    >>> _, values = format_predictions(["m1"], np.array([[0.25, 0.75]]), ["spam", "ham"],
+    ...                                7, 0, scores=np.array([-1.0986122886681098]))
+    >>> values[0].decode()[57:]
+    ',"score":-1.0986122886681098,"model_version":7,"structure_version":0}'
 
     """
     tail = f',"model_version":{model_version},"structure_version":{structure_version}}}'
     keys = [i.encode() for i in ids]
+    if scores is not None and len(scores) != len(ids):
+        raise ValueError(f"{len(ids)} ids but {len(scores)} scores")
+    score = ',"score":%s' if scores is not None else ""
     if not len(classes):
-        template = '{"id":%s,"label":null,"proba":{}' + tail
-        return keys, [(template % encode_basestring_ascii(i)).encode() for i in ids]
+        template = '{"id":%s,"label":null,"proba":{}' + score + tail
+        if scores is None:
+            return keys, [(template % encode_basestring_ascii(i)).encode() for i in ids]
+        return keys, [(template % (encode_basestring_ascii(i), _json_number(z))).encode()
+                      for i, z in zip(ids, scores.tolist(), strict=True)]
     # one %-template per batch: a record is then one formatting operation (floats as repr,
     # which is valid JSON for the finite probabilities here)
     names = (encode_basestring_ascii(str(c)).replace("%", "%%") for c in classes)
     template = ('{"id":%s,"label":%s,"proba":{' + ",".join(f"{k}:%r" for k in names) + "}"
-                + tail)
+                + score + tail)
     labels = [json.dumps(c) for c in classes]
     label_of = [labels[k] for k in proba.argmax(axis=1).tolist()]
-    return keys, [(template % (encode_basestring_ascii(i), label, *row)).encode()
-                  for i, label, row in zip(ids, label_of, proba.tolist(), strict=True)]
+    if scores is None:
+        return keys, [(template % (encode_basestring_ascii(i), label, *row)).encode()
+                      for i, label, row in zip(ids, label_of, proba.tolist(), strict=True)]
+    return keys, [(template % (encode_basestring_ascii(i), label, *row, _json_number(z)))
+                  .encode() for i, label, row, z in zip(ids, label_of, proba.tolist(),
+                                                        scores.tolist(), strict=True)]
 
 
 def _predictions_payload(topic: str, ids: Sequence[str], proba: np.ndarray,
                          classes: Sequence[Any], model_version: int,
-                         structure_version: int) -> bytes:
+                         structure_version: int, scores: np.ndarray | None = None) -> bytes:
     header = json.dumps({"topic": topic, "classes": list(classes), "n": len(ids),
                          "model_version": model_version,
-                         "structure_version": structure_version}).encode()
+                         "structure_version": structure_version,
+                         "scored": scores is not None}).encode()
     encoded = [i.encode() for i in ids]
+    tail = [] if scores is None else [np.ascontiguousarray(scores, dtype=np.float64).tobytes()]
     return b"".join([len(header).to_bytes(4, "little"), header,
                      array("I", map(len, encoded)).tobytes(), *encoded,
-                     np.ascontiguousarray(proba, dtype=np.float64).tobytes()])
+                     np.ascontiguousarray(proba, dtype=np.float64).tobytes(), *tail])
 
 
-def _predictions(payload: bytes) -> tuple[str, list[str], np.ndarray, list, int, int]:
+def _predictions(payload: bytes
+                 ) -> tuple[str, list[str], np.ndarray, list, int, int, np.ndarray | None]:
     """Inverse of :func:`_predictions_payload`."""
     at = 4 + int.from_bytes(payload[:4], "little")
     header = json.loads(payload[4:at])
@@ -181,8 +206,10 @@ def _predictions(payload: bytes) -> tuple[str, list[str], np.ndarray, list, int,
     ends = list(accumulate(lengths, initial=at + n * lengths.itemsize))
     ids = [payload[a:b].decode() for a, b in pairwise(ends)]
     proba = np.frombuffer(payload, dtype=np.float64, count=n * k, offset=ends[-1]).reshape(n, k)
+    scores = (np.frombuffer(payload, dtype=np.float64, count=n, offset=ends[-1] + 8 * n * k)
+              if header.get("scored") else None)
     return (header["topic"], ids, proba, header["classes"], header["model_version"],
-            header["structure_version"])
+            header["structure_version"], scores)
 
 
 class ProducerPublisher:
@@ -198,9 +225,9 @@ class ProducerPublisher:
 
     def send_predictions(self, topic: str, ids: Sequence[str], proba: np.ndarray,
                          classes: Sequence[Any], model_version: int,
-                         structure_version: int) -> None:
+                         structure_version: int, scores: np.ndarray | None = None) -> None:
         self.send_batch(topic, *format_predictions(ids, proba, classes, model_version,
-                                                   structure_version))
+                                                   structure_version, scores))
 
     def flush(self) -> None:
         self.producer.flush()
@@ -264,11 +291,12 @@ class ProcessPublisher:
 
     def send_predictions(self, topic: str, ids: Sequence[str], proba: np.ndarray,
                          classes: Sequence[Any], model_version: int,
-                         structure_version: int) -> None:
+                         structure_version: int, scores: np.ndarray | None = None) -> None:
         """Records of :func:`format_predictions`, formatted by the child."""
         if ids:
             self._write(_frame(b"P", _predictions_payload(topic, ids, proba, classes,
-                                                          model_version, structure_version)))
+                                                          model_version, structure_version,
+                                                          scores)))
 
     def flush(self) -> None:
         """Return once every record sent so far is acknowledged by the brokers."""
@@ -408,9 +436,10 @@ def _serve(stdin: BinaryIO, stdout: BinaryIO) -> int:
         if kind == b"R":
             sender.send(*_records(payload))
         elif kind == b"P":
-            topic, ids, proba, classes, model_version, structure_version = _predictions(payload)
+            topic, ids, proba, classes, model_version, structure_version, scores = (
+                _predictions(payload))
             sender.send(topic, *format_predictions(ids, proba, classes, model_version,
-                                                   structure_version))
+                                                   structure_version, scores))
         elif kind == b"F":
             error = sender.flush()
             stdout.write(b"K\n" if error is None else b"E " + error.encode() + b"\n")

@@ -283,8 +283,9 @@ class Service:
                 self._dead_letter(records[i][1], d.reason, d.detail)
 
         start = time.perf_counter()
-        proba, classes, rows, rejected = self.model.predict_proba([decoded[i].features
-                                                                   for i in valid])
+        # with the model's own scores (SpamFilter's spam log-odds), published beside proba
+        proba, classes, rows, rejected, scores = self.model.classify([decoded[i].features
+                                                                      for i in valid])
         m.predict_latency.observe(time.perf_counter() - start)
         for j, exc in rejected:
             self._dead_letter(records[valid[j]][1], "invalid_record", str(exc))
@@ -298,7 +299,7 @@ class Service:
         publish = [i for i in predicted if decoded[i].label is None or (
             self.config.publish_labelled and i in learned)]
         self._publish(decoded, publish, predicted, proba, classes, model_version,
-                      structure_version)
+                      structure_version, scores)
 
         for tp, recs in batch.items():
             state = self.model.own.get((tp.topic, tp.partition))
@@ -325,7 +326,9 @@ class Service:
                                         [records[i][1].offset for i in indices])
             bad = {indices[j] for j, _ in rejected}
             for j, exc in rejected:
-                self._dead_letter(records[indices[j]][1], "invalid_record", str(exc))
+                # a label the model does not learn (SpamFilter: neither spam nor ham)
+                reason = "invalid_label" if exc.field == "label" else "invalid_record"
+                self._dead_letter(records[indices[j]][1], reason, str(exc))
             learned.update(i for i in indices if i not in bad)
         if by_partition:
             self.metrics.learn_latency.observe(time.perf_counter() - start)
@@ -350,14 +353,15 @@ class Service:
         self.metrics.observe_predictions(labels, correct, losses)
 
     def _publish(self, decoded: list, indices: list[int], predicted: dict[int, int],
-                 proba: Any, classes: list, model_version: int, structure_version: int) -> None:
+                 proba: Any, classes: list, model_version: int, structure_version: int,
+                 scores: np.ndarray | None = None) -> None:
         if not indices:
             return
         rows = [predicted[i] for i in indices]
         self._outputs.send_predictions(
             self.config.output_topic, [decoded[i].id for i in indices],
             proba[rows] if len(classes) else np.zeros((len(rows), 0)), classes, model_version,
-            structure_version)
+            structure_version, scores=None if scores is None else scores[rows])
 
     def _dead_letter(self, record: Any, reason: str, detail: str) -> None:
         self.metrics.dead_letters.labels(reason=reason).inc()

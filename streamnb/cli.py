@@ -46,6 +46,9 @@ def _print_result(title: str, result, seconds: float, n: int) -> dict:
     print(f"accuracy {summary['accuracy']:.4f}   AUC {summary['auc']:.4f}   "
           f"LogScore {summary['log_score']:.1f}   log-loss {summary['log_loss']:.4f}   "
           f"{n / seconds:,.0f} msg/s")
+    print(f"TREC spam track: 1-ROCA {summary['one_minus_roca']:.4f}%   "
+          f"ham misclassification {summary['ham_misclassification']:.2f}%   "
+          f"spam misclassification {summary['spam_misclassification']:.2f}%")
     width = max(len(str(label)) for label in labels) + 2
     print("confusion (rows: true, columns: predicted)")
     print(" " * width + "".join(f"{label!s:>{width}}" for label in labels))
@@ -54,16 +57,38 @@ def _print_result(title: str, result, seconds: float, n: int) -> dict:
     return summary
 
 
-def _write_plot(args: argparse.Namespace, curves: dict, title: str) -> None:
+#: The rolling accuracy of the demo's curves: over the last this many messages.
+ROLLING_WINDOW = 500
+
+
+def _write_plot(args: argparse.Namespace, results: dict, title: str) -> None:
+    """The learning curve at ``--plot`` and, next to it, ``roc.csv``, ``roc.png`` (the ROC
+    curves on the log-odds scores) and ``accuracy_curves.png`` (cumulative and rolling)."""
     if not args.plot:
         return
-    try:
-        from streamnb.evaluate.report import plot_learning_curves
+    from streamnb.evaluate.report import (
+        plot_accuracy_curves,
+        plot_learning_curves,
+        plot_roc,
+        write_roc_csv,
+    )
 
-        plot_learning_curves(curves, args.plot, title, xlabel="messages seen (time order)")
-        print(f"\nlearning curve written to {args.plot}")
+    plot = Path(args.plot)
+    curves = {name: r.curve for name, r in results.items()}
+    roc = {name: r.roc_curve() for name, r in results.items()}
+    window = min(ROLLING_WINDOW, max(r.n for r in results.values()))
+    rolling = {name: r.rolling_curve(window) for name, r in results.items()}
+    csv = write_roc_csv(roc, plot.with_name("roc.csv"))
+    print(f"\nROC curve points written to {csv}")
+    try:
+        plot_learning_curves(curves, plot, title, xlabel="messages seen (time order)")
+        roc_png = plot_roc(roc, plot.with_name("roc.png"), f"ROC, {title.split(',')[0]}")
+        accuracy = plot_accuracy_curves(curves, rolling, plot.with_name("accuracy_curves.png"),
+                                        title, window, xlabel="messages seen (time order)")
+        print(f"learning curve written to {plot}; ROC curve to {roc_png}; cumulative and "
+              f"last-{window} accuracy to {accuracy}")
     except ImportError:
-        print("\nmatplotlib is not installed: pip install 'streamnb[plots]' for the PNG",
+        print("\nmatplotlib is not installed: pip install 'streamnb[plots]' for the PNGs",
               file=sys.stderr)
 
 
@@ -72,7 +97,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from streamnb.models.registry import MODELS
 
     names = sorted(MODELS) if args.model == "all" else args.model.split(",")
-    known = set(MODELS) if args.no_kafka else {*MODELS, "tan", "aode"}
+    from consumers.config import MODEL_NAMES
+
+    known = set(MODELS) if args.no_kafka else set(MODEL_NAMES)  # what the service runs
     for name in names:
         if name not in known:
             print(f"streamnb demo: unknown model {name!r}; choose from {sorted(known)}"
@@ -143,7 +170,7 @@ def _demo_kafka(args: argparse.Namespace, name: str, messages: list, header: str
     if run.underflows:
         print(f"({run.underflows} true classes were published with probability 0.0, an "
               f"underflow; LogScore counts them as {sys.float_info.min:.1e})")
-    _write_plot(args, {name: run.result.curve},
+    _write_plot(args, {name: run.result},
                 "SpamAssassin through Kafka, prequential (predict, then learn)")
     return 0
 
@@ -151,39 +178,58 @@ def _demo_kafka(args: argparse.Namespace, name: str, messages: list, header: str
 def _demo_in_process(args: argparse.Namespace, names: list[str], messages: list,
                      header: str) -> int:
     from streamnb.evaluate import prequential
-    from streamnb.features import tokenize_email
+    from streamnb.features import tokenize_text
     from streamnb.models.registry import make_model
 
-    update, close = _progress(len(messages), "tokenising", not args.no_progress)
-    stream = []
-    for i, m in enumerate(messages, start=1):
-        stream.append(({token: True for token in tokenize_email(m.text)}, m.label))
-        if update:
-            update(i)
-    close()
+    models = {name: make_model(name) for name in names}
+    # a model tagged "text input" (SpamFilter) reads the raw message, as a user would give it;
+    # the others get the {token: True} dicts the service makes of a text message
+    tokens = None
+    if any("text input" not in _tags(model) for model in models.values()):
+        update, close = _progress(len(messages), "tokenising", not args.no_progress)
+        tokens = []
+        for i, m in enumerate(messages, start=1):
+            tokens.append(dict.fromkeys(tokenize_text(m.text), True))
+            if update:
+                update(i)
+        close()
     print(header)
-    curves = {}
+    results = {}
     rows = []
-    for name in names:
-        model = make_model(name)
+    for name, model in models.items():
+        if "text input" in _tags(model):
+            stream = [(m.text, m.label) for m in messages]
+        else:
+            stream = list(zip(tokens, (m.label for m in messages), strict=True))
         update, close = _progress(len(stream), name, not args.no_progress)
         start = time.perf_counter()
         result = prequential(model, stream, positive="spam", every=max(len(stream) // 200, 1),
                              progress=update)
         seconds = time.perf_counter() - start
         close()
-        curves[name] = result.curve
+        results[name] = result
         summary = _print_result(f"{name}: {type(model).__name__}"
                                 f"({getattr(model, 'estimator', '')!s})", result, seconds,
                                 len(stream))
         rows.append((name, summary, seconds))
     if len(rows) > 1:
-        print("\n| model | accuracy | AUC | LogScore | msg/s |\n|---|---|---|---|---|")
+        print("\n| model | accuracy | AUC | 1-ROCA % | ham % | spam % | log-loss | LogScore | "
+              "msg/s |\n|---|---|---|---|---|---|---|---|---|")
         for name, s, seconds in rows:
-            print(f"| {name} | {s['accuracy']:.4f} | {s['auc']:.4f} | {s['log_score']:.1f} | "
-                  f"{len(stream) / seconds:,.0f} |")
-    _write_plot(args, curves, "SpamAssassin, prequential (predict, then learn)")
+            print(f"| {name} | {s['accuracy']:.4f} | {s['auc']:.4f} | "
+                  f"{s['one_minus_roca']:.4f} | {s['ham_misclassification']:.2f} | "
+                  f"{s['spam_misclassification']:.2f} | {s['log_loss']:.4f} | "
+                  f"{s['log_score']:.1f} | {len(stream) / seconds:,.0f} |")
+    _write_plot(args, results, "SpamAssassin, prequential (predict, then learn)")
     return 0
+
+
+def _tags(model) -> set:
+    """river's estimator tags (``"text input"``: the model reads raw text)."""
+    try:
+        return set(model._tags)
+    except AttributeError:
+        return set()
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
@@ -272,9 +318,10 @@ def build_parser() -> argparse.ArgumentParser:
                           "--bootstrap-servers is given) classified and learned by "
                           "`streamnb serve`: each message is predicted, then learned. With "
                           "--no-kafka, the same in one process, message by message.")
-    demo.add_argument("--model", default="indifferent",
-                      help="indifferent, ml, laplace, m-estimate, bibl, tan, aode; with "
-                      "--no-kafka also a comma-separated list or all (default: indifferent)")
+    demo.add_argument("--model", default="spam-filter",
+                      help="spam-filter (streamnb.SpamFilter), indifferent, ml, laplace, "
+                      "m-estimate, bibl, tan, aode; with --no-kafka any model of the registry, "
+                      "a comma-separated list or all (default: spam-filter)")
     demo.add_argument("--no-kafka", action="store_true",
                       help="run in-process, without Kafka (the models of the registry)")
     demo.add_argument("--bootstrap-servers", default=None,
@@ -286,7 +333,9 @@ def build_parser() -> argparse.ArgumentParser:
                       help="records per poll of the service (default: %(default)s)")
     demo.add_argument("--limit", type=int, default=0, help="only the first N messages")
     demo.add_argument("--plot", default="out/learning_curve.png",
-                      help="learning-curve PNG path ('' for none; default: %(default)s)")
+                      help="learning-curve PNG path, with roc.png, roc.csv and "
+                      "accuracy_curves.png written next to it ('' for none; default: "
+                      "%(default)s)")
     demo.add_argument("--data-dir", default=None,
                       help="dataset cache directory (default: $STREAMNB_DATA or ~/.cache/streamnb)")
     demo.add_argument("--no-progress", action="store_true", help="no progress bars")

@@ -19,6 +19,55 @@ def test_demo_reports_scores_and_writes_the_learning_curve(tmp_path, capsys):
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+TREC_LINE = re.compile(r"TREC spam track: 1-ROCA (\d+\.\d+)%   ham misclassification "
+                       r"(\d+\.\d+)%   spam misclassification (\d+\.\d+)%")
+
+
+def assert_curve_files(directory, models):
+    """roc.csv (a row per ROC point of each model), roc.png and accuracy_curves.png next to
+    the learning curve."""
+    import csv
+
+    rows = list(csv.DictReader((directory / "roc.csv").open()))
+    assert {r["model"] for r in rows} == set(models)
+    for model in models:
+        points = [(float(r["fpr"]), float(r["tpr"])) for r in rows if r["model"] == model]
+        assert points[0] == (0.0, 0.0) and points[-1] == (1.0, 1.0)
+    for name in ("roc.png", "accuracy_curves.png"):
+        assert (directory / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_demo_runs_the_spam_filter_on_raw_text_and_prints_the_trec_measures(tmp_path, capsys):
+    png = tmp_path / "out" / "learning_curve.png"
+    assert main(["demo", "--no-kafka", "--limit", "400", "--no-progress", "--plot",
+                 str(png)]) == 0
+    out = capsys.readouterr().out
+    assert "== spam-filter: SpamFilter() ==" in out
+    accuracy = float(re.search(r"accuracy (\d\.\d+)", out).group(1))
+    auc = float(re.search(r"AUC (\d\.\d+)", out).group(1))
+    one_minus_roca, ham, spam = map(float, TREC_LINE.search(out).groups())
+    assert 0.5 < accuracy <= 1.0 and abs(one_minus_roca - 100 * (1 - auc)) < 0.006
+    assert 0 <= ham <= 100 and 0 <= spam <= 100 and "log-loss" in out
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert_curve_files(png.parent, ["spam-filter"])
+
+
+def test_demo_all_runs_every_registered_model(tmp_path, capsys):
+    """``--model all``: the SpamFilter reads the raw messages, every other model the token
+    dicts; one table row per registered model, with the TREC measures."""
+    from streamnb.models.registry import MODELS
+
+    png = tmp_path / "all.png"
+    assert main(["demo", "--no-kafka", "--limit", "150", "--no-progress", "--model", "all",
+                 "--plot", str(png)]) == 0
+    out = capsys.readouterr().out
+    assert "| model | accuracy | AUC | 1-ROCA % | ham % | spam % | log-loss |" in out
+    rows = re.findall(r"^\| ([a-z-]+) \| (\d\.\d+) \|", out, re.MULTILINE)
+    assert sorted(name for name, _ in rows) == sorted(MODELS)
+    assert len(TREC_LINE.findall(out)) == len(MODELS)
+    assert_curve_files(tmp_path, sorted(MODELS))
+
+
 def test_demo_rejects_unknown_model(capsys):
     assert main(["demo", "--model", "nope", "--no-progress"]) == 2
     assert "unknown model" in capsys.readouterr().err
@@ -39,6 +88,10 @@ def test_demo_runs_the_kafka_pipeline_by_default(tmp_path, capsys):
     assert 0.5 < accuracy <= 1.0
     assert "through Kafka" in out and "AUC" in out and "LogScore" in out and "confusion" in out
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # the default model is the spam filter; its published scores give the ROC curve
+    assert "streamnb serve --model spam-filter" in out and "spam-filter through Kafka" in out
+    assert TREC_LINE.search(out) and "log-loss" in out
+    assert_curve_files(tmp_path, ["spam-filter"])
 
 
 def test_explain_prints_the_dependence_diagnostics(capsys):

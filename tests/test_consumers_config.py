@@ -33,7 +33,7 @@ def test_flags_beat_environment_beat_file(tmp_path):
     cfg = load_config(parse(["--input-topic", "a", "--input-topic", "b,c",
                              "--no-publish-labelled"]), environ=env)
     assert cfg.input_topic == ["a", "b", "c"] and cfg.publish_labelled is False
-    assert load_config(parse([]), environ={}).model == "indifferent"
+    assert load_config(parse([]), environ={}).model == "spam-filter"
 
 
 @pytest.mark.parametrize(("source", "message"), [

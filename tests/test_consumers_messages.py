@@ -196,6 +196,16 @@ def test_text_messages_are_tokenised_as_email():
     assert "subject:cheap" in record.features and record.label == "spam"
 
 
+def test_short_texts_are_tokenised_as_short_texts():
+    from streamnb.features import tokenize_sms, tokenize_text
+
+    sms = "Note: WIN a FREE prize, call 09061701461 now"
+    record = decode_one(json.dumps({"id": "s", "text": sms}).encode(), 10**6)
+    assert record.features == dict.fromkeys(tokenize_sms(sms), True)
+    assert record.features == dict.fromkeys(tokenize_text(sms), True)
+    assert decode_batch([json.dumps({"id": "s", "text": sms}).encode()], 10**6) == [record]
+
+
 @pytest.mark.parametrize("n", [1, 2, 500])
 def test_bulk_and_single_decoding_agree_on_valid_batches(n):
     values = [json.dumps({"id": str(i), "features": {f"w{i % 7}": True, "k": "v"},

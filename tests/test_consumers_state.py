@@ -300,3 +300,81 @@ def test_output_messages_are_json_with_every_class():
     keys, values = format_predictions(ids[:1], np.zeros((1, 0)), [], 0, 0)
     assert json.loads(values[0]) == {"id": 'a"%s\\é', "label": None, "proba": {},
                                      "model_version": 0, "structure_version": 0}
+
+
+SPAM_TEXTS = [("WIN a FREE prize now, call 09061701461", "spam"),
+              ("are we still on for lunch tomorrow?", "ham"),
+              ("Subject: cheap pills\n\nBuy cheap pills now, FREE delivery", "spam"),
+              ("Subject: minutes\n\nthe minutes of today's meeting are attached", "ham"),
+              ("URGENT! your mobile won a prize, txt CLAIM to 81010", "spam"),
+              ("ok see you at 7 then", "ham")]
+
+
+def service_record(text: str) -> dict:
+    """A text message as the service hands it to the model."""
+    from consumers.messages import decode_one
+
+    return decode_one(json.dumps({"id": "m", "text": text}).encode(), 10**6).features
+
+
+def test_spam_filter_partitions_sum_score_and_reject_bad_labels():
+    """SpamFilter in the service's model part: partition states of token dicts sum (and copy)
+    to the filter that learned the raw texts; ``classify`` gives ``predict_proba_many`` to the
+    bit and ``score_many``; a record of non-token features and a label other than spam/ham
+    are rejected and change nothing."""
+    from streamnb import SpamFilter
+
+    factory = model_factory("spam-filter")
+    pm = PartitionedModel(factory)
+    for p in range(2):
+        pm.take(("t", p), PartitionState(factory(), 0))
+    pm.rebuild()
+    X = [service_record(t) for t, _ in SPAM_TEXTS]
+    y = [label for _, label in SPAM_TEXTS]
+    assert pm.learn(("t", 0), X[:3], y[:3]) == []
+    rejected = pm.learn(("t", 1), [*X[3:5], X[5]], [*y[3:5], "maybe"])
+    assert [(i, e.field) for i, e in rejected] == [(2, "label")]
+    assert "neither spam_label 'spam' nor ham_label 'ham'" in str(rejected[0][1])
+    pm.rebuild()
+    want = SpamFilter()
+    for text, label in SPAM_TEXTS[:5]:
+        want.learn_one(text, label)
+    assert pm.model.stats.to_dict() == want.stats.to_dict() and pm.model.n_learned == 5
+    assert copy_model(pm.model).stats.to_dict() == want.stats.to_dict()
+
+    queries = [X[5], {"colour": "red"}, service_record("FREE prize, call now")]
+    proba, classes, rows, rejected, scores = pm.classify(queries)
+    assert rows == [0, 2] and [(i, e.field) for i, e in rejected] == [(1, "colour")]
+    frame = pm.model.predict_proba_many([queries[0], queries[2]])
+    assert classes == list(frame.columns) == ["spam", "ham"]
+    assert np.array_equal(proba, frame.to_numpy(dtype=np.float64))  # bit for bit
+    assert np.array_equal(scores, pm.model.score_many([queries[0], queries[2]]))
+    assert abs(scores[1] - want.score_one("FREE prize, call now")) < 1e-9
+    assert scores[1] > 0 > scores[0]
+    assert pm.predict_proba(queries)[2] == [0, 2]
+
+    plain = PartitionedModel(IndifferentNB)  # no score_many: no scores
+    plain.take(0, PartitionState(IndifferentNB(), 0))
+    plain.learn(0, X, y)
+    assert plain.classify(X)[4] is None and not plain.scored
+
+
+def test_output_messages_carry_the_score_after_proba():
+    ids = ["a", "b", "c"]
+    proba = np.array([[0.75, 0.25], [0.5, 0.5], [1e-300, 1.0]])
+    scores = np.array([1.0986122886681098, 0.0, -float("inf")])
+    keys, values = format_predictions(ids, proba, ["spam", "ham"], 9, 0, scores)
+    bodies = [json.loads(v) for v in values]
+    assert [list(b) for b in bodies] == [["id", "label", "proba", "score", "model_version",
+                                          "structure_version"]] * 3
+    assert [b["score"] for b in bodies] == [1.0986122886681098, 0.0, None]  # not finite: null
+    assert bodies[0]["proba"] == {"spam": 0.75, "ham": 0.25} and bodies[0]["label"] == "spam"
+    frame = _predictions(_predictions_payload("out", ids, proba, ["spam", "ham"], 9, 0,
+                                              scores))
+    assert frame[0] == "out" and format_predictions(*frame[1:]) == (keys, values)
+    unscored = _predictions(_predictions_payload("out", ids, proba, ["spam", "ham"], 9, 0))
+    assert unscored[-1] is None and "score" not in json.loads(format_predictions(
+        *unscored[1:])[1][0])
+    _, values = format_predictions(ids[:1], np.zeros((1, 0)), [], 0, 0, np.zeros(1))
+    assert json.loads(values[0]) == {"id": "a", "label": None, "proba": {}, "score": 0.0,
+                                     "model_version": 0, "structure_version": 0}

@@ -85,7 +85,7 @@ def reference(learned: list) -> IndifferentNB:
 
 def serve_args(bootstrap, topic, snapshot_dir, port):
     return ["--bootstrap-servers", bootstrap, "--input-topic", topic, "--group-id", "",
-            "--changelog-topic", "", "--output-topic", f"{topic}-out",
+            "--model", "indifferent", "--changelog-topic", "", "--output-topic", f"{topic}-out",
             "--dead-letter-topic", f"{topic}-dlq", "--snapshot-dir", str(snapshot_dir),
             "--snapshot-every-records", "600", "--snapshot-every-seconds", "0.2",
             "--max-poll-records", "150", "--max-message-bytes", "2000",
@@ -172,7 +172,8 @@ def test_a_restart_seeks_to_the_snapshot_not_to_the_committed_offset(kafka_broke
     port = free_port()
     url = f"http://127.0.0.1:{port}/metrics"
     args = ["--bootstrap-servers", bootstrap, "--input-topic", topic, "--group-id", group,
-            *GROUP_FLAGS, "--changelog-topic", "", "--snapshot-dir", str(tmp_path / "state"),
+            "--model", "indifferent", *GROUP_FLAGS, "--changelog-topic", "",
+            "--snapshot-dir", str(tmp_path / "state"),
             "--metrics-address", f"127.0.0.1:{port}"]
     service = ServiceProcess(args, tmp_path / "service.log")
     wait_for(lambda: scrape(url, "streamnb_model_records") == 600, 60, "600 records",

@@ -106,8 +106,9 @@ def test_two_members_one_killed_sum_to_the_single_process_model(kafka_broker, tm
     a, b_learned = run_group(
         bootstrap, topic, group, changelog, tmp_path,
         [labelled_messages(k * PHASE, (k + 1) * PHASE) for k in range(3)],
-        ["--snapshot-every-records", "400", "--snapshot-every-seconds", "0.5",
-         "--max-poll-records", "100"], (60, 90), mid_stream=True)
+        ["--model", "indifferent", "--snapshot-every-records", "400",
+         "--snapshot-every-seconds", "0.5", "--max-poll-records", "100"], (60, 90),
+        mid_stream=True)
     assert b_learned > 0
 
     want = IndifferentNB()

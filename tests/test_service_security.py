@@ -36,7 +36,8 @@ def test_secrets_stay_out_of_logs_and_state(kafka_broker, tmp_path):
     # the broker speaks PLAINTEXT, so the SASL settings are carried but unused
     service = ServiceProcess(
         ["--bootstrap-servers", bootstrap, "--input-topic", topic, "--group-id", "",
-         "--changelog-topic", f"{topic}-changelog", "--snapshot-dir", str(state),
+         "--model", "indifferent", "--changelog-topic", f"{topic}-changelog",
+         "--snapshot-dir", str(state),
          "--sasl-mechanism", "PLAIN", "--sasl-plain-username", "svc",
          "--sasl-plain-password", PASSWORD, "--metrics-address", f"127.0.0.1:{port}",
          "--log-level", "debug"],
@@ -84,7 +85,8 @@ def test_restoring_state_unpickles_nothing(kafka_broker, tmp_path, monkeypatch):
               for i in range(200)]
     produce(bootstrap, topic, values)
     config = load_config({"bootstrap_servers": bootstrap, "input_topic": [topic],
-                          "group_id": "", "changelog_topic": f"{topic}-changelog",
+                          "group_id": "", "model": "indifferent",
+                          "changelog_topic": f"{topic}-changelog",
                           "snapshot_dir": str(tmp_path / "state"), "metrics_address": ""},
                          environ={})
     Service(config).run(max_records=200)
