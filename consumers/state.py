@@ -43,7 +43,6 @@ from streamnb.models.aode import AODE
 from streamnb.models.base import CountClassifier
 from streamnb.models.pairwise import PairwiseNaiveBayes
 from streamnb.models.registry import MODELS
-from streamnb.models.spam_filter import SpamFilter
 from streamnb.models.tan import TAN
 from streamnb.stats import InvalidRecord
 
@@ -426,19 +425,19 @@ class PartitionedModel:
         """:meth:`predict_proba` and the model's scores of the same rows (``score_many``;
         None for a model without): ``(proba, classes, rows, rejected, scores)``.
 
-        A :class:`~streamnb.SpamFilter` is scored once: its probabilities are its
-        ``predict_proba_many`` computed from those scores (the same operations, so the same
-        bits; tests/test_consumers_state.py), which halves its classification cost."""
+        A model with ``proba_of_scores`` (:class:`~streamnb.SpamFilter`) is scored once: its
+        probabilities are read from those scores by the model itself (what its
+        ``predict_proba_many`` gives), which halves its classification cost."""
         rows = list(range(len(X)))
         rejected: list[tuple[int, InvalidRecord]] = []
         model = self.model
-        spam_filter = type(model) is SpamFilter
+        proba_of_scores = getattr(model, "proba_of_scores", None)
         while rows:
             batch = [X[i] for i in rows]
             try:
-                if spam_filter:
+                if proba_of_scores is not None:
                     scores = np.asarray(model.score_many(batch), dtype=np.float64)
-                    proba, classes = _spam_filter_proba(model, scores)
+                    proba, classes = proba_of_scores(scores)
                     return proba, classes, rows, rejected, scores
                 frame = model.predict_proba_many(batch)
                 scores = (np.asarray(model.score_many(batch), dtype=np.float64)
@@ -452,10 +451,3 @@ class PartitionedModel:
                 continue
             return frame.to_numpy(dtype=np.float64), list(frame.columns), rows, rejected, scores
         return np.zeros((0, 0)), [], [], rejected, np.zeros(0) if self.scored else None
-
-
-def _spam_filter_proba(model: SpamFilter, scores: np.ndarray) -> tuple[np.ndarray, list]:
-    """``SpamFilter.predict_proba_many`` (as an array and its columns) from ``score_many``."""
-    z = scores - model.threshold
-    spam = 1.0 / (1.0 + np.exp(-z))
-    return np.column_stack([spam, 1.0 - spam]), [model.spam_label, model.ham_label]

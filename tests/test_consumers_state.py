@@ -346,7 +346,7 @@ def test_spam_filter_partitions_sum_score_and_reject_bad_labels():
     proba, classes, rows, rejected, scores = pm.classify(queries)
     assert rows == [0, 2] and [(i, e.field) for i, e in rejected] == [(1, "colour")]
     frame = pm.model.predict_proba_many([queries[0], queries[2]])
-    assert classes == list(frame.columns) == ["spam", "ham"]
+    assert classes == list(frame.columns) == ["ham", "spam"]
     assert np.array_equal(proba, frame.to_numpy(dtype=np.float64))  # bit for bit
     assert np.array_equal(scores, pm.model.score_many([queries[0], queries[2]]))
     assert abs(scores[1] - want.score_one("FREE prize, call now")) < 1e-9

@@ -113,7 +113,7 @@ def test_published_scores_are_those_of_the_same_filter_learned_in_process(
         assert math.isclose(out["score"], want, rel_tol=1e-9, abs_tol=1e-9), (mid, out, want)
         assert math.isclose(out["proba"]["spam"], 1 / (1 + math.exp(-want)), rel_tol=1e-9,
                             abs_tol=1e-12)
-        assert out["label"] == ("spam" if out["proba"]["spam"] >= 0.5 else "ham")
+        assert out["label"] == ("spam" if out["proba"]["spam"] > 0.5 else "ham")
     assert outputs["sms-0"]["score"] != 0.0  # short texts are scored on their SMS tokens
     assert outputs[f"{unlabelled[0].group}/{unlabelled[0].id}"]["model_version"] == 240
 

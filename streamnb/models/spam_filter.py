@@ -264,9 +264,14 @@ class SpamFilter(CountClassifier):
         import pandas as pd
 
         index = X.index if isinstance(X, pd.Series | pd.DataFrame) else None
-        z = self.score_many(X) - self.threshold
-        spam = 1.0 / (1.0 + np.exp(-z))
-        return pd.DataFrame({self.ham_label: 1.0 - spam, self.spam_label: spam}, index=index)
+        proba, columns = self.proba_of_scores(self.score_many(X))
+        return pd.DataFrame(proba, index=index, columns=columns)
+
+    def proba_of_scores(self, scores: np.ndarray) -> tuple[np.ndarray, list]:
+        """Rows (P(ham), P(spam)) of ``score_many``'s scores and their labels: what
+        ``predict_proba_many`` gives, for a caller that needs both (the service)."""
+        spam = 1.0 / (1.0 + np.exp(-(np.asarray(scores, dtype=np.float64) - self.threshold)))
+        return np.column_stack([1.0 - spam, spam]), [self.ham_label, self.spam_label]
 
     def predict_many(self, X: Sequence[str | bytes]):
         import pandas as pd
