@@ -210,19 +210,18 @@ class RiverModel(_Features):
 
 
 class TextModel(Filter):
-    """An object with ``score_one(text)`` (spam log-odds) and ``learn_one(text, label)``, e.g.
-    ``streamnb.SpamFilter``."""
+    """An object with ``score_one(raw)`` (spam log-odds) and ``learn_one(raw, label)`` on the
+    raw message bytes, e.g. ``streamnb.SpamFilter``."""
 
     def __init__(self, model: Any) -> None:
         self.model = model
 
     def score(self, sample: Sample) -> float:
-        if hasattr(self.model, "score_one"):
-            return float(self.model.score_one(sample.text))
-        return RiverModel(self.model, lambda s: s.text).score(sample)
+        # the bytes as received, like the mail filters: each part is decoded with its charset
+        return float(self.model.score_one(sample.raw))
 
     def learn(self, sample: Sample) -> None:
-        self.model.learn_one(sample.text, sample.label)
+        self.model.learn_one(sample.raw, sample.label)
 
 
 class HashedLogisticRegression(_Features):
