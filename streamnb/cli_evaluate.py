@@ -52,7 +52,10 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--protocol", choices=PROTOCOLS, default="cv")
     p.add_argument("--dataset", default="vote",
                    help="a registry name (python -m streamnb.datasets check lists them) or "
-                   "'spamassassin' or 'sms' (the message streams, tokenised)")
+                   "'spamassassin' or 'sms' (the message streams, tokenised), or the path of "
+                   "your own .arff or .csv file (header row; --target names the class column, "
+                   "default the last)")
+    p.add_argument("--target", default=None, help="the class column of an .arff/.csv --dataset")
     p.add_argument("--model", action="append", dest="models", metavar="NAME",
                    help="repeatable; a streamnb model name or river:<module>.<Class>[|...] "
                    "(default: indifferent, laplace, tan, aode)")
@@ -91,7 +94,7 @@ def add_parser(sub: Any) -> None:
     p.set_defaults(func=run)
 
 
-def _data(name: str, limit: int | None) -> tuple[list, list, Any]:
+def _data(name: str, limit: int | None, target: str | None = None) -> tuple[list, list, Any]:
     if name in ("spamassassin", "sms"):
         from streamnb.datasets import iter_sms_spam_stream, iter_spamassassin_stream
         from streamnb.features import tokenize_email, tokenize_sms
@@ -105,9 +108,10 @@ def _data(name: str, limit: int | None) -> tuple[list, list, Any]:
         # sorted: a model's sums then do not depend on the string hash seed
         return ([dict.fromkeys(sorted(t), True) for t in tokens],
                 [m.label for m in messages], "spam")
-    from streamnb.datasets import load
+    from streamnb.datasets import load, load_file
 
-    data = load(name)
+    data = load_file(name, target) if Path(name).suffix.lower() in (".arff", ".csv") else load(
+        name)
     return data.records[:limit], data.labels[:limit], None
 
 
@@ -127,7 +131,43 @@ def _check(args: argparse.Namespace) -> str | None:
         return f"--{exc}"
     if args.window < 1:
         return f"--window must be a positive number of records, got {args.window}"
-    return None
+    import math
+
+    checks = (
+        ("--folds", args.folds, args.folds >= 2, "an integer >= 2"),
+        ("--bins", args.bins, args.bins >= 2, "an integer >= 2"),
+        ("--test-fraction", args.test_fraction,
+         math.isfinite(args.test_fraction) and 0 < args.test_fraction < 1, "in (0, 1)"),
+        ("--train-fraction", args.train_fraction,
+         math.isfinite(args.train_fraction) and 0 < args.train_fraction <= 1, "in (0, 1]"),
+        ("--repeats", args.repeats, args.repeats is None or args.repeats >= 1, "an integer >= 1"),
+        ("--limit", args.limit, args.limit is None or args.limit >= 1, "an integer >= 1"),
+        ("--train-size", args.train_size, args.train_size is None or args.train_size >= 1,
+         "an integer >= 1"),
+        ("--test-size", args.test_size, args.test_size is None or args.test_size >= 1,
+         "an integer >= 1"),
+    )
+    for option, value, fine, allowed in checks:
+        if not fine:
+            return f"{option} must be {allowed}, got {value}"
+    for spec in args.models or ():
+        try:
+            model_factory(spec)
+        except ValueError as exc:
+            return str(exc)
+    return _check_dataset(args.dataset)
+
+
+def _check_dataset(name: str) -> str | None:
+    from streamnb.datasets import names
+
+    if name in ("spamassassin", "sms") or name in names():
+        return None
+    path = Path(name)
+    if path.suffix.lower() in (".arff", ".csv"):
+        return None if path.is_file() else f"--dataset {name}: no such file"
+    return (f"unknown --dataset {name!r}: a registry name (python -m streamnb.datasets list), "
+            "spamassassin, sms, or the path of an .arff or .csv file")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -146,7 +186,11 @@ def run(args: argparse.Namespace) -> int:
 
     specs = args.models or ["indifferent", "laplace", "tan", "aode"]
     models = {spec: model_factory(spec) for spec in specs}
-    records, labels, positive = _data(args.dataset, args.limit)
+    try:
+        records, labels, positive = _data(args.dataset, args.limit, args.target)
+    except (ValueError, KeyError, OSError) as exc:  # a malformed file, an absent package
+        print(f"streamnb evaluate: {str(exc).strip(chr(39))}", file=sys.stderr)
+        return 2
     discretizer = {"none": None, "mdl": MDLDiscretizer,
                    "equal-frequency": lambda: EqualFrequencyDiscretizer(bins=args.bins)
                    }[args.discretize]

@@ -9,6 +9,7 @@ from .registry import (
     TabularDataset,
     UnknownDataset,
     load,
+    load_file,
     names,
 )
 from .sms_spam import (
@@ -47,6 +48,7 @@ __all__ = [
     "iter_sms_spam_stream",
     "iter_spamassassin_stream",
     "load",
+    "load_file",
     "load_sms_spam",
     "load_spamassassin",
     "names",

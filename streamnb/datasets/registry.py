@@ -18,12 +18,14 @@ copies and says how each copy differs from what the paper describes.
 
 from __future__ import annotations
 
+import csv
 import gzip
 import importlib.metadata
 import math
+import os
 import re
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -111,6 +113,10 @@ class TabularDataset:
         order = {name: i for i, name in enumerate(self.records[0])} if self.records else {}
         object.__setattr__(self, "attributes", tuple(
             sorted((*self.nominal, *self.numeric), key=lambda a: order.get(a, len(order)))))
+
+    def __iter__(self) -> Iterator[tuple[dict[str, Any], str]]:
+        """``(record, label)`` pairs, like a river data set."""
+        return zip(self.records, self.labels, strict=True)
 
     @property
     def n_rows(self) -> int:
@@ -463,6 +469,66 @@ def load(name: str) -> TabularDataset:
     if name not in _LOADERS:
         raise UnknownDataset(f"unknown data set {name!r}; available: {', '.join(names())}")
     return _load(name)
+
+
+def load_file(path: str | os.PathLike, target: str | None = None) -> TabularDataset:
+    """A user's data set from an ARFF file or a CSV file with a header row.
+
+    The class is ``target``, else the ARFF's last attribute / the CSV's last column. In a CSV
+    an empty cell or ``?`` is missing, a column whose every observed cell parses as a number
+    is numeric and any other column nominal (its values as written).
+
+    >>> import tempfile, pathlib
+    >>> csv_path = pathlib.Path(tempfile.mkdtemp()) / "weather.csv"
+    >>> _ = csv_path.write_text("outlook,temp,play" + chr(10) + "sunny,85,no" + chr(10)
+    ...                         + "rain,?,yes" + chr(10))
+    >>> data = load_file(csv_path)
+    >>> data.nominal, data.numeric
+    (('outlook',), ('temp',))
+    >>> list(data)
+    [({'outlook': 'sunny', 'temp': 85.0}, 'no'), ({'outlook': 'rain', 'temp': None}, 'yes')]
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise UnknownDataset(f"{path}: no such file")
+    provenance = Provenance("file", "", (str(path),), "the user's")
+    if path.suffix.lower() == ".arff":
+        return _from_arff(path.stem, load_arff(path, target), provenance, str(path), "")
+    if path.suffix.lower() != ".csv":
+        raise UnknownDataset(f"{path}: not an .arff or .csv file")
+    with path.open(newline="", encoding="utf-8") as handle:
+        rows = list(csv.reader(handle))
+    if len(rows) < 2:
+        raise ValueError(f"{path}: a header row and at least one record are needed")
+    header, body = rows[0], rows[1:]
+    target = target if target is not None else header[-1]
+    if target not in header:
+        raise ValueError(f"{path}: no column {target!r} (columns: {', '.join(header)})")
+    for i, row in enumerate(body, start=2):
+        if len(row) != len(header):
+            raise ValueError(f"{path}, line {i}: {len(row)} cells, the header has "
+                             f"{len(header)}")
+    t = header.index(target)
+    columns = {name: [row[j].strip() for row in body] for j, name in enumerate(header)
+               if j != t}
+
+    def number(cell: str) -> float | None:
+        try:
+            return float(cell)
+        except ValueError:
+            return None
+
+    numeric = tuple(name for name, cells in columns.items()
+                    if all(number(c) is not None for c in cells if c not in ("", "?")))
+    nominal = tuple(name for name in columns if name not in numeric)
+    records = [{name: None if cells[i] in ("", "?") else
+                (float(cells[i]) if name in numeric else cells[i])
+                for name, cells in columns.items()} for i in range(len(body))]
+    labels = [row[t].strip() for row in body]
+    domains = {name: tuple(dict.fromkeys(c for c in columns[name] if c not in ("", "?")))
+               for name in nominal}
+    return TabularDataset(path.stem, records, labels, target, nominal, numeric, domains,
+                          tuple(dict.fromkeys(labels)), provenance, str(path))
 
 
 # -- the papers' data sets -----------------------------------------------------------------------

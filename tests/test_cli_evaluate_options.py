@@ -1,0 +1,72 @@
+"""`streamnb evaluate`: options checked before the run (one line, no traceback), a user's own
+CSV or ARFF file as --dataset, and tabular data sets iterable as (x, y)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from streamnb.cli import main
+from streamnb.datasets import load, load_file
+from streamnb.datasets.arff import WEKA_EXAMPLES
+from streamnb.evaluate import cross_validate
+from streamnb.models.registry import make_model
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--dataset", "nosuch"], "unknown --dataset 'nosuch'"),
+    (["--model", "nosuch"], "unknown model 'nosuch'"),
+    (["--folds", "1"], "--folds must be an integer >= 2, got 1"),
+    (["--bins", "0"], "--bins must be an integer >= 2, got 0"),
+    (["--protocol", "holdout", "--test-fraction", "1.5"], "--test-fraction must be in (0, 1)"),
+    (["--train-fraction", "nan"], "--train-fraction must be in (0, 1]"),
+    (["--dataset", "/nonexistent.csv"], "--dataset /nonexistent.csv: no such file"),
+])
+def test_mistakes_are_one_line_before_the_run(argv, message, tmp_path):
+    done = subprocess.run([sys.executable, "-m", "streamnb", "evaluate", *argv, "--out",
+                           str(tmp_path), "--no-progress"], capture_output=True, text=True)
+    assert done.returncode == 2
+    assert done.stderr.startswith(f"streamnb evaluate: {message}")
+    assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
+    assert not any(tmp_path.iterdir())  # nothing ran
+
+
+def test_a_users_csv_file_equals_the_same_data_from_the_registry(tmp_path, capsys):
+    """vote written as CSV (last column the class, '?' missing) gives the registry's records,
+    and `evaluate --dataset file.csv` the registry's cross-validation numbers."""
+    vote = load("vote")
+    path = tmp_path / "vote.csv"
+    lines = [",".join([*vote.attributes, vote.target])]
+    for record, label in vote:
+        lines.append(",".join([*("?" if record[a] is None else record[a]
+                                 for a in vote.attributes), label]))
+    path.write_text("\n".join(lines) + "\n")
+    mine = load_file(path)
+    assert mine.records == vote.records and mine.labels == vote.labels
+    assert mine.nominal == vote.nominal and mine.numeric == ()
+    assert main(["evaluate", "--dataset", str(path), "--model", "indifferent", "--folds", "3",
+                 "--out", str(tmp_path / "out"), "--no-progress"]) == 0
+    row = next(line for line in capsys.readouterr().out.splitlines()
+               if line.startswith("| indifferent"))
+    ref = cross_validate({"indifferent": lambda: make_model("indifferent")}, vote.records,
+                         vote.labels, k=3, seed=0)
+    mean = ref.summary("accuracy")["indifferent"][0]
+    assert row.split("|")[2].strip().startswith(f"{100 * mean:.2f}")
+
+
+def test_arff_file_and_target_option(tmp_path):
+    data = load_file(WEKA_EXAMPLES / "weather.nominal.arff")
+    assert list(data)[:1] == [({"outlook": "sunny", "temperature": "hot", "humidity": "high",
+                                "windy": "FALSE"}, "no")]
+    csv_path = tmp_path / "w.csv"
+    csv_path.write_text("play,outlook,temp\nno,sunny,85\nyes,rain,?\n")
+    swapped = load_file(csv_path, target="play")
+    assert swapped.target == "play" and swapped.numeric == ("temp",)
+    assert list(swapped) == [({"outlook": "sunny", "temp": 85.0}, "no"),
+                             ({"outlook": "rain", "temp": None}, "yes")]
+    bad = tmp_path / "bad.csv"
+    bad.write_text("a,b\n1\n")
+    with pytest.raises(ValueError, match="line 2: 1 cells"):
+        load_file(bad)
