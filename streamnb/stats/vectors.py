@@ -2,7 +2,8 @@
 
 A record ``{name: number}`` becomes a float vector indexed by the attribute's position in a
 :class:`~streamnb.stats.Domain`, NaN where the value is missing (absent key, None, NaN). Numbers
-are ``float``, ``int`` and ``bool`` (and their numpy types); anything else, or ±inf, is rejected
+are ``float`` and ``int`` (and their numpy types); anything else (a ``str``, a ``bool``, which
+streamnb reads as a token's presence), or ±inf, is rejected
 with an :class:`~streamnb.stats.InvalidRecord` naming the record and the field, and attributes
 registered by a rejected record (or batch) are rolled back, so bad input changes nothing.
 """
@@ -30,7 +31,9 @@ _HINT = ("continuous models take numbers only (encode nominal attributes, e.g. o
 def _number(value: Any, record: str, name: Any) -> float:
     if value is None:
         return math.nan
-    if isinstance(value, numbers.Real) and not isinstance(value, str):
+    if isinstance(value, bool | np.bool_):
+        raise InvalidRecord(record, name, f"bool value {value!r} (a token's presence); {_HINT}")
+    if isinstance(value, numbers.Real):
         v = float(value)
         if math.isinf(v):
             raise InvalidRecord(record, name, f"non-finite value {value!r}")
@@ -92,8 +95,8 @@ def _numeric_frame(attributes: Domain, X: Any, where: str, grow: bool) -> np.nda
     except ImportError:  # pragma: no cover
         return None
     if not isinstance(X, pd.DataFrame) or not all(
-            pd.api.types.is_numeric_dtype(t) and not isinstance(t, pd.SparseDtype)
-            for t in X.dtypes):
+            pd.api.types.is_numeric_dtype(t) and not pd.api.types.is_bool_dtype(t)
+            and not isinstance(t, pd.SparseDtype) for t in X.dtypes):
         return None
     values = X.to_numpy(dtype=np.float64, na_value=np.nan)
     bad = np.isinf(values)
