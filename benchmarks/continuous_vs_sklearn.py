@@ -110,6 +110,23 @@ def run(name: str, seeds: int = 5, folds: int = 10) -> list[dict]:
     return rows
 
 
+def markdown(rows: list[dict]) -> str:
+    """The rows as a markdown table (no tabulate dependency)."""
+    head = ["dataset", "pair", "streamnb accuracy %", "scikit-learn accuracy %",
+            "learn ratio", "predict ratio", "streamnb learn rec/s", "streamnb predict rec/s"]
+
+    def ratio(v: float) -> str:
+        return f"{v:.2f}" if v > 0 else "—"
+
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in rows:
+        lines.append("| " + " | ".join([
+            r["dataset"], r["pair"], r["streamnb"], r["sklearn"], ratio(r["learn ratio"]),
+            ratio(r["predict ratio"]), f"{r['streamnb learn rec/s']:,.0f}",
+            f"{r['streamnb predict rec/s']:,.0f}"]) + " |")
+    return "\n".join(lines) + "\n"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--datasets", default=",".join(DATASETS))
@@ -117,14 +134,9 @@ def main() -> None:
     parser.add_argument("--out", default=None, help="write the markdown table here")
     args = parser.parse_args()
     rows = [r for name in args.datasets.split(",") for r in run(name, seeds=args.seeds)]
-    table = pd.DataFrame(rows)
-    for col in ("learn ratio", "predict ratio"):
-        table[col] = table[col].map(lambda v: f"{v:.2f}")
-    for col in ("streamnb learn rec/s", "streamnb predict rec/s"):
-        table[col] = table[col].map(lambda v: f"{v:,.0f}")
     text = (f"Run {datetime.date.today().isoformat()}: `PYTHONPATH=. python "
             f"benchmarks/continuous_vs_sklearn.py --datasets {args.datasets}`\n\n"
-            + table.to_markdown(index=False) + "\n")
+            + markdown(rows))
     print(text)
     if args.out:
         with open(args.out, "w") as f:
