@@ -3,9 +3,12 @@
 from streamnb.estimators import Dirichlet, Indifferent, Laplace, MaximumLikelihood, MEstimate
 from streamnb.models import (
     AODE,
+    LDA,
+    QDA,
     TAN,
     CountClassifier,
     IndifferentNB,
+    KernelNB,
     NaiveBayes,
     SelectiveBN,
     SelectiveNB,
@@ -17,7 +20,27 @@ from streamnb.stats import CountStatistics, InvalidRecord, StateFileError
 
 __version__ = "0.1.0"
 
-__all__ = ["AODE", "TAN", "CountClassifier", "CountStatistics", "Dirichlet", "Indifferent",
-           "IndifferentNB", "InvalidRecord", "Laplace", "MEstimate", "MaximumLikelihood",
-           "NaiveBayes", "SelectiveBN", "SelectiveNB", "SelectiveTAN", "SpamFilter",
-           "StateFileError", "__version__", "load_model"]
+__all__ = [
+    "AODE",
+    "LDA",
+    "QDA",
+    "TAN",
+    "CountClassifier",
+    "CountStatistics",
+    "Dirichlet",
+    "Indifferent",
+    "IndifferentNB",
+    "InvalidRecord",
+    "KernelNB",
+    "Laplace",
+    "MEstimate",
+    "MaximumLikelihood",
+    "NaiveBayes",
+    "SelectiveBN",
+    "SelectiveNB",
+    "SelectiveTAN",
+    "SpamFilter",
+    "StateFileError",
+    "__version__",
+    "load_model",
+]

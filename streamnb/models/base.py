@@ -57,6 +57,8 @@ class CountClassifier(base.MiniBatchClassifier):
     """Base of streamnb's classifiers: state = :class:`~streamnb.stats.CountStatistics`."""
 
     _format: ClassVar[str] = ""
+    #: the class of ``stats`` (its ``from_state`` restores a saved model's statistics)
+    _statistics: ClassVar[type] = CountStatistics
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -202,7 +204,7 @@ class CountClassifier(base.MiniBatchClassifier):
             raise StateFileError(f"state holds a {name}, not a {cls.__name__}")
         try:
             model = model_cls(**_decode_param(header["params"]))
-            model.stats = CountStatistics.from_state(header["statistics"], arrays)
+            model.stats = model_cls._statistics.from_state(header["statistics"], arrays)
             model.n_learned = int(header["n_learned"])
             extra = {k[len("extra."):]: v for k, v in arrays.items() if k.startswith("extra.")}
             model._restore_extra(header.get("extra", {}), extra)

@@ -7,14 +7,17 @@ from collections.abc import Callable
 from streamnb.models.aode import AODE
 from streamnb.models.base import CountClassifier
 from streamnb.models.indifferent_nb import IndifferentNB
+from streamnb.models.kernel_nb import KernelNB
+from streamnb.models.lda import LDA
 from streamnb.models.naive_bayes import NaiveBayes
+from streamnb.models.qda import QDA
 from streamnb.models.selective_bn import SelectiveBN
 from streamnb.models.selective_nb import SelectiveNB
 from streamnb.models.selective_tan import SelectiveTAN
 from streamnb.models.spam_filter import SpamFilter
 from streamnb.models.tan import TAN
 
-__all__ = ["MODELS", "make_model"]
+__all__ = ["MODELS", "NUMERIC_ONLY", "make_model"]
 
 MODELS: dict[str, Callable[[], CountClassifier]] = {
     # raw text (e-mail or SMS) or {token: count}; the others take feature dicts
@@ -33,7 +36,14 @@ MODELS: dict[str, Callable[[], CountClassifier]] = {
     "selective-nb": lambda: SelectiveNB(metric="cdc"),
     "selective-tan": lambda: SelectiveTAN(metric="cdc"),
     "selective-bn": lambda: SelectiveBN(metric="cdc"),
+    # numeric attributes only (docs/continuous.md); they refuse nominal, token and text values
+    "lda": LDA,
+    "qda": QDA,
+    "kernel-nb": KernelNB,
 }
+
+#: models that take numeric attributes only (not token records: the demo's ``all`` skips them)
+NUMERIC_ONLY = frozenset({"lda", "qda", "kernel-nb"})
 
 
 def make_model(name: str) -> CountClassifier:

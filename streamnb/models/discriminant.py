@@ -1,0 +1,289 @@
+"""Shared mechanics of the Gaussian discriminants (LDA, QDA): learning, shrinkage, Cholesky
+factors cached per state version, prediction with missing values marginalised.
+
+A model's state is a :class:`~streamnb.stats.covariance.ClassCovariance` (per class counts,
+means and co-moments); the discriminant of class y (Jaroszewicz, *Bayesian classification*,
+"discriminant functions"; Hastie, Tibshirani & Friedman eq. 4.12) is
+
+    d_y(x) = −½ (x − μ_y)ᵀ Σ_y⁻¹ (x − μ_y) − ½ log |Σ_y| − (p/2) log 2π + log π_y
+
+and P(y | x) = softmax_y d_y(x). Subclasses say what Σ_y is (pooled for LDA, per class for QDA).
+
+Conventions (documented in docs/continuous.md):
+
+- **Estimates**: μ_y the class mean, Σ the maximum-likelihood covariance (divide by the records,
+  as scikit-learn), π_y = N(y)/N.
+- **Shrinkage** ``α`` (the lecture's Σ_s = (1 − α) Σ̂ + α (tr Σ̂ / p) I): ``None`` (0), a number
+  in [0, 1], or ``"ledoit-wolf"``: Ledoit & Wolf's intensity computed from the same moments (the
+  statistics keep the needed fourth-order sums).
+- **Missing values**: a record's missing attributes are marginalised out (exact for a
+  Gaussian: drop their rows and columns of μ and Σ); an attribute enters the discriminants once
+  every class has observed it (before that it is marginalised for all classes alike). Learning
+  uses the pairwise-complete statistics.
+- **Singular covariances**: the Cholesky factor is taken of the correlation matrix R plus
+  ε I, with the smallest ε in 0, 10⁻¹⁰, …, 1 that leaves no pivot² below 10⁻¹⁰ (scale-free;
+  see :func:`cholesky_with_jitter`).
+- **Caching**: everything that depends only on the state (the shrunk covariances, their
+  Cholesky factors and log-determinants, the means and log-priors) is computed once per state
+  version; a missing-value pattern's marginal factors once per (version, pattern). Prediction
+  then costs O(k·p²) per record, learning O(p²).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from scipy.linalg import solve_triangular
+
+from streamnb.models.base import CountClassifier
+from streamnb.stats.codec import normalize_label
+from streamnb.stats.covariance import ClassCovariance, ledoit_wolf_intensity
+from streamnb.stats.schema import InvalidRecord
+from streamnb.stats.vectors import encode_vector, encode_vectors
+
+__all__ = ["GaussianDiscriminant", "check_shrinkage", "cholesky_with_jitter", "shrink"]
+
+_LOG_2PI = math.log(2.0 * math.pi)
+_JITTER = (0.0, 1e-10, 1e-8, 1e-6, 1e-4, 1e-2, 1.0)
+_MIN_PIVOT = 1e-10
+_MAX_PATTERNS = 64
+
+
+def check_shrinkage(shrinkage: Any) -> None:
+    """scikit-learn-style validation of a ``shrinkage`` parameter."""
+    if shrinkage is None or (isinstance(shrinkage, str) and shrinkage == "ledoit-wolf"):
+        return
+    if (isinstance(shrinkage, numbers.Real) and not isinstance(shrinkage, bool | np.bool_)
+            and 0.0 <= float(shrinkage) <= 1.0):
+        return
+    raise ValueError(f"shrinkage must be None, 'ledoit-wolf' or a number in [0, 1], got "
+                     f"{shrinkage!r}")
+
+
+def shrink(sigma: np.ndarray, alpha: float) -> np.ndarray:
+    """(1 − α) Σ + α (tr Σ / p) I (the lecture's shrinkage towards a scaled identity)."""
+    p = sigma.shape[0]
+    if alpha == 0.0 or p == 0:
+        return sigma
+    return (1.0 - alpha) * sigma + alpha * (np.trace(sigma) / p) * np.eye(p)
+
+
+def cholesky_with_jitter(sigma: np.ndarray) -> tuple[np.ndarray, float]:
+    """Lower Cholesky factor L of Σ (regularised only if singular) and log |L Lᵀ|.
+
+    The factor is taken of the correlation matrix R = D⁻¹ Σ D⁻¹ (D = the standard deviations),
+    so the regularisation is scale-free: R + ε I for the smallest ε in 0, 10⁻¹⁰, 10⁻⁸, …, 1
+    whose factor has no pivot² below 10⁻¹⁰ (an exactly collinear attribute set, whose factor
+    would otherwise be rounding noise); if none works (an indefinite pairwise-complete
+    estimate) R's eigenvalues are clipped at 10⁻⁶. Then L = D L_R. An attribute with (relatively,
+    < 10⁻¹² of the largest) zero variance gets the scale √(tr Σ / p) (1 if that is 0) in D, and
+    R is clipped to [−1, 1] (pairwise-complete estimates can leave it).
+    """
+    p = sigma.shape[0]
+    if p == 0:
+        return np.zeros((0, 0)), 0.0
+    diag = np.diagonal(sigma).copy()
+    scale = float(diag.sum()) / p
+    fallback = math.sqrt(scale) if scale > 0 else 1.0
+    varies = diag > 1e-12 * float(diag.max())
+    d = np.where(varies, np.sqrt(np.where(varies, diag, 1.0)), fallback)
+    r = np.clip(sigma / np.outer(d, d), -1.0, 1.0)  # pairwise-complete estimates can exceed 1
+    factor = None
+    for eps in _JITTER:
+        try:
+            f = np.linalg.cholesky(r + eps * np.eye(p) if eps else r)
+        except np.linalg.LinAlgError:
+            continue
+        pivots = np.diagonal(f)
+        if np.all(np.isfinite(pivots)) and float(np.min(pivots)) ** 2 >= _MIN_PIVOT:
+            factor = f
+            break
+    if factor is None:
+        values, vectors = np.linalg.eigh(r)
+        floor = 1e-6 * max(float(values.max()), 1.0)
+        factor = np.linalg.cholesky((vectors * np.maximum(values, floor)) @ vectors.T
+                                    + floor * np.eye(p))
+    logdet = 2.0 * float(np.log(d).sum() + np.log(np.diagonal(factor)).sum())
+    return d[:, None] * factor, logdet
+
+
+class GaussianDiscriminant(CountClassifier):
+    """Base of :class:`~streamnb.LDA` and :class:`~streamnb.QDA` (see the module docstring)."""
+
+    _statistics = ClassCovariance
+
+    def __init__(self, shrinkage: float | str | None = None) -> None:
+        check_shrinkage(shrinkage)
+        self.shrinkage = shrinkage
+        self.stats = ClassCovariance()
+        self.n_learned = 0
+        self._cache_key: tuple[int, int] | None = None
+
+    @classmethod
+    def _unit_test_params(cls):
+        yield {}
+        yield {"shrinkage": "ledoit-wolf"}
+        yield {"shrinkage": 0.25}
+
+    # -- learning -------------------------------------------------------------------------------
+    def _label(self, y: Any, record: str) -> Any:
+        try:
+            return normalize_label(y)
+        except (TypeError, ValueError) as exc:
+            raise InvalidRecord(record, "label", str(exc)) from None
+
+    def learn_one(self, x: Mapping, y: Any) -> None:
+        """Add one record: O(p²). Invalid input raises :class:`~streamnb.InvalidRecord` and
+        changes nothing."""
+        record = f"record {self.n_learned + 1}"
+        label = self._label(y, record)
+        vector = encode_vector(self.stats.attributes, x, record, grow=True)
+        slots = np.flatnonzero(~np.isnan(vector))
+        self.stats.update(self.stats.labels.add(label), slots, vector[slots])
+        self.n_learned += 1
+
+    def learn_many(self, X: Any, y: Any) -> None:
+        """Add a batch (DataFrame or sequence of mappings): the statistics of ``learn_one`` on
+        each row, up to rounding. A bad row rejects the whole batch and changes nothing."""
+        ys = list(y)
+        if len(ys) != len(X):
+            raise ValueError(f"{len(X)} records but {len(ys)} labels")
+        labels = [self._label(v, f"row {i}") for i, v in enumerate(ys)]
+        values = encode_vectors(self.stats.attributes, X, "row", grow=True)
+        classes = np.array([self.stats.labels.add(v) for v in labels], dtype=np.int64)
+        self.stats.update_many(classes, values)
+        self.n_learned += len(ys)
+
+    # -- what a subclass defines ----------------------------------------------------------------
+    def _covariances(self, active: np.ndarray) -> tuple[np.ndarray, bool]:
+        """The (shrunk) covariances over ``active`` attributes, (k, a, a), and whether they are
+        one shared matrix (LDA)."""
+        raise NotImplementedError
+
+    def _alpha(self, weight: np.ndarray, cov: np.ndarray, fourth: np.ndarray) -> float:
+        if self.shrinkage is None:
+            return 0.0
+        if isinstance(self.shrinkage, str):
+            return ledoit_wolf_intensity(weight, cov, fourth)
+        return float(self.shrinkage)
+
+    def _pooled(self, active: np.ndarray) -> np.ndarray:
+        ix = np.ix_(active, active)
+        s = self.stats
+        cov = s.pooled_covariance()[ix]
+        return shrink(cov, self._alpha(s.weight.sum(axis=0)[ix], cov, s.fourth.sum(axis=0)[ix]))
+
+    # -- the per-state-version terms ------------------------------------------------------------
+    def _terms(self) -> dict[str, Any]:
+        """Means, covariances, Cholesky factors, log-determinants and log-priors; computed once
+        per state version (one cache key: the statistics object and its version)."""
+        key = (id(self.stats), self.stats.version)
+        if self._cache_key != key:
+            s = self.stats
+            diag = np.diagonal(s.weight, axis1=1, axis2=2)
+            seen = np.flatnonzero((diag > 0).all(axis=0)) if s.n_classes else []
+            # canonical order (by name), so that the factors, hence predictions, are the same
+            # bits whatever order the attributes first appeared in: the statistics' cells are
+            # updated elementwise and do not depend on it either
+            names = s.attributes.values
+            active = np.array(sorted(seen, key=lambda j: (type(names[j]).__name__,
+                                                          repr(names[j]))), dtype=np.int64)
+            sigma, shared = self._covariances(active)
+            factors, logdets = [], []
+            for c in range(1 if shared else s.n_classes):
+                factor, logdet = cholesky_with_jitter(sigma[c])
+                factors.append(factor)
+                logdets.append(logdet)
+            total = float(s.class_weight.sum())
+            with np.errstate(divide="ignore"):
+                log_prior = np.log(s.class_weight / total) if total > 0 else np.zeros(
+                    s.n_classes)
+            self._cache = {"active": active, "means": s.means()[:, active], "sigma": sigma,
+                           "shared": shared, "factors": factors, "logdets": np.array(logdets),
+                           "log_prior": log_prior, "patterns": {}}
+            self._cache_key = key
+        return self._cache
+
+    def _pattern_factors(self, terms: dict[str, Any], observed: np.ndarray
+                         ) -> tuple[list[np.ndarray], np.ndarray]:
+        """Cholesky factors of the marginal covariances over ``observed`` (positions within the
+        active attributes), cached per (state version, pattern)."""
+        if observed.all():
+            return terms["factors"], terms["logdets"]
+        patterns = terms["patterns"]
+        key = observed.tobytes()
+        if key not in patterns:
+            if len(patterns) >= _MAX_PATTERNS:
+                patterns.pop(next(iter(patterns)))
+            ix = np.ix_(observed, observed)
+            pairs = [cholesky_with_jitter(sigma[ix]) for sigma in terms["sigma"]]
+            patterns[key] = ([f for f, _ in pairs], np.array([d for _, d in pairs]))
+        return patterns[key]
+
+    # -- prediction -----------------------------------------------------------------------------
+    def _joint_log_likelihood(self, records: Sequence[Mapping], where: str
+                              ) -> tuple[np.ndarray, np.ndarray]:
+        terms = self._terms()
+        values = encode_vectors(self.stats.attributes, records, where, grow=False)
+        k, n = self.stats.n_classes, values.shape[0]
+        finite = np.tile(terms["log_prior"], (n, 1))
+        active = terms["active"]
+        if len(active) and n:
+            x = values[:, active]
+            observed = ~np.isnan(x)
+            patterns, inverse = np.unique(observed, axis=0, return_inverse=True)
+            inverse = inverse.ravel()
+            for g, pattern in enumerate(patterns):
+                if not pattern.any():
+                    continue
+                rows = np.flatnonzero(inverse == g)
+                factors, logdets = self._pattern_factors(terms, pattern)
+                d = x[np.ix_(rows, np.flatnonzero(pattern))]
+                means = terms["means"][:, pattern]
+                const = -0.5 * (logdets + pattern.sum() * _LOG_2PI)
+                if terms["shared"]:
+                    zx = solve_triangular(factors[0], d.T, lower=True)        # L⁻¹x  (q, m)
+                    zm = solve_triangular(factors[0], means.T, lower=True)    # L⁻¹μ_y (q, k)
+                    mahal = ((zx * zx).sum(axis=0)[:, None] - 2.0 * zx.T @ zm
+                             + (zm * zm).sum(axis=0)[None, :])
+                    finite[rows] += -0.5 * mahal + const[0]
+                else:
+                    for c in range(k):
+                        z = solve_triangular(factors[c], (d - means[c]).T, lower=True)
+                        finite[rows, c] += -0.5 * (z * z).sum(axis=0) + const[c]
+        zeros = np.zeros((n, k), dtype=np.int64)
+        zeros[:, ~np.isfinite(terms["log_prior"])] = 1  # a class decayed/merged to weight 0
+        finite[:, ~np.isfinite(terms["log_prior"])] = 0.0
+        return finite, zeros
+
+    def _check_record(self, x: Any, where: str) -> None:
+        if not isinstance(x, Mapping):
+            raise InvalidRecord(where, None, f"expected a mapping of features, got "
+                                f"{type(x).__name__}")
+
+    # -- derived, for users ---------------------------------------------------------------------
+    @property
+    def means(self) -> dict[Any, dict[Any, float]]:
+        """Class → attribute → mean."""
+        s = self.stats
+        m = s.means()
+        return {label: dict(zip(s.attributes.values, m[c].tolist(), strict=True))
+                for c, label in enumerate(s.labels.values)}
+
+    def covariance(self, label: Any | None = None) -> np.ndarray:
+        """The covariance the model uses for class ``label`` (shrunk; the pooled one for LDA),
+        over the attributes every class has observed, in ``stats.attributes`` order."""
+        terms = self._terms()
+        if terms["shared"] or label is None:
+            return terms["sigma"][0]
+        return terms["sigma"][self.stats.labels.index[label]]
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state.pop("_cache", None)
+        state["_cache_key"] = None
+        return state
