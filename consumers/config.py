@@ -29,6 +29,7 @@ MODEL_NAMES = ("spam-filter", "indifferent", "ml", "laplace", "m-estimate", "bib
 SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 SASL_MECHANISMS = ("PLAIN", "GSSAPI", "OAUTHBEARER", "SCRAM-SHA-256", "SCRAM-SHA-512")
 LOG_LEVELS = ("debug", "info", "warning", "error")
+OFFSET_GAP_POLICIES = ("fail", "reset-state", "continue-from-earliest")
 
 
 class ConfigError(ValueError):
@@ -159,10 +160,21 @@ OPTIONS: tuple[Option, ...] = (
     # -- state ----------------------------------------------------------------------------------
     Option("snapshot-dir", str, "streamnb-state",
            "directory of this instance's snapshots (one per instance)"),
+    Option("snapshot-generations", int, 3,
+           "snapshot files kept (the newest and the ones before it, each checksummed): an "
+           "unreadable newest one falls back to the one before, then to the changelog",
+           minimum=1),
     Option("snapshot-every-records", int, 20000,
            "snapshot (and publish the changelog) after this many records", minimum=1),
     Option("snapshot-every-seconds", float, 30.0,
            "... or after this many seconds", minimum=0.01),
+    Option("offset-gap-policy", str, "fail",
+           "what to do when a partition's state is not within the broker's log (topic deleted "
+           "and re-created, offsets reset, truncation, retention deleting unread records): "
+           "fail (stop, exit status 3), reset-state (re-learn the partition from its earliest "
+           "record) or continue-from-earliest (keep the state, read on from the earliest "
+           "record; records deleted unread are counted as lost)",
+           choices=OFFSET_GAP_POLICIES),
     Option("rebuild-every-seconds", float, 2.0,
            "at most this often, re-sum the model when other members' states changed",
            minimum=0.0),
@@ -274,8 +286,10 @@ class ServiceConfig:
 
     def consumer_options(self) -> dict[str, Any]:
         """The input consumer: batches, manual commits, checksums; group settings if any."""
+        # no automatic reset: an offset out of the log's range raises OffsetOutOfRangeError,
+        # which the service handles by its --offset-gap-policy (every position is set by seek)
         out = {**self.kafka_options(), "enable_auto_commit": False,
-               "auto_offset_reset": "earliest", "check_crcs": self.values["check_crcs"],
+               "auto_offset_reset": "none", "check_crcs": self.values["check_crcs"],
                "max_poll_records": self.values["max_poll_records"]}
         if self.values["group_id"]:
             out.update(group_id=self.values["group_id"],

@@ -2,7 +2,10 @@
 
 Counters: ``streamnb_messages_consumed_total{topic}``, ``streamnb_messages_learned_total``,
 ``streamnb_messages_predicted_total``, ``streamnb_dead_letters_total{reason}``,
-``streamnb_relearns_total``, ``streamnb_snapshots_total``. Histograms:
+``streamnb_relearns_total``, ``streamnb_snapshots_total``,
+``streamnb_offset_gaps_total{topic,partition,kind}``,
+``streamnb_records_lost_total{topic,partition}``, ``streamnb_snapshot_fallbacks_total{to}``.
+Histograms:
 ``streamnb_learn_latency_seconds`` and ``streamnb_predict_latency_seconds`` (per batch),
 ``streamnb_batch_size``, ``streamnb_relearn_duration_seconds``. Gauges:
 ``streamnb_prequential_accuracy{window,class}`` and ``streamnb_prequential_log_loss{window,class}``
@@ -145,6 +148,20 @@ class ServiceMetrics:
                                   "snapshot", registry=r)
         self.lag = Gauge("streamnb_consumer_lag", "Records behind the end of each input "
                          "partition", ["topic", "partition"], registry=r)
+        self.offset_gaps = Counter("streamnb_offset_gaps", "Partition states found outside the "
+                                   "broker's log (kind: before_log_start, records deleted "
+                                   "unread; after_log_end, the log is shorter than the state)",
+                                   ["topic", "partition", "kind"], registry=r)
+        self.records_lost = Counter("streamnb_records_lost", "Records deleted from the broker "
+                                    "before they were read (counted when the offset gap "
+                                    "policy goes on past them)", ["topic", "partition"],
+                                    registry=r)
+        self.snapshot_fallbacks = Counter("streamnb_snapshot_fallbacks", "Unreadable snapshot "
+                                          "generations at start, by what the restore fell back "
+                                          "to (previous_generation, changelog)", ["to"],
+                                          registry=r)
+        for to in ("previous_generation", "changelog"):
+            self.snapshot_fallbacks.labels(to=to)
         for reason in REASONS:  # every reason exported from the start, at 0
             self.dead_letters.labels(reason=reason)
         self.windows = {size: PrequentialWindow(size) for size in windows}

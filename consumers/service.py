@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 from kafka import ConsumerRebalanceListener, KafkaConsumer, KafkaProducer, TopicPartition
+from kafka.errors import OffsetOutOfRangeError
 from kafka.structs import OffsetAndMetadata
 
 from consumers.changelog import ChangelogReader, publish_candidates, publish_state
@@ -32,15 +33,44 @@ from consumers.config import RedactSecrets, ServiceConfig
 from consumers.messages import Record, Rejection, decode_batch
 from consumers.metrics import ServiceMetrics
 from consumers.publisher import ProcessPublisher, ProducerPublisher
-from consumers.snapshots import SNAPSHOT_FILE, read_snapshot, write_snapshot
+from consumers.snapshots import (
+    SNAPSHOT_FILE,
+    SnapshotsUnreadable,
+    read_snapshot,
+    write_snapshot,
+)
 from consumers.state import PartitionedModel, PartitionState, model_factory
 from consumers.topics import ensure_topic
+from streamnb.stats.persist import StateFileError
 
-__all__ = ["MODEL_FILE", "Service"]
+__all__ = ["EXIT_OFFSET_GAP", "MODEL_FILE", "OffsetGapError", "Service", "find_gap"]
 
 log = logging.getLogger("streamnb.service")
 MODEL_FILE = "model.snb"
 _ERROR_HEADER = "streamnb-error"
+EXIT_OFFSET_GAP = 3  # exit status of --offset-gap-policy fail
+_PROBE_SECONDS = 10.0  # longest wait for the record before a state's offset
+
+
+class OffsetGapError(RuntimeError):
+    """A partition's state is outside the broker's log, under ``--offset-gap-policy fail``."""
+
+
+def find_gap(offset: int, begin: int | None, end: int | None) -> str | None:
+    """Where a state's ``offset`` (the next record to read) lies against the broker's log
+    ``[begin, end)``: ``None`` (within it), ``"before_log_start"`` (records between the two
+    were deleted before they were read) or ``"after_log_end"`` (the log is shorter than the
+    state: re-created, truncated, offsets reset). An unknown bound (``None``) is no gap; a
+    state at offset 0 has read nothing, so it is never behind the log.
+
+    >>> find_gap(5000, 0, 1000), find_gap(10, 40, 90), find_gap(0, 40, 90), find_gap(90, 40, 90)
+    ('after_log_end', 'before_log_start', None, None)
+    """
+    if offset and begin is not None and offset < begin:
+        return "before_log_start"
+    if end is not None and offset > end:
+        return "after_log_end"
+    return None
 
 
 class _Listener(ConsumerRebalanceListener):
@@ -93,7 +123,8 @@ class Service:
         self._outputs: ProcessPublisher | ProducerPublisher | None = None
         self._changelog: ChangelogReader | None = None
         self._restorable: dict[tuple[str, int], PartitionState] = {}
-        self._published: dict[tuple[str, int], int] = {}  # offset last sent to the changelog
+        # position last sent to the changelog
+        self._published: dict[tuple[str, int], tuple[int, int]] = {}
         self._http = None
         self._since_snapshot = 0
         self._changed = False  # states changed since the last snapshot
@@ -103,6 +134,9 @@ class Service:
         self._last_lag = 0.0
         self.processed = 0  # records handled (learned, predicted or dead-lettered) by this run
         self._restored = False  # nothing to save before the state was restored
+        self._unchecked: set[TopicPartition] = set()  # assigned, paused until checked
+        self._probe: KafkaConsumer | None = None
+        self.exit_code = 0
 
     # -- lifecycle ------------------------------------------------------------------------------
     def stop(self) -> None:
@@ -115,7 +149,8 @@ class Service:
 
     def run(self, max_records: int | None = None) -> int:
         """Serve until :meth:`stop` (or, if given, until ``max_records`` records have been
-        handled); then drain, snapshot, publish and exit. Returns 0."""
+        handled); then drain, snapshot, publish and exit. Returns the exit status: 0, or
+        :data:`EXIT_OFFSET_GAP` when an offset gap stopped it (``--offset-gap-policy fail``)."""
         self._redact_logs()
         self._start_metrics()
         try:
@@ -123,16 +158,28 @@ class Service:
             self._restore()
             self._restored = True
             while not self._stop.is_set():
-                batch = self._consumer.poll(timeout_ms=self.config.poll_timeout_ms,
-                                            max_records=self.config.max_poll_records)
+                if self._unchecked:
+                    self._check_offsets(list(self._unchecked))
+                try:
+                    batch = self._consumer.poll(timeout_ms=self.config.poll_timeout_ms,
+                                                max_records=self.config.max_poll_records)
+                except OffsetOutOfRangeError as exc:
+                    out = exc.args[0] if exc.args and isinstance(exc.args[0], dict) else {}
+                    log.info("the broker reports offsets out of range: %s", ", ".join(
+                        f"{tp.topic}:{tp.partition}@{o}" for tp, o in out.items()))
+                    self._check_offsets(list(out), out_of_range=True)
+                    continue
                 if batch:
                     self._process(batch)
                 self._maintain()
                 if max_records is not None and self.processed >= max_records:
                     break
+        except OffsetGapError as exc:
+            log.error("%s", exc)
+            self.exit_code = EXIT_OFFSET_GAP
         finally:
             self._shutdown()
-        return 0
+        return self.exit_code
 
     def _redact_logs(self) -> None:
         """Keep the configured secrets out of every log handler of the process."""
@@ -173,7 +220,22 @@ class Service:
     def _restore(self) -> None:
         """Load this instance's snapshot and the changelog; partitions are restored from them
         as they are assigned."""
-        states, meta = read_snapshot(self.snapshot_dir)
+        try:
+            states, meta = read_snapshot(self.snapshot_dir, on_error=self._bad_snapshot)
+        except SnapshotsUnreadable as exc:
+            where = self.snapshot_dir
+            if self._changelog is None:
+                raise StateFileError(
+                    f"{exc}; there is no changelog to fall back on (--changelog-topic ''), so "
+                    "the service refuses to start rather than re-learn from scratch. To "
+                    f"recover: restore {where} from a backup, or move it away (mv {where} "
+                    f"{where}.corrupt) to re-learn every partition from its earliest "
+                    "record") from None
+            log.warning("no snapshot generation in %s can be read: restoring from the "
+                        "changelog %s (partitions it lacks are re-learned from their earliest "
+                        "record)", where, self.config.changelog_topic)
+            self.metrics.snapshot_fallbacks.labels(to="changelog").inc()
+            states, meta = {}, {}
         if states and meta.get("model") != self.config.model:
             raise ValueError(f"{self.snapshot_dir} holds the snapshot of a {meta.get('model')!r} "
                              f"model, not of --model {self.config.model!r}: use another "
@@ -192,6 +254,15 @@ class Service:
                                      listener=_Listener(self))
         else:
             self._assign_all()
+
+    def _bad_snapshot(self, path: Path, exc: Exception, following: Path | None) -> None:
+        if following is not None:
+            log.warning("snapshot %s cannot be read (%s): falling back to the previous "
+                        "generation, %s", path, exc, following.name)
+            self.metrics.snapshot_fallbacks.labels(to="previous_generation").inc()
+        else:
+            log.warning("snapshot %s cannot be read (%s), and it is the oldest generation",
+                        path, exc)
 
     def _assign_all(self) -> None:
         """Standalone: every partition of every input topic (waiting for topics to exist)."""
@@ -229,11 +300,15 @@ class Service:
             key = (tp.topic, tp.partition)
             known = [s for s in (self.model.restore_candidate(key),
                                  self._restorable.pop(key, None)) if s is not None]
-            state = max(known, key=lambda s: s.offset) if known else PartitionState(
+            state = max(known, key=lambda s: s.position) if known else PartitionState(
                 self.model.factory(), 0)
             self.model.take(key, state)
             if state.offset:
                 self._consumer.seek(tp, state.offset)
+                # checked against the broker's log before anything is read (not here: in a
+                # rebalance callback kafka-python allows no blocking call)
+                self._consumer.pause(tp)
+                self._unchecked.add(tp)
             else:
                 self._consumer.seek_to_beginning(tp)
         if self.model.dirty:
@@ -257,10 +332,101 @@ class Service:
         else:
             self._publish_states(keys)
         for key in keys:
+            self._unchecked.discard(TopicPartition(*key))
             self.model.release(key)
             with contextlib.suppress(KeyError):  # no lag reported for it yet
                 self.metrics.lag.remove(key[0], str(key[1]))
         log.info("revoked %s", ", ".join(f"{t}:{p}" for t, p in keys))
+
+    # -- offset gaps ----------------------------------------------------------------------------
+    def _check_offsets(self, tps: list[TopicPartition], out_of_range: bool = False) -> None:
+        """Compare the owned states of ``tps`` with the broker's log, apply
+        ``--offset-gap-policy`` to those outside it, and resume them."""
+        tps = [tp for tp in tps if (tp.topic, tp.partition) in self.model.own]
+        self._unchecked.difference_update(tps)
+        if not tps:
+            return
+        begin = self._consumer.beginning_offsets(tps)
+        end = self._consumer.end_offsets(tps)
+        for tp in tps:
+            state = self.model.own[(tp.topic, tp.partition)]
+            kind = find_gap(state.offset, begin.get(tp), end.get(tp))
+            # the end offset some brokers report (tansu after batched produce) is too low:
+            # the log reaches the state if it holds the record just before its offset
+            if kind == "after_log_end" and self._log_reaches(tp, state.offset):
+                kind = None
+            if kind is not None:
+                self._gap(tp, state, kind, begin.get(tp) or 0, end.get(tp))
+            elif out_of_range:
+                log.warning("%s:%s: the broker reported offset %d out of range, but its log "
+                            "spans %s..%s; reading on from %d", tp.topic, tp.partition,
+                            state.offset, begin.get(tp), end.get(tp), state.offset)
+                self._consumer.seek(tp, state.offset)
+                self._stop.wait(1.0)
+        if self.model.dirty:
+            self.model.rebuild()
+            self._last_rebuild = time.monotonic()
+            self._update_model_gauges()
+        self._consumer.resume(*tps)
+
+    def _log_reaches(self, tp: TopicPartition, offset: int) -> bool:
+        """Whether the broker holds a record at ``offset - 1`` or later (read by a separate
+        consumer, so that the service's own positions and buffers are untouched)."""
+        if self._probe is None:
+            self._probe = KafkaConsumer(**self.config.kafka_options(), group_id=None,
+                                        enable_auto_commit=False, auto_offset_reset="none")
+        self._probe.assign([tp])
+        self._probe.seek(tp, offset - 1)
+        deadline = time.monotonic() + _PROBE_SECONDS
+        try:
+            while time.monotonic() < deadline and not self._stop.is_set():
+                if self._probe.poll(timeout_ms=500, max_records=1).get(tp):
+                    return True
+        except OffsetOutOfRangeError:
+            pass
+        finally:
+            self._probe.assign([])
+        return False
+
+    def _gap(self, tp: TopicPartition, state: PartitionState, kind: str, begin: int,
+             end: int | None) -> None:
+        """One partition state outside the log: count it, log it, apply the policy."""
+        where, expected = f"{tp.topic}:{tp.partition}", state.offset
+        self.metrics.offset_gaps.labels(topic=tp.topic, partition=str(tp.partition),
+                                        kind=kind).inc()
+        if kind == "before_log_start":
+            found = (f"the broker's log starts at offset {begin}: records {expected}.."
+                     f"{begin - 1} were deleted before they were read (retention, "
+                     "delete-records)")
+        else:
+            found = (f"the broker's log ends at offset {end}: the topic was deleted and "
+                     "re-created, truncated, or its offsets reset")
+        policy = self.config.offset_gap_policy
+        head = f"offset gap on {where}: the state expects offset {expected} next, but {found}"
+        if policy == "fail":
+            raise OffsetGapError(
+                f"{head}; stopping (--offset-gap-policy fail, state left as it was). To go "
+                "on, restart with --offset-gap-policy reset-state (forget this partition's "
+                "state, re-learn it from its earliest record) or continue-from-earliest (keep "
+                "the state, read on from the earliest record)")
+        lost = begin - expected if kind == "before_log_start" else 0
+        if policy == "reset-state":
+            # a later epoch: the old state in snapshots and the changelog never wins again
+            self.model.take((tp.topic, tp.partition),
+                            PartitionState(self.model.factory(), begin, state.epoch + 1))
+            action = f"state reset, re-learning from offset {begin}"
+        else:
+            if kind == "after_log_end":
+                state.epoch += 1
+            state.offset = begin
+            action = f"state kept, reading on from offset {begin}"
+        if lost:
+            self.metrics.records_lost.labels(topic=tp.topic, partition=str(tp.partition)).inc(
+                lost)
+            action += f", {lost} records lost"
+        log.warning("%s; %s (--offset-gap-policy %s)", head, action, policy)
+        self._consumer.seek(tp, begin)
+        self._changed = True  # the next checkpoint records the moved state
 
     # -- the batch ------------------------------------------------------------------------------
     def _process(self, batch: dict[TopicPartition, list]) -> None:
@@ -432,9 +598,9 @@ class Service:
         sent = False
         for key in keys:
             state = self.model.own[key]
-            if self._published.get(key) != state.offset:
+            if self._published.get(key) != state.position:
                 publish_state(self._producer, self.config.changelog_topic, key, state)
-                self._published[key] = state.offset
+                self._published[key] = state.position
                 sent = True
         if sent:
             self._producer.flush()
@@ -451,7 +617,8 @@ class Service:
         write_snapshot(self.snapshot_dir, self.model.own,
                        {"group_id": self.config.group_id, "model": self.config.model,
                         "candidates": sorted((v, names) for v, names in
-                                             self.model.decisions.items() if v > adopted)})
+                                             self.model.decisions.items() if v > adopted)},
+                       generations=self.config.snapshot_generations)
         self._publish_states(publish)
         if commit and self.config.group_id and self.model.own:
             offsets = {TopicPartition(*key): OffsetAndMetadata(state.offset, "", -1)
@@ -479,6 +646,8 @@ class Service:
         finally:
             if self._changelog is not None:
                 self._changelog.close()
+            if self._probe is not None:
+                self._probe.close()
             if consumer is not None:
                 if self.config.group_id and not consumer.assignment():
                     # leaving a group while its join is pending leaves tansu unable to assign

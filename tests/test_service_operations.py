@@ -1,0 +1,284 @@
+"""Service operations (issue 14): offset gaps between a state and the broker's log; snapshot
+generations and the fall-backs of a damaged snapshot.
+
+The gap is made for real: the service learns a topic and stops, the topic is deleted and
+re-created with fewer, different records, and the service restarts on the same snapshot
+directory, so its state's offset is beyond the new log's end. Each ``--offset-gap-policy`` is
+run on its own copy of that directory.
+"""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+from kafka.admin import KafkaAdminClient
+from kafka_helpers import (
+    GROUP_FLAGS,
+    ServiceProcess,
+    create_topic,
+    free_port,
+    label_of,
+    labelled_features,
+    labelled_messages,
+    produce,
+    scrape,
+    unique,
+    wait_for,
+)
+
+from consumers.config import load_config
+from consumers.service import EXIT_OFFSET_GAP, MODEL_FILE, Service, find_gap
+from consumers.snapshots import read_snapshot, read_snapshot_file, snapshot_paths, write_snapshot
+from consumers.state import PartitionState
+from streamnb import IndifferentNB
+from streamnb.cli import main
+from streamnb.models.base import load_model
+
+OLD, NEW = (0, 3000), (10_000, 11_000)  # the records before and after the re-creation
+
+
+def reference(*ranges: tuple[int, int]) -> IndifferentNB:
+    model = IndifferentNB()
+    for start, stop in ranges:
+        for i in range(start, stop):
+            model.learn_one(labelled_features(i), label_of(i))
+    return model
+
+
+def test_find_gap():
+    assert find_gap(3000, 0, 1000) == "after_log_end"
+    assert find_gap(1000, 0, 1000) is None  # at the end: nothing new yet
+    assert find_gap(10, 40, 90) == "before_log_start"  # retention deleted 10..39 unread
+    assert find_gap(0, 40, 90) is None  # a new state starts wherever the log starts
+    assert find_gap(50, None, None) is None
+
+
+def test_offset_gap_policies_after_the_topic_is_recreated(kafka_broker, tmp_path):
+    bootstrap = kafka_broker.bootstrap_servers
+    topic, changelog = unique("gap"), unique("gap-changelog")
+    create_topic(bootstrap, topic)
+    produce(bootstrap, topic, labelled_messages(*OLD))
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/metrics"
+
+    def args(state, *extra):
+        return ["--bootstrap-servers", bootstrap, "--input-topic", topic, "--group-id", "",
+                "--model", "indifferent", "--output-topic", f"{topic}-out",
+                "--dead-letter-topic", f"{topic}-dlq", "--snapshot-dir", str(tmp_path / state),
+                "--changelog-topic", "", "--metrics-address", f"127.0.0.1:{port}", *extra]
+
+    first = ServiceProcess(args("first", "--changelog-topic", changelog),
+                           tmp_path / "first.log")
+    wait_for(lambda: scrape(url, "streamnb_model_records") == 3000, 120, "3000 records",
+             alive=first.alive)
+    assert first.terminate() == 0
+    assert {k: s.offset for k, s in read_snapshot(tmp_path / "first")[0].items()} == {
+        (topic, 0): 3000}
+
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+    admin.delete_topics([topic])
+    admin.close()
+    create_topic(bootstrap, topic)
+    produce(bootstrap, topic, labelled_messages(*NEW))
+    for name in ("fail", "continue", "reset"):
+        shutil.copytree(tmp_path / "first", tmp_path / name)
+
+    # fail (the default): one clear line, no traceback, non-zero exit, state untouched
+    before = (tmp_path / "fail" / "snapshot.snb").read_bytes()
+    service = ServiceProcess(args("fail", "--changelog-topic", changelog),
+                             tmp_path / "fail.log")
+    code = service.process.wait(60)
+    service.log.close()
+    logs = service.logs()
+    assert code == EXIT_OFFSET_GAP, logs
+    lines = [line for line in logs.splitlines() if "offset gap" in line]
+    assert len(lines) == 1, logs
+    assert f"offset gap on {topic}:0: the state expects offset 3000 next" in lines[0]
+    assert "log ends at offset" in lines[0] and "--offset-gap-policy reset-state" in lines[0]
+    assert " ERROR " in lines[0] and "Traceback" not in logs
+    assert (tmp_path / "fail" / "snapshot.snb").read_bytes() == before
+
+    # continue-from-earliest: the state keeps its 3000 records and learns the 1000 new ones
+    service = ServiceProcess(args("continue", "--offset-gap-policy", "continue-from-earliest"),
+                             tmp_path / "continue.log")
+    wait_for(lambda: scrape(url, "streamnb_model_records") == 4000, 120, "4000 records",
+             alive=service.alive)
+    assert scrape(url, "streamnb_offset_gaps_total", {"topic": topic, "partition": "0",
+                                                      "kind": "after_log_end"}) == 1
+    assert scrape(url, "streamnb_messages_learned_total") == 1000
+    assert service.terminate() == 0
+    assert "state kept, reading on from offset 0" in service.logs()
+    got = load_model(tmp_path / "continue" / "model.snb")
+    assert got.stats.to_dict() == reference(OLD, NEW).stats.to_dict()
+    state = read_snapshot(tmp_path / "continue")[0][(topic, 0)]
+    assert (state.epoch, state.offset) == (1, 1000)
+
+    # reset-state, in a consumer group with the changelog that holds the old state at 3000:
+    # the partition is re-learned from the new log only, and a restart keeps it that way (the
+    # reset state's epoch beats the stale changelog record's higher offset)
+    group = unique("gap-group")
+    reset_args = args("reset", "--changelog-topic", changelog, "--group-id", group,
+                      *GROUP_FLAGS, "--offset-gap-policy", "reset-state")
+    service = ServiceProcess(reset_args, tmp_path / "reset.log")
+    wait_for(lambda: scrape(url, "streamnb_messages_learned_total") == 1000, 120,
+             "1000 records learned", alive=service.alive)
+    assert scrape(url, "streamnb_model_records") == 1000
+    assert scrape(url, "streamnb_offset_gaps_total", {"topic": topic, "partition": "0",
+                                                      "kind": "after_log_end"}) == 1
+    assert service.terminate() == 0
+    assert "state reset, re-learning from offset 0" in service.logs()
+    assert load_model(tmp_path / "reset" / "model.snb").stats.to_dict() == reference(
+        NEW).stats.to_dict()
+    service = ServiceProcess(reset_args, tmp_path / "restart.log")
+    wait_for(lambda: f"assigned {topic}:0@1000" in service.logs(), 120,
+             "the reset state restored", alive=service.alive)
+    assert scrape(url, "streamnb_model_records") == 1000
+    assert scrape(url, "streamnb_offset_gaps_total", {"topic": topic, "partition": "0",
+                                                      "kind": "after_log_end"}) in (None, 0)
+    assert scrape(url, "streamnb_messages_learned_total") == 0
+    assert service.terminate() == 0
+    assert load_model(tmp_path / "reset" / "model.snb").stats.to_dict() == reference(
+        NEW).stats.to_dict()
+
+
+# -- snapshot generations ------------------------------------------------------------------------
+N_RECORDS = 1500
+
+
+def corrupt(path, how: str) -> None:
+    """Damage one snapshot file in one byte class."""
+    data = bytearray(path.read_bytes())
+    if how == "magic":  # the fixed header: magic bytes
+        data[0] ^= 0xFF
+    elif how == "header":  # the JSON header
+        data[24] ^= 0x01
+    elif how == "body":  # an array byte in the middle
+        data[len(data) * 2 // 3] ^= 0x01
+    elif how == "checksum":  # the SHA-256 at the end
+        data[-1] ^= 0x01
+    elif how == "truncated":
+        data = data[: len(data) // 2]
+    elif how == "last-byte-cut":
+        data = data[:-1]
+    elif how == "empty":
+        data = bytearray()
+    else:
+        raise ValueError(how)
+    path.write_bytes(bytes(data))
+
+
+@pytest.fixture(scope="module")
+def generations(kafka_broker, tmp_path_factory):
+    """A topic of N_RECORDS labelled messages, a service stopped after 900 of them with three
+    snapshot generations (and a changelog), and the model of an uninterrupted run."""
+    bootstrap = kafka_broker.bootstrap_servers
+    topic, changelog = unique("generations"), unique("generations-changelog")
+    create_topic(bootstrap, topic)
+    produce(bootstrap, topic, labelled_messages(0, N_RECORDS))
+    root = tmp_path_factory.mktemp("generations")
+
+    def config(directory, **changes):
+        return load_config({
+            "bootstrap_servers": bootstrap, "input_topic": [topic], "group_id": "",
+            "changelog_topic": "", "output_topic": f"{topic}-out",
+            "dead_letter_topic": f"{topic}-dlq", "model": "indifferent",
+            "snapshot_dir": str(root / directory), "metrics_address": "",
+            "max_poll_records": 70, "snapshot_every_records": 300, "snapshot_generations": 3,
+            "publisher_process": False, **changes}, environ={})
+
+    Service(config("whole")).run(max_records=N_RECORDS)
+    Service(config("base", changelog_topic=changelog)).run(max_records=900)
+    paths = snapshot_paths(root / "base")
+    assert [p.name for p in paths] == ["snapshot.snb", "snapshot.1.snb", "snapshot.2.snb"]
+    offsets = [read_snapshot_file(p)[0][(topic, 0)].offset for p in paths]
+    assert offsets[0] >= 900 and offsets[0] > offsets[1] > offsets[2] > 0, offsets
+    return {"config": config, "root": root, "topic": topic, "offsets": offsets,
+            "changelog": changelog,
+            "whole": load_model(root / "whole" / MODEL_FILE).stats.to_dict()}
+
+
+def counter(service: Service, to: str) -> float:
+    return service.metrics.snapshot_fallbacks.labels(to=to)._value.get()
+
+
+@pytest.mark.parametrize("how", ["magic", "header", "body", "checksum", "truncated",
+                                 "last-byte-cut", "empty"])
+def test_a_bad_newest_snapshot_falls_back_to_the_previous_generation(generations, how,
+                                                                     caplog):
+    root, offsets = generations["root"], generations["offsets"]
+    shutil.copytree(root / "base", root / how)
+    corrupt(root / how / "snapshot.snb", how)
+    service = Service(generations["config"](how))
+    with caplog.at_level("WARNING", logger="streamnb.service"):
+        assert service.run(max_records=N_RECORDS - offsets[1]) == 0
+    assert counter(service, "previous_generation") == 1
+    assert counter(service, "changelog") == 0
+    assert (f"snapshot {root / how / 'snapshot.snb'} cannot be read" in caplog.text
+            and "falling back to the previous generation, snapshot.1.snb" in caplog.text)
+    assert service.processed == N_RECORDS - offsets[1]  # re-read from generation 1's offset
+    got = load_model(root / how / MODEL_FILE)
+    assert got.stats.to_dict() == generations["whole"]
+    assert got.n_learned == N_RECORDS
+
+
+def test_two_bad_generations_fall_back_to_the_third(generations):
+    root, offsets = generations["root"], generations["offsets"]
+    shutil.copytree(root / "base", root / "two-bad")
+    corrupt(root / "two-bad" / "snapshot.snb", "body")
+    corrupt(root / "two-bad" / "snapshot.1.snb", "empty")
+    service = Service(generations["config"]("two-bad"))
+    assert service.run(max_records=N_RECORDS - offsets[2]) == 0
+    assert counter(service, "previous_generation") == 2
+    assert load_model(root / "two-bad" / MODEL_FILE).stats.to_dict() == generations["whole"]
+
+
+def test_every_generation_bad_falls_back_to_the_changelog(generations, caplog):
+    root = generations["root"]
+    shutil.copytree(root / "base", root / "all-bad")
+    for path, how in zip(snapshot_paths(root / "all-bad"), ["header", "truncated", "empty"],
+                         strict=True):
+        corrupt(path, how)
+    service = Service(generations["config"]("all-bad", changelog_topic=generations["changelog"]))
+    with caplog.at_level("WARNING", logger="streamnb.service"):
+        # the changelog's state: the newest snapshot's
+        assert service.run(max_records=N_RECORDS - generations["offsets"][0]) == 0
+    assert counter(service, "previous_generation") == 2
+    assert counter(service, "changelog") == 1
+    assert "restoring from the changelog" in caplog.text
+    assert load_model(root / "all-bad" / MODEL_FILE).stats.to_dict() == generations["whole"]
+    # the next snapshot is good again, and the damaged ones are rotated out
+    assert read_snapshot(root / "all-bad")[0][(generations["topic"], 0)].offset == N_RECORDS
+
+
+def test_every_generation_bad_without_a_changelog_is_refused(generations, caplog):
+    root = generations["root"]
+    shutil.copytree(root / "base", root / "refused")
+    (root / "refused" / MODEL_FILE).unlink()
+    for path in snapshot_paths(root / "refused"):
+        corrupt(path, "body")
+    before = {p.name: p.read_bytes() for p in snapshot_paths(root / "refused")}
+    config = generations["config"]("refused")
+    code = main(["serve", "--bootstrap-servers", config.bootstrap_servers, "--input-topic",
+                 generations["topic"], "--group-id", "", "--changelog-topic", "",
+                 "--model", "indifferent", "--snapshot-dir", str(root / "refused"),
+                 "--metrics-address", ""])
+    assert code == 1
+    errors = [r for r in caplog.records if r.levelname == "ERROR"]
+    assert len(errors) == 1, caplog.text
+    message = errors[0].getMessage()
+    assert "no snapshot generation in" in message and "checksum mismatch" in message
+    assert "To recover: restore" in message and ".corrupt" in message
+    assert {p.name: p.read_bytes() for p in snapshot_paths(root / "refused")} == before
+    assert not (root / "refused" / MODEL_FILE).exists()
+
+
+def test_write_snapshot_keeps_n_generations(tmp_path):
+    model = reference((0, 10))
+    for offset in range(1, 6):
+        write_snapshot(tmp_path, {("t", 0): PartitionState(model, offset)}, generations=3)
+    assert [read_snapshot_file(p)[0][("t", 0)].offset for p in snapshot_paths(tmp_path)] == [
+        5, 4, 3]
+    write_snapshot(tmp_path, {("t", 0): PartitionState(model, 6)}, generations=1)
+    assert [p.name for p in snapshot_paths(tmp_path)] == ["snapshot.snb"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["snapshot.snb"]  # nothing left over
