@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import math
 import os
 import tomllib
 from collections.abc import Mapping
@@ -181,6 +182,9 @@ OPTIONS: tuple[Option, ...] = (
     # -- input handling ------------------------------------------------------------------------
     Option("max-poll-records", int, 1000, "records per poll (one batch)", minimum=1),
     Option("poll-timeout-ms", int, 200, "longest wait of one poll", minimum=0),
+    Option("max-classes", int, 1000,
+           "classes a partition's state may learn: a labelled message of a new class beyond "
+           "them goes to the dead-letter topic as 'too_many_classes' (0: no bound)", minimum=0),
     Option("max-message-bytes", int, 1_000_000,
            "larger messages go to the dead-letter topic as 'oversize'", minimum=1),
     Option("changelog-max-bytes", int, 64_000_000,
@@ -356,8 +360,10 @@ def _coerce(option: Option, value: Any, source: str) -> Any:
             raise ConfigError(f"{name} must be {wanted}, got {value!r}")
         try:
             number = kind(value.strip() if isinstance(value, str) else value)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             raise ConfigError(f"{name} must be {wanted}, got {value!r}") from None
+        if not math.isfinite(number):  # nan compares false with any bound: never let it in
+            raise ConfigError(f"{name} must be a finite number, got {value!r}")
         if option.minimum is not None and number < option.minimum:
             raise ConfigError(f"{name} must be >= {option.minimum:g}, got {number!r}")
         return number

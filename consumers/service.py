@@ -56,6 +56,21 @@ class OffsetGapError(RuntimeError):
     """A partition's state is outside the broker's log, under ``--offset-gap-policy fail``."""
 
 
+def class_label(label: str | int | bool) -> str:
+    """The class of a message's ``label``: labels are strings. A JSON integer or boolean
+    label is read as its JSON text, so ``1`` and ``"1"`` are one class, ``true`` and
+    ``"true"`` another (and ``true`` is not ``1``, as it would be as a Python key).
+
+    >>> class_label("spam"), class_label(1), class_label(True), class_label(False)
+    ('spam', '1', 'true', 'false')
+    """
+    if type(label) is str:
+        return label
+    if type(label) is bool:
+        return "true" if label else "false"
+    return str(label)
+
+
 def find_gap(offset: int, begin: int | None, end: int | None) -> str | None:
     """Where a state's ``offset`` (the next record to read) lies against the broker's log
     ``[begin, end)``: ``None`` (within it), ``"before_log_start"`` (records between the two
@@ -486,16 +501,34 @@ class Service:
                 by_partition.setdefault((tp.topic, tp.partition), []).append(i)
         learned: set[int] = set()
         start = time.perf_counter()
+        limit = self.config.max_classes
         for key, indices in by_partition.items():
-            rejected = self.model.learn(key, [decoded[i].features for i in indices],
-                                        [decoded[i].label for i in indices],
-                                        [records[i][1].offset for i in indices])
-            bad = {indices[j] for j, _ in rejected}
-            for j, exc in rejected:
-                # a label the model does not learn (SpamFilter: neither spam nor ham)
-                reason = "invalid_label" if exc.field == "label" else "invalid_record"
-                self._dead_letter(records[indices[j]][1], reason, str(exc))
-            learned.update(i for i in indices if i not in bad)
+            labels = {i: class_label(decoded[i].label) for i in indices}
+            state = self.model.own[key]
+            known = set(state.model.classes)
+            groups = [indices]
+            if limit and len(known | set(labels.values())) > limit:
+                # the bound binds in this batch: record by record, so that which records are
+                # refused depends on the partition's records only, not on how they are batched
+                groups = [[i] for i in indices]
+            for group in groups:
+                if limit and len(group) == 1:
+                    classes = state.model.classes
+                    if labels[group[0]] not in classes and len(classes) >= limit:
+                        self._dead_letter(records[group[0]][1], "too_many_classes",
+                                          f"label {labels[group[0]]!r:.100} would be class "
+                                          f"{len(classes) + 1} of this partition's state; "
+                                          f"--max-classes is {limit}")
+                        continue
+                rejected = self.model.learn(key, [decoded[i].features for i in group],
+                                            [labels[i] for i in group],
+                                            [records[i][1].offset for i in group])
+                bad = {group[j] for j, _ in rejected}
+                for j, exc in rejected:
+                    # a label the model does not learn (SpamFilter: neither spam nor ham)
+                    reason = "invalid_label" if exc.field == "label" else "invalid_record"
+                    self._dead_letter(records[group[j]][1], reason, str(exc))
+                learned.update(i for i in group if i not in bad)
         if by_partition:
             self.metrics.learn_latency.observe(time.perf_counter() - start)
         self.metrics.learned.inc(len(learned))
@@ -508,7 +541,7 @@ class Service:
             return
         column = {c: k for k, c in enumerate(classes)}
         order = sorted(learned)
-        labels = [decoded[i].label for i in order]
+        labels = [class_label(decoded[i].label) for i in order]
         rows = np.fromiter((predicted[i] for i in order), np.int64, len(order))
         columns = np.fromiter((column.get(y, -1) for y in labels), np.int64, len(order))
         known = columns >= 0  # a class the model had not seen got probability 0

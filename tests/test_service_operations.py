@@ -17,17 +17,19 @@ from kafka_helpers import (
     GROUP_FLAGS,
     ServiceProcess,
     create_topic,
+    dumps,
     free_port,
     label_of,
     labelled_features,
     labelled_messages,
     produce,
+    read_topic,
     scrape,
     unique,
     wait_for,
 )
 
-from consumers.config import load_config
+from consumers.config import ConfigError, load_config
 from consumers.service import EXIT_OFFSET_GAP, MODEL_FILE, Service, find_gap
 from consumers.snapshots import read_snapshot, read_snapshot_file, snapshot_paths, write_snapshot
 from consumers.state import PartitionState
@@ -282,3 +284,62 @@ def test_write_snapshot_keeps_n_generations(tmp_path):
     write_snapshot(tmp_path, {("t", 0): PartitionState(model, 6)}, generations=1)
     assert [p.name for p in snapshot_paths(tmp_path)] == ["snapshot.snb"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["snapshot.snb"]  # nothing left over
+
+
+# -- option validation, class bound, label types -------------------------------------------------
+@pytest.mark.parametrize("value", ["nan", "NaN", "inf", "-inf", "1e999"])
+def test_float_options_must_be_finite(value):
+    with pytest.raises(ConfigError, match="must be a finite number"):
+        load_config({"snapshot_every_seconds": value}, environ={})
+    with pytest.raises(ConfigError, match=r"STREAMNB_REBUILD_EVERY_SECONDS.*finite"):
+        load_config({}, environ={"STREAMNB_REBUILD_EVERY_SECONDS": value})
+
+
+def test_a_nan_in_the_config_file_or_a_flag_is_refused(tmp_path, capsys):
+    path = tmp_path / "service.toml"
+    path.write_text("snapshot-every-seconds = nan\n")
+    with pytest.raises(ConfigError, match="finite"):
+        load_config({}, environ={}, config_file=path)
+    assert main(["serve", "--snapshot-every-seconds", "nan", "--print-config"]) == 2
+    assert "option 'snapshot-every-seconds' must be a finite number, got 'nan'" in (
+        capsys.readouterr().err)
+
+
+def test_labels_are_strings_and_new_classes_beyond_max_classes_are_dead_letters(
+        kafka_broker, tmp_path):
+    bootstrap = kafka_broker.bootstrap_servers
+    topic = unique("classes")
+    create_topic(bootstrap, topic)
+    labels = ["a", "b", True, 1, "1", "true", "c", "a", False, "b"]
+    produce(bootstrap, topic, [dumps({"id": f"m{i}", "features": labelled_features(i),
+                                      "label": y}) for i, y in enumerate(labels)])
+    for max_classes, batch in ((3, 1), (3, 1000), (0, 1000)):
+        directory = tmp_path / f"{max_classes}-{batch}"
+        dlq = unique("classes-dlq")
+        service = Service(load_config({
+            "bootstrap_servers": bootstrap, "input_topic": [topic], "group_id": "",
+            "changelog_topic": "", "output_topic": f"{topic}-out", "dead_letter_topic": dlq,
+            "model": "indifferent", "snapshot_dir": str(directory), "metrics_address": "",
+            "max_poll_records": batch, "max_classes": max_classes,
+            "publisher_process": False}, environ={}))
+        assert service.run(max_records=len(labels)) == 0
+        model = load_model(directory / MODEL_FILE)
+        refused = [dict(r.headers) for r in read_topic(bootstrap, dlq, idle=1)]
+        if max_classes:
+            # true is the class "true", so 1 and "1" would be a fourth class, as would "c"
+            # and false: refused, whatever the batching; "true" is the class of true
+            assert model.classes == ["a", "b", "true"], (batch, model.classes)
+            assert model.n_learned == 6
+            assert len(refused) == 4
+            for headers in refused:
+                assert headers["streamnb-error"] == b"too_many_classes"
+                assert b"--max-classes is 3" in headers["streamnb-detail"]
+            assert sorted(h["streamnb-source"].decode().split("@")[1]
+                          for h in refused) == ["3", "4", "6", "8"]
+            assert service.metrics.dead_letters.labels(
+                reason="too_many_classes")._value.get() == 4
+        else:
+            assert model.classes == ["a", "b", "true", "1", "c", "false"]
+            counts = dict(zip(model.classes, model.stats.class_counts.tolist(), strict=True))
+            assert counts == {"a": 2, "b": 2, "true": 2, "1": 2, "c": 1, "false": 1}
+            assert not refused
