@@ -195,6 +195,10 @@ OPTIONS: tuple[Option, ...] = (
            minimum=1, kafka="heartbeat_interval_ms"),
     Option("check-crcs", bool, True, "verify record checksums (kafka-python computes them in "
            "Python unless the crc32c package is installed)", kafka="check_crcs"),
+    Option("shutdown-timeout-seconds", float, 30.0,
+           "longest shutdown on SIGTERM/SIGINT: flushing, publishing and committing give up "
+           "after this long (the local snapshot is written regardless; exit status 4 if "
+           "something failed)", minimum=0.1),
     # -- observability -------------------------------------------------------------------------
     Option("metrics-address", str, "127.0.0.1:9108",
            "host:port of the Prometheus endpoint ('' for none; port 0: any free port)"),

@@ -17,11 +17,22 @@ Histograms:
 from __future__ import annotations
 
 import math
+import platform
 import time
 from collections.abc import Hashable, Sequence
 
 import numpy as np
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client import (
+    REGISTRY,
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    GCCollector,
+    Histogram,
+    Info,
+    PlatformCollector,
+    ProcessCollector,
+)
 
 from consumers.messages import REASONS
 
@@ -160,6 +171,38 @@ class ServiceMetrics:
                                           "generations at start, by what the restore fell back "
                                           "to (previous_generation, changelog)", ["to"],
                                           registry=r)
+        # health (docs/service.md, "Health")
+        self.up = Gauge("streamnb_ready", "1 when /readyz answers 200: state restored, "
+                        "partitions assigned and checked, broker reachable", registry=r)
+        self.broker_reachable = Gauge("streamnb_broker_reachable", "1 while the consumer has "
+                                      "a connection to a broker", registry=r)
+        self.last_poll = Gauge("streamnb_last_poll_timestamp_seconds", "Unix time of the last "
+                               "poll that reached a broker", registry=r)
+        self.last_commit = Gauge("streamnb_last_commit_timestamp_seconds", "Unix time of the "
+                                 "last successful offset commit", registry=r)
+        self.last_snapshot_time = Gauge("streamnb_last_snapshot_timestamp_seconds", "Unix time "
+                                        "of the last snapshot written", registry=r)
+        self.publish_errors = Counter("streamnb_publish_errors", "Failed flushes of predictions, "
+                                      "dead letters or changelog states", registry=r)
+        self.commit_errors = Counter("streamnb_commit_errors", "Failed offset commits",
+                                     registry=r)
+        self.snapshot_errors = Counter("streamnb_snapshot_errors", "Snapshots that could not "
+                                       "be written", registry=r)
+        self.predictions = Counter("streamnb_predictions", "Messages classified, by predicted "
+                                   "class (none: the model knew no class yet)", ["class"],
+                                   registry=r)
+        self.build = Info("streamnb_build", "Versions of streamnb, Python and the Kafka client",
+                          registry=r)
+        from kafka import __version__ as kafka_version
+
+        from streamnb import __version__
+
+        self.build.info({"version": __version__, "python": platform.python_version(),
+                         "kafka_python": kafka_version})
+        if r is not REGISTRY:  # prometheus-client registers these in its default one itself
+            ProcessCollector(registry=r)
+            PlatformCollector(registry=r)
+            GCCollector(registry=r)
         for to in ("previous_generation", "changelog"):
             self.snapshot_fallbacks.labels(to=to)
         for reason in REASONS:  # every reason exported from the start, at 0
@@ -183,6 +226,7 @@ class ServiceMetrics:
 
     def snapshot_written(self) -> None:
         self.snapshots.inc()
+        self.last_snapshot_time.set_to_current_time()
         self.last_snapshot = time.monotonic()
         self.snapshot_age.set(0.0)
 

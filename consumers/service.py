@@ -17,11 +17,16 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import signal
+import socket
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
+from socketserver import ThreadingMixIn
 from typing import Any
+from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 import numpy as np
 from kafka import ConsumerRebalanceListener, KafkaConsumer, KafkaProducer, TopicPartition
@@ -43,13 +48,16 @@ from consumers.state import PartitionedModel, PartitionState, model_factory
 from consumers.topics import ensure_topic
 from streamnb.stats.persist import StateFileError
 
-__all__ = ["EXIT_OFFSET_GAP", "MODEL_FILE", "OffsetGapError", "Service", "find_gap"]
+__all__ = ["EXIT_OFFSET_GAP", "EXIT_SHUTDOWN_INCOMPLETE", "MODEL_FILE", "OffsetGapError",
+           "Service", "class_label", "find_gap"]
 
 log = logging.getLogger("streamnb.service")
 MODEL_FILE = "model.snb"
 _ERROR_HEADER = "streamnb-error"
 EXIT_OFFSET_GAP = 3  # exit status of --offset-gap-policy fail
+EXIT_SHUTDOWN_INCOMPLETE = 4  # the final flush, publish or commit failed (snapshot written)
 _PROBE_SECONDS = 10.0  # longest wait for the record before a state's offset
+_WATCHDOG_GRACE = 10.0  # seconds past the shutdown timeout before the CLI's process exits
 
 
 class OffsetGapError(RuntimeError):
@@ -86,6 +94,19 @@ def find_gap(offset: int, begin: int | None, end: int | None) -> str | None:
     if end is not None and offset > end:
         return "after_log_end"
     return None
+
+
+class _QuietHandler(WSGIRequestHandler):
+    def log_message(self, *args: Any) -> None:  # no access log on stderr
+        pass
+
+
+class _HealthServer(ThreadingMixIn, WSGIServer):
+    daemon_threads = True
+
+
+class _HealthServer6(_HealthServer):
+    address_family = socket.AF_INET6
 
 
 class _Listener(ConsumerRebalanceListener):
@@ -152,6 +173,11 @@ class Service:
         self._unchecked: set[TopicPartition] = set()  # assigned, paused until checked
         self._probe: KafkaConsumer | None = None
         self.exit_code = 0
+        self._assigned = False  # an assignment arrived (standalone: the partitions found)
+        self._broker_ok = False
+        self._failures: list[str] = []  # what failed during shutdown
+        self.hard_exit = False  # the CLI: a watchdog bounds the whole shutdown
+        self._shutdown_done = False
 
     # -- lifecycle ------------------------------------------------------------------------------
     def stop(self) -> None:
@@ -168,10 +194,21 @@ class Service:
         :data:`EXIT_OFFSET_GAP` when an offset gap stopped it (``--offset-gap-policy fail``)."""
         self._redact_logs()
         self._start_metrics()
+        kafka_log = logging.getLogger("kafka")
+        level = kafka_log.level
+        if self.config.log_level != "debug":
+            # kafka-python logs every failed connection attempt at ERROR: while starting, the
+            # service's own one line (the CLI's) says what failed
+            kafka_log.setLevel(logging.CRITICAL)
         try:
-            self._open()
-            self._restore()
+            try:
+                self._open()
+                self._restore()
+            finally:
+                kafka_log.setLevel(level)
             self._restored = True
+            self._check_broker()
+            self.readiness()
             while not self._stop.is_set():
                 if self._unchecked:
                     self._check_offsets(list(self._unchecked))
@@ -184,6 +221,8 @@ class Service:
                         f"{tp.topic}:{tp.partition}@{o}" for tp, o in out.items()))
                     self._check_offsets(list(out), out_of_range=True)
                     continue
+                if self._broker_ok:
+                    self.metrics.last_poll.set_to_current_time()
                 if batch:
                     self._process(batch)
                 self._maintain()
@@ -206,16 +245,59 @@ class Service:
                 handler.addFilter(RedactSecrets(secrets))
 
     def _start_metrics(self) -> None:
+        """The HTTP endpoint: /metrics, /healthz (the process is up) and /readyz."""
         address = self.config.metrics_address
         if not address:
             return
-        from prometheus_client import start_http_server
+        from prometheus_client import make_wsgi_app
+
+        metrics_app = make_wsgi_app(self.metrics.registry)
+
+        def app(environ, start_response):
+            path = environ.get("PATH_INFO", "")
+            if path in ("/healthz", "/readyz"):
+                ready, why = (True, "ok") if path == "/healthz" else self.readiness()
+                start_response("200 OK" if ready else "503 Service Unavailable",
+                               [("Content-Type", "text/plain; charset=utf-8")])
+                return [(why + "\n").encode()]
+            return metrics_app(environ, start_response)
 
         host, _, port = address.rpartition(":")
-        self._http, _ = start_http_server(int(port), addr=host.strip("[]"),
-                                          registry=self.metrics.registry)
-        self.metrics_url = f"http://{host}:{self._http.server_port}/metrics"
-        log.info("metrics at %s", self.metrics_url)
+        host = host.strip("[]")
+        server_class = _HealthServer6 if ":" in host else _HealthServer
+        self._http = make_server(host, int(port), app, server_class=server_class,
+                                 handler_class=_QuietHandler)
+        threading.Thread(target=self._http.serve_forever, daemon=True,
+                         name="streamnb-http").start()
+        self.metrics_url = f"http://{address.rpartition(':')[0]}:{self._http.server_port}/metrics"
+        log.info("metrics at %s (and /healthz, /readyz)", self.metrics_url)
+
+    def readiness(self) -> tuple[bool, str]:
+        """``(ready, why)``: ready once the state is restored, partitions are assigned and
+        checked against the broker's log, and the broker is reachable."""
+        missing = [why for bad, why in (
+            (not self._restored, "state not restored yet"),
+            (not self._assigned, "no partitions assigned yet"),
+            (bool(self._unchecked), "partitions being checked against the broker's log"),
+            (not self._broker_ok, "no broker reachable"),
+            (self._stop.is_set(), "stopping")) if bad]
+        ready = not missing
+        self.metrics.up.set(1 if ready else 0)
+        return ready, "ready" if ready else "not ready: " + "; ".join(missing)
+
+    def _check_broker(self) -> None:
+        """Whether the consumer has a broker connection (kafka-python's own count)."""
+        try:
+            count = self._consumer.metrics()["consumer-metrics"]["connection-count"]
+        except (AttributeError, KeyError, TypeError):
+            count = 0
+        if bool(count) != self._broker_ok and self._restored:
+            if count:
+                log.info("a Kafka broker is reachable again")
+            else:
+                log.warning("no Kafka broker reachable at %s", self.config.bootstrap_servers)
+        self._broker_ok = bool(count)
+        self.metrics.broker_reachable.set(1 if self._broker_ok else 0)
 
     def _open(self) -> None:
         cfg = self.config
@@ -292,6 +374,7 @@ class Service:
             tps += [TopicPartition(topic, p) for p in sorted(partitions or ())]
         self._consumer.assign(tps)
         self._assign(tps)
+        self._assigned = True
 
     def _offer(self, states: dict[tuple[str, int], PartitionState]) -> None:
         if self._changelog is not None:  # the lists first: the states read may need them
@@ -311,6 +394,7 @@ class Service:
     # -- rebalancing ----------------------------------------------------------------------------
     def _assign(self, tps: list[TopicPartition]) -> None:
         """Own ``tps``: each from the furthest state known, the consumer seeked to its offset."""
+        self._assigned = True
         for tp in tps:
             key = (tp.topic, tp.partition)
             known = [s for s in (self.model.restore_candidate(key),
@@ -472,6 +556,14 @@ class Service:
             self._dead_letter(records[valid[j]][1], "invalid_record", str(exc))
         predicted = {valid[j]: k for k, j in enumerate(rows)}  # batch index -> proba row
         m.predicted.inc(len(predicted))
+        if len(rows):
+            if len(classes):
+                counts = np.bincount(proba.argmax(axis=1), minlength=len(classes))
+                for c, n in zip(classes, counts.tolist(), strict=True):
+                    if n:
+                        m.predictions.labels(**{"class": str(c)}).inc(n)
+            else:
+                m.predictions.labels(**{"class": "none"}).inc(len(rows))
         model_version = self.model.model.n_learned
         structure_version = getattr(self.model.model, "structure_version", 0)
 
@@ -617,6 +709,8 @@ class Service:
             self._checkpoint(publish=list(self.model.own))
         if now - self._last_lag >= 1.0:
             self._last_lag = now
+            self._check_broker()
+            self.readiness()
             for key, state in self.model.own.items():
                 high = self._consumer.highwater(TopicPartition(*key))
                 if high is not None:
@@ -638,60 +732,146 @@ class Service:
         if sent:
             self._producer.flush()
 
-    def _checkpoint(self, publish: list[tuple[str, int]], commit: bool = True) -> None:
-        """Flush, snapshot every owned state, publish ``publish`` to the changelog, commit."""
-        self._outputs.flush()  # predictions and dead letters of every record before the
-        self._producer.flush()  # offsets below are delivered
-        self.snapshot_dir.mkdir(parents=True, exist_ok=True)
+    def _bounded(self, what: str, call: Callable[[], Any], deadline: float | None) -> bool:
+        """``call()``; with a ``deadline`` (shutdown) in a helper thread given up on at the
+        deadline. Returns whether it succeeded (a failure is logged, not raised, then)."""
+        if deadline is None:
+            call()
+            return True
+        outcome: dict[str, BaseException | None] = {}
+
+        def target() -> None:
+            try:
+                call()
+                outcome["error"] = None
+            except BaseException as exc:
+                outcome["error"] = exc
+
+        helper = threading.Thread(target=target, daemon=True, name=f"streamnb-{what}")
+        helper.start()
+        helper.join(max(deadline - time.monotonic(), 0.0))
+        if "error" not in outcome:
+            log.error("%s did not finish within --shutdown-timeout-seconds %g; given up",
+                      what, self.config.shutdown_timeout_seconds)
+            return False
+        if outcome["error"] is not None:
+            log.error("%s failed: %s", what, outcome["error"])
+            return False
+        return True
+
+    def _checkpoint(self, publish: list[tuple[str, int]], commit: bool = True,
+                    deadline: float | None = None) -> None:
+        """Flush, snapshot every owned state, publish ``publish`` to the changelog, commit.
+        With a ``deadline`` (shutdown), each step that needs the brokers gives up at it and the
+        failure is recorded; the snapshot is written regardless."""
+        def flush() -> None:
+            self._outputs.flush()  # predictions and dead letters of every record before the
+            self._producer.flush()  # offsets below are delivered
+
+        try:
+            flushed = self._bounded("flushing predictions and dead letters", flush, deadline)
+        except Exception:
+            self.metrics.publish_errors.inc()
+            raise
+        if not flushed:
+            self.metrics.publish_errors.inc()
+            self._failures.append("publish")
         # the candidate lists the snapshot's states have yet to adopt (a list once adopted
         # by every one is in their counts)
         adopted = min((getattr(s.model, "candidate_version", 0)
                        for s in self.model.own.values()), default=0)
-        write_snapshot(self.snapshot_dir, self.model.own,
-                       {"group_id": self.config.group_id, "model": self.config.model,
-                        "candidates": sorted((v, names) for v, names in
-                                             self.model.decisions.items() if v > adopted)},
-                       generations=self.config.snapshot_generations)
-        self._publish_states(publish)
+        try:
+            self.snapshot_dir.mkdir(parents=True, exist_ok=True)
+            write_snapshot(self.snapshot_dir, self.model.own,
+                           {"group_id": self.config.group_id, "model": self.config.model,
+                            "candidates": sorted((v, names) for v, names in
+                                                 self.model.decisions.items() if v > adopted)},
+                           generations=self.config.snapshot_generations)
+        except OSError as exc:  # disk full, permissions: the previous snapshot stands
+            self.metrics.snapshot_errors.inc()
+            log.error("snapshot in %s failed: %s; the previous one stands (retrying at the "
+                      "next checkpoint)", self.snapshot_dir, exc)
+            if deadline is not None:
+                self._failures.append("snapshot")
+            return
+        if not self._bounded("publishing the states to the changelog",
+                             lambda: self._publish_states(publish), deadline):
+            self.metrics.publish_errors.inc()
+            self._failures.append("publish")
         if commit and self.config.group_id and self.model.own:
             offsets = {TopicPartition(*key): OffsetAndMetadata(state.offset, "", -1)
                        for key, state in self.model.own.items()}
             try:
-                self._consumer.commit(offsets)
+                if self._bounded("committing the offsets",
+                                 lambda: self._consumer.commit(offsets), deadline):
+                    self.metrics.last_commit.set_to_current_time()
+                else:
+                    self.metrics.commit_errors.inc()
+                    self._failures.append("commit")
             except Exception as exc:
+                self.metrics.commit_errors.inc()
                 log.warning("offset commit failed (%s); the snapshot holds the offsets", exc)
         self.metrics.snapshot_written()
         self._since_snapshot = 0
         self._changed = False
         self._last_snapshot = time.monotonic()
 
+    def _watchdog(self) -> None:
+        """The CLI's last resort: the process exits even if a client hangs in its teardown."""
+        log.error("shutdown still not done %g s after --shutdown-timeout-seconds; exiting",
+                  _WATCHDOG_GRACE)
+        logging.shutdown()
+        os._exit(self.exit_code if self._shutdown_done else EXIT_SHUTDOWN_INCOMPLETE)
+
     def _shutdown(self) -> None:
+        timeout = self.config.shutdown_timeout_seconds
+        deadline = time.monotonic() + timeout
+        if self.hard_exit:
+            watchdog = threading.Timer(timeout + _WATCHDOG_GRACE, self._watchdog)
+            watchdog.daemon = True
+            watchdog.start()
+        self._stop.set()
         consumer = self._consumer
         try:
             if self._restored:
                 if self.model.own and (self._changed or not (
                         self.snapshot_dir / SNAPSHOT_FILE).exists()):
-                    self._checkpoint(publish=list(self.model.own))
+                    self._checkpoint(publish=list(self.model.own), deadline=deadline)
                 if self.model.dirty:
                     self.model.rebuild()
                 self.snapshot_dir.mkdir(parents=True, exist_ok=True)
                 self.model.model.save(self.snapshot_dir / MODEL_FILE)
         finally:
+            closing = []
             if self._changelog is not None:
-                self._changelog.close()
+                closing.append(("closing the changelog reader", self._changelog.close))
             if self._probe is not None:
-                self._probe.close()
+                closing.append(("closing the probe consumer", self._probe.close))
             if consumer is not None:
                 if self.config.group_id and not consumer.assignment():
                     # leaving a group while its join is pending leaves tansu unable to assign
                     # that group again: let the session expire instead
                     log.info("no partitions assigned yet: not leaving the group")
                 else:
-                    consumer.close(autocommit=False)
+                    closing.append(("closing the consumer", lambda: consumer.close(
+                        autocommit=False,
+                        timeout_ms=max(int((deadline - time.monotonic()) * 1000), 1))))
             if self._outputs is not None:
-                self._outputs.close()
+                closing.append(("closing the publisher", self._outputs.close))
             if self._producer is not None:
-                self._producer.close()
+                closing.append(("closing the producer", lambda: self._producer.close(
+                    timeout=max(deadline - time.monotonic(), 0.0))))
+            for what, call in closing:
+                # a teardown that outlives the deadline is given up on; nothing is lost then
+                self._bounded(what, call, max(deadline, time.monotonic() + 1.0))
+            if self._failures and not self.exit_code:
+                self.exit_code = EXIT_SHUTDOWN_INCOMPLETE
+                log.error("stopped after %d records, but %s failed (the local snapshot holds "
+                          "the model and its offsets); exit status %d", self.processed,
+                          " and ".join(sorted(set(self._failures))), self.exit_code)
+            else:
+                log.info("stopped after %d records", self.processed)
+            self._shutdown_done = True
             if self._http is not None:
                 self._http.shutdown()
-            log.info("stopped after %d records", self.processed)
+                self._http.server_close()

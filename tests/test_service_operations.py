@@ -9,12 +9,21 @@ run on its own copy of that directory.
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
 
 import pytest
 from kafka.admin import KafkaAdminClient
 from kafka_helpers import (
     GROUP_FLAGS,
+    ROOT,
     ServiceProcess,
     create_topic,
     dumps,
@@ -22,6 +31,8 @@ from kafka_helpers import (
     label_of,
     labelled_features,
     labelled_messages,
+    metric_value,
+    metrics_text,
     produce,
     read_topic,
     scrape,
@@ -29,8 +40,16 @@ from kafka_helpers import (
     wait_for,
 )
 
+import streamnb
+from consumers.broker import EmbeddedBroker
 from consumers.config import ConfigError, load_config
-from consumers.service import EXIT_OFFSET_GAP, MODEL_FILE, Service, find_gap
+from consumers.service import (
+    EXIT_OFFSET_GAP,
+    EXIT_SHUTDOWN_INCOMPLETE,
+    MODEL_FILE,
+    Service,
+    find_gap,
+)
 from consumers.snapshots import read_snapshot, read_snapshot_file, snapshot_paths, write_snapshot
 from consumers.state import PartitionState
 from streamnb import IndifferentNB
@@ -343,3 +362,156 @@ def test_labels_are_strings_and_new_classes_beyond_max_classes_are_dead_letters(
             counts = dict(zip(model.classes, model.stats.class_counts.tolist(), strict=True))
             assert counts == {"a": 2, "b": 2, "true": 2, "1": 2, "c": 1, "false": 1}
             assert not refused
+
+
+# -- health ---------------------------------------------------------------------------------
+def http_get(url: str) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(url, timeout=5) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode()
+    except OSError:
+        return 0, ""
+
+
+def test_health_endpoints_and_operational_metrics(kafka_broker, tmp_path):
+    bootstrap = kafka_broker.bootstrap_servers
+    topic, group = unique("health"), unique("health-group")
+    create_topic(bootstrap, topic)
+    produce(bootstrap, topic, labelled_messages(0, 300)
+            + [dumps({"id": f"u{i}", "features": labelled_features(i)}) for i in range(50)])
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    service = ServiceProcess(
+        ["--bootstrap-servers", bootstrap, "--input-topic", topic, "--group-id", group,
+         *GROUP_FLAGS, "--model", "indifferent", "--changelog-topic", "",
+         "--output-topic", f"{topic}-out", "--dead-letter-topic", f"{topic}-dlq",
+         "--snapshot-dir", str(tmp_path / "state"), "--snapshot-every-records", "100",
+         "--max-poll-records", "50", "--metrics-address", f"127.0.0.1:{port}"],
+        tmp_path / "health.log")
+    try:
+        wait_for(lambda: http_get(f"{base}/healthz")[0] == 200, 30, "/healthz",
+                 alive=service.alive)
+        # before the group assigns the partition (about half the session timeout on tansu)
+        status, body = http_get(f"{base}/readyz")
+        assert (status, body.startswith("not ready: ")) == (503, True), (status, body)
+        assert "no partitions assigned yet" in body
+        wait_for(lambda: http_get(f"{base}/readyz") == (200, "ready\n"), 60, "/readyz",
+                 alive=service.alive)
+        wait_for(lambda: scrape(f"{base}/metrics", "streamnb_messages_predicted_total") == 350,
+                 60, "350 predictions", alive=service.alive)
+        wait_for(lambda: scrape(f"{base}/metrics", "streamnb_last_commit_timestamp_seconds"), 30,
+                 "a checkpoint with its commit", alive=service.alive)
+        text = metrics_text(f"{base}/metrics")
+        assert metric_value(text, "streamnb_ready") == 1
+        assert metric_value(text, "streamnb_broker_reachable") == 1
+        now = time.time()
+        for name in ("streamnb_last_poll_timestamp_seconds",
+                     "streamnb_last_commit_timestamp_seconds",
+                     "streamnb_last_snapshot_timestamp_seconds"):
+            assert now - 120 < metric_value(text, name) <= now + 1, name
+        by_class = {c: metric_value(text, "streamnb_predictions_total", {"class": c})
+                    for c in ("spam", "ham", "none")}
+        assert sum(v or 0 for v in by_class.values()) == 350, by_class
+        assert by_class["spam"] and by_class["ham"]
+        assert metric_value(text, "streamnb_build_info", {"version": streamnb.__version__}) == 1
+        for name in ("streamnb_publish_errors_total", "streamnb_snapshot_errors_total",
+                     "streamnb_commit_errors_total"):
+            assert metric_value(text, name) == 0, name
+        for name in ("process_cpu_seconds_total", "process_resident_memory_bytes", "python_info",
+                     "python_gc_collections_total"):
+            assert metric_value(text, name) is not None, name
+    except BaseException:
+        service.kill()
+        raise
+    assert service.terminate() == 0
+
+
+def test_sigterm_with_the_broker_gone_is_bounded_and_reports_failure(tmp_path):
+    """Its own broker, stopped under the running service: SIGTERM ends it within
+    --shutdown-timeout-seconds (plus start-up of nothing new), with exit status 4, and the
+    local snapshot holds every record learned."""
+    broker = EmbeddedBroker(log_path=tmp_path / "broker.log").start()
+    try:
+        bootstrap = broker.bootstrap_servers
+        topic = unique("gone")
+        create_topic(bootstrap, topic)
+        produce(bootstrap, topic, labelled_messages(0, 500))
+        port = free_port()
+        url = f"http://127.0.0.1:{port}/metrics"
+        service = ServiceProcess(
+            ["--bootstrap-servers", bootstrap, "--input-topic", topic, "--group-id", "",
+             "--model", "indifferent", "--changelog-topic", f"{topic}-changelog",
+             "--output-topic", f"{topic}-out", "--dead-letter-topic", f"{topic}-dlq",
+             "--snapshot-dir", str(tmp_path / "state"), "--snapshot-every-records", "100000",
+             "--snapshot-every-seconds", "3600", "--shutdown-timeout-seconds", "4",
+             "--metrics-address", f"127.0.0.1:{port}"], tmp_path / "gone.log")
+        wait_for(lambda: scrape(url, "streamnb_model_records") == 500, 60, "500 records",
+                 alive=service.alive)
+    finally:
+        broker.stop()
+    wait_for(lambda: scrape(url, "streamnb_broker_reachable") == 0, 30,
+             "the broker to be seen gone", alive=service.alive)
+    assert http_get(url.replace("/metrics", "/readyz"))[0] == 503
+    start = time.monotonic()
+    code = service.terminate(timeout=60)
+    took = time.monotonic() - start
+    logs = service.logs()
+    assert code == EXIT_SHUTDOWN_INCOMPLETE, logs
+    assert took < 4 + 8, took  # the timeout, and closing the clients (1 s each at most)
+    assert "publishing the states to the changelog did not finish" in logs
+    assert "Traceback" not in logs
+    assert read_snapshot(tmp_path / "state")[0][(topic, 0)].offset == 500
+    assert load_model(tmp_path / "state" / MODEL_FILE).n_learned == 500
+
+
+def test_no_broker_at_start_up_is_one_line(tmp_path):
+    port = free_port()  # nothing listens there
+    result = subprocess.run(
+        [sys.executable, "-m", "streamnb", "serve", "--bootstrap-servers", f"127.0.0.1:{port}",
+         "--bootstrap-timeout-ms", "2000", "--snapshot-dir", str(tmp_path / "state"),
+         "--metrics-address", ""], capture_output=True, text=True, timeout=120,
+        env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert result.returncode == 1, result.stderr
+    assert "Traceback" not in result.stderr, result.stderr
+    errors = [line for line in result.stderr.splitlines() if " ERROR " in line]
+    assert len(errors) == 1, result.stderr
+    assert f"cannot start: Kafka at 127.0.0.1:{port}: " in errors[0]
+    assert "Unable to bootstrap" in errors[0] or "NoBrokersAvailable" in errors[0]
+
+
+# -- the publisher child, the broker command ----------------------------------------------------
+def test_the_publisher_process_exits_quietly_when_its_parent_is_gone(kafka_broker):
+    from consumers.publisher import _frame
+
+    child = subprocess.Popen([sys.executable, "-m", "consumers.publisher"], cwd=ROOT,
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    child.stdout.close()  # the parent is gone: nobody reads the answer to the flush
+    setup = {"options": {"bootstrap_servers": [kafka_broker.bootstrap_servers], "acks": "all"},
+             "log_level": "warning", "client": "kafka-python"}
+    child.stdin.write(_frame(b"C", json.dumps(setup).encode()) + _frame(b"F", b""))
+    child.stdin.close()
+    code = child.wait(60)
+    stderr = child.stderr.read().decode()
+    assert code == 1, stderr
+    assert "Traceback" not in stderr and "BrokenPipeError" not in stderr, stderr
+
+
+def test_streamnb_broker_runs_the_embedded_broker_until_sigterm():
+    process = subprocess.Popen([sys.executable, "-m", "streamnb", "broker", "--port", "0"],
+                               cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    try:
+        line = process.stdout.readline()
+        assert "Kafka-protocol broker" in line, (line, process.stderr.read())
+        bootstrap = line.split(" at ")[1].split(";")[0]
+        topic = unique("broker-cmd")
+        create_topic(bootstrap, topic)
+        produce(bootstrap, topic, [b"one", b"two"])
+        assert [r.value for r in read_topic(bootstrap, topic, expect=2)] == [b"one", b"two"]
+    finally:
+        process.send_signal(signal.SIGTERM)
+        code = process.wait(30)
+    assert code == 0, process.stderr.read()
