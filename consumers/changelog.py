@@ -31,6 +31,7 @@ __all__ = ["ChangelogReader", "publish_candidates", "publish_state"]
 
 log = logging.getLogger("streamnb.service")
 OFFSET_HEADER = "streamnb-offset"
+EPOCH_HEADER = "streamnb-epoch"  # absent: epoch 0 (consumers.state.PartitionState.epoch)
 CANDIDATES_KEY = "streamnb-candidates:"
 
 
@@ -38,7 +39,8 @@ def publish_state(producer: Any, topic: str, key: tuple[str, int], state: Partit
     """Send one partition's state; returns the send future."""
     return producer.send(topic, key=f"{key[0]}:{key[1]}".encode(),
                          value=encode_partition(key, state),
-                         headers=[(OFFSET_HEADER, str(state.offset).encode())])
+                         headers=[(OFFSET_HEADER, str(state.offset).encode()),
+                                  (EPOCH_HEADER, str(state.epoch).encode())])
 
 
 def publish_candidates(producer: Any, topic: str, version: int, names: list,
@@ -106,7 +108,7 @@ class ChangelogReader:
         of each is decoded); undecodable records are logged and skipped."""
         if not self._assign():
             return {}
-        newest: dict[tuple[str, int], tuple[int, bytes]] = {}
+        newest: dict[tuple[str, int], tuple[tuple[int, int], bytes]] = {}
         for records in self.consumer.poll(timeout_ms=timeout_ms).values():
             for record in records:
                 if record.key and record.key.startswith(CANDIDATES_KEY.encode()):
@@ -117,16 +119,20 @@ class ChangelogReader:
                     else:
                         self.candidates.setdefault(*decision)
                     continue
-                offset = dict(record.headers or []).get(OFFSET_HEADER)
+                headers = dict(record.headers or [])
+                offset = headers.get(OFFSET_HEADER)
+                epoch = headers.get(EPOCH_HEADER, b"0")
                 key = self._key(record.key)
-                if key is None or offset is None or not offset.isdigit():
+                if (key is None or offset is None or not offset.isdigit()
+                        or not epoch.isdigit()):
                     log.warning("changelog %s: skipping a record without a partition key or "
                                 "offset (at %s)", self.topic, record.offset)
                     continue
-                offset = int(offset)
-                if key not in newest or offset >= newest[key][0]:
-                    newest[key] = (offset, record.value)
+                position = (int(epoch), int(offset))
+                if key not in newest or position >= newest[key][0]:
+                    newest[key] = (position, record.value)
         out = {}
+        position_of = {key: position for key, (position, _) in newest.items()}
         for key, (_, value) in newest.items():
             try:
                 decoded_key, state = decode_partition(value or b"", self.max_bytes)
@@ -136,6 +142,10 @@ class ChangelogReader:
             if decoded_key != key:
                 log.warning("changelog %s: record keyed %s holds %s; skipped", self.topic, key,
                             decoded_key)
+                continue
+            if state.position != position_of[key]:
+                log.warning("changelog %s: the record of %s says %s, its state %s; skipped",
+                            self.topic, key, position_of[key], state.position)
                 continue
             out[key] = state
         return out
@@ -152,7 +162,7 @@ class ChangelogReader:
             if not got:
                 break
             for key, state in got.items():
-                if key not in out or state.offset >= out[key].offset:
+                if key not in out or state.position >= out[key].position:
                     out[key] = state
         return out
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import math
 import os
 import tomllib
 from collections.abc import Mapping
@@ -29,6 +30,7 @@ MODEL_NAMES = ("spam-filter", "indifferent", "ml", "laplace", "m-estimate", "bib
 SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 SASL_MECHANISMS = ("PLAIN", "GSSAPI", "OAUTHBEARER", "SCRAM-SHA-256", "SCRAM-SHA-512")
 LOG_LEVELS = ("debug", "info", "warning", "error")
+OFFSET_GAP_POLICIES = ("fail", "reset-state", "continue-from-earliest")
 
 
 class ConfigError(ValueError):
@@ -159,16 +161,30 @@ OPTIONS: tuple[Option, ...] = (
     # -- state ----------------------------------------------------------------------------------
     Option("snapshot-dir", str, "streamnb-state",
            "directory of this instance's snapshots (one per instance)"),
+    Option("snapshot-generations", int, 3,
+           "snapshot files kept (the newest and the ones before it, each checksummed): an "
+           "unreadable newest one falls back to the one before, then to the changelog",
+           minimum=1),
     Option("snapshot-every-records", int, 20000,
            "snapshot (and publish the changelog) after this many records", minimum=1),
     Option("snapshot-every-seconds", float, 30.0,
            "... or after this many seconds", minimum=0.01),
+    Option("offset-gap-policy", str, "fail",
+           "what to do when a partition's state is not within the broker's log (topic deleted "
+           "and re-created, offsets reset, truncation, retention deleting unread records): "
+           "fail (stop, exit status 3), reset-state (re-learn the partition from its earliest "
+           "record) or continue-from-earliest (keep the state, read on from the earliest "
+           "record; records deleted unread are counted as lost)",
+           choices=OFFSET_GAP_POLICIES),
     Option("rebuild-every-seconds", float, 2.0,
            "at most this often, re-sum the model when other members' states changed",
            minimum=0.0),
     # -- input handling ------------------------------------------------------------------------
     Option("max-poll-records", int, 1000, "records per poll (one batch)", minimum=1),
     Option("poll-timeout-ms", int, 200, "longest wait of one poll", minimum=0),
+    Option("max-classes", int, 1000,
+           "classes a partition's state may learn: a labelled message of a new class beyond "
+           "them goes to the dead-letter topic as 'too_many_classes' (0: no bound)", minimum=0),
     Option("max-message-bytes", int, 1_000_000,
            "larger messages go to the dead-letter topic as 'oversize'", minimum=1),
     Option("changelog-max-bytes", int, 64_000_000,
@@ -179,6 +195,10 @@ OPTIONS: tuple[Option, ...] = (
            minimum=1, kafka="heartbeat_interval_ms"),
     Option("check-crcs", bool, True, "verify record checksums (kafka-python computes them in "
            "Python unless the crc32c package is installed)", kafka="check_crcs"),
+    Option("shutdown-timeout-seconds", float, 30.0,
+           "longest shutdown on SIGTERM/SIGINT: flushing, publishing and committing give up "
+           "after this long (the local snapshot is written regardless; exit status 4 if "
+           "something failed)", minimum=0.1),
     # -- observability -------------------------------------------------------------------------
     Option("metrics-address", str, "127.0.0.1:9108",
            "host:port of the Prometheus endpoint ('' for none; port 0: any free port)"),
@@ -274,8 +294,10 @@ class ServiceConfig:
 
     def consumer_options(self) -> dict[str, Any]:
         """The input consumer: batches, manual commits, checksums; group settings if any."""
+        # no automatic reset: an offset out of the log's range raises OffsetOutOfRangeError,
+        # which the service handles by its --offset-gap-policy (every position is set by seek)
         out = {**self.kafka_options(), "enable_auto_commit": False,
-               "auto_offset_reset": "earliest", "check_crcs": self.values["check_crcs"],
+               "auto_offset_reset": "none", "check_crcs": self.values["check_crcs"],
                "max_poll_records": self.values["max_poll_records"]}
         if self.values["group_id"]:
             out.update(group_id=self.values["group_id"],
@@ -342,8 +364,10 @@ def _coerce(option: Option, value: Any, source: str) -> Any:
             raise ConfigError(f"{name} must be {wanted}, got {value!r}")
         try:
             number = kind(value.strip() if isinstance(value, str) else value)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             raise ConfigError(f"{name} must be {wanted}, got {value!r}") from None
+        if not math.isfinite(number):  # nan compares false with any bound: never let it in
+            raise ConfigError(f"{name} must be a finite number, got {value!r}")
         if option.minimum is not None and number < option.minimum:
             raise ConfigError(f"{name} must be >= {option.minimum:g}, got {number!r}")
         return number

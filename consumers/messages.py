@@ -32,9 +32,10 @@ from streamnb.features import tokenize_text
 __all__ = ["REASONS", "Record", "Rejection", "decode_batch", "decode_one"]
 
 #: Why a message went to the dead-letter topic (the ``streamnb-error`` header and the
-#: ``reason`` label of ``streamnb_dead_letters_total``).
+#: ``reason`` label of ``streamnb_dead_letters_total``). ``too_many_classes`` is the service's
+#: (``--max-classes``), not the decoder's.
 REASONS = ("invalid_utf8", "invalid_json", "invalid_schema", "invalid_label", "oversize",
-           "invalid_record")
+           "invalid_record", "too_many_classes")
 
 _FEATURE_TYPES = frozenset({str, bool, int, float, type(None)})
 _LABEL_TYPES = (str, bool, int)

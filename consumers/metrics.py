@@ -2,7 +2,10 @@
 
 Counters: ``streamnb_messages_consumed_total{topic}``, ``streamnb_messages_learned_total``,
 ``streamnb_messages_predicted_total``, ``streamnb_dead_letters_total{reason}``,
-``streamnb_relearns_total``, ``streamnb_snapshots_total``. Histograms:
+``streamnb_relearns_total``, ``streamnb_snapshots_total``,
+``streamnb_offset_gaps_total{topic,partition,kind}``,
+``streamnb_records_lost_total{topic,partition}``, ``streamnb_snapshot_fallbacks_total{to}``.
+Histograms:
 ``streamnb_learn_latency_seconds`` and ``streamnb_predict_latency_seconds`` (per batch),
 ``streamnb_batch_size``, ``streamnb_relearn_duration_seconds``. Gauges:
 ``streamnb_prequential_accuracy{window,class}`` and ``streamnb_prequential_log_loss{window,class}``
@@ -14,11 +17,22 @@ Counters: ``streamnb_messages_consumed_total{topic}``, ``streamnb_messages_learn
 from __future__ import annotations
 
 import math
+import platform
 import time
 from collections.abc import Hashable, Sequence
 
 import numpy as np
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client import (
+    REGISTRY,
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    GCCollector,
+    Histogram,
+    Info,
+    PlatformCollector,
+    ProcessCollector,
+)
 
 from consumers.messages import REASONS
 
@@ -145,6 +159,52 @@ class ServiceMetrics:
                                   "snapshot", registry=r)
         self.lag = Gauge("streamnb_consumer_lag", "Records behind the end of each input "
                          "partition", ["topic", "partition"], registry=r)
+        self.offset_gaps = Counter("streamnb_offset_gaps", "Partition states found outside the "
+                                   "broker's log (kind: before_log_start, records deleted "
+                                   "unread; after_log_end, the log is shorter than the state)",
+                                   ["topic", "partition", "kind"], registry=r)
+        self.records_lost = Counter("streamnb_records_lost", "Records deleted from the broker "
+                                    "before they were read (counted when the offset gap "
+                                    "policy goes on past them)", ["topic", "partition"],
+                                    registry=r)
+        self.snapshot_fallbacks = Counter("streamnb_snapshot_fallbacks", "Unreadable snapshot "
+                                          "generations at start, by what the restore fell back "
+                                          "to (previous_generation, changelog)", ["to"],
+                                          registry=r)
+        # health (docs/service.md, "Health")
+        self.up = Gauge("streamnb_ready", "1 when /readyz answers 200: state restored, "
+                        "partitions assigned and checked, broker reachable", registry=r)
+        self.broker_reachable = Gauge("streamnb_broker_reachable", "1 while the consumer has "
+                                      "a connection to a broker", registry=r)
+        self.last_poll = Gauge("streamnb_last_poll_timestamp_seconds", "Unix time of the last "
+                               "poll that reached a broker", registry=r)
+        self.last_commit = Gauge("streamnb_last_commit_timestamp_seconds", "Unix time of the "
+                                 "last successful offset commit", registry=r)
+        self.last_snapshot_time = Gauge("streamnb_last_snapshot_timestamp_seconds", "Unix time "
+                                        "of the last snapshot written", registry=r)
+        self.publish_errors = Counter("streamnb_publish_errors", "Failed flushes of predictions, "
+                                      "dead letters or changelog states", registry=r)
+        self.commit_errors = Counter("streamnb_commit_errors", "Failed offset commits",
+                                     registry=r)
+        self.snapshot_errors = Counter("streamnb_snapshot_errors", "Snapshots that could not "
+                                       "be written", registry=r)
+        self.predictions = Counter("streamnb_predictions", "Messages classified, by predicted "
+                                   "class (none: the model knew no class yet)", ["class"],
+                                   registry=r)
+        self.build = Info("streamnb_build", "Versions of streamnb, Python and the Kafka client",
+                          registry=r)
+        from kafka import __version__ as kafka_version
+
+        from streamnb import __version__
+
+        self.build.info({"version": __version__, "python": platform.python_version(),
+                         "kafka_python": kafka_version})
+        if r is not REGISTRY:  # prometheus-client registers these in its default one itself
+            ProcessCollector(registry=r)
+            PlatformCollector(registry=r)
+            GCCollector(registry=r)
+        for to in ("previous_generation", "changelog"):
+            self.snapshot_fallbacks.labels(to=to)
         for reason in REASONS:  # every reason exported from the start, at 0
             self.dead_letters.labels(reason=reason)
         self.windows = {size: PrequentialWindow(size) for size in windows}
@@ -166,6 +226,7 @@ class ServiceMetrics:
 
     def snapshot_written(self) -> None:
         self.snapshots.inc()
+        self.last_snapshot_time.set_to_current_time()
         self.last_snapshot = time.monotonic()
         self.snapshot_age.set(0.0)
 

@@ -451,7 +451,12 @@ def _serve(stdin: BinaryIO, stdout: BinaryIO) -> int:
 
 
 if __name__ == "__main__":
-    status = _serve(sys.stdin.buffer, sys.stdout.buffer)
+    try:
+        status = _serve(sys.stdin.buffer, sys.stdout.buffer)
+    except (BrokenPipeError, ConnectionResetError, KeyboardInterrupt):
+        # the service is gone (killed, or its pipe closed mid-answer): nobody to report to;
+        # what was not flushed is re-read and re-published by the next run (at least once)
+        status = 1
     logging.shutdown()
     # every record is delivered or reported: skip the interpreter's and the producer's teardown
     # (60-110 ms that the service's close waits for)

@@ -17,14 +17,20 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import signal
+import socket
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
+from socketserver import ThreadingMixIn
 from typing import Any
+from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 import numpy as np
 from kafka import ConsumerRebalanceListener, KafkaConsumer, KafkaProducer, TopicPartition
+from kafka.errors import OffsetOutOfRangeError
 from kafka.structs import OffsetAndMetadata
 
 from consumers.changelog import ChangelogReader, publish_candidates, publish_state
@@ -32,15 +38,75 @@ from consumers.config import RedactSecrets, ServiceConfig
 from consumers.messages import Record, Rejection, decode_batch
 from consumers.metrics import ServiceMetrics
 from consumers.publisher import ProcessPublisher, ProducerPublisher
-from consumers.snapshots import SNAPSHOT_FILE, read_snapshot, write_snapshot
+from consumers.snapshots import (
+    SNAPSHOT_FILE,
+    SnapshotsUnreadable,
+    read_snapshot,
+    write_snapshot,
+)
 from consumers.state import PartitionedModel, PartitionState, model_factory
 from consumers.topics import ensure_topic
+from streamnb.stats.persist import StateFileError
 
-__all__ = ["MODEL_FILE", "Service"]
+__all__ = ["EXIT_OFFSET_GAP", "EXIT_SHUTDOWN_INCOMPLETE", "MODEL_FILE", "OffsetGapError",
+           "Service", "class_label", "find_gap"]
 
 log = logging.getLogger("streamnb.service")
 MODEL_FILE = "model.snb"
 _ERROR_HEADER = "streamnb-error"
+EXIT_OFFSET_GAP = 3  # exit status of --offset-gap-policy fail
+EXIT_SHUTDOWN_INCOMPLETE = 4  # the final flush, publish or commit failed (snapshot written)
+_PROBE_SECONDS = 10.0  # longest wait for the record before a state's offset
+_WATCHDOG_GRACE = 10.0  # seconds past the shutdown timeout before the CLI's process exits
+
+
+class OffsetGapError(RuntimeError):
+    """A partition's state is outside the broker's log, under ``--offset-gap-policy fail``."""
+
+
+def class_label(label: str | int | bool) -> str:
+    """The class of a message's ``label``: labels are strings. A JSON integer or boolean
+    label is read as its JSON text, so ``1`` and ``"1"`` are one class, ``true`` and
+    ``"true"`` another (and ``true`` is not ``1``, as it would be as a Python key).
+
+    >>> class_label("spam"), class_label(1), class_label(True), class_label(False)
+    ('spam', '1', 'true', 'false')
+    """
+    if type(label) is str:
+        return label
+    if type(label) is bool:
+        return "true" if label else "false"
+    return str(label)
+
+
+def find_gap(offset: int, begin: int | None, end: int | None) -> str | None:
+    """Where a state's ``offset`` (the next record to read) lies against the broker's log
+    ``[begin, end)``: ``None`` (within it), ``"before_log_start"`` (records between the two
+    were deleted before they were read) or ``"after_log_end"`` (the log is shorter than the
+    state: re-created, truncated, offsets reset). An unknown bound (``None``) is no gap; a
+    state at offset 0 has read nothing, so it is never behind the log.
+
+    >>> find_gap(5000, 0, 1000), find_gap(10, 40, 90), find_gap(0, 40, 90), find_gap(90, 40, 90)
+    ('after_log_end', 'before_log_start', None, None)
+    """
+    if offset and begin is not None and offset < begin:
+        return "before_log_start"
+    if end is not None and offset > end:
+        return "after_log_end"
+    return None
+
+
+class _QuietHandler(WSGIRequestHandler):
+    def log_message(self, *args: Any) -> None:  # no access log on stderr
+        pass
+
+
+class _HealthServer(ThreadingMixIn, WSGIServer):
+    daemon_threads = True
+
+
+class _HealthServer6(_HealthServer):
+    address_family = socket.AF_INET6
 
 
 class _Listener(ConsumerRebalanceListener):
@@ -93,7 +159,8 @@ class Service:
         self._outputs: ProcessPublisher | ProducerPublisher | None = None
         self._changelog: ChangelogReader | None = None
         self._restorable: dict[tuple[str, int], PartitionState] = {}
-        self._published: dict[tuple[str, int], int] = {}  # offset last sent to the changelog
+        # position last sent to the changelog
+        self._published: dict[tuple[str, int], tuple[int, int]] = {}
         self._http = None
         self._since_snapshot = 0
         self._changed = False  # states changed since the last snapshot
@@ -103,6 +170,14 @@ class Service:
         self._last_lag = 0.0
         self.processed = 0  # records handled (learned, predicted or dead-lettered) by this run
         self._restored = False  # nothing to save before the state was restored
+        self._unchecked: set[TopicPartition] = set()  # assigned, paused until checked
+        self._probe: KafkaConsumer | None = None
+        self.exit_code = 0
+        self._assigned = False  # an assignment arrived (standalone: the partitions found)
+        self._broker_ok = False
+        self._failures: list[str] = []  # what failed during shutdown
+        self.hard_exit = False  # the CLI: a watchdog bounds the whole shutdown
+        self._shutdown_done = False
 
     # -- lifecycle ------------------------------------------------------------------------------
     def stop(self) -> None:
@@ -115,24 +190,50 @@ class Service:
 
     def run(self, max_records: int | None = None) -> int:
         """Serve until :meth:`stop` (or, if given, until ``max_records`` records have been
-        handled); then drain, snapshot, publish and exit. Returns 0."""
+        handled); then drain, snapshot, publish and exit. Returns the exit status: 0, or
+        :data:`EXIT_OFFSET_GAP` when an offset gap stopped it (``--offset-gap-policy fail``)."""
         self._redact_logs()
         self._start_metrics()
+        kafka_log = logging.getLogger("kafka")
+        level = kafka_log.level
+        if self.config.log_level != "debug":
+            # kafka-python logs every failed connection attempt at ERROR: while starting, the
+            # service's own one line (the CLI's) says what failed
+            kafka_log.setLevel(logging.CRITICAL)
         try:
-            self._open()
-            self._restore()
+            try:
+                self._open()
+                self._restore()
+            finally:
+                kafka_log.setLevel(level)
             self._restored = True
+            self._check_broker()
+            self.readiness()
             while not self._stop.is_set():
-                batch = self._consumer.poll(timeout_ms=self.config.poll_timeout_ms,
-                                            max_records=self.config.max_poll_records)
+                if self._unchecked:
+                    self._check_offsets(list(self._unchecked))
+                try:
+                    batch = self._consumer.poll(timeout_ms=self.config.poll_timeout_ms,
+                                                max_records=self.config.max_poll_records)
+                except OffsetOutOfRangeError as exc:
+                    out = exc.args[0] if exc.args and isinstance(exc.args[0], dict) else {}
+                    log.info("the broker reports offsets out of range: %s", ", ".join(
+                        f"{tp.topic}:{tp.partition}@{o}" for tp, o in out.items()))
+                    self._check_offsets(list(out), out_of_range=True)
+                    continue
+                if self._broker_ok:
+                    self.metrics.last_poll.set_to_current_time()
                 if batch:
                     self._process(batch)
                 self._maintain()
                 if max_records is not None and self.processed >= max_records:
                     break
+        except OffsetGapError as exc:
+            log.error("%s", exc)
+            self.exit_code = EXIT_OFFSET_GAP
         finally:
             self._shutdown()
-        return 0
+        return self.exit_code
 
     def _redact_logs(self) -> None:
         """Keep the configured secrets out of every log handler of the process."""
@@ -144,16 +245,59 @@ class Service:
                 handler.addFilter(RedactSecrets(secrets))
 
     def _start_metrics(self) -> None:
+        """The HTTP endpoint: /metrics, /healthz (the process is up) and /readyz."""
         address = self.config.metrics_address
         if not address:
             return
-        from prometheus_client import start_http_server
+        from prometheus_client import make_wsgi_app
+
+        metrics_app = make_wsgi_app(self.metrics.registry)
+
+        def app(environ, start_response):
+            path = environ.get("PATH_INFO", "")
+            if path in ("/healthz", "/readyz"):
+                ready, why = (True, "ok") if path == "/healthz" else self.readiness()
+                start_response("200 OK" if ready else "503 Service Unavailable",
+                               [("Content-Type", "text/plain; charset=utf-8")])
+                return [(why + "\n").encode()]
+            return metrics_app(environ, start_response)
 
         host, _, port = address.rpartition(":")
-        self._http, _ = start_http_server(int(port), addr=host.strip("[]"),
-                                          registry=self.metrics.registry)
-        self.metrics_url = f"http://{host}:{self._http.server_port}/metrics"
-        log.info("metrics at %s", self.metrics_url)
+        host = host.strip("[]")
+        server_class = _HealthServer6 if ":" in host else _HealthServer
+        self._http = make_server(host, int(port), app, server_class=server_class,
+                                 handler_class=_QuietHandler)
+        threading.Thread(target=self._http.serve_forever, daemon=True,
+                         name="streamnb-http").start()
+        self.metrics_url = f"http://{address.rpartition(':')[0]}:{self._http.server_port}/metrics"
+        log.info("metrics at %s (and /healthz, /readyz)", self.metrics_url)
+
+    def readiness(self) -> tuple[bool, str]:
+        """``(ready, why)``: ready once the state is restored, partitions are assigned and
+        checked against the broker's log, and the broker is reachable."""
+        missing = [why for bad, why in (
+            (not self._restored, "state not restored yet"),
+            (not self._assigned, "no partitions assigned yet"),
+            (bool(self._unchecked), "partitions being checked against the broker's log"),
+            (not self._broker_ok, "no broker reachable"),
+            (self._stop.is_set(), "stopping")) if bad]
+        ready = not missing
+        self.metrics.up.set(1 if ready else 0)
+        return ready, "ready" if ready else "not ready: " + "; ".join(missing)
+
+    def _check_broker(self) -> None:
+        """Whether the consumer has a broker connection (kafka-python's own count)."""
+        try:
+            count = self._consumer.metrics()["consumer-metrics"]["connection-count"]
+        except (AttributeError, KeyError, TypeError):
+            count = 0
+        if bool(count) != self._broker_ok and self._restored:
+            if count:
+                log.info("a Kafka broker is reachable again")
+            else:
+                log.warning("no Kafka broker reachable at %s", self.config.bootstrap_servers)
+        self._broker_ok = bool(count)
+        self.metrics.broker_reachable.set(1 if self._broker_ok else 0)
 
     def _open(self) -> None:
         cfg = self.config
@@ -173,7 +317,22 @@ class Service:
     def _restore(self) -> None:
         """Load this instance's snapshot and the changelog; partitions are restored from them
         as they are assigned."""
-        states, meta = read_snapshot(self.snapshot_dir)
+        try:
+            states, meta = read_snapshot(self.snapshot_dir, on_error=self._bad_snapshot)
+        except SnapshotsUnreadable as exc:
+            where = self.snapshot_dir
+            if self._changelog is None:
+                raise StateFileError(
+                    f"{exc}; there is no changelog to fall back on (--changelog-topic ''), so "
+                    "the service refuses to start rather than re-learn from scratch. To "
+                    f"recover: restore {where} from a backup, or move it away (mv {where} "
+                    f"{where}.corrupt) to re-learn every partition from its earliest "
+                    "record") from None
+            log.warning("no snapshot generation in %s can be read: restoring from the "
+                        "changelog %s (partitions it lacks are re-learned from their earliest "
+                        "record)", where, self.config.changelog_topic)
+            self.metrics.snapshot_fallbacks.labels(to="changelog").inc()
+            states, meta = {}, {}
         if states and meta.get("model") != self.config.model:
             raise ValueError(f"{self.snapshot_dir} holds the snapshot of a {meta.get('model')!r} "
                              f"model, not of --model {self.config.model!r}: use another "
@@ -193,6 +352,15 @@ class Service:
         else:
             self._assign_all()
 
+    def _bad_snapshot(self, path: Path, exc: Exception, following: Path | None) -> None:
+        if following is not None:
+            log.warning("snapshot %s cannot be read (%s): falling back to the previous "
+                        "generation, %s", path, exc, following.name)
+            self.metrics.snapshot_fallbacks.labels(to="previous_generation").inc()
+        else:
+            log.warning("snapshot %s cannot be read (%s), and it is the oldest generation",
+                        path, exc)
+
     def _assign_all(self) -> None:
         """Standalone: every partition of every input topic (waiting for topics to exist)."""
         tps = []
@@ -206,6 +374,7 @@ class Service:
             tps += [TopicPartition(topic, p) for p in sorted(partitions or ())]
         self._consumer.assign(tps)
         self._assign(tps)
+        self._assigned = True
 
     def _offer(self, states: dict[tuple[str, int], PartitionState]) -> None:
         if self._changelog is not None:  # the lists first: the states read may need them
@@ -225,15 +394,20 @@ class Service:
     # -- rebalancing ----------------------------------------------------------------------------
     def _assign(self, tps: list[TopicPartition]) -> None:
         """Own ``tps``: each from the furthest state known, the consumer seeked to its offset."""
+        self._assigned = True
         for tp in tps:
             key = (tp.topic, tp.partition)
             known = [s for s in (self.model.restore_candidate(key),
                                  self._restorable.pop(key, None)) if s is not None]
-            state = max(known, key=lambda s: s.offset) if known else PartitionState(
+            state = max(known, key=lambda s: s.position) if known else PartitionState(
                 self.model.factory(), 0)
             self.model.take(key, state)
             if state.offset:
                 self._consumer.seek(tp, state.offset)
+                # checked against the broker's log before anything is read (not here: in a
+                # rebalance callback kafka-python allows no blocking call)
+                self._consumer.pause(tp)
+                self._unchecked.add(tp)
             else:
                 self._consumer.seek_to_beginning(tp)
         if self.model.dirty:
@@ -257,10 +431,101 @@ class Service:
         else:
             self._publish_states(keys)
         for key in keys:
+            self._unchecked.discard(TopicPartition(*key))
             self.model.release(key)
             with contextlib.suppress(KeyError):  # no lag reported for it yet
                 self.metrics.lag.remove(key[0], str(key[1]))
         log.info("revoked %s", ", ".join(f"{t}:{p}" for t, p in keys))
+
+    # -- offset gaps ----------------------------------------------------------------------------
+    def _check_offsets(self, tps: list[TopicPartition], out_of_range: bool = False) -> None:
+        """Compare the owned states of ``tps`` with the broker's log, apply
+        ``--offset-gap-policy`` to those outside it, and resume them."""
+        tps = [tp for tp in tps if (tp.topic, tp.partition) in self.model.own]
+        self._unchecked.difference_update(tps)
+        if not tps:
+            return
+        begin = self._consumer.beginning_offsets(tps)
+        end = self._consumer.end_offsets(tps)
+        for tp in tps:
+            state = self.model.own[(tp.topic, tp.partition)]
+            kind = find_gap(state.offset, begin.get(tp), end.get(tp))
+            # the end offset some brokers report (tansu after batched produce) is too low:
+            # the log reaches the state if it holds the record just before its offset
+            if kind == "after_log_end" and self._log_reaches(tp, state.offset):
+                kind = None
+            if kind is not None:
+                self._gap(tp, state, kind, begin.get(tp) or 0, end.get(tp))
+            elif out_of_range:
+                log.warning("%s:%s: the broker reported offset %d out of range, but its log "
+                            "spans %s..%s; reading on from %d", tp.topic, tp.partition,
+                            state.offset, begin.get(tp), end.get(tp), state.offset)
+                self._consumer.seek(tp, state.offset)
+                self._stop.wait(1.0)
+        if self.model.dirty:
+            self.model.rebuild()
+            self._last_rebuild = time.monotonic()
+            self._update_model_gauges()
+        self._consumer.resume(*tps)
+
+    def _log_reaches(self, tp: TopicPartition, offset: int) -> bool:
+        """Whether the broker holds a record at ``offset - 1`` or later (read by a separate
+        consumer, so that the service's own positions and buffers are untouched)."""
+        if self._probe is None:
+            self._probe = KafkaConsumer(**self.config.kafka_options(), group_id=None,
+                                        enable_auto_commit=False, auto_offset_reset="none")
+        self._probe.assign([tp])
+        self._probe.seek(tp, offset - 1)
+        deadline = time.monotonic() + _PROBE_SECONDS
+        try:
+            while time.monotonic() < deadline and not self._stop.is_set():
+                if self._probe.poll(timeout_ms=500, max_records=1).get(tp):
+                    return True
+        except OffsetOutOfRangeError:
+            pass
+        finally:
+            self._probe.assign([])
+        return False
+
+    def _gap(self, tp: TopicPartition, state: PartitionState, kind: str, begin: int,
+             end: int | None) -> None:
+        """One partition state outside the log: count it, log it, apply the policy."""
+        where, expected = f"{tp.topic}:{tp.partition}", state.offset
+        self.metrics.offset_gaps.labels(topic=tp.topic, partition=str(tp.partition),
+                                        kind=kind).inc()
+        if kind == "before_log_start":
+            found = (f"the broker's log starts at offset {begin}: records {expected}.."
+                     f"{begin - 1} were deleted before they were read (retention, "
+                     "delete-records)")
+        else:
+            found = (f"the broker's log ends at offset {end}: the topic was deleted and "
+                     "re-created, truncated, or its offsets reset")
+        policy = self.config.offset_gap_policy
+        head = f"offset gap on {where}: the state expects offset {expected} next, but {found}"
+        if policy == "fail":
+            raise OffsetGapError(
+                f"{head}; stopping (--offset-gap-policy fail, state left as it was). To go "
+                "on, restart with --offset-gap-policy reset-state (forget this partition's "
+                "state, re-learn it from its earliest record) or continue-from-earliest (keep "
+                "the state, read on from the earliest record)")
+        lost = begin - expected if kind == "before_log_start" else 0
+        if policy == "reset-state":
+            # a later epoch: the old state in snapshots and the changelog never wins again
+            self.model.take((tp.topic, tp.partition),
+                            PartitionState(self.model.factory(), begin, state.epoch + 1))
+            action = f"state reset, re-learning from offset {begin}"
+        else:
+            if kind == "after_log_end":
+                state.epoch += 1
+            state.offset = begin
+            action = f"state kept, reading on from offset {begin}"
+        if lost:
+            self.metrics.records_lost.labels(topic=tp.topic, partition=str(tp.partition)).inc(
+                lost)
+            action += f", {lost} records lost"
+        log.warning("%s; %s (--offset-gap-policy %s)", head, action, policy)
+        self._consumer.seek(tp, begin)
+        self._changed = True  # the next checkpoint records the moved state
 
     # -- the batch ------------------------------------------------------------------------------
     def _process(self, batch: dict[TopicPartition, list]) -> None:
@@ -291,6 +556,14 @@ class Service:
             self._dead_letter(records[valid[j]][1], "invalid_record", str(exc))
         predicted = {valid[j]: k for k, j in enumerate(rows)}  # batch index -> proba row
         m.predicted.inc(len(predicted))
+        if len(rows):
+            if len(classes):
+                counts = np.bincount(proba.argmax(axis=1), minlength=len(classes))
+                for c, n in zip(classes, counts.tolist(), strict=True):
+                    if n:
+                        m.predictions.labels(**{"class": str(c)}).inc(n)
+            else:
+                m.predictions.labels(**{"class": "none"}).inc(len(rows))
         model_version = self.model.model.n_learned
         structure_version = getattr(self.model.model, "structure_version", 0)
 
@@ -320,16 +593,34 @@ class Service:
                 by_partition.setdefault((tp.topic, tp.partition), []).append(i)
         learned: set[int] = set()
         start = time.perf_counter()
+        limit = self.config.max_classes
         for key, indices in by_partition.items():
-            rejected = self.model.learn(key, [decoded[i].features for i in indices],
-                                        [decoded[i].label for i in indices],
-                                        [records[i][1].offset for i in indices])
-            bad = {indices[j] for j, _ in rejected}
-            for j, exc in rejected:
-                # a label the model does not learn (SpamFilter: neither spam nor ham)
-                reason = "invalid_label" if exc.field == "label" else "invalid_record"
-                self._dead_letter(records[indices[j]][1], reason, str(exc))
-            learned.update(i for i in indices if i not in bad)
+            labels = {i: class_label(decoded[i].label) for i in indices}
+            state = self.model.own[key]
+            known = set(state.model.classes)
+            groups = [indices]
+            if limit and len(known | set(labels.values())) > limit:
+                # the bound binds in this batch: record by record, so that which records are
+                # refused depends on the partition's records only, not on how they are batched
+                groups = [[i] for i in indices]
+            for group in groups:
+                if limit and len(group) == 1:
+                    classes = state.model.classes
+                    if labels[group[0]] not in classes and len(classes) >= limit:
+                        self._dead_letter(records[group[0]][1], "too_many_classes",
+                                          f"label {labels[group[0]]!r:.100} would be class "
+                                          f"{len(classes) + 1} of this partition's state; "
+                                          f"--max-classes is {limit}")
+                        continue
+                rejected = self.model.learn(key, [decoded[i].features for i in group],
+                                            [labels[i] for i in group],
+                                            [records[i][1].offset for i in group])
+                bad = {group[j] for j, _ in rejected}
+                for j, exc in rejected:
+                    # a label the model does not learn (SpamFilter: neither spam nor ham)
+                    reason = "invalid_label" if exc.field == "label" else "invalid_record"
+                    self._dead_letter(records[group[j]][1], reason, str(exc))
+                learned.update(i for i in group if i not in bad)
         if by_partition:
             self.metrics.learn_latency.observe(time.perf_counter() - start)
         self.metrics.learned.inc(len(learned))
@@ -342,7 +633,7 @@ class Service:
             return
         column = {c: k for k, c in enumerate(classes)}
         order = sorted(learned)
-        labels = [decoded[i].label for i in order]
+        labels = [class_label(decoded[i].label) for i in order]
         rows = np.fromiter((predicted[i] for i in order), np.int64, len(order))
         columns = np.fromiter((column.get(y, -1) for y in labels), np.int64, len(order))
         known = columns >= 0  # a class the model had not seen got probability 0
@@ -418,6 +709,8 @@ class Service:
             self._checkpoint(publish=list(self.model.own))
         if now - self._last_lag >= 1.0:
             self._last_lag = now
+            self._check_broker()
+            self.readiness()
             for key, state in self.model.own.items():
                 high = self._consumer.highwater(TopicPartition(*key))
                 if high is not None:
@@ -432,64 +725,153 @@ class Service:
         sent = False
         for key in keys:
             state = self.model.own[key]
-            if self._published.get(key) != state.offset:
+            if self._published.get(key) != state.position:
                 publish_state(self._producer, self.config.changelog_topic, key, state)
-                self._published[key] = state.offset
+                self._published[key] = state.position
                 sent = True
         if sent:
             self._producer.flush()
 
-    def _checkpoint(self, publish: list[tuple[str, int]], commit: bool = True) -> None:
-        """Flush, snapshot every owned state, publish ``publish`` to the changelog, commit."""
-        self._outputs.flush()  # predictions and dead letters of every record before the
-        self._producer.flush()  # offsets below are delivered
-        self.snapshot_dir.mkdir(parents=True, exist_ok=True)
+    def _bounded(self, what: str, call: Callable[[], Any], deadline: float | None) -> bool:
+        """``call()``; with a ``deadline`` (shutdown) in a helper thread given up on at the
+        deadline. Returns whether it succeeded (a failure is logged, not raised, then)."""
+        if deadline is None:
+            call()
+            return True
+        outcome: dict[str, BaseException | None] = {}
+
+        def target() -> None:
+            try:
+                call()
+                outcome["error"] = None
+            except BaseException as exc:
+                outcome["error"] = exc
+
+        helper = threading.Thread(target=target, daemon=True, name=f"streamnb-{what}")
+        helper.start()
+        helper.join(max(deadline - time.monotonic(), 0.0))
+        if "error" not in outcome:
+            log.error("%s did not finish within --shutdown-timeout-seconds %g; given up",
+                      what, self.config.shutdown_timeout_seconds)
+            return False
+        if outcome["error"] is not None:
+            log.error("%s failed: %s", what, outcome["error"])
+            return False
+        return True
+
+    def _checkpoint(self, publish: list[tuple[str, int]], commit: bool = True,
+                    deadline: float | None = None) -> None:
+        """Flush, snapshot every owned state, publish ``publish`` to the changelog, commit.
+        With a ``deadline`` (shutdown), each step that needs the brokers gives up at it and the
+        failure is recorded; the snapshot is written regardless."""
+        def flush() -> None:
+            self._outputs.flush()  # predictions and dead letters of every record before the
+            self._producer.flush()  # offsets below are delivered
+
+        try:
+            flushed = self._bounded("flushing predictions and dead letters", flush, deadline)
+        except Exception:
+            self.metrics.publish_errors.inc()
+            raise
+        if not flushed:
+            self.metrics.publish_errors.inc()
+            self._failures.append("publish")
         # the candidate lists the snapshot's states have yet to adopt (a list once adopted
         # by every one is in their counts)
         adopted = min((getattr(s.model, "candidate_version", 0)
                        for s in self.model.own.values()), default=0)
-        write_snapshot(self.snapshot_dir, self.model.own,
-                       {"group_id": self.config.group_id, "model": self.config.model,
-                        "candidates": sorted((v, names) for v, names in
-                                             self.model.decisions.items() if v > adopted)})
-        self._publish_states(publish)
+        try:
+            self.snapshot_dir.mkdir(parents=True, exist_ok=True)
+            write_snapshot(self.snapshot_dir, self.model.own,
+                           {"group_id": self.config.group_id, "model": self.config.model,
+                            "candidates": sorted((v, names) for v, names in
+                                                 self.model.decisions.items() if v > adopted)},
+                           generations=self.config.snapshot_generations)
+        except OSError as exc:  # disk full, permissions: the previous snapshot stands
+            self.metrics.snapshot_errors.inc()
+            log.error("snapshot in %s failed: %s; the previous one stands (retrying at the "
+                      "next checkpoint)", self.snapshot_dir, exc)
+            if deadline is not None:
+                self._failures.append("snapshot")
+            return
+        if not self._bounded("publishing the states to the changelog",
+                             lambda: self._publish_states(publish), deadline):
+            self.metrics.publish_errors.inc()
+            self._failures.append("publish")
         if commit and self.config.group_id and self.model.own:
             offsets = {TopicPartition(*key): OffsetAndMetadata(state.offset, "", -1)
                        for key, state in self.model.own.items()}
             try:
-                self._consumer.commit(offsets)
+                if self._bounded("committing the offsets",
+                                 lambda: self._consumer.commit(offsets), deadline):
+                    self.metrics.last_commit.set_to_current_time()
+                else:
+                    self.metrics.commit_errors.inc()
+                    self._failures.append("commit")
             except Exception as exc:
+                self.metrics.commit_errors.inc()
                 log.warning("offset commit failed (%s); the snapshot holds the offsets", exc)
         self.metrics.snapshot_written()
         self._since_snapshot = 0
         self._changed = False
         self._last_snapshot = time.monotonic()
 
+    def _watchdog(self) -> None:
+        """The CLI's last resort: the process exits even if a client hangs in its teardown."""
+        log.error("shutdown still not done %g s after --shutdown-timeout-seconds; exiting",
+                  _WATCHDOG_GRACE)
+        logging.shutdown()
+        os._exit(self.exit_code if self._shutdown_done else EXIT_SHUTDOWN_INCOMPLETE)
+
     def _shutdown(self) -> None:
+        timeout = self.config.shutdown_timeout_seconds
+        deadline = time.monotonic() + timeout
+        if self.hard_exit:
+            watchdog = threading.Timer(timeout + _WATCHDOG_GRACE, self._watchdog)
+            watchdog.daemon = True
+            watchdog.start()
+        self._stop.set()
         consumer = self._consumer
         try:
             if self._restored:
                 if self.model.own and (self._changed or not (
                         self.snapshot_dir / SNAPSHOT_FILE).exists()):
-                    self._checkpoint(publish=list(self.model.own))
+                    self._checkpoint(publish=list(self.model.own), deadline=deadline)
                 if self.model.dirty:
                     self.model.rebuild()
                 self.snapshot_dir.mkdir(parents=True, exist_ok=True)
                 self.model.model.save(self.snapshot_dir / MODEL_FILE)
         finally:
+            closing = []
             if self._changelog is not None:
-                self._changelog.close()
+                closing.append(("closing the changelog reader", self._changelog.close))
+            if self._probe is not None:
+                closing.append(("closing the probe consumer", self._probe.close))
             if consumer is not None:
                 if self.config.group_id and not consumer.assignment():
                     # leaving a group while its join is pending leaves tansu unable to assign
                     # that group again: let the session expire instead
                     log.info("no partitions assigned yet: not leaving the group")
                 else:
-                    consumer.close(autocommit=False)
+                    closing.append(("closing the consumer", lambda: consumer.close(
+                        autocommit=False,
+                        timeout_ms=max(int((deadline - time.monotonic()) * 1000), 1))))
             if self._outputs is not None:
-                self._outputs.close()
+                closing.append(("closing the publisher", self._outputs.close))
             if self._producer is not None:
-                self._producer.close()
+                closing.append(("closing the producer", lambda: self._producer.close(
+                    timeout=max(deadline - time.monotonic(), 0.0))))
+            for what, call in closing:
+                # a teardown that outlives the deadline is given up on; nothing is lost then
+                self._bounded(what, call, max(deadline, time.monotonic() + 1.0))
+            if self._failures and not self.exit_code:
+                self.exit_code = EXIT_SHUTDOWN_INCOMPLETE
+                log.error("stopped after %d records, but %s failed (the local snapshot holds "
+                          "the model and its offsets); exit status %d", self.processed,
+                          " and ".join(sorted(set(self._failures))), self.exit_code)
+            else:
+                log.info("stopped after %d records", self.processed)
+            self._shutdown_done = True
             if self._http is not None:
                 self._http.shutdown()
-            log.info("stopped after %d records", self.processed)
+                self._http.server_close()

@@ -4,16 +4,20 @@ Both use streamnb's state format (:mod:`streamnb.stats.persist`: a versioned hea
 little-endian arrays, a SHA-256 checksum; never pickle) around the models' own
 ``to_state``/``from_state``. A snapshot holds every partition state this instance owns with the
 offset each reflects; it is written to a temporary file and renamed over the old one, so a crash
-at any moment leaves the previous snapshot or the new one. A changelog record holds one
+at any moment leaves the previous snapshot or the new one. The ``generations - 1`` snapshots
+before the newest are kept beside it (``snapshot.1.snb`` the one before, ``snapshot.2.snb``
+…), each with its own checksum: a reader falls back to the newest one it can read. A changelog
+record holds one
 partition's state, zlib-compressed (counts compress well); its decompressed size is capped.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 import zlib
-from collections.abc import Hashable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -23,8 +27,9 @@ from consumers.state import PartitionState
 from streamnb.models.base import CountClassifier
 from streamnb.stats.persist import StateFileError, dumps_state, loads_state, read_state, write_state
 
-__all__ = ["SNAPSHOT_FILE", "SNAPSHOT_VERSION", "decode_partition", "encode_partition",
-           "read_snapshot", "write_snapshot"]
+__all__ = ["SNAPSHOT_FILE", "SNAPSHOT_VERSION", "SnapshotsUnreadable", "decode_partition",
+           "encode_partition", "generation_path", "read_snapshot", "snapshot_paths",
+           "write_snapshot"]
 
 SNAPSHOT_FORMAT = "streamnb-service-snapshot"
 CHANGELOG_FORMAT = "streamnb-partition-state"
@@ -37,7 +42,8 @@ def _pack(states: Mapping[Hashable, PartitionState]) -> tuple[list[dict], dict[s
     for i, ((topic, partition), state) in enumerate(sorted(states.items())):
         header, model_arrays = state.model.to_state()
         entries.append({"topic": topic, "partition": int(partition),
-                        "offset": int(state.offset), "model": header})
+                        "offset": int(state.offset), "epoch": int(state.epoch),
+                        "model": header})
         arrays.update({f"p{i}.{name}": array for name, array in model_arrays.items()})
     return entries, arrays
 
@@ -51,34 +57,116 @@ def _unpack(entries: Any, arrays: Mapping[str, np.ndarray], source: str
             model_arrays = {k[len(prefix):]: v for k, v in arrays.items() if k.startswith(prefix)}
             model = CountClassifier.from_state(entry["model"], model_arrays)
             offset = int(entry["offset"])
-            if offset < 0:
-                raise ValueError(f"negative offset {offset}")
-            out[(str(entry["topic"]), int(entry["partition"]))] = PartitionState(model, offset)
-    except (KeyError, TypeError, ValueError) as exc:
+            epoch = int(entry.get("epoch", 0))  # absent before offset-gap policies: 0
+            if offset < 0 or epoch < 0:
+                raise ValueError(f"negative offset {offset} or epoch {epoch}")
+            out[(str(entry["topic"]), int(entry["partition"]))] = PartitionState(model, offset,
+                                                                                 epoch)
+    except (AttributeError, KeyError, TypeError, ValueError) as exc:
         if isinstance(exc, StateFileError):
             raise
         raise StateFileError(f"{source}: inconsistent partition state: {exc}") from exc
     return out
 
 
+class SnapshotsUnreadable(StateFileError):
+    """Snapshot files exist, but not one generation can be read."""
+
+
+def generation_path(directory: str | os.PathLike, generation: int) -> Path:
+    """Generation 0 (the newest) is ``snapshot.snb``, generation g ``snapshot.<g>.snb``."""
+    stem, dot, suffix = SNAPSHOT_FILE.rpartition(".")
+    return Path(directory) / (SNAPSHOT_FILE if generation == 0 else
+                              f"{stem}.{generation}{dot}{suffix}")
+
+
+def snapshot_paths(directory: str | os.PathLike) -> list[Path]:
+    """The snapshot generations present in ``directory``, newest first."""
+    found = []
+    for path in Path(directory).glob("snapshot*.snb"):
+        middle = path.name[len("snapshot"):-len(".snb")]
+        if middle == "":
+            found.append((0, path))
+        elif middle[:1] == "." and middle[1:].isdigit() and int(middle[1:]) > 0:
+            found.append((int(middle[1:]), path))
+    return [path for _, path in sorted(found)]
+
+
 def write_snapshot(directory: str | os.PathLike, states: Mapping[Hashable, PartitionState],
-                   meta: Mapping[str, Any] | None = None) -> Path:
-    """Atomically write ``states`` (and free-form ``meta``) to ``directory/snapshot.snb``."""
+                   meta: Mapping[str, Any] | None = None, generations: int = 1) -> Path:
+    """Atomically write ``states`` (and free-form ``meta``) to ``directory/snapshot.snb``,
+    keeping the ``generations - 1`` previous snapshots as ``snapshot.1.snb`` (the one before),
+    ``snapshot.2.snb``, … (older ones are deleted).
+
+    The new file is written and fsynced under a temporary name first; then each generation
+    moves one place older (``snapshot.snb`` is hard-linked, not moved, so that a newest
+    snapshot exists at every instant) and the new file is renamed over ``snapshot.snb``. A
+    crash at any point leaves every file whole: at worst one generation is missing or present
+    twice."""
+    if not (isinstance(generations, int) and generations >= 1):
+        raise ValueError(f"generations must be an int >= 1, got {generations!r}")
+    directory = Path(directory)
     entries, arrays = _pack(states)
     header = {"format": SNAPSHOT_FORMAT, "version": SNAPSHOT_VERSION, "written": time.time(),
               "partitions": entries, "meta": dict(meta or {})}
-    path = Path(directory) / SNAPSHOT_FILE
-    write_state(path, header, arrays)
+    path = generation_path(directory, 0)
+    if generations == 1 or not path.exists():
+        write_state(path, header, arrays)
+    else:
+        staged = directory / f".{SNAPSHOT_FILE}.new"
+        write_state(staged, header, arrays)  # fsynced, whole, under a name no reader takes
+        for g in range(generations - 1, 1, -1):
+            older = generation_path(directory, g - 1)
+            if older.exists():
+                os.replace(older, generation_path(directory, g))
+        link = directory / f".{SNAPSHOT_FILE}.1.link"
+        link.unlink(missing_ok=True)
+        os.link(path, link)
+        os.replace(link, generation_path(directory, 1))
+        os.replace(staged, path)
+        _fsync_directory(directory)
+    for stale in snapshot_paths(directory)[generations:]:
+        with contextlib.suppress(FileNotFoundError):
+            stale.unlink()
     return path
 
 
-def read_snapshot(directory: str | os.PathLike
+def _fsync_directory(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def read_snapshot(directory: str | os.PathLike,
+                  on_error: Callable[[Path, Exception, Path | None], None] | None = None
                   ) -> tuple[dict[tuple[str, int], PartitionState], dict[str, Any]]:
-    """The states and meta of ``directory``'s snapshot; ``({}, {})`` if there is none. A
-    corrupted or foreign file raises :class:`~streamnb.stats.persist.StateFileError`."""
-    path = Path(directory) / SNAPSHOT_FILE
-    if not path.exists():
-        return {}, {}
+    """The states and meta of ``directory``'s newest readable snapshot generation;
+    ``({}, {})`` if there is none. An unreadable generation (corrupted, truncated, empty,
+    foreign) is reported to ``on_error(path, error, next_path or None)`` and the one before it
+    is tried; if none can be read, :class:`SnapshotsUnreadable` is raised (without
+    ``on_error``, the first error is raised as it is)."""
+    paths = snapshot_paths(directory)
+    errors = []
+    for i, path in enumerate(paths):
+        try:
+            return read_snapshot_file(path)
+        except (StateFileError, OSError) as exc:
+            if on_error is None:
+                raise
+            errors.append(str(exc))
+            on_error(path, exc, paths[i + 1] if i + 1 < len(paths) else None)
+    if errors:
+        raise SnapshotsUnreadable(f"no snapshot generation in {directory} can be read ("
+                                  + "; ".join(errors) + ")")
+    return {}, {}
+
+
+def read_snapshot_file(path: str | os.PathLike
+                       ) -> tuple[dict[tuple[str, int], PartitionState], dict[str, Any]]:
+    """The states and meta of one snapshot file."""
+    path = Path(path)
     header, arrays = read_state(path)
     if header.get("format") != SNAPSHOT_FORMAT:
         raise StateFileError(f"{path}: not a service snapshot (format {header.get('format')!r})")

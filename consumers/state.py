@@ -104,10 +104,23 @@ def copy_model(model: CountClassifier) -> CountClassifier:
 
 @dataclass
 class PartitionState:
-    """A model of one partition's labelled records before ``offset`` (the next to read)."""
+    """A model of one partition's labelled records before ``offset`` (the next to read).
+
+    ``epoch`` counts the times the state was moved *back* on its partition's log (the offset
+    gap policies of the service, after the topic was re-created or its offsets reset): a state
+    of a later epoch is newer than any of an earlier one, whatever their offsets, so a stale
+    snapshot or changelog record of the old log never wins a restore. States compare by
+    :attr:`position`.
+    """
 
     model: CountClassifier
     offset: int
+    epoch: int = 0
+
+    @property
+    def position(self) -> tuple[int, int]:
+        """``(epoch, offset)``: the furthest state is the one with the highest position."""
+        return (self.epoch, self.offset)
 
 
 def _row(exc: InvalidRecord) -> int | None:
@@ -213,12 +226,12 @@ class PartitionedModel:
 
     def offer(self, key: Key, state: PartitionState) -> bool:
         """Another member's state of ``key`` (from the changelog); kept if ``key`` is not ours
-        and it is further than the one we have (at the same offset it is the same state).
+        and it is further than the one we have (at the same position it is the same state).
         Returns whether it was kept."""
         if key in self.own or not self.compatible(state):
             return False
         mine = self.others.get(key)
-        if mine is not None and mine.offset >= state.offset:
+        if mine is not None and mine.position >= state.position:
             return False
         self.others[key] = state
         return True

@@ -1,0 +1,517 @@
+"""Service operations (issue 14): offset gaps between a state and the broker's log; snapshot
+generations and the fall-backs of a damaged snapshot.
+
+The gap is made for real: the service learns a topic and stops, the topic is deleted and
+re-created with fewer, different records, and the service restarts on the same snapshot
+directory, so its state's offset is beyond the new log's end. Each ``--offset-gap-policy`` is
+run on its own copy of that directory.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+
+import pytest
+from kafka.admin import KafkaAdminClient
+from kafka_helpers import (
+    GROUP_FLAGS,
+    ROOT,
+    ServiceProcess,
+    create_topic,
+    dumps,
+    free_port,
+    label_of,
+    labelled_features,
+    labelled_messages,
+    metric_value,
+    metrics_text,
+    produce,
+    read_topic,
+    scrape,
+    unique,
+    wait_for,
+)
+
+import streamnb
+from consumers.broker import EmbeddedBroker
+from consumers.config import ConfigError, load_config
+from consumers.service import (
+    EXIT_OFFSET_GAP,
+    EXIT_SHUTDOWN_INCOMPLETE,
+    MODEL_FILE,
+    Service,
+    find_gap,
+)
+from consumers.snapshots import read_snapshot, read_snapshot_file, snapshot_paths, write_snapshot
+from consumers.state import PartitionState
+from streamnb import IndifferentNB
+from streamnb.cli import main
+from streamnb.models.base import load_model
+
+OLD, NEW = (0, 3000), (10_000, 11_000)  # the records before and after the re-creation
+
+
+def reference(*ranges: tuple[int, int]) -> IndifferentNB:
+    model = IndifferentNB()
+    for start, stop in ranges:
+        for i in range(start, stop):
+            model.learn_one(labelled_features(i), label_of(i))
+    return model
+
+
+def test_find_gap():
+    assert find_gap(3000, 0, 1000) == "after_log_end"
+    assert find_gap(1000, 0, 1000) is None  # at the end: nothing new yet
+    assert find_gap(10, 40, 90) == "before_log_start"  # retention deleted 10..39 unread
+    assert find_gap(0, 40, 90) is None  # a new state starts wherever the log starts
+    assert find_gap(50, None, None) is None
+
+
+def test_offset_gap_policies_after_the_topic_is_recreated(kafka_broker, tmp_path):
+    bootstrap = kafka_broker.bootstrap_servers
+    topic, changelog = unique("gap"), unique("gap-changelog")
+    create_topic(bootstrap, topic)
+    produce(bootstrap, topic, labelled_messages(*OLD))
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/metrics"
+
+    def args(state, *extra):
+        return ["--bootstrap-servers", bootstrap, "--input-topic", topic, "--group-id", "",
+                "--model", "indifferent", "--output-topic", f"{topic}-out",
+                "--dead-letter-topic", f"{topic}-dlq", "--snapshot-dir", str(tmp_path / state),
+                "--changelog-topic", "", "--metrics-address", f"127.0.0.1:{port}", *extra]
+
+    first = ServiceProcess(args("first", "--changelog-topic", changelog),
+                           tmp_path / "first.log")
+    wait_for(lambda: scrape(url, "streamnb_model_records") == 3000, 120, "3000 records",
+             alive=first.alive)
+    assert first.terminate() == 0
+    assert {k: s.offset for k, s in read_snapshot(tmp_path / "first")[0].items()} == {
+        (topic, 0): 3000}
+
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+    admin.delete_topics([topic])
+    admin.close()
+    create_topic(bootstrap, topic)
+    produce(bootstrap, topic, labelled_messages(*NEW))
+    for name in ("fail", "continue", "reset"):
+        shutil.copytree(tmp_path / "first", tmp_path / name)
+
+    # fail (the default): one clear line, no traceback, non-zero exit, state untouched
+    before = (tmp_path / "fail" / "snapshot.snb").read_bytes()
+    service = ServiceProcess(args("fail", "--changelog-topic", changelog),
+                             tmp_path / "fail.log")
+    code = service.process.wait(60)
+    service.log.close()
+    logs = service.logs()
+    assert code == EXIT_OFFSET_GAP, logs
+    lines = [line for line in logs.splitlines() if "offset gap" in line]
+    assert len(lines) == 1, logs
+    assert f"offset gap on {topic}:0: the state expects offset 3000 next" in lines[0]
+    assert "log ends at offset" in lines[0] and "--offset-gap-policy reset-state" in lines[0]
+    assert " ERROR " in lines[0] and "Traceback" not in logs
+    assert (tmp_path / "fail" / "snapshot.snb").read_bytes() == before
+
+    # continue-from-earliest: the state keeps its 3000 records and learns the 1000 new ones
+    service = ServiceProcess(args("continue", "--offset-gap-policy", "continue-from-earliest"),
+                             tmp_path / "continue.log")
+    wait_for(lambda: scrape(url, "streamnb_model_records") == 4000, 120, "4000 records",
+             alive=service.alive)
+    assert scrape(url, "streamnb_offset_gaps_total", {"topic": topic, "partition": "0",
+                                                      "kind": "after_log_end"}) == 1
+    assert scrape(url, "streamnb_messages_learned_total") == 1000
+    assert service.terminate() == 0
+    assert "state kept, reading on from offset 0" in service.logs()
+    got = load_model(tmp_path / "continue" / "model.snb")
+    assert got.stats.to_dict() == reference(OLD, NEW).stats.to_dict()
+    state = read_snapshot(tmp_path / "continue")[0][(topic, 0)]
+    assert (state.epoch, state.offset) == (1, 1000)
+
+    # reset-state, in a consumer group with the changelog that holds the old state at 3000:
+    # the partition is re-learned from the new log only, and a restart keeps it that way (the
+    # reset state's epoch beats the stale changelog record's higher offset)
+    group = unique("gap-group")
+    reset_args = args("reset", "--changelog-topic", changelog, "--group-id", group,
+                      *GROUP_FLAGS, "--offset-gap-policy", "reset-state")
+    service = ServiceProcess(reset_args, tmp_path / "reset.log")
+    wait_for(lambda: scrape(url, "streamnb_messages_learned_total") == 1000, 120,
+             "1000 records learned", alive=service.alive)
+    assert scrape(url, "streamnb_model_records") == 1000
+    assert scrape(url, "streamnb_offset_gaps_total", {"topic": topic, "partition": "0",
+                                                      "kind": "after_log_end"}) == 1
+    assert service.terminate() == 0
+    assert "state reset, re-learning from offset 0" in service.logs()
+    assert load_model(tmp_path / "reset" / "model.snb").stats.to_dict() == reference(
+        NEW).stats.to_dict()
+    service = ServiceProcess(reset_args, tmp_path / "restart.log")
+    wait_for(lambda: f"assigned {topic}:0@1000" in service.logs(), 120,
+             "the reset state restored", alive=service.alive)
+    assert scrape(url, "streamnb_model_records") == 1000
+    assert scrape(url, "streamnb_offset_gaps_total", {"topic": topic, "partition": "0",
+                                                      "kind": "after_log_end"}) in (None, 0)
+    assert scrape(url, "streamnb_messages_learned_total") == 0
+    assert service.terminate() == 0
+    assert load_model(tmp_path / "reset" / "model.snb").stats.to_dict() == reference(
+        NEW).stats.to_dict()
+
+
+# -- snapshot generations ------------------------------------------------------------------------
+N_RECORDS = 1500
+
+
+def corrupt(path, how: str) -> None:
+    """Damage one snapshot file in one byte class."""
+    data = bytearray(path.read_bytes())
+    if how == "magic":  # the fixed header: magic bytes
+        data[0] ^= 0xFF
+    elif how == "header":  # the JSON header
+        data[24] ^= 0x01
+    elif how == "body":  # an array byte in the middle
+        data[len(data) * 2 // 3] ^= 0x01
+    elif how == "checksum":  # the SHA-256 at the end
+        data[-1] ^= 0x01
+    elif how == "truncated":
+        data = data[: len(data) // 2]
+    elif how == "last-byte-cut":
+        data = data[:-1]
+    elif how == "empty":
+        data = bytearray()
+    else:
+        raise ValueError(how)
+    path.write_bytes(bytes(data))
+
+
+@pytest.fixture(scope="module")
+def generations(kafka_broker, tmp_path_factory):
+    """A topic of N_RECORDS labelled messages, a service stopped after 900 of them with three
+    snapshot generations (and a changelog), and the model of an uninterrupted run."""
+    bootstrap = kafka_broker.bootstrap_servers
+    topic, changelog = unique("generations"), unique("generations-changelog")
+    create_topic(bootstrap, topic)
+    produce(bootstrap, topic, labelled_messages(0, N_RECORDS))
+    root = tmp_path_factory.mktemp("generations")
+
+    def config(directory, **changes):
+        return load_config({
+            "bootstrap_servers": bootstrap, "input_topic": [topic], "group_id": "",
+            "changelog_topic": "", "output_topic": f"{topic}-out",
+            "dead_letter_topic": f"{topic}-dlq", "model": "indifferent",
+            "snapshot_dir": str(root / directory), "metrics_address": "",
+            "max_poll_records": 70, "snapshot_every_records": 300, "snapshot_generations": 3,
+            "publisher_process": False, **changes}, environ={})
+
+    Service(config("whole")).run(max_records=N_RECORDS)
+    Service(config("base", changelog_topic=changelog)).run(max_records=900)
+    paths = snapshot_paths(root / "base")
+    assert [p.name for p in paths] == ["snapshot.snb", "snapshot.1.snb", "snapshot.2.snb"]
+    offsets = [read_snapshot_file(p)[0][(topic, 0)].offset for p in paths]
+    assert offsets[0] >= 900 and offsets[0] > offsets[1] > offsets[2] > 0, offsets
+    return {"config": config, "root": root, "topic": topic, "offsets": offsets,
+            "changelog": changelog,
+            "whole": load_model(root / "whole" / MODEL_FILE).stats.to_dict()}
+
+
+def counter(service: Service, to: str) -> float:
+    return service.metrics.snapshot_fallbacks.labels(to=to)._value.get()
+
+
+@pytest.mark.parametrize("how", ["magic", "header", "body", "checksum", "truncated",
+                                 "last-byte-cut", "empty"])
+def test_a_bad_newest_snapshot_falls_back_to_the_previous_generation(generations, how,
+                                                                     caplog):
+    root, offsets = generations["root"], generations["offsets"]
+    shutil.copytree(root / "base", root / how)
+    corrupt(root / how / "snapshot.snb", how)
+    service = Service(generations["config"](how))
+    with caplog.at_level("WARNING", logger="streamnb.service"):
+        assert service.run(max_records=N_RECORDS - offsets[1]) == 0
+    assert counter(service, "previous_generation") == 1
+    assert counter(service, "changelog") == 0
+    assert (f"snapshot {root / how / 'snapshot.snb'} cannot be read" in caplog.text
+            and "falling back to the previous generation, snapshot.1.snb" in caplog.text)
+    assert service.processed == N_RECORDS - offsets[1]  # re-read from generation 1's offset
+    got = load_model(root / how / MODEL_FILE)
+    assert got.stats.to_dict() == generations["whole"]
+    assert got.n_learned == N_RECORDS
+
+
+def test_two_bad_generations_fall_back_to_the_third(generations):
+    root, offsets = generations["root"], generations["offsets"]
+    shutil.copytree(root / "base", root / "two-bad")
+    corrupt(root / "two-bad" / "snapshot.snb", "body")
+    corrupt(root / "two-bad" / "snapshot.1.snb", "empty")
+    service = Service(generations["config"]("two-bad"))
+    assert service.run(max_records=N_RECORDS - offsets[2]) == 0
+    assert counter(service, "previous_generation") == 2
+    assert load_model(root / "two-bad" / MODEL_FILE).stats.to_dict() == generations["whole"]
+
+
+def test_every_generation_bad_falls_back_to_the_changelog(generations, caplog):
+    root = generations["root"]
+    shutil.copytree(root / "base", root / "all-bad")
+    for path, how in zip(snapshot_paths(root / "all-bad"), ["header", "truncated", "empty"],
+                         strict=True):
+        corrupt(path, how)
+    service = Service(generations["config"]("all-bad", changelog_topic=generations["changelog"]))
+    with caplog.at_level("WARNING", logger="streamnb.service"):
+        # the changelog's state: the newest snapshot's
+        assert service.run(max_records=N_RECORDS - generations["offsets"][0]) == 0
+    assert counter(service, "previous_generation") == 2
+    assert counter(service, "changelog") == 1
+    assert "restoring from the changelog" in caplog.text
+    assert load_model(root / "all-bad" / MODEL_FILE).stats.to_dict() == generations["whole"]
+    # the next snapshot is good again, and the damaged ones are rotated out
+    assert read_snapshot(root / "all-bad")[0][(generations["topic"], 0)].offset == N_RECORDS
+
+
+def test_every_generation_bad_without_a_changelog_is_refused(generations, caplog):
+    root = generations["root"]
+    shutil.copytree(root / "base", root / "refused")
+    (root / "refused" / MODEL_FILE).unlink()
+    for path in snapshot_paths(root / "refused"):
+        corrupt(path, "body")
+    before = {p.name: p.read_bytes() for p in snapshot_paths(root / "refused")}
+    config = generations["config"]("refused")
+    code = main(["serve", "--bootstrap-servers", config.bootstrap_servers, "--input-topic",
+                 generations["topic"], "--group-id", "", "--changelog-topic", "",
+                 "--model", "indifferent", "--snapshot-dir", str(root / "refused"),
+                 "--metrics-address", ""])
+    assert code == 1
+    errors = [r for r in caplog.records if r.levelname == "ERROR"]
+    assert len(errors) == 1, caplog.text
+    message = errors[0].getMessage()
+    assert "no snapshot generation in" in message and "checksum mismatch" in message
+    assert "To recover: restore" in message and ".corrupt" in message
+    assert {p.name: p.read_bytes() for p in snapshot_paths(root / "refused")} == before
+    assert not (root / "refused" / MODEL_FILE).exists()
+
+
+def test_write_snapshot_keeps_n_generations(tmp_path):
+    model = reference((0, 10))
+    for offset in range(1, 6):
+        write_snapshot(tmp_path, {("t", 0): PartitionState(model, offset)}, generations=3)
+    assert [read_snapshot_file(p)[0][("t", 0)].offset for p in snapshot_paths(tmp_path)] == [
+        5, 4, 3]
+    write_snapshot(tmp_path, {("t", 0): PartitionState(model, 6)}, generations=1)
+    assert [p.name for p in snapshot_paths(tmp_path)] == ["snapshot.snb"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["snapshot.snb"]  # nothing left over
+
+
+# -- option validation, class bound, label types -------------------------------------------------
+@pytest.mark.parametrize("value", ["nan", "NaN", "inf", "-inf", "1e999"])
+def test_float_options_must_be_finite(value):
+    with pytest.raises(ConfigError, match="must be a finite number"):
+        load_config({"snapshot_every_seconds": value}, environ={})
+    with pytest.raises(ConfigError, match=r"STREAMNB_REBUILD_EVERY_SECONDS.*finite"):
+        load_config({}, environ={"STREAMNB_REBUILD_EVERY_SECONDS": value})
+
+
+def test_a_nan_in_the_config_file_or_a_flag_is_refused(tmp_path, capsys):
+    path = tmp_path / "service.toml"
+    path.write_text("snapshot-every-seconds = nan\n")
+    with pytest.raises(ConfigError, match="finite"):
+        load_config({}, environ={}, config_file=path)
+    assert main(["serve", "--snapshot-every-seconds", "nan", "--print-config"]) == 2
+    assert "option 'snapshot-every-seconds' must be a finite number, got 'nan'" in (
+        capsys.readouterr().err)
+
+
+def test_labels_are_strings_and_new_classes_beyond_max_classes_are_dead_letters(
+        kafka_broker, tmp_path):
+    bootstrap = kafka_broker.bootstrap_servers
+    topic = unique("classes")
+    create_topic(bootstrap, topic)
+    labels = ["a", "b", True, 1, "1", "true", "c", "a", False, "b"]
+    produce(bootstrap, topic, [dumps({"id": f"m{i}", "features": labelled_features(i),
+                                      "label": y}) for i, y in enumerate(labels)])
+    for max_classes, batch in ((3, 1), (3, 1000), (0, 1000)):
+        directory = tmp_path / f"{max_classes}-{batch}"
+        dlq = unique("classes-dlq")
+        service = Service(load_config({
+            "bootstrap_servers": bootstrap, "input_topic": [topic], "group_id": "",
+            "changelog_topic": "", "output_topic": f"{topic}-out", "dead_letter_topic": dlq,
+            "model": "indifferent", "snapshot_dir": str(directory), "metrics_address": "",
+            "max_poll_records": batch, "max_classes": max_classes,
+            "publisher_process": False}, environ={}))
+        assert service.run(max_records=len(labels)) == 0
+        model = load_model(directory / MODEL_FILE)
+        refused = [dict(r.headers) for r in read_topic(bootstrap, dlq, idle=1)]
+        if max_classes:
+            # true is the class "true", so 1 and "1" would be a fourth class, as would "c"
+            # and false: refused, whatever the batching; "true" is the class of true
+            assert model.classes == ["a", "b", "true"], (batch, model.classes)
+            assert model.n_learned == 6
+            assert len(refused) == 4
+            for headers in refused:
+                assert headers["streamnb-error"] == b"too_many_classes"
+                assert b"--max-classes is 3" in headers["streamnb-detail"]
+            assert sorted(h["streamnb-source"].decode().split("@")[1]
+                          for h in refused) == ["3", "4", "6", "8"]
+            assert service.metrics.dead_letters.labels(
+                reason="too_many_classes")._value.get() == 4
+        else:
+            assert model.classes == ["a", "b", "true", "1", "c", "false"]
+            counts = dict(zip(model.classes, model.stats.class_counts.tolist(), strict=True))
+            assert counts == {"a": 2, "b": 2, "true": 2, "1": 2, "c": 1, "false": 1}
+            assert not refused
+
+
+# -- health ---------------------------------------------------------------------------------
+def http_get(url: str) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(url, timeout=5) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode()
+    except OSError:
+        return 0, ""
+
+
+def test_health_endpoints_and_operational_metrics(kafka_broker, tmp_path):
+    bootstrap = kafka_broker.bootstrap_servers
+    topic, group = unique("health"), unique("health-group")
+    create_topic(bootstrap, topic)
+    produce(bootstrap, topic, labelled_messages(0, 300)
+            + [dumps({"id": f"u{i}", "features": labelled_features(i)}) for i in range(50)])
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    service = ServiceProcess(
+        ["--bootstrap-servers", bootstrap, "--input-topic", topic, "--group-id", group,
+         *GROUP_FLAGS, "--model", "indifferent", "--changelog-topic", "",
+         "--output-topic", f"{topic}-out", "--dead-letter-topic", f"{topic}-dlq",
+         "--snapshot-dir", str(tmp_path / "state"), "--snapshot-every-records", "100",
+         "--max-poll-records", "50", "--metrics-address", f"127.0.0.1:{port}"],
+        tmp_path / "health.log")
+    try:
+        wait_for(lambda: http_get(f"{base}/healthz")[0] == 200, 30, "/healthz",
+                 alive=service.alive)
+        # before the group assigns the partition (about half the session timeout on tansu)
+        status, body = http_get(f"{base}/readyz")
+        assert (status, body.startswith("not ready: ")) == (503, True), (status, body)
+        assert "no partitions assigned yet" in body
+        wait_for(lambda: http_get(f"{base}/readyz") == (200, "ready\n"), 60, "/readyz",
+                 alive=service.alive)
+        wait_for(lambda: scrape(f"{base}/metrics", "streamnb_messages_predicted_total") == 350,
+                 60, "350 predictions", alive=service.alive)
+        wait_for(lambda: scrape(f"{base}/metrics", "streamnb_last_commit_timestamp_seconds"), 30,
+                 "a checkpoint with its commit", alive=service.alive)
+        text = metrics_text(f"{base}/metrics")
+        assert metric_value(text, "streamnb_ready") == 1
+        assert metric_value(text, "streamnb_broker_reachable") == 1
+        now = time.time()
+        for name in ("streamnb_last_poll_timestamp_seconds",
+                     "streamnb_last_commit_timestamp_seconds",
+                     "streamnb_last_snapshot_timestamp_seconds"):
+            assert now - 120 < metric_value(text, name) <= now + 1, name
+        by_class = {c: metric_value(text, "streamnb_predictions_total", {"class": c})
+                    for c in ("spam", "ham", "none")}
+        assert sum(v or 0 for v in by_class.values()) == 350, by_class
+        assert by_class["spam"] and by_class["ham"]
+        assert metric_value(text, "streamnb_build_info", {"version": streamnb.__version__}) == 1
+        for name in ("streamnb_publish_errors_total", "streamnb_snapshot_errors_total",
+                     "streamnb_commit_errors_total"):
+            assert metric_value(text, name) == 0, name
+        for name in ("process_cpu_seconds_total", "process_resident_memory_bytes", "python_info",
+                     "python_gc_collections_total"):
+            assert metric_value(text, name) is not None, name
+    except BaseException:
+        service.kill()
+        raise
+    assert service.terminate() == 0
+
+
+def test_sigterm_with_the_broker_gone_is_bounded_and_reports_failure(tmp_path):
+    """Its own broker, stopped under the running service: SIGTERM ends it within
+    --shutdown-timeout-seconds (plus start-up of nothing new), with exit status 4, and the
+    local snapshot holds every record learned."""
+    broker = EmbeddedBroker(log_path=tmp_path / "broker.log").start()
+    try:
+        bootstrap = broker.bootstrap_servers
+        topic = unique("gone")
+        create_topic(bootstrap, topic)
+        produce(bootstrap, topic, labelled_messages(0, 500))
+        port = free_port()
+        url = f"http://127.0.0.1:{port}/metrics"
+        service = ServiceProcess(
+            ["--bootstrap-servers", bootstrap, "--input-topic", topic, "--group-id", "",
+             "--model", "indifferent", "--changelog-topic", f"{topic}-changelog",
+             "--output-topic", f"{topic}-out", "--dead-letter-topic", f"{topic}-dlq",
+             "--snapshot-dir", str(tmp_path / "state"), "--snapshot-every-records", "100000",
+             "--snapshot-every-seconds", "3600", "--shutdown-timeout-seconds", "4",
+             "--metrics-address", f"127.0.0.1:{port}"], tmp_path / "gone.log")
+        wait_for(lambda: scrape(url, "streamnb_model_records") == 500, 60, "500 records",
+                 alive=service.alive)
+    finally:
+        broker.stop()
+    wait_for(lambda: scrape(url, "streamnb_broker_reachable") == 0, 30,
+             "the broker to be seen gone", alive=service.alive)
+    assert http_get(url.replace("/metrics", "/readyz"))[0] == 503
+    start = time.monotonic()
+    code = service.terminate(timeout=60)
+    took = time.monotonic() - start
+    logs = service.logs()
+    assert code == EXIT_SHUTDOWN_INCOMPLETE, logs
+    assert took < 4 + 8, took  # the timeout, and closing the clients (1 s each at most)
+    assert "publishing the states to the changelog did not finish" in logs
+    assert "Traceback" not in logs
+    assert read_snapshot(tmp_path / "state")[0][(topic, 0)].offset == 500
+    assert load_model(tmp_path / "state" / MODEL_FILE).n_learned == 500
+
+
+def test_no_broker_at_start_up_is_one_line(tmp_path):
+    port = free_port()  # nothing listens there
+    result = subprocess.run(
+        [sys.executable, "-m", "streamnb", "serve", "--bootstrap-servers", f"127.0.0.1:{port}",
+         "--bootstrap-timeout-ms", "2000", "--snapshot-dir", str(tmp_path / "state"),
+         "--metrics-address", ""], capture_output=True, text=True, timeout=120,
+        env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert result.returncode == 1, result.stderr
+    assert "Traceback" not in result.stderr, result.stderr
+    errors = [line for line in result.stderr.splitlines() if " ERROR " in line]
+    assert len(errors) == 1, result.stderr
+    assert f"cannot start: Kafka at 127.0.0.1:{port}: " in errors[0]
+    assert "Unable to bootstrap" in errors[0] or "NoBrokersAvailable" in errors[0]
+
+
+# -- the publisher child, the broker command ----------------------------------------------------
+def test_the_publisher_process_exits_quietly_when_its_parent_is_gone(kafka_broker):
+    from consumers.publisher import _frame
+
+    child = subprocess.Popen([sys.executable, "-m", "consumers.publisher"], cwd=ROOT,
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    child.stdout.close()  # the parent is gone: nobody reads the answer to the flush
+    setup = {"options": {"bootstrap_servers": [kafka_broker.bootstrap_servers], "acks": "all"},
+             "log_level": "warning", "client": "kafka-python"}
+    child.stdin.write(_frame(b"C", json.dumps(setup).encode()) + _frame(b"F", b""))
+    child.stdin.close()
+    code = child.wait(60)
+    stderr = child.stderr.read().decode()
+    assert code == 1, stderr
+    assert "Traceback" not in stderr and "BrokenPipeError" not in stderr, stderr
+
+
+def test_streamnb_broker_runs_the_embedded_broker_until_sigterm():
+    process = subprocess.Popen([sys.executable, "-m", "streamnb", "broker", "--port", "0"],
+                               cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    try:
+        line = process.stdout.readline()
+        assert "Kafka-protocol broker" in line, (line, process.stderr.read())
+        bootstrap = line.split(" at ")[1].split(";")[0]
+        topic = unique("broker-cmd")
+        create_topic(bootstrap, topic)
+        produce(bootstrap, topic, [b"one", b"two"])
+        assert [r.value for r in read_topic(bootstrap, topic, expect=2)] == [b"one", b"two"]
+    finally:
+        process.send_signal(signal.SIGTERM)
+        code = process.wait(30)
+    assert code == 0, process.stderr.read()
