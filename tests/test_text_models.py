@@ -1,6 +1,8 @@
-"""TAN and AODE on a text attribute: candidate tokens binary with the model's dependences, every
-other token through the multinomial renormalised over the non-candidate vocabulary
-(streamnb/models/pairwise.py, docs/tan.md "On the text event model")."""
+"""TAN, AODE and the selective models on a text attribute: candidate (for the selective models,
+selected) tokens binary with the model's dependences, every other token through the multinomial
+renormalised over the rest of the vocabulary (streamnb/models/pairwise.py,
+streamnb/models/selective_base.py, docs/tan.md and docs/selective.md "On the text event
+model")."""
 
 from __future__ import annotations
 
@@ -10,8 +12,9 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from streamnb import AODE, TAN, NaiveBayes, load_model
+from streamnb import AODE, TAN, NaiveBayes, SelectiveBN, SelectiveNB, SelectiveTAN, load_model
 from streamnb.estimators import MEstimate
+from streamnb.structure import CLASS
 
 # bags of every form: {token: count}, a list (each occurrence a draw), a set (each once); a
 # record without the text attribute (its candidate tokens are absent) and one without "n"
@@ -321,7 +324,9 @@ def spam_2000():
 @pytest.mark.parametrize(("make", "text_scores", "bernoulli_scores"), [
     (lambda: TAN(max_candidates=100, relearn_every=500), (0.9635, 0.9775), (0.8100, 0.8883)),
     (lambda: AODE(max_candidates=50, refresh_every=500), (0.9615, 0.9766), (0.8060, 0.8830)),
-], ids=["TAN", "AODE"])
+    (lambda: SelectiveTAN(max_candidates=100, relearn_every=500, seed=0), (0.9605, 0.9761),
+     (0.8375, 0.8962)),
+], ids=["TAN", "AODE", "SelectiveTAN"])
 def test_text_event_model_beats_bernoulli_on_spamassassin(spam_2000, make, text_scores,
                                                           bernoulli_scores):
     """Prequential on the first 2,000 SpamAssassin messages (docs/tan.md): the same model on
@@ -337,3 +342,136 @@ def test_text_event_model_beats_bernoulli_on_spamassassin(spam_2000, make, text_
     assert scores["bernoulli"] == pytest.approx(bernoulli_scores, abs=5e-5)
     assert scores["text"][0] > scores["bernoulli"][0] + 0.1
     assert scores["text"][1] > scores["bernoulli"][1] + 0.05
+
+
+# -- the selective models -------------------------------------------------------------------------
+SELECTIVE = {"SelectiveNB": SelectiveNB, "SelectiveTAN": SelectiveTAN, "SelectiveBN": SelectiveBN}
+
+
+def selective_reference(data: list, structure, x: dict, alpha: float = 1.0) -> dict:
+    """The network over the class and the selected tokens (every one observed: present or
+    absent), θ(v | pa) = (N(pa, v) + α)/(N(pa) + α r_v) counted from the raw records, times
+    Π over the message's other tokens of θ'(w | c)^{n_w}."""
+    classes = list(dict.fromkeys(y for _, y in data))
+    network = [name[1] for name in structure.selected]
+
+    def value(record, node):
+        r, y = record
+        return y if node == CLASS else node[1] in draws(r)
+
+    def domain(node):
+        return classes if node == CLASS else [True, False]
+
+    scores = {}
+    for c in classes:
+        query = ({**x}, c)
+        s = 0.0
+        for node in (CLASS, *structure.selected):
+            parents = structure.parents[node]
+            cell = [value(query, p) for p in parents]
+            matching = [r for r in data if [value(r, p) for p in parents] == cell]
+            hits = sum(1 for r in matching if value(r, node) == value(query, node))
+            s += math.log((hits + alpha) / (len(matching) + alpha * len(domain(node))))
+        draws_c = Counter()
+        for r, y in data:
+            if y == c:
+                draws_c.update(draws(r))
+        vocabulary = {w for r, _ in data for w in draws(r)}
+        denominator = (sum(draws_c.values()) - sum(draws_c[w] for w in network)
+                       + alpha * (len(vocabulary) - len(network)))
+        s += sum(n * math.log((draws_c[w] + alpha) / denominator)
+                 for w, n in draws(x).items() if w in vocabulary and w not in network)
+        scores[c] = s
+    top = max(scores.values())
+    total = sum(math.exp(v - top) for v in scores.values())
+    return {c: math.exp(v - top) / total for c, v in scores.items()}
+
+
+@pytest.mark.parametrize("kind", list(SELECTIVE))
+def test_selective_equals_the_brute_force_reference(kind):
+    data = [(x, y) for x, y in DATA if "tokens" in x] * 3
+    model = SELECTIVE[kind](relearn_every=0, seed=0)
+    for x, y in data:
+        model.learn_one(x, y)
+    model.relearn()
+    selected = model.structure.selected
+    assert selected and all(isinstance(name, tuple) for name in selected)
+    assert len(selected) < len({w for x, _ in data for w in draws(x)})  # others: multinomial
+    batch = model.predict_proba_many(QUERIES)
+    for r, q in enumerate(QUERIES):
+        expected = selective_reference(data, model.structure, q)
+        got = model.predict_proba_one(q)
+        for c, p in expected.items():
+            assert got[c] == pytest.approx(p, abs=1e-12), (q, c)
+            assert batch[c][r] == pytest.approx(p, abs=1e-12), (q, c)
+
+
+def noisy_stream(n: int, seed: int) -> list:
+    """Informative tokens w0–w19 and noise tokens z0–z14 in bags of every form."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for x, y in stream(n, seed):
+        bag = x["tokens"]
+        noise = [f"z{i}" for i in rng.choice(15, 2, replace=False)]
+        if isinstance(bag, set):
+            bag = bag | set(noise)
+        elif isinstance(bag, list):
+            bag = bag + noise
+        else:
+            bag = {**bag, **dict.fromkeys(noise, 1)}
+        out.append(({**x, "tokens": bag}, y))
+    return out
+
+
+@pytest.mark.parametrize("kind", list(SELECTIVE))
+def test_selective_batch_equals_one_by_one(kind):
+    data = noisy_stream(300, 7)
+    one = SELECTIVE[kind](relearn_every=0, max_candidates=12, seed=0)
+    batch = SELECTIVE[kind](relearn_every=0, max_candidates=12, seed=0)
+    for x, y in data:
+        one.learn_one(x, y)
+    batch.learn_many([x for x, _ in data[:100]], [y for _, y in data[:100]])
+    batch.learn_many([x for x, _ in data[100:]], [y for _, y in data[100:]])
+    one.relearn()
+    batch.relearn()
+    assert one.structure == batch.structure
+    n = one.stats.schema.n_columns
+    assert np.array_equal(one.presence.present[:, :n], batch.presence.present[:, :n])
+    queries = [x for x, _ in noisy_stream(30, 8)]
+    got = batch.predict_proba_many(queries)
+    for r, q in enumerate(queries):
+        for c, p in one.predict_proba_one(q).items():
+            assert got[c][r] == pytest.approx(p, abs=1e-10)
+
+
+@pytest.mark.parametrize("kind", list(SELECTIVE))
+def test_selective_save_load_and_merge(kind, tmp_path):
+    """Save/load keeps the presence counts and the network with text tokens; two shards
+    merged and relearned equal one model on the whole stream (reservoirs below capacity)."""
+    data = noisy_stream(300, 9)
+    make = SELECTIVE[kind]
+    whole = make(relearn_every=0, max_candidates=50, seed=1)
+    a = make(relearn_every=0, max_candidates=50, seed=2)
+    b = make(relearn_every=0, max_candidates=50, seed=3)
+    for i, (x, y) in enumerate(data):
+        whole.learn_one(x, y)
+        (a if i % 2 else b).learn_one(x, y)
+    whole.relearn()
+    whole.save(tmp_path / "m.snb")
+    loaded = load_model(tmp_path / "m.snb")
+    assert loaded.structure == whole.structure
+    queries = [x for x, _ in noisy_stream(30, 10)]
+    for q in queries:
+        assert loaded.predict_proba_one(q) == pytest.approx(whole.predict_proba_one(q),
+                                                            abs=1e-12)
+    a.merge(b)
+    a._install(whole.structure)  # families from the merged counts and reservoir (exact)
+    for q in queries:
+        assert a.predict_proba_one(q) == pytest.approx(whole.predict_proba_one(q), abs=1e-10)
+    if kind != "SelectiveBN":  # CB's held-out half follows the reservoir's record order
+        a.relearn()
+        assert a.structure.selected == whole.structure.selected
+        assert a.structure.parents == whole.structure.parents
+        for q in queries:
+            assert a.predict_proba_one(q) == pytest.approx(whole.predict_proba_one(q),
+                                                           abs=1e-10)
