@@ -475,3 +475,16 @@ def test_selective_save_load_and_merge(kind, tmp_path):
         for q in queries:
             assert a.predict_proba_one(q) == pytest.approx(whole.predict_proba_one(q),
                                                            abs=1e-10)
+
+
+def test_shared_candidates_from_summed_counts_include_text_tokens():
+    """The shared policy ranks text tokens from bare counts (a sum of partitions has no
+    presence counts) by their draws capped at N(c): equal to the model's own choice when the
+    bags are sets."""
+    data = [({"tokens": set(draws(x)), "n": x.get("n", "x")}, y) for x, y in stream(200, 11)]
+    model = TAN(relearn_every=0, max_candidates=6)
+    for x, y in data:
+        model.learn_one(x, y)
+    own = model.choose_candidates()
+    assert any(isinstance(name, tuple) for name in own)
+    assert model.choose_candidates(model.stats.copy()) == own

@@ -47,6 +47,11 @@ class AODE(PairwiseNaiveBayes):
     estimator, nominal, domains, var_smoothing
         As in :class:`~streamnb.models.tan.TAN`.
 
+    A text attribute (a bag of tokens) is used with the text event model, as in
+    :class:`~streamnb.models.tan.TAN`: its candidate tokens are binary attributes of the
+    one-dependence models (parents and children), its other tokens multinomial
+    (docs/tan.md, "On the text event model").
+
     Examples
     --------
     >>> from streamnb import AODE

@@ -51,29 +51,36 @@ def _presence_information(class_counts: np.ndarray, present: np.ndarray) -> np.n
 
 
 def _by_information(stats: Any, by_name: bool, pairs: PairCounts | None = None) -> list[int]:
-    """The candidate keys (discrete attributes, and with ``pairs`` counting text tokens the
-    tokens of text attributes) by decreasing I(X; C) (none before a class), ties by name after
-    rounding to 12 decimals (a function of the counts alone, whatever the order of
-    registration or summation) or, without ``by_name``, by registration (text tokens after the
-    attributes, by column)."""
+    """The candidate keys (discrete attributes and the tokens of text attributes) by
+    decreasing I(X; C) (none before a class), ties by name after rounding to 12 decimals (a
+    function of the counts alone, whatever the order of registration or summation) or,
+    without ``by_name``, by registration (text tokens after the attributes, by column). A text
+    token's presence counts come from ``pairs``; without them (bare counts, such as the sum of
+    a stream's partitions) from its draws capped at N(c): exact when the bags are sets (the
+    binary multinomial), a proxy when they hold counts."""
     schema = stats.schema
     discrete = [a for a, kind in enumerate(schema.kinds) if kind in (0, 1)]
     text: np.ndarray = np.zeros(0, dtype=np.int64)
-    if pairs is not None and pairs.text_tokens and schema.n_text:
+    if schema.n_text:
         text = np.flatnonzero(schema.text_slots(np.arange(schema.n_columns)) >= 0)
     if not (discrete or len(text)) or not stats.n_classes:
         return []
+    counted = pairs is not None
+    if pairs is None:
+        pairs = PairCounts(schema, text_tokens=True)  # names only
     information = attribute_class_information(stats, discrete) if discrete else np.zeros(0)
     keys = discrete
     if len(text):
-        present = pairs.column_counts(stats, text)
+        if counted:
+            present = pairs.column_counts(stats, text)
+        else:
+            present = np.minimum(stats.value_counts[:, text], stats.class_counts[:, None])
         information = np.concatenate([information,
                                       _presence_information(stats.class_counts, present)])
         keys = discrete + (-1 - text).tolist()
     if by_name:
         rounded = np.round(information, 12)
-        names = [str(pairs.name_of(a) if pairs is not None else schema.attributes.values[a])
-                 for a in keys]
+        names = [str(pairs.name_of(a)) for a in keys]
         order = sorted(range(len(keys)), key=lambda i: (-rounded[i], names[i]))
     else:
         order = np.lexsort((np.arange(len(keys)), -information)).tolist()
@@ -195,11 +202,11 @@ class PairwiseNaiveBayes(NaiveBayes):
         are no more, in order of decreasing information, ties (after rounding to 12 decimals,
         so that the order of summation does not matter) by name: a function of the counts
         alone, whatever order the attributes were registered in."""
-        if stats is None or stats is self.stats:  # text tokens too, from the presence counts
+        if stats is None or stats is self.stats:  # text tokens from their presence counts
             ranked = _by_information(self.stats, by_name=True, pairs=self.pairs)
             return [self.pairs.name_of(a) for a in ranked[: self.max_candidates]]
-        names = stats.schema.attributes.values  # bare counts: no presence, attributes only
-        return [names[a] for a in _by_information(stats, by_name=True)[: self.max_candidates]]
+        names = PairCounts(stats.schema, text_tokens=True).name_of
+        return [names(a) for a in _by_information(stats, by_name=True)[: self.max_candidates]]
 
     def refresh_candidates(self) -> None:
         """Keep the ``max_candidates`` attributes with the highest I(X; C) (ties: first

@@ -155,6 +155,13 @@ class TAN(PairwiseNaiveBayes):
     nominal, domains, var_smoothing
         As in :class:`NaiveBayes`. Numeric attributes stay naive (Gaussian, no parent).
 
+    A text attribute (a bag of tokens: ``{"tokens": frozenset(words)}``) is used with the text
+    event model: its tokens compete for the candidates as binary attributes "w occurs", named
+    ``(attribute, token)``, and get tree parents; every other token of a message enters
+    through the multinomial renormalised over the non-candidate vocabulary, so a prediction
+    costs O(tokens + candidates), with no sum over absent tokens (docs/tan.md, "On the text
+    event model"; on text, ``estimator=MEstimate(m=0.1)`` suits the multinomial).
+
     Attributes
     ----------
     structure : TreeStructure | None
