@@ -127,15 +127,17 @@ class PairwiseNaiveBayes(NaiveBayes):
         labels = list(y)
         batch = self.stats.update_many(X, labels, record="row")
         self.pairs.observe_schema(self.stats)
-        if self._refresh_due(len(labels)):
-            # candidates chosen now count this batch's pairs too: chosen after it, they would
-            # start with empty pair tables and replace their naive factors by uniform ones
-            self.refresh_candidates()
         index = self.stats.labels.index
         classes = np.array([index[v] if type(v) is str else
                             index[self.stats.encode_label(v, "label")] for v in labels],
                            dtype=np.int64)
-        self.pairs.update_batch(classes, batch)
+        # text tokens' presence, like the single-attribute counts, before candidates are chosen
+        self.pairs.count_presence(classes, batch)
+        if self._refresh_due(len(labels)):
+            # candidates chosen now count this batch's pairs too: chosen after it, they would
+            # start with empty pair tables and replace their naive factors by uniform ones
+            self.refresh_candidates()
+        self.pairs.update_batch(classes, batch, presence=False)
         self.n_learned += len(labels)
 
     def _due(self, since: int, every: int, learned: int | None = None) -> bool:

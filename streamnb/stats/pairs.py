@@ -376,10 +376,9 @@ class PairCounts:
             index = np.asarray(pos)
             self.co[c][np.ix_(index, index)] += 1.0
 
-    def update_batch(self, classes: np.ndarray, batch: EncodedBatch) -> None:
-        """Count a batch: every within-record pair of candidate positions, one bincount."""
-        rows = np.concatenate([batch.token_rows, batch.nominal_rows])
-        columns = np.concatenate([batch.token_columns, batch.nominal_columns])
+    def count_presence(self, classes: np.ndarray, batch: EncodedBatch) -> None:
+        """Count a batch's text tokens in the presence counts only (the first half of
+        :meth:`update_batch`, for callers that choose candidates between the two halves)."""
         if self.text_tokens and len(batch.text_columns):
             cls = np.asarray(classes, dtype=np.int64)
             k, n_cols = int(cls.max()) + 1, self.schema.n_columns
@@ -387,6 +386,16 @@ class PairCounts:
             self.present[:k, :n_cols] += np.bincount(
                 cls[batch.text_rows] * n_cols + batch.text_columns,
                 minlength=k * n_cols).reshape(k, n_cols)
+
+    def update_batch(self, classes: np.ndarray, batch: EncodedBatch,
+                     presence: bool = True) -> None:
+        """Count a batch: every within-record pair of candidate positions, one bincount (and,
+        unless ``presence`` is False, the text tokens' presence counts)."""
+        rows = np.concatenate([batch.token_rows, batch.nominal_rows])
+        columns = np.concatenate([batch.token_columns, batch.nominal_columns])
+        if self.text_tokens and len(batch.text_columns):
+            if presence:
+                self.count_presence(classes, batch)
             rows = np.concatenate([rows, batch.text_rows])
             columns = np.concatenate([columns, batch.text_columns])
         lookup = np.full(max(self.schema.n_columns, 1), -1, dtype=np.int64)
