@@ -35,6 +35,7 @@ def main() -> None:
     parser.add_argument("--relearn-every", type=int, default=500)
     parser.add_argument("--limit", type=int, default=0, help="first N messages only")
     parser.add_argument("--event-model", choices=("text", "bernoulli", "both"), default="both")
+    parser.add_argument("--only", default="", help="models whose name contains this only")
     args = parser.parse_args()
     k, every = args.candidates, args.relearn_every
     models = {
@@ -53,9 +54,15 @@ def main() -> None:
                                                            relearn_every=every, seed=0),
         f"SelectiveBN cgr, CB (top {k})": lambda: SelectiveBN(metric="cgr", max_candidates=k,
                                                                relearn_every=every, seed=0),
+        f"SelectiveTAN cgr α=0.1 (top {k})": lambda: SelectiveTAN(
+            metric="cgr", max_candidates=k, relearn_every=every, alpha=0.1, seed=0),
+        f"SelectiveNB cgr α=0.1 (top {k})": lambda: SelectiveNB(
+            metric="cgr", max_candidates=k, relearn_every=every, alpha=0.1, seed=0),
     }
     only = {"Indifferent NB (all tokens)": "bernoulli",
-            "NB m-estimate m=0.1 (all tokens)": "text"}  # the other models: both
+            "NB m-estimate m=0.1 (all tokens)": "text",
+            f"SelectiveTAN cgr α=0.1 (top {k})": "text",
+            f"SelectiveNB cgr α=0.1 (top {k})": "text"}  # the other models: both
     messages = list(iter_spamassassin_stream())
     if args.limit:
         messages = messages[: args.limit]
@@ -73,6 +80,8 @@ def main() -> None:
           "seconds |")
     print("|---|---|---|---|---|---|---|")
     for name, make in models.items():
+        if args.only not in name:
+            continue
         for event_model, stream in streams.items():
             if (args.event_model not in ("both", event_model)
                     or only.get(name, event_model) != event_model):

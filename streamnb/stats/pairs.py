@@ -122,7 +122,6 @@ class PairCounts:
                 return None if j is None else -1 - j
         return schema.attributes.get(name)
 
-
     def column_counts(self, stats: Any, columns: Sequence[int]) -> np.ndarray:
         """Marginal counts ``(k, len(columns))`` of schema columns: a nominal value's or a
         token's records, a text token's presence count."""
