@@ -180,8 +180,8 @@ def test_aode_equals_the_brute_force_reference():
 
 
 def test_only_candidate_tokens_are_binary():
-    """With no candidate token the model is naive Bayes with the multinomial text attribute
-    (the renormalisation is then 1); the presence counts are not the draws."""
+    """With no candidate token (and no tree yet) TAN is naive Bayes with the multinomial text
+    attribute (the renormalisation is then 1); the presence counts are not the draws."""
     nb = NaiveBayes(estimator="laplace")
     tan = TAN(relearn_every=0, max_candidates=2, estimator="laplace")
     tan.adopt_candidates(["n", "m"])
