@@ -47,6 +47,11 @@ class AODE(PairwiseNaiveBayes):
     estimator, nominal, domains, var_smoothing
         As in :class:`~streamnb.models.tan.TAN`.
 
+    A text attribute (a bag of tokens) is used with the text event model, as in
+    :class:`~streamnb.models.tan.TAN`: its candidate tokens are binary attributes of the
+    one-dependence models (parents and children), its other tokens multinomial
+    (docs/tan.md, "On the text event model").
+
     Examples
     --------
     >>> from streamnb import AODE
@@ -170,11 +175,7 @@ class AODE(PairwiseNaiveBayes):
         spodes = log_joint + conditional[parents].sum(axis=1)  # (parents, k)
         top = spodes.max(axis=0)
         average = top + np.log(np.exp(spodes - top).sum(axis=0)) - math.log(len(parents))
-        columns = counts.schema_columns[p]
-        naive, _ = est.log_theta(stats, columns)  # (k, L): θ(value or present | c)
-        if neg.any():
-            odds, _ = est.token_corrections(stats, columns[neg])
-            naive[:, neg] -= odds
+        naive = self._candidate_log_theta(counts.schema_columns[p], neg)  # (k, L): θ(x | c)
         return average - naive.sum(axis=1)
 
     def _log_likelihood_one(self, x: Mapping):
@@ -222,9 +223,13 @@ class _CandidateIndex:
         epochs = sorted({pairs.epoch[a] for a in pairs.candidates} | {-1})  # as in _Counts
         self.tokens: list[tuple[str, int, int]] = []
         self.nominal: list[tuple[str, dict, int, list[int]]] = []
+        self.text: dict[Any, list[tuple[Any, int, int]]] = {}  # name -> [(token, position, rank)]
         for a in pairs.candidates:
             rank = epochs.index(pairs.epoch[a])
-            if schema.kinds[a] == TOKEN:
+            if a < 0:
+                name, token = pairs.name_of(a)
+                self.text.setdefault(name, []).append((token, pairs.position[-1 - a], rank))
+            elif schema.kinds[a] == TOKEN:
                 self.tokens.append((names[a], pairs.position[schema.slots[a]], rank))
             else:
                 values = schema.nominal_values[schema.slots[a]]
@@ -245,6 +250,15 @@ class _CandidateIndex:
             token.append(True)
             rank.append(r)
             size.append(2)
+        for name, tokens in self.text.items():
+            bag = get(name)
+            drawn = Schema._text_draws(bag, "record", name) if bag else {}
+            for word, position, r in tokens:
+                p.append(position)
+                neg.append(word not in drawn)
+                token.append(True)
+                rank.append(r)
+                size.append(2)
         members, groups = [], []
         for name, positions, r, group in self.nominal:
             value = get(name)

@@ -1,4 +1,25 @@
-"""Naive Bayes plus pairwise counts over candidate attributes: the state TAN and AODE share."""
+"""Naive Bayes plus pairwise counts over candidate attributes: the state TAN and AODE share.
+
+**Text attributes** (a bag of tokens, the multinomial kind of :mod:`streamnb.stats.schema`):
+the candidates can be tokens of a text attribute (at most ``max_candidates`` candidates in all,
+the most informative about the class, see :class:`~streamnb.stats.pairs.PairCounts`), each
+modelled as a binary attribute "the token occurs in the message" with the model's dependences,
+and every other token of the message through the text attribute's multinomial restricted to the
+non-candidate vocabulary V∖K::
+
+    log P(x | c) = log P(x_K | c; tree or one-dependence models)          (binary, |K| terms)
+                 + Σ_{w ∈ x, w ∉ K} n_w log θ'_{w,c}                     (O(tokens))
+    θ'_{w,c} = (N(w, c) + a) / (N(c) − Σ_{v∈K} N(v, c) + a (|V| − |K|))
+
+with N(w, c) the draws of w in class c, N(c) the class's draws, a the estimator's pseudo-count
+(θ' is the multinomial θ renormalised over V∖K). The candidates' naive factors are Bernoulli,
+θ(w present | c) = (M(w, c) + a) / (N(c) + 2a), M(w, c) the class-c records containing w (the
+presence counts of :class:`~streamnb.stats.pairs.PairCounts`), N(c) every class-c record: a
+record without the text attribute has its candidate tokens absent. A prediction costs
+O(tokens in the message + candidates), never O(vocabulary): the candidates' "all absent" sum
+and the per-class renormalisation are computed once per state. Non-text attributes are
+modelled as before.
+"""
 
 from __future__ import annotations
 
@@ -18,22 +39,52 @@ __all__ = ["PairwiseNaiveBayes"]
 _MISSING = object()
 
 
-def _by_information(stats: Any, by_name: bool) -> list[int]:
-    """The discrete attributes of ``stats`` by decreasing I(X; C) (none before a class),
-    ties by name after rounding to 12 decimals (a function of the counts alone, whatever the
-    order of registration or summation) or, without ``by_name``, by registration."""
+def _presence_information(class_counts: np.ndarray, present: np.ndarray) -> np.ndarray:
+    """I(X; C) of binary attributes from their presence counts ``(k, T)`` and N(c)."""
+    table = np.stack([present, class_counts[:, None] - present])  # (2, k, T)
+    np.maximum(table, 0.0, out=table)
+    p = table / max(float(class_counts.sum()), 1e-300)
+    expected = p.sum(axis=1, keepdims=True) * p.sum(axis=0, keepdims=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = np.where(p > 0, p * np.log(p / expected), 0.0)
+    return terms.sum(axis=(0, 1))
+
+
+def _by_information(stats: Any, by_name: bool, pairs: PairCounts | None = None) -> list[int]:
+    """The candidate keys (discrete attributes and the tokens of text attributes) by
+    decreasing I(X; C) (none before a class), ties by name after rounding to 12 decimals (a
+    function of the counts alone, whatever the order of registration or summation) or,
+    without ``by_name``, by registration (text tokens after the attributes, by column). A text
+    token's presence counts come from ``pairs``; without them (bare counts, such as the sum of
+    a stream's partitions) from its draws capped at N(c): exact when the bags are sets (the
+    binary multinomial), a proxy when they hold counts."""
     schema = stats.schema
-    discrete = [a for a, kind in enumerate(schema.kinds) if kind != 2]
-    if not discrete or not stats.n_classes:
+    discrete = [a for a, kind in enumerate(schema.kinds) if kind in (0, 1)]
+    text: np.ndarray = np.zeros(0, dtype=np.int64)
+    if schema.n_text:
+        text = np.flatnonzero(schema.text_slots(np.arange(schema.n_columns)) >= 0)
+    if not (discrete or len(text)) or not stats.n_classes:
         return []
-    information = attribute_class_information(stats, discrete)
+    counted = pairs is not None
+    if pairs is None:
+        pairs = PairCounts(schema, text_tokens=True)  # names only
+    information = attribute_class_information(stats, discrete) if discrete else np.zeros(0)
+    keys = discrete
+    if len(text):
+        if counted:
+            present = pairs.column_counts(stats, text)
+        else:
+            present = np.minimum(stats.value_counts[:, text], stats.class_counts[:, None])
+        information = np.concatenate([information,
+                                      _presence_information(stats.class_counts, present)])
+        keys = discrete + (-1 - text).tolist()
     if by_name:
         rounded = np.round(information, 12)
-        names = [str(schema.attributes.values[a]) for a in discrete]
-        order = sorted(range(len(discrete)), key=lambda i: (-rounded[i], names[i]))
+        names = [str(pairs.name_of(a)) for a in keys]
+        order = sorted(range(len(keys)), key=lambda i: (-rounded[i], names[i]))
     else:
-        order = np.lexsort((np.arange(len(discrete)), -information)).tolist()
-    return [discrete[i] for i in order]
+        order = np.lexsort((np.arange(len(keys)), -information)).tolist()
+    return [keys[i] for i in order]
 
 
 class PairwiseNaiveBayes(NaiveBayes):
@@ -53,7 +104,8 @@ class PairwiseNaiveBayes(NaiveBayes):
         if not (isinstance(max_candidates, int) and max_candidates >= 2):
             raise ValueError(f"max_candidates must be an int >= 2, got {max_candidates!r}")
         self.max_candidates = max_candidates
-        self.pairs = PairCounts(self.stats.schema, limit=max_candidates)
+        self.pairs = PairCounts(self.stats.schema, limit=max_candidates, text_tokens=True)
+        self._text_key: Any = None
         self.candidate_version = 0  # candidate lists adopted (adopt_candidates)
         self._shared = False
 
@@ -75,15 +127,17 @@ class PairwiseNaiveBayes(NaiveBayes):
         labels = list(y)
         batch = self.stats.update_many(X, labels, record="row")
         self.pairs.observe_schema(self.stats)
-        if self._refresh_due(len(labels)):
-            # candidates chosen now count this batch's pairs too: chosen after it, they would
-            # start with empty pair tables and replace their naive factors by uniform ones
-            self.refresh_candidates()
         index = self.stats.labels.index
         classes = np.array([index[v] if type(v) is str else
                             index[self.stats.encode_label(v, "label")] for v in labels],
                            dtype=np.int64)
-        self.pairs.update_batch(classes, batch)
+        # text tokens' presence, like the single-attribute counts, before candidates are chosen
+        self.pairs.count_presence(classes, batch)
+        if self._refresh_due(len(labels)):
+            # candidates chosen now count this batch's pairs too: chosen after it, they would
+            # start with empty pair tables and replace their naive factors by uniform ones
+            self.refresh_candidates()
+        self.pairs.update_batch(classes, batch, presence=False)
         self.n_learned += len(labels)
 
     def _due(self, since: int, every: int, learned: int | None = None) -> bool:
@@ -140,9 +194,9 @@ class PairwiseNaiveBayes(NaiveBayes):
         self.candidate_version += 1
 
     def candidate_names(self) -> list:
-        """The candidate attributes' names, pending ones (adopted, not seen yet) included."""
-        names = self.stats.schema.attributes.values
-        return [names[a] for a in self.pairs.candidates] + list(self.pairs.pending)
+        """The candidate attributes' names (a text token's: ``(text attribute, token)``),
+        pending ones (adopted, not seen yet) included."""
+        return [self.pairs.name_of(a) for a in self.pairs.candidates] + list(self.pairs.pending)
 
     def choose_candidates(self, stats: Any = None) -> list:
         """The shared candidate policy's choice from ``stats`` (default: this model's): the
@@ -150,9 +204,11 @@ class PairwiseNaiveBayes(NaiveBayes):
         are no more, in order of decreasing information, ties (after rounding to 12 decimals,
         so that the order of summation does not matter) by name: a function of the counts
         alone, whatever order the attributes were registered in."""
-        stats = self.stats if stats is None else stats
-        names = stats.schema.attributes.values
-        return [names[a] for a in _by_information(stats, by_name=True)[: self.max_candidates]]
+        if stats is None or stats is self.stats:  # text tokens from their presence counts
+            ranked = _by_information(self.stats, by_name=True, pairs=self.pairs)
+            return [self.pairs.name_of(a) for a in ranked[: self.max_candidates]]
+        names = PairCounts(stats.schema, text_tokens=True).name_of
+        return [names(a) for a in _by_information(stats, by_name=True)[: self.max_candidates]]
 
     def refresh_candidates(self) -> None:
         """Keep the ``max_candidates`` attributes with the highest I(X; C) (ties: first
@@ -160,21 +216,21 @@ class PairwiseNaiveBayes(NaiveBayes):
         candidates are shared (:meth:`share_candidates`)."""
         if self._shared:
             return
-        schema, pairs = self.stats.schema, self.pairs
-        ranked = _by_information(self.stats, by_name=False)
-        if len(ranked) <= self.max_candidates:
+        pairs = self.pairs
+        ranked = _by_information(self.stats, by_name=False, pairs=pairs)
+        if len(ranked) <= self.max_candidates and (
+                not self.stats.schema.n_text or len(pairs.candidates) == len(ranked)):
             return
         chosen = set(ranked[: self.max_candidates])
         pairs.remove_candidates([a for a in pairs.candidates if a not in chosen])
-        new = [schema.attributes.values[a] for a in sorted(chosen) if a not in pairs.epoch]
+        new = [pairs.name_of(a) for a in sorted(chosen) if a not in pairs.epoch]
         pairs.add_candidates(self.stats, new)
 
     def pairwise_counts(self) -> PairwiseCounts | None:
         """The candidate attributes' class, marginal and pairwise counts (None before two
         discrete attributes and a class have been seen)."""
         stats, pairs = self.stats, self.pairs
-        schema = stats.schema
-        names = [schema.attributes.values[a] for a in pairs.candidates]
+        names = [pairs.name_of(a) for a in pairs.candidates]
         if len(names) < 2 or not stats.n_classes:
             return None
         marginals = [self._marginal(a) for a in pairs.candidates]
@@ -183,6 +239,9 @@ class PairwiseNaiveBayes(NaiveBayes):
 
     def _marginal(self, a: int) -> np.ndarray:
         stats, schema = self.stats, self.stats.schema
+        if a < 0:  # a text token: present in M(w, c) records
+            present = self.pairs.column_counts(stats, [-1 - a])[:, 0]
+            return np.stack([present, stats.class_counts - present])
         if schema.kinds[a] == TOKEN:
             present = stats.value_counts[:, schema.slots[a]]
             return np.stack([present, stats.class_counts - present])
@@ -190,9 +249,106 @@ class PairwiseNaiveBayes(NaiveBayes):
         return stats.value_counts[:, columns].T
 
     # -- prediction ----------------------------------------------------------------------------
+    def _candidate_log_theta(self, columns: np.ndarray, absent: np.ndarray) -> np.ndarray:
+        """log θ(x | c) of candidate cells: ``columns`` are schema columns (a nominal value, a
+        token's or a text token's present column), ``absent`` marks a token's absent cell;
+        ``(k, len(columns))``. A text token's θ is Bernoulli on its presence counts."""
+        stats, est = self.stats, self._estimator
+        columns = np.asarray(columns, dtype=np.int64)
+        absent = np.asarray(absent, dtype=bool)
+        text = (stats.schema.text_slots(columns) >= 0) if stats.schema.n_text else None
+        if text is None or not text.any():
+            logs, _ = est.log_theta(stats, columns)
+            if absent.any():
+                odds, _ = est.token_corrections(stats, columns[absent])
+                logs[:, absent] -= odds
+            return logs
+        logs = np.empty((stats.n_classes, len(columns)))
+        other = ~text
+        if other.any():
+            logs[:, other] = self._candidate_log_theta(columns[other], absent[other])
+        a, _ = est.cell_pseudocounts(stats)
+        n = stats.class_counts[:, None]
+        present = self.pairs.column_counts(stats, columns[text])
+        cells = np.where(absent[text][None, :], np.maximum(n - present, 0.0), present)
+        logs[:, text] = np.log(cells + a) - np.log(n + 2.0 * a)
+        return logs
+
+    # -- the text event model (module docstring) -------------------------------------------------
+    def _text_terms(self) -> tuple | None:
+        """Per state: the candidate text columns (sorted), per class and candidate the term
+        that replaces its multinomial factor when present, log θ(present|c) − log θ(absent|c),
+        the candidates' "all absent" sum per class, and log θ/θ' per class and text slot (the
+        renormalisation of non-candidate draws). None without text candidates."""
+        stats, pairs = self.stats, self.pairs
+        key = (id(stats), stats.version, id(pairs), self.n_learned, tuple(pairs.candidates))
+        if self._text_key == key:
+            return self._text_cache
+        text_keys = [a for a in pairs.candidates if a < 0]
+        terms = None
+        if text_keys and stats.n_classes:
+            est, schema = self._estimator, stats.schema
+            columns = np.sort(-1 - np.asarray(text_keys, dtype=np.int64))
+            k, K = stats.n_classes, len(columns)
+            both = self._candidate_log_theta(np.concatenate([columns, columns]),
+                                             np.repeat([False, True], K))
+            present, absent = both[:, :K], both[:, K:]
+            slots = schema.text_slots(columns)
+            n_text = schema.n_text
+            a, _ = est.cell_pseudocounts(stats)
+            draws = stats.draw_counts  # (k, n_text)
+            in_candidates = np.zeros((k, n_text))
+            np.add.at(in_candidates.T, slots, stats.value_counts[:, columns].T)
+            n_candidates = np.bincount(slots, minlength=n_text).astype(float)
+            vocabulary = np.array([schema.attribute_size(t) for t in schema.text_attributes],
+                                  dtype=float)
+            full = draws + a * vocabulary
+            rest = np.maximum(draws - in_candidates, 0.0) + a * (vocabulary - n_candidates)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                renormalise = np.where((rest > 0) & (full > 0),
+                                       np.log(full) - np.log(rest), 0.0)
+            terms = (columns, present - absent, absent.sum(axis=1), renormalise)
+        self._text_cache, self._text_key = terms, key
+        return terms
+
+    def _text_log_theta(self, columns: np.ndarray, counts: np.ndarray
+                        ) -> tuple[np.ndarray, np.ndarray]:
+        """Per drawn text token: a candidate's log θ(present|c) − log θ(absent|c) (its absent
+        term is in the per-state sum), another token's n_w log θ'_{w,c}."""
+        f, z = super()._text_log_theta(columns, counts)
+        terms = self._text_terms()
+        if terms is None or not len(columns):
+            return f, z
+        candidates, present, _, renormalise = terms
+        at = np.minimum(np.searchsorted(candidates, columns), len(candidates) - 1)
+        hit = candidates[at] == columns
+        f[:, hit] = present[:, at[hit]]
+        z[:, hit] = 0
+        miss = ~hit
+        if miss.any():
+            slots = self.stats.schema.text_slots(columns[miss])
+            f[:, miss] += counts[miss] * renormalise[:, slots]
+        return f, z
+
+    def _log_likelihood_one(self, x: Mapping):
+        scores = super()._log_likelihood_one(x)
+        if scores is not None:
+            terms = self._text_terms()
+            if terms is not None:
+                np.frombuffer(scores[0])[:] += terms[2]
+        return scores
+
+    def _add_batch_terms(self, batch: Any, finite: np.ndarray) -> None:
+        terms = self._text_terms()
+        if terms is not None:
+            finite += terms[2]
+
     def _naive_log_theta(self, a: int, values: Sequence) -> np.ndarray:
         """log θ(x | c) of the naive Bayes part, per value row: (r, k)."""
         stats, schema = self.stats, self.stats.schema
+        if a < 0:
+            return self._candidate_log_theta(np.array([-1 - a, -1 - a]),
+                                             np.array([False, True])).T
         if schema.kinds[a] == TOKEN:
             column = np.array([schema.slots[a]])
             present, _ = self._estimator.log_theta(stats, column)
@@ -204,6 +360,10 @@ class PairwiseNaiveBayes(NaiveBayes):
 
     def _value_row(self, x: Mapping, a: int, rows: dict) -> Any:
         schema = self.stats.schema
+        if a < 0:
+            name, token = self.pairs.name_of(a)
+            bag = x.get(name) if isinstance(x, Mapping) else None
+            return rows[bool(bag) and token in Schema._text_draws(bag, "record", name)]
         name = schema.attributes.values[a]
         value = x.get(name, _MISSING) if isinstance(x, Mapping) else _MISSING
         if schema.kinds[a] == TOKEN:
@@ -220,5 +380,6 @@ class PairwiseNaiveBayes(NaiveBayes):
 
     def _restore_extra(self, meta: Mapping[str, Any], arrays: Mapping[str, np.ndarray]) -> None:
         self.pairs = PairCounts.from_state(self.stats.schema, meta["pairs"], arrays)
+        self.pairs.text_tokens = True  # states saved before text tokens could be candidates
         self.candidate_version = int(meta.get("candidate_version", 0))
         self._shared = bool(meta.get("shared", False))

@@ -27,6 +27,21 @@ counts) → Info-AS over the reservoir's records (``metric``, optional χ² stop
 ``significance``) → the subclass's network over the selected attributes → family tables → swap
 (``structure_version`` + 1). Numeric attributes take no part: discretise them first (the
 paper's data are nominal).
+
+**Text attributes** (a bag of tokens, :mod:`streamnb.stats.schema`): their tokens compete with
+the other attributes for the candidates, each as a binary attribute "the token occurs in the
+message" (I(X; C) from presence counts kept in ``presence``, a
+:class:`~streamnb.stats.pairs.PairCounts` without candidates; the reservoir keeps the records'
+text columns), so Info-AS may select tokens into the network, named ``(text attribute, token)``.
+Every token *not* in the network enters through the text attribute's multinomial, renormalised
+over the tokens outside the network Π::
+
+    log P(x, c) = log P_network(c, x_Π) + Σ_{w ∈ x, w ∉ Π} n_w log θ'_{w,c},
+    θ'_{w,c} = (N(w, c) + α) / (N(c) − Σ_{v∈Π} N(v, c) + α (|V| − |Π ∩ V|)),
+
+N(w, c) the draws of w in class c, N(c) the class's draws, α the model's ``alpha``: O(tokens in
+the message) per prediction, never O(vocabulary). Until the first relearn (no network) that is
+multinomial naive Bayes.
 """
 
 from __future__ import annotations
@@ -37,7 +52,9 @@ from typing import Any
 import numpy as np
 
 from streamnb.models.base import CountClassifier, _encode_param, init_params
+from streamnb.models.pairwise import _presence_information
 from streamnb.stats.frames import encode_batch
+from streamnb.stats.pairs import PairCounts
 from streamnb.stats.reservoir import ColumnValues, Reservoir, column_map
 from streamnb.stats.schema import NOMINAL, TOKEN, EncodedBatch
 from streamnb.structure import (
@@ -100,6 +117,9 @@ class SelectiveClassifier(CountClassifier):
         self.alpha = alpha
         self.seed = seed
         self.reservoir = Reservoir(reservoir_size, seed)
+        self.presence = PairCounts(self.stats.schema, limit=0, text_tokens=True)
+        self.presence.restrict()
+        self._text_key: Any = None
         self.structure: NetworkStructure | None = None
         self.structure_version = 0
         self.family_sources: dict[Any, str] = {}
@@ -118,7 +138,7 @@ class SelectiveClassifier(CountClassifier):
         """Make ``structure`` the network in use, with freshly initialised family tables."""
         schema = self.stats.schema
         names = structure.selected
-        self._attributes = [schema.attributes.index[a] for a in names]
+        self._attributes = [self.presence.key_of(a) for a in names]
         node = {CLASS: 0, **{a: i + 1 for i, a in enumerate(names)}}
         self._parents = [tuple(node[p] for p in structure.parents[v]) for v in structure.nodes]
         self._family_nodes = [np.array([*pa, i], dtype=np.int64)
@@ -129,8 +149,12 @@ class SelectiveClassifier(CountClassifier):
             tables.append(table)
             sources[v] = source
         self._tables = tables
-        self._default = np.array([-1] + [1 if schema.kinds[a] == TOKEN else -1
+        self._default = np.array([-1] + [1 if a < 0 or schema.kinds[a] == TOKEN else -1
                                          for a in self._attributes], dtype=np.int64)
+        text = [(-1 - a, node) for node, a in enumerate(self._attributes, 1) if a < 0]
+        text.sort()
+        self._text_columns = np.array([j for j, _ in text], dtype=np.int64)
+        self._text_nodes = np.array([node for _, node in text], dtype=np.int64)
         self._position = np.zeros(0, dtype=np.int64)
         self._fitted_to = (len(self.stats.labels), schema.version)
         self._counts_changed()
@@ -145,7 +169,8 @@ class SelectiveClassifier(CountClassifier):
     def _size(self, position: int) -> int:
         if position == 0:
             return len(self.stats.labels)
-        return self.stats.schema.attribute_size(self._attributes[position - 1])
+        a = self._attributes[position - 1]
+        return 2 if a < 0 else self.stats.schema.attribute_size(a)
 
     def _initial_table(self, child: int) -> tuple[np.ndarray, str]:
         """The family's counts, axes (*parents, child): from the exact statistics when they
@@ -158,8 +183,11 @@ class SelectiveClassifier(CountClassifier):
                                               else RESERVOIR_ESTIMATE)
 
     def _marginal(self, a: int) -> np.ndarray:
-        """N_a(v, c) as (r_a, k), values in rank order."""
+        """N_a(v, c) as (r_a, k), values in rank order (a text token: present, absent)."""
         stats, schema = self.stats, self.stats.schema
+        if a < 0:
+            present = self.presence.column_counts(stats, [-1 - a])[:, 0]
+            return np.stack([present, stats.class_counts - present])
         if schema.kinds[a] == TOKEN:
             present = stats.value_counts[:, schema.slots[a]]
             return np.stack([present, stats.class_counts - present])
@@ -214,7 +242,9 @@ class SelectiveClassifier(CountClassifier):
         n = self.stats.schema.n_attributes
         if len(self._position) < n:
             position = np.zeros(max(n, 2 * len(self._position)), dtype=np.int64)
-            position[self._attributes] = np.arange(1, len(self._attributes) + 1)
+            keys = np.asarray(self._attributes, dtype=np.int64)
+            plain = np.flatnonzero(keys >= 0)  # text tokens' nodes: see _evidence
+            position[keys[plain]] = plain + 1
             self._position = position
         return self._position
 
@@ -228,12 +258,19 @@ class SelectiveClassifier(CountClassifier):
             node = self._positions()[values.attribute()[columns]]
             keep = node > 0
             evidence[rows[keep], node[keep]] = values.rank()[columns[keep]]
+            text = self._text_columns
+            if len(text):  # a text token of the network: present
+                at = np.minimum(np.searchsorted(text, columns), len(text) - 1)
+                hit = text[at] == columns
+                evidence[rows[hit], self._text_nodes[at[hit]]] = 0
         return evidence
 
     @staticmethod
     def _batch_cells(batch: EncodedBatch) -> tuple[np.ndarray, np.ndarray]:
-        return (np.concatenate([batch.nominal_rows, batch.token_rows]).astype(np.int64),
-                np.concatenate([batch.nominal_columns, batch.token_columns]).astype(np.int64))
+        return (np.concatenate([batch.nominal_rows, batch.token_rows,
+                                batch.text_rows]).astype(np.int64),
+                np.concatenate([batch.nominal_columns, batch.token_columns,
+                                batch.text_columns]).astype(np.int64))
 
     # -- learning ------------------------------------------------------------------------------
     def learn_one(self, x: Mapping, y: Any) -> None:
@@ -247,8 +284,10 @@ class SelectiveClassifier(CountClassifier):
         self.n_learned += 1
         c = stats.labels.index[stats.encode_label(y, "label")]
         enc = stats.schema.encode(x, "record", grow=False)
-        columns = enc.nominal_columns + enc.token_columns
+        columns = enc.nominal_columns + enc.token_columns + enc.text_columns
         self.reservoir.add(columns, c)
+        self.presence.observe_schema(stats)
+        self.presence.update(c, enc)
         self._count_one(c, enc)
         self._fit_tables()
         evidence = self._evidence(np.zeros(len(columns), dtype=np.int64),
@@ -278,7 +317,9 @@ class SelectiveClassifier(CountClassifier):
         classes = np.array([index[v] if type(v) is str else index[stats.encode_label(v, "label")]
                             for v in labels], dtype=np.int64)
         self.n_learned += len(labels)
-        self.reservoir.add_batch(classes, batch)
+        self.reservoir.add_batch(classes, batch, text=True)
+        self.presence.observe_schema(stats)
+        self.presence.update_batch(classes, batch)
         self._count_batch(classes, batch)
         self._fit_tables()
         rows, columns = self._batch_cells(batch)
@@ -325,24 +366,40 @@ class SelectiveClassifier(CountClassifier):
         weights: the contingency data Info-AS and the network search read."""
         schema = self.stats.schema
         values, classes, weights = self.reservoir.records(schema, attributes)
-        return DiscreteData(values, classes, [schema.attribute_size(a) for a in attributes],
-                            self.stats.n_classes, [schema.attributes.values[a]
-                                                   for a in attributes], weights)
+        return DiscreteData(values, classes,
+                            [2 if a < 0 else schema.attribute_size(a) for a in attributes],
+                            self.stats.n_classes,
+                            [self.presence.name_of(a) for a in attributes], weights)
 
     def _candidates(self) -> list[int]:
         """The discrete attributes with the highest I(X; C) in the counts, at most
-        ``max_candidates`` of them (ties: first registered), in registration order."""
+        ``max_candidates`` of them (ties: first registered), in registration order; the tokens
+        of text attributes compete too (keys ``-1 - column``, ranked after the attributes at
+        equal information, by column; they come first in the returned order)."""
         schema = self.stats.schema
         discrete = [a for a, kind in enumerate(schema.kinds) if kind in (NOMINAL, TOKEN)]
+        if schema.n_text:
+            text = np.flatnonzero(schema.text_slots(np.arange(schema.n_columns)) >= 0)
+            discrete = discrete + (-1 - text).tolist()
         if len(discrete) <= self.max_candidates:
-            return discrete
+            return sorted(discrete)
         information = self.class_information(discrete)
         order = np.lexsort((np.arange(len(discrete)), -information))
         return sorted(discrete[i] for i in order[: self.max_candidates])
 
     def class_information(self, attributes: Sequence[int]) -> np.ndarray:
-        """I(X; C) of each attribute from its counts (tokens in one vectorised pass)."""
-        return attribute_class_information(self.stats, attributes)
+        """I(X; C) of each attribute from its counts (tokens in one vectorised pass; a text
+        token's key from its presence counts)."""
+        keys = np.asarray(attributes, dtype=np.int64)
+        out = np.zeros(len(keys))
+        plain, text = np.flatnonzero(keys >= 0), np.flatnonzero(keys < 0)
+        if len(plain):
+            out[plain] = attribute_class_information(self.stats, keys[plain].tolist())
+        if len(text):
+            stats = self.stats
+            out[text] = _presence_information(
+                stats.class_counts, self.presence.column_counts(stats, -1 - keys[text]))
+        return out
 
     def _learn_network(self, data: DiscreteData, selection: Selection) -> NetworkStructure:
         """The subclass's network over the selected attributes."""
@@ -372,14 +429,63 @@ class SelectiveClassifier(CountClassifier):
         batch = encode_batch(self.stats.schema, records, where, grow=False)
         rows, columns = self._batch_cells(batch)
         scores = self._log_scores(self._evidence(rows, columns, batch.n))
+        if len(batch.text_columns):
+            self._add_text_terms(scores, batch.text_rows, batch.text_columns,
+                                 batch.text_counts)
         return scores, np.zeros(scores.shape, dtype=np.int64)
 
     def _scores_one(self, x: Mapping) -> np.ndarray:
         self._check_record(x, "record to predict")
         enc = self.stats.schema.encode(x, "record to predict", grow=False)
-        columns = np.asarray(enc.nominal_columns + enc.token_columns, dtype=np.int64)
+        columns = np.asarray(enc.nominal_columns + enc.token_columns + enc.text_columns,
+                             dtype=np.int64)
         evidence = self._evidence(np.zeros(len(columns), dtype=np.int64), columns, 1)
-        return self._log_scores(evidence)[0]
+        scores = self._log_scores(evidence)
+        if enc.text_columns:
+            self._add_text_terms(scores, np.zeros(len(enc.text_columns), dtype=np.int64),
+                                 np.asarray(enc.text_columns, dtype=np.int64),
+                                 np.asarray(enc.text_counts, dtype=np.float64))
+        return scores[0]
+
+    def _text_denominators(self) -> np.ndarray:
+        """log of θ'’s denominator per class and text slot (module docstring), per state."""
+        stats = self.stats
+        key = (id(stats), stats.version, self.structure_version, self.n_learned)
+        if self._text_key != key:
+            schema, alpha = stats.schema, float(self.alpha)
+            columns = self._text_columns
+            in_network = np.zeros((stats.n_classes, schema.n_text))
+            n_network = np.zeros(schema.n_text)
+            if len(columns):
+                slots = schema.text_slots(columns)
+                np.add.at(in_network.T, slots, stats.value_counts[:, columns].T)
+                np.add.at(n_network, slots, 1.0)
+            vocabulary = np.array([schema.attribute_size(t) for t in schema.text_attributes],
+                                  dtype=float)
+            rest = (np.maximum(stats.draw_counts - in_network, 0.0)
+                    + alpha * (vocabulary - n_network))
+            self._text_log_denominator = np.log(np.maximum(rest, 1e-300))
+            self._text_key = key
+        return self._text_log_denominator
+
+    def _add_text_terms(self, scores: np.ndarray, rows: np.ndarray, columns: np.ndarray,
+                        counts: np.ndarray) -> None:
+        """Add Σ n_w log θ'_{w,c} over the drawn tokens outside the network, per record row."""
+        network = self._text_columns
+        if len(network):
+            at = np.minimum(np.searchsorted(network, columns), len(network) - 1)
+            keep = network[at] != columns
+            rows, columns, counts = rows[keep], columns[keep], counts[keep]
+        if not len(columns):
+            return
+        stats = self.stats
+        denominator = self._text_denominators()
+        slots = stats.schema.text_slots(columns)
+        terms = counts * (np.log(stats.value_counts[:, columns] + float(self.alpha))
+                          - denominator[:, slots])  # (k, cells)
+        n = scores.shape[0]
+        for c in range(scores.shape[1]):
+            scores[:, c] += np.bincount(rows, weights=terms[c], minlength=n)
 
     def predict_proba_one(self, x: Mapping) -> dict[Any, float]:
         if not self.stats.n_classes:
@@ -404,6 +510,7 @@ class SelectiveClassifier(CountClassifier):
         """Forget exponentially: counts, family tables and reservoir weights × ``factor``."""
         super().decay(factor)
         self.reservoir.decay(factor)
+        self.presence.decay(factor)
         for table in self._tables:
             table *= factor
         self._counts_changed()
@@ -455,6 +562,10 @@ class SelectiveClassifier(CountClassifier):
     def _merge_statistics(self, other: SelectiveClassifier) -> None:
         """Merge the counts (subclasses: their own statistics too)."""
         self.stats.merge(other.stats)
+        self.presence.observe_schema(self.stats)
+        index = self.stats.labels.index
+        self.presence.merge(other.presence, np.array(
+            [index[label] for label in other.stats.labels.values], dtype=np.int64))
 
     def _add_aligned(self, i: int, other: SelectiveClassifier, table: np.ndarray,
                      classes: np.ndarray) -> None:
@@ -466,7 +577,7 @@ class SelectiveClassifier(CountClassifier):
                 index.append(classes)
                 continue
             a = self._attributes[v - 1]
-            if schema.kinds[a] == TOKEN:
+            if a < 0 or schema.kinds[a] == TOKEN:
                 index.append(np.arange(2))
                 continue
             mine = list(schema.nominal_values[schema.slots[a]])
@@ -487,6 +598,10 @@ class SelectiveClassifier(CountClassifier):
                 "sources": [self.family_sources.get(v, EXACT_COUNTS)
                             for v in (structure.nodes if structure else (CLASS,))]}
         arrays = {f"reservoir.{k}": v for k, v in reservoir_arrays.items()}
+        if self.stats.schema.n_text:  # presence counts of text tokens (none without text)
+            presence_meta, presence_arrays = self.presence.to_state(self.stats.n_classes)
+            meta["presence"] = presence_meta
+            arrays.update({f"presence.{k}": v for k, v in presence_arrays.items()})
         for i, table in enumerate(self._tables):
             arrays[f"family{i}"] = table
         return meta, arrays
@@ -495,6 +610,14 @@ class SelectiveClassifier(CountClassifier):
         self.reservoir = Reservoir.from_state(
             meta["reservoir"], {k[len("reservoir."):]: v for k, v in arrays.items()
                                 if k.startswith("reservoir.")})
+        if "presence" in meta:
+            self.presence = PairCounts.from_state(
+                self.stats.schema, meta["presence"],
+                {k[len("presence."):]: v for k, v in arrays.items() if k.startswith("presence.")})
+        else:
+            self.presence = PairCounts(self.stats.schema, limit=0, text_tokens=True)
+            self.presence.restrict()
+            self.presence.observe_schema(self.stats)
         structure = (None if meta["structure"] is None
                      else NetworkStructure.from_json(meta["structure"]))
         self._install(structure or NetworkStructure.naive(()), record_sources=False)

@@ -30,6 +30,12 @@ class SelectiveNB(SelectiveClassifier):
     cheapest: its parameters are the exact naive Bayes counts, so only the selection reads the
     reservoir.
 
+    A text attribute (a bag of tokens) is used with the text event model of all the selective
+    models: its tokens compete for selection as binary attributes named ``(attribute,
+    token)``, and the tokens outside the network enter through the multinomial renormalised
+    over the rest of the vocabulary (:mod:`streamnb.models.selective_base`, docs/selective.md
+    "On the text event model").
+
     Parameters
     ----------
     metric

@@ -115,7 +115,7 @@ class SelectiveTAN(SelectiveClassifier):
                          max_candidates=max_candidates, reservoir_size=reservoir_size,
                          relearn_every=relearn_every, drift_detector=drift_detector,
                          alpha=alpha, seed=seed, nominal=nominal, domains=domains)
-        self.pairs = PairCounts(self.stats.schema, limit=max_candidates)
+        self.pairs = PairCounts(self.stats.schema, limit=max_candidates, text_tokens=True)
 
     @classmethod
     def _unit_test_params(cls):
@@ -139,8 +139,7 @@ class SelectiveTAN(SelectiveClassifier):
         chosen = set(super()._candidates())
         if set(pairs.candidates) != chosen:
             pairs.remove_candidates([a for a in pairs.candidates if a not in chosen])
-            names = self.stats.schema.attributes.values
-            pairs.add_candidates(self.stats, [names[a] for a in sorted(chosen)
+            pairs.add_candidates(self.stats, [pairs.name_of(a) for a in sorted(chosen)
                                               if a not in pairs.epoch])
         return sorted(pairs.candidates)
 
@@ -149,9 +148,9 @@ class SelectiveTAN(SelectiveClassifier):
         attributes = [v for v in nodes if v != 0]
         if len(attributes) != 2 or 0 not in nodes:
             return super()._exact_table(nodes)
-        names = self.stats.schema.attributes.values
         i, j = (self._attributes[v - 1] for v in attributes)
-        table, _, _ = self.pairs.joint_table(self.stats, names[i], names[j])
+        name_of = self.pairs.name_of
+        table, _, _ = self.pairs.joint_table(self.stats, name_of(i), name_of(j))
         axes = [*attributes, 0]  # joint_table's axes: (first, second, class)
         return np.ascontiguousarray(table.transpose([axes.index(v) for v in nodes]))
 
@@ -161,8 +160,8 @@ class SelectiveTAN(SelectiveClassifier):
         method = f"{selection.method} + tan/{self.weight}"
         if len(selected) < 2:
             return NetworkStructure.naive(selected, method=method, **details)
-        schema, stats = self.stats.schema, self.stats
-        index = [schema.attributes.index[a] for a in selected]
+        stats = self.stats
+        index = [self.pairs.key_of(a) for a in selected]
         joints = {(i, j): self.pairs.joint_table(stats, selected[i], selected[j])[0]
                   for i in range(len(selected)) for j in range(i + 1, len(selected))}
         counts = PairwiseCounts(class_counts=stats.class_counts.copy(),

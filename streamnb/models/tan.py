@@ -12,7 +12,8 @@ from streamnb.models.explanation import Explanation, theorem2_holds
 from streamnb.models.pairwise import PairwiseNaiveBayes
 from streamnb.stats.codec import from_json_value, to_json_value
 from streamnb.stats.missing import fill_missing, is_missing, nominal_modes
-from streamnb.stats.schema import TOKEN, Schema
+from streamnb.stats.pairs import PairCounts
+from streamnb.stats.schema import TEXT, TOKEN, Schema
 from streamnb.structure import TAN_WEIGHTS, TreeStructure, learn_tan_structure
 
 __all__ = ["MISSING_POLICIES", "TAN"]
@@ -37,7 +38,8 @@ class _EdgeIndex:
     """The tree's attributes and value rows in arrays, so that a record's cells of every edge
     are found with one pass over the attributes the tree involves (not one per edge)."""
 
-    def __init__(self, schema: Schema, families: list[_Family]) -> None:
+    def __init__(self, pairs: PairCounts, families: list[_Family]) -> None:
+        schema = pairs.schema
         rows: dict[int, dict] = {}
         for f in families:
             rows.setdefault(f.child, f.child_rows)
@@ -49,21 +51,27 @@ class _EdgeIndex:
         self.parent = np.array([at[f.parent] for f in families], dtype=np.int64)
         names = schema.attributes.values
         self.tokens = [(i, names[a]) for i, a in enumerate(attributes)
-                       if schema.kinds[a] == TOKEN]
+                       if a >= 0 and schema.kinds[a] == TOKEN]
         self.nominal = [(i, names[a], rows[a]) for i, a in enumerate(attributes)
-                        if schema.kinds[a] != TOKEN]
+                        if a >= 0 and schema.kinds[a] != TOKEN]
+        # text tokens (keys < 0), grouped by text attribute: {name: [(i, token, column)]}
+        self.text: dict[Any, list[tuple[int, Any, int]]] = {}
+        for i, a in enumerate(attributes):
+            if a < 0:
+                name, token = pairs.name_of(a)
+                self.text.setdefault(name, []).append((i, token, -1 - a))
         self.n_attributes = len(attributes)
         # a nominal attribute of the tree whose domain grew makes the tables stale
         self.domains = [(schema.slots[a], len(rows[a])) for a in attributes
-                        if schema.kinds[a] != TOKEN]
+                        if a >= 0 and schema.kinds[a] != TOKEN]
         # the schema column of each (edge, child row) and whether that row is a token's absence,
         # so that the naive factors θ(x | c) of all edges are read at once
         width = max([len(f.child_rows) for f in families], default=1)
         self.child_columns = np.zeros((len(families), width), dtype=np.int64)
         self.child_absent = np.zeros((len(families), width), dtype=bool)
         for e, f in enumerate(families):
-            if schema.kinds[f.child] == TOKEN:
-                self.child_columns[e, :2] = schema.slots[f.child]
+            if pairs.kind(f.child) == TOKEN:
+                self.child_columns[e, :2] = pairs._attribute_columns(f.child)[0]
                 self.child_absent[e, 1] = True
             else:
                 values = schema.nominal_values[schema.slots[f.child]]
@@ -88,6 +96,11 @@ class _EdgeIndex:
             value = get(name)
             if not is_missing(value):
                 out[i] = rows.get(value, -1)
+        for name, tokens in self.text.items():
+            bag = get(name)
+            drawn = Schema._text_draws(bag, "record", name) if bag else {}
+            for i, token, _ in tokens:
+                out[i] = 0 if token in drawn else 1
         return out
 
 
@@ -141,6 +154,13 @@ class TAN(PairwiseNaiveBayes):
         rare and informative (Weka's vote: docs/weka.md).
     nominal, domains, var_smoothing
         As in :class:`NaiveBayes`. Numeric attributes stay naive (Gaussian, no parent).
+
+    A text attribute (a bag of tokens: ``{"tokens": frozenset(words)}``) is used with the text
+    event model: its tokens compete for the candidates as binary attributes "w occurs", named
+    ``(attribute, token)``, and get tree parents; every other token of a message enters
+    through the multinomial renormalised over the non-candidate vocabulary, so a prediction
+    costs O(tokens + candidates), with no sum over absent tokens (docs/tan.md, "On the text
+    event model"; on text, ``estimator=MEstimate(m=0.1)`` suits the multinomial).
 
     Attributes
     ----------
@@ -201,7 +221,7 @@ class TAN(PairwiseNaiveBayes):
         self._families_fresh = False
         self._family_list: list[_Family] = []
         self._packed = np.zeros((0, 1, 1, 0))
-        self._edge_index = _EdgeIndex(self.stats.schema, [])
+        self._edge_index = _EdgeIndex(self.pairs, [])
 
     @classmethod
     def _unit_test_params(cls):
@@ -302,9 +322,8 @@ class TAN(PairwiseNaiveBayes):
             families = []
             for parent, child in self.structure.edges if self.structure else []:
                 table, child_values, parent_values = self.pairs.joint_table(stats, child, parent)
-                families.append(_Family(schema.attributes.get(child),
-                                        schema.attributes.get(parent), table,
-                                        child_values, parent_values))
+                families.append(_Family(self.pairs.key_of(child), self.pairs.key_of(parent),
+                                        table, child_values, parent_values))
             # one zero-padded (edges, rows, rows, classes) array, each family's table a view
             # into it, so that a record's cells of all edges are read and counted at once
             width = max([max(f.table.shape[:2]) for f in families], default=1)
@@ -313,7 +332,7 @@ class TAN(PairwiseNaiveBayes):
                 r, q = f.table.shape[:2]
                 self._packed[e, :r, :q] = f.table
                 f.table = self._packed[e, :r, :q]
-            self._edge_index = _EdgeIndex(schema, families)
+            self._edge_index = _EdgeIndex(self.pairs, families)
             self._family_list, self._families_key = families, key
             self._families_schema = (schema.version, stats.n_classes)
             self._families_fresh = True
@@ -347,11 +366,8 @@ class TAN(PairwiseNaiveBayes):
         cells, inverse = np.unique(edges * index.child_columns.shape[1] + u,
                                    return_inverse=True)
         columns = index.child_columns.ravel()[cells]
-        naive, _ = est.log_theta(stats, columns)  # (k, cells): θ(value or present | c)
         absent = index.child_absent.ravel()[cells]
-        if absent.any():
-            odds, _ = est.token_corrections(stats, columns[absent])
-            naive[:, absent] -= odds  # θ(absent) = θ(present) / odds
+        naive = self._candidate_log_theta(columns, absent)  # (k, cells): θ(x | c)
         return conditional - naive.T[inverse.ravel()]
 
     def _edge_log_dd(self, x: Mapping) -> list[tuple[int, np.ndarray]]:
@@ -374,8 +390,7 @@ class TAN(PairwiseNaiveBayes):
         x = self._imputed_one(x)
         naive = np.frombuffer(super()._log_likelihood_one(x)[0]).copy()
         labels = self.stats.labels.values
-        names = self.stats.schema.attributes.values
-        log_dd = {names[child]: d for child, d in self._edge_log_dd(x)}
+        log_dd = {self.pairs.name_of(child): d for child, d in self._edge_log_dd(x)}
         tree = naive + sum(log_dd.values(), np.zeros(len(labels)))
         best, naive_best = int(np.argmax(tree)), int(np.argmax(naive))
         if len(labels) == 2:  # the paper's fixed orientation: f = P(+|E)/P(−|E)
@@ -405,7 +420,7 @@ class TAN(PairwiseNaiveBayes):
         out = {}
         for name, value in x.items():
             a = schema.attributes.get(name)
-            if a is None or schema.kinds[a] == 2:
+            if a is None or schema.kinds[a] in (2, TEXT):  # text: in "(rest)"
                 continue
             if schema.kinds[a] == TOKEN:
                 if not Schema._token_present(value, "record", name):
@@ -442,6 +457,7 @@ class TAN(PairwiseNaiveBayes):
     def _add_batch_terms(self, batch: Any, finite: np.ndarray) -> None:
         """The tree's log dd terms for a whole encoded batch: every (record, edge) cell at
         once through :meth:`_edge_terms`."""
+        super()._add_batch_terms(batch, finite)
         families = self._families()
         if not families:
             return
@@ -452,6 +468,10 @@ class TAN(PairwiseNaiveBayes):
             rows[i] = 1  # absent
             slot = schema.slots[index.attributes[i]]
             rows[i, batch.token_rows[batch.token_columns == slot]] = 0
+        for tokens in index.text.values():
+            for i, _, column in tokens:
+                rows[i] = 1  # absent
+                rows[i, batch.text_rows[batch.text_columns == column]] = 0
         for i, _, value_rows in index.nominal:
             a = index.attributes[i]
             mine = column_attribute[batch.nominal_columns] == a

@@ -23,6 +23,16 @@ the same order (a name adopted before a state has seen it waits, pending, and co
 first record), so their pair counts *and* snapshots add up: a sum's pair table covers, in each
 state, the records since that state adopted the pair.
 
+**Text tokens** (``text_tokens=True``): a token w of a text attribute t (the multinomial kind of
+:mod:`~streamnb.stats.schema`) can be a candidate too, as a binary attribute "w occurs in the
+message's bag of t" (a record without t has w absent, as with token attributes). Its position is
+the text column of w; its pair cells are counted from the records' text columns, and its
+marginal is its *presence* count ``present[c, j]`` (class-c records whose bag holds w), which
+these counts keep for every text column (O(distinct tokens) per record): the draws in
+``value_counts`` count repeated occurrences and cannot give it. A candidate is identified by a
+*key*: an attribute index ``a >= 0``, or ``-1 - j`` for the text token of column ``j``; its
+*name* is the attribute's name, or the pair ``(text attribute name, token)``.
+
 Like the single-attribute counts, pairwise counts add (``merge``), scale (``decay``, snapshots
 included, so differences stay exact) and save as arrays.
 """
@@ -35,7 +45,7 @@ from typing import Any
 import numpy as np
 
 from streamnb.stats.codec import from_json_value, to_json_value
-from streamnb.stats.schema import NOMINAL, TOKEN, EncodedBatch, Schema
+from streamnb.stats.schema import NOMINAL, TEXT, TOKEN, EncodedBatch, Schema
 
 __all__ = ["PairCounts"]
 
@@ -69,11 +79,14 @@ class PairCounts:
 
     """
 
-    def __init__(self, schema: Schema, limit: int | None = None) -> None:
+    def __init__(self, schema: Schema, limit: int | None = None,
+                 text_tokens: bool = False) -> None:
         self.schema = schema
         self.limit = limit  # at most this many candidates join automatically (None: all)
-        self.candidates: list[int] = []  # candidate attributes, in order of addition
-        self.epoch: dict[int, int] = {}  # attribute -> index of its snapshot (-1: none needed)
+        self.text_tokens = text_tokens  # tokens of text attributes can be candidates
+        self.candidates: list[int] = []  # candidate keys (module docstring), in order of addition
+        self.epoch: dict[int, int] = {}  # key -> index of its snapshot (-1: none needed)
+        self.present = np.zeros((0, 0))  # (k, columns): presence counts of text columns
         self.columns: list[int] = []  # candidate columns, in position order
         self.position: dict[int, int] = {}  # schema column -> position
         self.co = np.zeros((0, 0, 0))
@@ -84,6 +97,50 @@ class PairCounts:
         self._all_attributes = True
         self._seen_attributes = 0
         self._seen_columns = 0
+
+    # -- keys and names ------------------------------------------------------------------------
+    def kind(self, key: int) -> int:
+        """The kind a candidate is modelled as: a text token is a binary TOKEN."""
+        return TOKEN if key < 0 else self.schema.kinds[key]
+
+    def name_of(self, key: int) -> Any:
+        """The candidate's name: an attribute name, or ``(text attribute, token)``."""
+        schema = self.schema
+        if key >= 0:
+            return schema.attributes.values[key]
+        j = -1 - key
+        return (schema.attributes.values[schema.column_attribute[j]], schema.column_value[j])
+
+    def key_of(self, name: Any) -> int | None:
+        """The key of a candidate name (None if unknown). A pair ``(t, w)`` whose ``t`` is a
+        text attribute is its token ``w`` (when ``text_tokens``), otherwise an attribute name."""
+        schema = self.schema
+        if self.text_tokens and type(name) is tuple and len(name) == 2:
+            t = schema.attributes.get(name[0])
+            if t is not None and schema.kinds[t] == TEXT:
+                j = schema.text_values[schema.slots[t]].get(name[1])
+                return None if j is None else -1 - j
+        return schema.attributes.get(name)
+
+    def column_counts(self, stats: Any, columns: Sequence[int]) -> np.ndarray:
+        """Marginal counts ``(k, len(columns))`` of schema columns: a nominal value's or a
+        token's records, a text token's presence count."""
+        columns = np.asarray(columns, dtype=np.int64)
+        out = stats.value_counts[:, columns].copy()
+        if self.text_tokens and self.schema.n_text and len(columns):
+            text = self.schema.text_slots(columns) >= 0
+            if text.any():
+                self._fit_present(out.shape[0])
+                out[:, text] = self.present[: out.shape[0], columns[text]]
+        return out
+
+    def _fit_present(self, k: int) -> None:
+        n = self.schema.n_columns
+        kc, nc = self.present.shape
+        if k > kc or n > nc:
+            grown = np.zeros((max(k, kc), max(n, 2 * nc if n > nc else nc, 16)))
+            grown[:kc, :nc] = self.present
+            self.present = grown
 
     # -- candidates ----------------------------------------------------------------------------
     @property
@@ -111,13 +168,12 @@ class PairCounts:
         observed before, so their past counts are zero) a snapshot of the current marginals is
         kept so that their tables cover exactly the same records.
         """
-        schema = self.schema
         new = []
         for name in attributes:
-            a = schema.attributes.get(name)
+            a = self.key_of(name)
             if a is None:
                 raise KeyError(f"unknown attribute {name!r}")
-            if schema.kinds[a] not in (NOMINAL, TOKEN):
+            if self.kind(a) not in (NOMINAL, TOKEN):
                 raise ValueError(f"attribute {name!r} is numeric: pairwise counts need discrete "
                                  "attributes (discretise it first)")
             if a not in self.epoch:
@@ -131,7 +187,7 @@ class PairCounts:
         epoch = -1
         if not since_first_seen:
             self.snapshot_classes.append(stats.class_counts.copy())
-            self.snapshot_columns.append(stats.value_counts[:, self.columns].copy())
+            self.snapshot_columns.append(self.column_counts(stats, self.columns))
             epoch = len(self.snapshot_classes) - 1
         for a in new:
             self.epoch[a] = epoch
@@ -143,6 +199,9 @@ class PairCounts:
         unless :meth:`restrict` was called every new discrete attribute becomes a candidate
         from its first record. O(new attributes + new columns)."""
         schema = self.schema
+        if self.text_tokens and schema.n_text:
+            self._observe_text_schema(stats)
+            return
         pending = self.pending
         for a in range(self._seen_attributes, schema.n_attributes):
             name = schema.attributes.values[a]
@@ -163,6 +222,47 @@ class PairCounts:
                 self._add_column(j)
         self._seen_columns = schema.n_columns
         self._grow(stats.n_classes, self.n_positions)
+
+    def _observe_text_schema(self, stats: Any) -> None:
+        """:meth:`observe_schema` when text tokens can be candidates: the new attributes and
+        text tokens join in the order of their first column (the same after one batch as after
+        its records one by one), attributes without a column (numeric) after them."""
+        schema, pending, epoch = self.schema, self.pending, self.epoch
+        seen_a = self._seen_attributes
+        done: set[int] = set()
+
+        def consider(key: int, name: Any) -> None:
+            if pending and name in pending:
+                if self.kind(key) not in (NOMINAL, TOKEN):
+                    raise ValueError(f"attribute {name!r} is numeric: pairwise counts need "
+                                     "discrete attributes")
+                self.candidates.append(key)
+                epoch[key] = pending.pop(name)
+            elif (self._all_attributes and self.kind(key) in (NOMINAL, TOKEN)
+                    and (self.limit is None or len(self.candidates) < self.limit)):
+                self.candidates.append(key)
+                epoch[key] = -1
+
+        names, kinds = schema.attributes.values, schema.kinds
+        for j in range(self._seen_columns, schema.n_columns):
+            a = schema.column_attribute[j]
+            if a >= seen_a and a not in done:
+                done.add(a)
+                if kinds[a] != TEXT:
+                    consider(a, names[a])
+            if kinds[a] == TEXT:
+                consider(-1 - j, (names[a], schema.column_value[j]))
+                if -1 - j in epoch:
+                    self._add_column(j)
+            elif a in epoch:
+                self._add_column(j)
+        for a in range(seen_a, schema.n_attributes):
+            if a not in done and kinds[a] != TEXT:
+                consider(a, names[a])
+        self._seen_attributes = schema.n_attributes
+        self._seen_columns = schema.n_columns
+        self._grow(stats.n_classes, self.n_positions)
+        self._fit_present(stats.n_classes)
 
     def remove_candidates(self, attributes: Iterable[int]) -> None:
         """Stop tracking these attributes (indices); their pair counts are dropped."""
@@ -212,21 +312,20 @@ class PairCounts:
 
         """
         self._all_attributes = False
-        schema = self.schema
         wanted = list(dict.fromkeys(names))
         keep = set(wanted)
-        names_of = schema.attributes.values
+        name_of = self.name_of
         self.pending = {name: e for name, e in self.pending.items() if name in keep}
-        self.remove_candidates([a for a in self.candidates if names_of[a] not in keep])
+        self.remove_candidates([a for a in self.candidates if name_of(a) not in keep])
         self._prune_snapshots()
-        held = {names_of[a] for a in self.candidates} | set(self.pending)
+        held = {name_of(a) for a in self.candidates} | set(self.pending)
         new = [name for name in wanted if name not in held]
         if not new:
             return
         seen = []
         for name in new:
-            a = schema.attributes.get(name)
-            if a is not None and schema.kinds[a] not in (NOMINAL, TOKEN):
+            a = self.key_of(name)
+            if a is not None and self.kind(a) not in (NOMINAL, TOKEN):
                 raise ValueError(f"attribute {name!r} is numeric: pairwise counts need "
                                  "discrete attributes (discretise it first)")
             seen.append(a)
@@ -241,7 +340,7 @@ class PairCounts:
                 self._add_column(column)
         # after the new columns got positions: a new candidate's own count is its baseline
         self.snapshot_classes.append(stats.class_counts.copy())
-        self.snapshot_columns.append(stats.value_counts[:, self.columns].copy())
+        self.snapshot_columns.append(self.column_counts(stats, self.columns))
         self._grow(stats.n_classes, self.n_positions)
 
     def restrict(self) -> None:
@@ -250,6 +349,8 @@ class PairCounts:
 
     def _attribute_columns(self, a: int) -> list[int]:
         schema = self.schema
+        if a < 0:
+            return [-1 - a]
         if schema.kinds[a] == TOKEN:
             return [schema.slots[a]]
         return list(schema.nominal_values[schema.slots[a]].values())
@@ -263,15 +364,39 @@ class PairCounts:
         """Count one record of class ``c`` (its :class:`~streamnb.stats.schema.Encoded`)."""
         if c >= self.co.shape[0]:
             self._grow(c + 1, self.n_positions)
-        pos = self._positions(encoded.nominal_columns + encoded.token_columns)
+        if self.text_tokens and encoded.text_columns:
+            self._fit_present(c + 1)
+            self.present[c, encoded.text_columns] += 1.0  # distinct columns: no repeats
+            pos = self._positions(encoded.nominal_columns + encoded.token_columns
+                                  + encoded.text_columns)
+        else:
+            pos = self._positions(encoded.nominal_columns + encoded.token_columns)
         if pos:
             index = np.asarray(pos)
             self.co[c][np.ix_(index, index)] += 1.0
 
-    def update_batch(self, classes: np.ndarray, batch: EncodedBatch) -> None:
-        """Count a batch: every within-record pair of candidate positions, one bincount."""
+    def count_presence(self, classes: np.ndarray, batch: EncodedBatch) -> None:
+        """Count a batch's text tokens in the presence counts only (the first half of
+        :meth:`update_batch`, for callers that choose candidates between the two halves)."""
+        if self.text_tokens and len(batch.text_columns):
+            cls = np.asarray(classes, dtype=np.int64)
+            k, n_cols = int(cls.max()) + 1, self.schema.n_columns
+            self._fit_present(k)
+            self.present[:k, :n_cols] += np.bincount(
+                cls[batch.text_rows] * n_cols + batch.text_columns,
+                minlength=k * n_cols).reshape(k, n_cols)
+
+    def update_batch(self, classes: np.ndarray, batch: EncodedBatch,
+                     presence: bool = True) -> None:
+        """Count a batch: every within-record pair of candidate positions, one bincount (and,
+        unless ``presence`` is False, the text tokens' presence counts)."""
         rows = np.concatenate([batch.token_rows, batch.nominal_rows])
         columns = np.concatenate([batch.token_columns, batch.nominal_columns])
+        if self.text_tokens and len(batch.text_columns):
+            if presence:
+                self.count_presence(classes, batch)
+            rows = np.concatenate([rows, batch.text_rows])
+            columns = np.concatenate([columns, batch.text_columns])
         lookup = np.full(max(self.schema.n_columns, 1), -1, dtype=np.int64)
         lookup[self.columns] = np.arange(self.n_positions)
         pos = lookup[columns]
@@ -311,7 +436,7 @@ class PairCounts:
         """Class counts and candidate-column marginals (by position) over the records since
         snapshot ``epoch`` (-1: the whole stream)."""
         classes = stats.class_counts.copy()
-        columns = stats.value_counts[:, self.columns].copy()
+        columns = self.column_counts(stats, self.columns)
         if epoch >= 0:
             snap = self.snapshot_classes[epoch]
             classes[: len(snap)] -= snap
@@ -324,9 +449,8 @@ class PairCounts:
         """``N_ij(u, v, c)`` as an ``(r_i, r_j, k)`` array over the records where both were
         observed since both became candidates, with the value lists of its two axes (a token's
         values are ``[True, False]``: present, absent)."""
-        schema = self.schema
-        a = schema.attributes.get(attribute_i)
-        b = schema.attributes.get(attribute_j)
+        a = self.key_of(attribute_i)
+        b = self.key_of(attribute_j)
         if a is None or b is None or a not in self.epoch or b not in self.epoch:
             raise KeyError(f"({attribute_i!r}, {attribute_j!r}) is not a pair of candidates")
         epoch = max(self.epoch[a], self.epoch[b])
@@ -343,16 +467,17 @@ class PairCounts:
         """:meth:`joint_table` of every pair of candidates, keyed by their indices in
         ``candidates`` (i < j). The pairs of two tokens, most of them on text, are completed in
         one vectorised pass; the marginals over each snapshot's period are computed once."""
-        candidates, kinds = self.candidates, self.schema.kinds
+        candidates, kind = self.candidates, self.kind
         k, m = stats.n_classes, self.n_positions
         co = self.co[:k, :m, :m]
         epochs = sorted({self.epoch[a] for a in candidates})
         since = {e: self._since(stats, e) for e in epochs}
         out: dict[tuple[int, int], np.ndarray] = {}
-        tokens = [i for i, a in enumerate(candidates) if kinds[a] == TOKEN]
+        tokens = [i for i, a in enumerate(candidates) if kind(a) == TOKEN]
         if len(tokens) > 1:
             t = np.array(tokens)
-            pos = np.array([self.position[self.schema.slots[candidates[i]]] for i in tokens])
+            pos = np.array([self.position[self._attribute_columns(candidates[i])[0]]
+                            for i in tokens])
             rank = np.searchsorted(epochs, [self.epoch[candidates[i]] for i in tokens])
             period = np.maximum(rank[:, None], rank[None, :])  # each pair's later snapshot
             classes = np.stack([since[e][0] for e in epochs])[period]  # (T, T, k)
@@ -380,7 +505,7 @@ class PairCounts:
 
     def _values(self, a: int) -> list:
         schema = self.schema
-        if schema.kinds[a] == TOKEN:
+        if self.kind(a) == TOKEN:
             return [True, False]
         return list(schema.nominal_values[schema.slots[a]])
 
@@ -388,8 +513,7 @@ class PairCounts:
                   classes: np.ndarray, marginals: np.ndarray) -> np.ndarray:
         """Add a token's absent row/column: N(u, ¬t) = N(u) − N(u, t) over the pair's period
         (a token is never missing, so N(u) counts every record where the other side is u)."""
-        kinds = self.schema.kinds
-        token_a, token_b = kinds[a] == TOKEN, kinds[b] == TOKEN
+        token_a, token_b = self.kind(a) == TOKEN, self.kind(b) == TOKEN
         if token_a and token_b:
             n_ab = both[0, 0]
             n_a, n_b = marginals[:, pos_a[0]], marginals[:, pos_b[0]]
@@ -419,22 +543,32 @@ class PairCounts:
                              "records)")
 
     def _epochs_by_name(self) -> dict[Any, int]:
-        names = self.schema.attributes.values
-        return {**{names[a]: self.epoch[a] for a in self.candidates}, **self.pending}
+        return {**{self.name_of(a): self.epoch[a] for a in self.candidates}, **self.pending}
 
     def merge(self, other: PairCounts, classes: np.ndarray) -> None:
         """Add ``other``'s pair counts; ``classes[i]`` is this state's index of other's class i.
         Call after the statistics were merged (this schema has absorbed other's), and after
         :meth:`check_mergeable`."""
         schema, theirs = self.schema, other.schema
+
+        def mine(j: int) -> int:
+            a = schema.attributes.index[theirs.attributes.values[theirs.column_attribute[j]]]
+            if schema.kinds[a] == TOKEN:
+                return schema.slots[a]
+            return schema.values_of(a)[theirs.column_value[j]]
+
+        if other.text_tokens and other.present.shape[1] and theirs.n_text:
+            text = np.flatnonzero(theirs.text_slots(np.arange(theirs.n_columns)) >= 0)
+            if len(text):
+                other._fit_present(other.present.shape[0])
+                kc = other.present.shape[0]
+                rows = classes[:kc]
+                self._fit_present(int(classes.max(initial=-1)) + 1)
+                cols = np.array([mine(int(j)) for j in text], dtype=np.int64)
+                self.present[np.ix_(rows, cols)] += other.present[: len(rows)][:, text]
         targets = []
         for j in other.columns:
-            name = theirs.attributes.values[theirs.column_attribute[j]]
-            a = schema.attributes.index[name]
-            if schema.kinds[a] == TOKEN:
-                column = schema.slots[a]
-            else:
-                column = schema.nominal_values[schema.slots[a]][theirs.column_value[j]]
+            column = mine(j)
             self._add_column(column)  # a value only the other state saw: zero counts here
             targets.append(self.position[column])
         k = int(max(classes.max(initial=-1) + 1, self.co.shape[0]))
@@ -462,6 +596,7 @@ class PairCounts:
 
     def decay(self, factor: float) -> None:
         self.co *= factor
+        self.present *= factor
         for snapshots in (self.snapshot_classes, self.snapshot_columns):
             for s in snapshots:
                 s *= factor
@@ -475,6 +610,13 @@ class PairCounts:
                 "seen": [self._seen_attributes, self._seen_columns],
                 "snapshots": len(self.snapshot_classes)}
         arrays = {"co": self.co[:k, :m, :m]}
+        if self.text_tokens:  # presence counts of the text columns only
+            meta["text_tokens"] = True
+            schema = self.schema
+            text = np.flatnonzero(schema.text_slots(np.arange(schema.n_columns)) >= 0)
+            self._fit_present(k)
+            arrays["present_columns"] = text
+            arrays["present"] = self.present[:k, text]
         for i, (sc, sv) in enumerate(zip(self.snapshot_classes, self.snapshot_columns,
                                          strict=True)):
             arrays[f"snapshot{i}.classes"] = sc
@@ -484,7 +626,7 @@ class PairCounts:
     @classmethod
     def from_state(cls, schema: Schema, meta: Mapping[str, Any],
                    arrays: Mapping[str, np.ndarray]) -> PairCounts:
-        pairs = cls(schema, limit=meta["limit"])
+        pairs = cls(schema, limit=meta["limit"], text_tokens=bool(meta.get("text_tokens")))
         pairs.candidates = [int(a) for a in meta["candidates"]]
         pairs.epoch = {a: int(e) for a, e in zip(pairs.candidates, meta["epoch"], strict=True)}
         pairs.columns = [int(j) for j in meta["columns"]]
@@ -493,6 +635,11 @@ class PairCounts:
         pairs.pending = {from_json_value(name): int(e) for name, e in meta.get("pending", [])}
         pairs._seen_attributes, pairs._seen_columns = (int(v) for v in meta["seen"])
         pairs.co = np.array(arrays["co"], dtype=np.float64)
+        if pairs.text_tokens:
+            present = np.array(arrays["present"], dtype=np.float64)
+            pairs._fit_present(present.shape[0])
+            pairs.present[: present.shape[0], np.asarray(arrays["present_columns"],
+                                                         dtype=np.int64)] = present
         for i in range(int(meta["snapshots"])):
             pairs.snapshot_classes.append(np.array(arrays[f"snapshot{i}.classes"]))
             pairs.snapshot_columns.append(np.array(arrays[f"snapshot{i}.columns"]))

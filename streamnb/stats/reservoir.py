@@ -33,7 +33,10 @@ the two streams: exact while the union fits, unbiased otherwise, provided the tw
 their u_i independently (give each shard its own ``seed``).
 
 Memory: O(capacity × mean number of discrete cells per record) integers; numeric attributes are
-not stored (the structures that use the reservoir are over discrete attributes).
+not stored (the structures that use the reservoir are over discrete attributes). The tokens of a
+text attribute are stored by their text columns when the caller offers them (the selective
+models do): a text token can then be a binary attribute of a table, present iff its column is
+among the record's cells (keys ``-1 - column``, as in :class:`~streamnb.stats.pairs.PairCounts`).
 """
 
 from __future__ import annotations
@@ -112,19 +115,32 @@ class ColumnValues:
                      attributes: Sequence[int]) -> np.ndarray:
         """Records (given as flat ``rows``/``columns`` cell lists) as an ``(n_records,
         len(attributes))`` matrix of value indices: −1 for a missing nominal value, 1 (absent)
-        for a token the record does not contain."""
+        for a token the record does not contain. ``attributes`` are attribute indices or text
+        tokens' keys ``-1 - column`` (present: 0, absent: 1)."""
         schema = self.schema
         attribute, rank = self.attribute(), self.rank()
+        keys = np.asarray(attributes, dtype=np.int64)
         position = np.full(max(schema.n_attributes, 1), -1, dtype=np.int64)
-        position[np.asarray(attributes, dtype=np.int64)] = np.arange(len(attributes))
+        plain = np.flatnonzero(keys >= 0)
+        position[keys[plain]] = plain
         out = np.full((n_records, len(attributes)), -1, dtype=np.int64)
-        tokens = [i for i, a in enumerate(attributes) if schema.kinds[a] == TOKEN]
+        tokens = [i for i, a in enumerate(attributes) if a < 0 or schema.kinds[a] == TOKEN]
         if tokens:
             out[:, tokens] = 1
         if len(columns):
+            columns = np.asarray(columns, dtype=np.int64)
             where = position[attribute[columns]]
             keep = where >= 0
             out[rows[keep], where[keep]] = rank[columns[keep]]
+            text = np.flatnonzero(keys < 0)
+            if len(text):
+                text_columns = -1 - keys[text]
+                order = np.argsort(text_columns)
+                sorted_columns = text_columns[order]
+                at = np.minimum(np.searchsorted(sorted_columns, columns),
+                                len(sorted_columns) - 1)
+                hit = sorted_columns[at] == columns
+                out[rows[hit], text[order[at[hit]]]] = 0
         return out
 
 
@@ -210,7 +226,7 @@ class Reservoir:
         """Value-index matrix of ``attributes`` (see :meth:`ColumnValues.value_matrix`), class
         indices and estimated weights of the kept records."""
         for a in attributes:
-            if schema.kinds[a] not in (NOMINAL, TOKEN):
+            if a >= 0 and schema.kinds[a] not in (NOMINAL, TOKEN):
                 raise ValueError(f"attribute {schema.attributes.values[a]!r} is numeric: the "
                                  "reservoir keeps discrete values only")
         rows, columns = self.cells()
@@ -246,10 +262,11 @@ class Reservoir:
         self._log_weight[slot] = self._boost
         self._log_priority[slot] = log_priority
 
-    def add_batch(self, classes: np.ndarray, batch: EncodedBatch) -> None:
+    def add_batch(self, classes: np.ndarray, batch: EncodedBatch, text: bool = False) -> None:
         """Offer a batch of encoded records of classes ``classes``; the same sample as
         :meth:`add` on each record in order (the kept set is the top ``capacity`` priorities of
-        everything offered, whatever the order)."""
+        everything offered, whatever the order). With ``text`` the records' text columns are
+        kept too (after their nominal and token cells, as :meth:`add` is given them)."""
         n = batch.n
         if not n:
             return
@@ -257,6 +274,9 @@ class Reservoir:
         self.n_offered += n
         rows = np.concatenate([batch.nominal_rows, batch.token_rows]).astype(np.int64)
         columns = np.concatenate([batch.nominal_columns, batch.token_columns]).astype(np.int64)
+        if text and len(batch.text_columns):
+            rows = np.concatenate([rows, batch.text_rows]).astype(np.int64)
+            columns = np.concatenate([columns, batch.text_columns]).astype(np.int64)
         self._admit(np.asarray(classes, dtype=np.int64), rows, columns, n,
                     np.full(n, self._boost), log_priority, -math.inf)
 
@@ -377,5 +397,5 @@ def column_map(schema: Schema, other: Schema) -> np.ndarray:
         if schema.kinds[mine] == TOKEN:
             out[j] = schema.slots[mine]
         else:
-            out[j] = schema.nominal_values[schema.slots[mine]][value]
+            out[j] = schema.values_of(mine)[value]
     return out
