@@ -37,7 +37,7 @@ import numpy as np
 
 from streamnb.evaluate import exact_auc
 from streamnb.features import tokenize_email, tokenize_sms
-from streamnb.models.registry import MODELS
+from streamnb.models.registry import MODELS, NUMERIC_ONLY
 
 SPAM, HAM = "spam", "ham"
 
@@ -384,8 +384,6 @@ def _river_nb() -> Any:
     return naive_bayes.MultinomialNB()
 
 
-# registered models that take a text attribute (the multinomial event model)
-TEXT_KIND_MODELS = ("indifferent", "ml", "laplace", "m-estimate", "bibl")
 
 
 def systems() -> dict[str, Callable[[Setup], Filter]]:
@@ -398,12 +396,12 @@ def systems() -> dict[str, Callable[[Setup], Filter]]:
         "river-mnb-tokens": lambda s: RiverModel(_river_nb(), _tokens(s, 1)),
     }
     for name, make in MODELS.items():  # every registered streamnb model, binary tokens
-        if name == "spam-filter":  # takes the raw text: below
+        if name == "spam-filter" or name in NUMERIC_ONLY:  # raw text (below); numbers only
             continue
         out[f"streamnb-{name}"] = lambda s, make=make: RiverModel(make(), _tokens(s, True))
-        if name in TEXT_KIND_MODELS:  # the same model on one text attribute (docs/text.md)
-            out[f"streamnb-{name}-text"] = lambda s, make=make: RiverModel(
-                make(), lambda m, s=s: {"tokens": sorted(s.tokenize(m))})
+        # the same model on one text attribute (the multinomial event model, docs/text.md)
+        out[f"streamnb-{name}-text"] = lambda s, make=make: RiverModel(
+            make(), lambda m, s=s: {"tokens": sorted(s.tokenize(m))})
     for name, make in streamnb_text_systems().items():
         out[name] = lambda s, make=make: TextModel(make())
     return out
