@@ -283,7 +283,11 @@ def test_relearn_every_and_learn_many():
     for x, y in make_data(100):
         model.learn_one(x, y)
         versions.append(model.structure_version)
-    assert versions[28] == 0 and versions[29] == 1 and versions[-1] == 3
+    # the one schedule (streamnb.models.schedule): after records 1, 2, 4, 8, 16, 32, then
+    # every 30: 62, 92
+    changes = [i + 1 for i in range(len(versions)) if versions[i] != (versions[i - 1] if i
+                                                                    else 0)]
+    assert changes == [1, 2, 4, 8, 16, 32, 62, 92] and versions[-1] == 8
     batch = SelectiveNB(relearn_every=30, seed=0)
     data = make_data(100)
     batch.learn_many([x for x, _ in data[:50]], [y for _, y in data[:50]])
@@ -397,8 +401,7 @@ def test_river_check_estimator(model):
 
 def test_drift_detector_triggers_relearn():
     """ADWIN on the prequential error fires soon after the concept flips at record 600, and a
-    relearn follows (besides the scheduled one at 500; ADWIN also notices the error *drop*
-    that the first network brings, which triggers one more)."""
+    relearn follows (besides the scheduled ones)."""
     from river import drift
 
     rng = np.random.default_rng(1)
@@ -410,7 +413,8 @@ def test_drift_detector_triggers_relearn():
         model.learn_one({"a": a, "b": b}, y)
         versions.append(model.structure_version)
     relearned = [i for i in range(1, len(versions)) if versions[i] != versions[i - 1]]
-    assert relearned[0] == 500
+    # the schedule's points before the flip: 1, 2, 4, …, 256, then 512 (= 256 + min(500, 256))
+    assert relearned[:10] == [1, 2, 4, 8, 16, 32, 64, 128, 256, 512]
     assert any(600 < i < 750 for i in relearned)
     assert 1000 not in relearned  # the drift's relearn reset the schedule
 
@@ -433,3 +437,26 @@ def test_invalid_parameters():
     with pytest.raises(ValueError, match=r"class_position must be one of \('first', "
                                          r"'learned'\), got 'last'"):
         SelectiveBN(class_position="last")
+
+
+@pytest.mark.parametrize("make", [SelectiveNB, SelectiveTAN, SelectiveBN])
+def test_defaults_have_a_structure_before_relearn_every_records(make):
+    """The one relearn schedule (streamnb.models.schedule): after 1, 2, 4, … records, then
+    every relearn_every. With the defaults (relearn_every=1000) a model trained on 300 records,
+    in one batch or one by one, has a structure and beats the majority class (it used to
+    predict the class prior until record 1,000)."""
+    from streamnb.datasets import load
+
+    vote = load("vote")
+    train, test = list(vote)[:300], list(vote)[300:]
+    majority = max(sum(y == c for _, y in test) for c in vote.classes) / len(test)
+    for batch in (True, False):
+        model = make(seed=0)
+        if batch:
+            model.learn_many([x for x, _ in train], [y for _, y in train])
+        else:
+            for x, y in train:
+                model.learn_one(x, y)
+        assert model.structure is not None and model.structure.selected
+        accuracy = sum(model.predict_one(x) == y for x, y in test) / len(test)
+        assert accuracy > majority + 0.2, (make.__name__, batch, accuracy, majority)

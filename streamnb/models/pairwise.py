@@ -30,6 +30,7 @@ import numpy as np
 
 from streamnb.estimators import Estimator
 from streamnb.models.naive_bayes import NaiveBayes
+from streamnb.models.schedule import relearn_due
 from streamnb.stats.pairs import PairCounts
 from streamnb.stats.schema import TOKEN, Schema
 from streamnb.structure import PairwiseCounts, attribute_class_information
@@ -141,15 +142,9 @@ class PairwiseNaiveBayes(NaiveBayes):
         self.n_learned += len(labels)
 
     def _due(self, since: int, every: int, learned: int | None = None) -> bool:
-        """Whether a periodic structure update is due, ``since`` records after the last one
-        (``learned`` records in all, default ``n_learned``): after 1, 2, 4, 8, … records, then
-        every ``every`` (0: never). The first structure comes as soon as there are counts (a
-        batch-trained model is never left without one) and is refined while the counts are
-        young, for log2(every) extra updates."""
-        if not every:
-            return False
-        learned = self.n_learned if learned is None else learned
-        return since >= min(every, max(learned - since, 1))
+        """:func:`~streamnb.models.schedule.relearn_due` with ``learned`` defaulting to
+        ``n_learned``."""
+        return relearn_due(since, every, self.n_learned if learned is None else learned)
 
     def _refresh_due(self, n: int) -> bool:
         """Whether the batch of ``n`` records being learned ends with a candidate refresh."""

@@ -53,6 +53,7 @@ import numpy as np
 
 from streamnb.models.base import CountClassifier, _encode_param, init_params
 from streamnb.models.pairwise import _presence_information
+from streamnb.models.schedule import relearn_due
 from streamnb.stats.frames import encode_batch
 from streamnb.stats.pairs import PairCounts
 from streamnb.stats.reservoir import ColumnValues, Reservoir, column_map
@@ -342,7 +343,7 @@ class SelectiveClassifier(CountClassifier):
 
     def _count_towards_relearn(self, n: int) -> None:
         self._since_relearn += n
-        if self.relearn_every and self._since_relearn >= self.relearn_every:
+        if relearn_due(self._since_relearn, self.relearn_every, self.n_learned):
             self.relearn()
 
     # -- relearning ----------------------------------------------------------------------------

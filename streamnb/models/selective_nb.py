@@ -48,7 +48,8 @@ class SelectiveNB(SelectiveClassifier):
     reservoir_size
         Records kept for the selection (see :class:`~streamnb.stats.Reservoir`).
     relearn_every
-        Re-select after this many records (0: only on :meth:`relearn` or a drift).
+        Re-select after 1, 2, 4, … records, then every this many (0: only on :meth:`relearn`
+        or a drift): the schedule of TAN and AODE too (``streamnb.models.schedule``).
     drift_detector
         A river drift detector fed with the prequential error (``learn_one`` only); a relearn
         follows when it fires.
