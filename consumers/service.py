@@ -826,6 +826,7 @@ class Service:
     def _shutdown(self) -> None:
         timeout = self.config.shutdown_timeout_seconds
         deadline = time.monotonic() + timeout
+        watchdog = None
         if self.hard_exit:
             watchdog = threading.Timer(timeout + _WATCHDOG_GRACE, self._watchdog)
             watchdog.daemon = True
@@ -872,6 +873,8 @@ class Service:
             else:
                 log.info("stopped after %d records", self.processed)
             self._shutdown_done = True
+            if watchdog is not None:  # done in time: the process (maybe a caller's) lives on
+                watchdog.cancel()
             if self._http is not None:
                 self._http.shutdown()
                 self._http.server_close()

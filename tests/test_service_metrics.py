@@ -147,7 +147,7 @@ def test_prometheus_scrapes_the_service(kafka_broker, tmp_path):
         assert q("streamnb_dead_letters_total") == {
             (("reason", r),): float(bad.get(r, 0)) for r in
             ("invalid_utf8", "invalid_json", "invalid_schema", "invalid_label", "oversize",
-             "invalid_record")}
+             "invalid_record", "too_many_classes")}
         # TAN's tree is re-learned where each candidate list is adopted: after 1, 2, 4, ...,
         # 256, then every 500 learned records
         relearns = sum(candidate_point(v, 500) <= n_labelled for v in range(1, n_labelled + 1))
