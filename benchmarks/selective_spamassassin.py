@@ -21,11 +21,11 @@ from __future__ import annotations
 import argparse
 import time
 
+from spam_streams import event_model_streams  # benchmarks/spam_streams.py
+
 from streamnb import TAN, IndifferentNB, NaiveBayes, SelectiveBN, SelectiveNB, SelectiveTAN
-from streamnb.datasets import iter_spamassassin_stream
 from streamnb.estimators import MEstimate
 from streamnb.evaluate import prequential
-from streamnb.features import tokenize_email
 
 
 def main() -> None:
@@ -63,16 +63,7 @@ def main() -> None:
             "NB m-estimate m=0.1 (all tokens)": "text",
             f"SelectiveTAN cgr α=0.1 (top {k})": "text",
             f"SelectiveNB cgr α=0.1 (top {k})": "text"}  # the other models: both
-    messages = list(iter_spamassassin_stream())
-    if args.limit:
-        messages = messages[: args.limit]
-    tokens = [sorted(tokenize_email(m.raw)) for m in messages]
-    streams = {
-        "bernoulli": [({t: True for t in ts}, m.label) for ts, m in zip(tokens, messages,
-                                                                        strict=True)],
-        "text": [({"tokens": dict.fromkeys(ts, 1)}, m.label)
-                 for ts, m in zip(tokens, messages, strict=True)],
-    }
+    messages, streams = event_model_streams(args.limit or None)
     print(f"{len(messages)} messages in time order, "
           f"{sum(m.label == 'spam' for m in messages)} spam; "
           f"top-{k} token candidates, relearn every {every}\n")

@@ -14,11 +14,11 @@ from __future__ import annotations
 import argparse
 import time
 
+from spam_streams import event_model_streams  # benchmarks/spam_streams.py
+
 from streamnb import AODE, TAN, IndifferentNB, NaiveBayes
-from streamnb.datasets import iter_spamassassin_stream
 from streamnb.estimators import MEstimate
 from streamnb.evaluate import prequential
-from streamnb.features import tokenize_email
 
 # (name, event model, factory)
 MODELS = [
@@ -46,14 +46,7 @@ def main() -> None:
     parser.add_argument("--plot", default=None, help="write the learning curves to this PNG")
     parser.add_argument("--event-model", choices=("text", "bernoulli", "both"), default="both")
     args = parser.parse_args()
-    messages = list(iter_spamassassin_stream())[: args.limit]
-    tokens = [sorted(tokenize_email(m.raw)) for m in messages]
-    streams = {
-        "bernoulli": [({t: True for t in ts}, m.label) for ts, m in zip(tokens, messages,
-                                                                        strict=True)],
-        "text": [({"tokens": dict.fromkeys(ts, 1)}, m.label)
-                 for ts, m in zip(tokens, messages, strict=True)],
-    }
+    messages, streams = event_model_streams(args.limit)
     print(f"{len(messages)} messages, prequential, one by one\n")
     print("| model | event model | accuracy | AUC | LogScore | messages/s |")
     print("|---|---|---|---|---|---|")
