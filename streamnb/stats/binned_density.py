@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from streamnb.stats.domain import Domain
+from streamnb.stats.forgetting import check_decay_factor
 from streamnb.stats.moments import Moments
 
 __all__ = ["BinnedDensity"]
@@ -172,8 +173,7 @@ class BinnedDensity:
         return self
 
     def decay(self, factor: float) -> None:
-        if not 0.0 < factor <= 1.0:
-            raise ValueError(f"decay factor must be in (0, 1], got {factor!r}")
+        check_decay_factor(factor)
         self.class_weight *= factor
         self.counts *= factor
         self.moments.decay(factor)

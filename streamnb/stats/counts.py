@@ -10,6 +10,7 @@ import numpy as np
 from streamnb.kernels import learn_tokens, token_increment
 from streamnb.stats.codec import normalize_label
 from streamnb.stats.domain import Domain
+from streamnb.stats.forgetting import check_decay_factor
 from streamnb.stats.frames import encode_batch
 from streamnb.stats.moments import Moments
 from streamnb.stats.schema import TOKEN, EncodedBatch, InvalidRecord, Schema
@@ -288,8 +289,7 @@ class CountStatistics:
     # -- monoid operations --------------------------------------------------------------------
     def decay(self, factor: float) -> None:
         """Multiply every count by ``factor`` in (0, 1]: exponential forgetting."""
-        if not 0.0 < factor <= 1.0:
-            raise ValueError(f"decay factor must be in (0, 1], got {factor!r}")
+        check_decay_factor(factor)
         self._cc *= factor
         self._vc *= factor
         self._oc *= factor

@@ -46,6 +46,7 @@ from typing import Any
 import numpy as np
 
 from streamnb.stats.domain import Domain
+from streamnb.stats.forgetting import check_decay_factor
 
 __all__ = ["ClassCovariance", "ledoit_wolf_intensity"]
 
@@ -232,8 +233,7 @@ class ClassCovariance:
 
     def decay(self, factor: float) -> None:
         """Multiply every weight and central sum by ``factor`` in (0, 1] (means unchanged)."""
-        if not 0.0 < factor <= 1.0:
-            raise ValueError(f"decay factor must be in (0, 1], got {factor!r}")
+        check_decay_factor(factor)
         self.class_weight *= factor
         for name in ("weight", *_SUMS):
             getattr(self, name)[...] *= factor

@@ -48,6 +48,7 @@ from typing import Any
 
 import numpy as np
 
+from streamnb.stats.forgetting import check_decay_factor
 from streamnb.stats.schema import NOMINAL, TOKEN, EncodedBatch, Schema
 
 __all__ = ["ColumnValues", "Reservoir", "column_map"]
@@ -319,8 +320,7 @@ class Reservoir:
     # -- monoid operations -------------------------------------------------------------------
     def decay(self, factor: float) -> None:
         """Multiply every record's weight by ``factor`` in (0, 1] (O(1): the boost moves)."""
-        if not 0.0 < factor <= 1.0:
-            raise ValueError(f"decay factor must be in (0, 1], got {factor!r}")
+        check_decay_factor(factor)
         self._boost -= math.log(factor)
         self.n_offered *= factor
 
