@@ -99,6 +99,8 @@ def test_log_odds_of_a_model_that_has_seen_one_class(bench):
 def test_select_keeps_the_list_order_and_takes_wildcards(bench):
     available = bench.systems()
     chosen = bench.select(available, "spamprobe,streamnb-tan*")
-    assert list(chosen) == ["spamprobe", "streamnb-tan", "streamnb-tan-ddr", "streamnb-tan-bayes"]
+    assert list(chosen) == ["spamprobe", "streamnb-tan", "streamnb-tan-text", "streamnb-tan-ddr",
+                            "streamnb-tan-ddr-text", "streamnb-tan-bayes",
+                            "streamnb-tan-bayes-text"]
     with pytest.raises(SystemExit):
         bench.select(available, "nonesuch")
