@@ -10,6 +10,8 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <math.h>
+#include <stdint.h>
+#include <string.h>
 
 /* ---- buffers -------------------------------------------------------------------------------- */
 
@@ -777,6 +779,146 @@ done:
     return result;
 }
 
+/* ---- e-mail words --------------------------------------------------------------------------- */
+
+/*
+ * The word set of (lower-cased) e-mail text: maximal runs of word characters (\w as re sees it
+ * in a str: str.isalnum() or "_"; also "$", "!" and "'"), stripped of apostrophes at both ends;
+ * words of 2 to 40 characters as they are, longer ones as "skip:<first char>:<length rounded
+ * down to 10>", shorter ones dropped. Twin: streamnb.kernels._email_words.
+ */
+#define EMAIL_MIN_WORD 2
+#define EMAIL_MAX_WORD 40
+
+#define EMAIL_SEEN_MAX 2048  /* entries of the table of words seen (a power of 2) */
+
+typedef struct {
+    Py_ssize_t start;
+    uint32_t hash;
+    int32_t length;  /* 0: an empty slot */
+} email_seen;
+
+static unsigned char email_word_latin1[256];  /* 1: a word character (code points < 256) */
+
+static void
+email_words_init(void)
+{
+    for (Py_UCS4 ch = 0; ch < 256; ch++)
+        email_word_latin1[ch] = Py_UNICODE_ISALNUM(ch) || ch == '_' || ch == '$' || ch == '!'
+                                || ch == '\'';
+}
+
+static inline int
+email_word_char(Py_UCS4 ch)
+{
+    return ch < 256 ? email_word_latin1[ch] : Py_UNICODE_ISALNUM(ch);
+}
+
+static int
+email_add_word(PyObject *words, PyObject *text, int kind, const void *data, Py_ssize_t start,
+               Py_ssize_t end)
+{
+    while (start < end && PyUnicode_READ(kind, data, start) == '\'')
+        start++;
+    while (end > start && PyUnicode_READ(kind, data, end - 1) == '\'')
+        end--;
+    Py_ssize_t length = end - start;
+    if (length < EMAIL_MIN_WORD)
+        return 0;
+    PyObject *word = length <= EMAIL_MAX_WORD
+        ? PyUnicode_Substring(text, start, end)
+        : PyUnicode_FromFormat("skip:%c:%zd", (int)PyUnicode_READ(kind, data, start),
+                               length / 10 * 10);
+    if (word == NULL)
+        return -1;
+    int failed = PySet_Add(words, word);
+    Py_DECREF(word);
+    return failed;
+}
+
+static PyObject *
+email_words(PyObject *Py_UNUSED(module), PyObject *text)
+{
+    if (!PyUnicode_Check(text)) {
+        PyErr_Format(PyExc_TypeError, "email_words: expected str, got %s",
+                     Py_TYPE(text)->tp_name);
+        return NULL;
+    }
+    if (PyUnicode_READY(text) < 0)
+        return NULL;
+    PyObject *words = PySet_New(NULL);
+    if (words == NULL)
+        return NULL;
+    const int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    const Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+    Py_ssize_t i = 0;
+    if (kind == PyUnicode_1BYTE_KIND) {
+        /* Most words recur: a small table of the words added so far (FNV-1a hashes of their
+         * bytes) skips building a str for each repeat. When it is half full, later words go
+         * to the set directly, which removes the duplicates anyway. */
+        const Py_UCS1 *s = data;
+        email_seen seen[EMAIL_SEEN_MAX];
+        Py_ssize_t size = 64, filled = 0;
+        while (size < n && size < EMAIL_SEEN_MAX)
+            size <<= 1;
+        memset(seen, 0, (size_t)size * sizeof(email_seen));
+        while (i < n) {
+            while (i < n && !email_word_latin1[s[i]])
+                i++;
+            Py_ssize_t start = i;
+            while (i < n && email_word_latin1[s[i]])
+                i++;
+            Py_ssize_t end = i;
+            while (start < end && s[start] == '\'')
+                start++;
+            while (end > start && s[end - 1] == '\'')
+                end--;
+            Py_ssize_t length = end - start;
+            if (length < EMAIL_MIN_WORD)
+                continue;
+            if (length <= EMAIL_MAX_WORD && filled < size / 2) {
+                uint32_t hash = 2166136261u;
+                for (Py_ssize_t k = start; k < end; k++)
+                    hash = (hash ^ s[k]) * 16777619u;
+                Py_ssize_t slot = hash & (size - 1);
+                int repeat = 0;
+                while (seen[slot].length) {
+                    if (seen[slot].hash == hash && seen[slot].length == length
+                        && memcmp(s + seen[slot].start, s + start, (size_t)length) == 0) {
+                        repeat = 1;
+                        break;
+                    }
+                    slot = (slot + 1) & (size - 1);
+                }
+                if (repeat)
+                    continue;
+                seen[slot].start = start;
+                seen[slot].hash = hash;
+                seen[slot].length = (int32_t)length;
+                filled++;
+            }
+            if (email_add_word(words, text, kind, data, start, end) < 0)
+                goto error;
+        }
+    }
+    else {
+        while (i < n) {
+            while (i < n && !email_word_char(PyUnicode_READ(kind, data, i)))
+                i++;
+            Py_ssize_t start = i;
+            while (i < n && email_word_char(PyUnicode_READ(kind, data, i)))
+                i++;
+            if (i > start && email_add_word(words, text, kind, data, start, i) < 0)
+                goto error;
+        }
+    }
+    return words;
+error:
+    Py_DECREF(words);
+    return NULL;
+}
+
 /* ---- module --------------------------------------------------------------------------------- */
 
 static PyMethodDef methods[] = {
@@ -790,6 +932,7 @@ static PyMethodDef methods[] = {
     {"learn_tokens", learn_tokens, METH_VARARGS, "One-record update of a message."},
     {"class_absent_sum", class_absent_sum, METH_VARARGS, "One class's all-absent log sum."},
     {"class_terms", class_terms, METH_VARARGS, "Class prior + all-absent token sums."},
+    {"email_words", email_words, METH_O, "The word set of lower-cased e-mail text."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -804,5 +947,6 @@ static struct PyModuleDef module = {
 PyMODINIT_FUNC
 PyInit__kernels(void)
 {
+    email_words_init();
     return PyModule_Create(&module);
 }

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from array import array
 from typing import Any
 
 import numpy as np
 
-__all__ = ["ACCELERATED", "class_absent_sum", "class_terms", "encode_many", "encode_tokens",
+__all__ = ["ACCELERATED", "class_absent_sum", "class_terms", "email_words", "encode_many",
+           "encode_tokens",
            "learn_tokens",
            "posterior", "predict_tokens", "score_tokens", "token_increment", "token_log_odds"]
 
@@ -193,6 +195,44 @@ def _encode_many(records: list, token_column: dict, attribute_index: dict, grow:
     return array("q", columns).tobytes(), array("q", lengths).tobytes(), special
 
 
+# E-mail words (streamnb.features.email): letters, digits and underscore (``\w``), "$", "!" and
+# apostrophes; a word is a maximal run of them stripped of apostrophes at both ends.
+_EMAIL_WORD = re.compile(r"[\w$!][\w$!']*")
+_EMAIL_ASCII_WORD_CHARACTERS = (
+    b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_$!'"
+)
+_EMAIL_NOT_WORD_TO_SPACE = bytes(c if c in _EMAIL_ASCII_WORD_CHARACTERS else 32
+                                 for c in range(256))
+_EMAIL_ONE_CHARACTER_WORDS = frozenset(map(chr, _EMAIL_ASCII_WORD_CHARACTERS))
+
+
+def _email_words(text: str) -> set[str]:
+    """The word set of lower-cased e-mail text: words of 2 to 40 characters as they are,
+    longer ones as ``skip:<first char>:<length rounded down to 10>``, shorter ones dropped."""
+    if text.isascii():
+        # Every character that cannot be in a word becomes a space (one C pass over the
+        # bytes) and str.split cuts the rest: the regex's words, faster.
+        words = set(text.encode("ascii").translate(_EMAIL_NOT_WORD_TO_SPACE).decode("ascii")
+                    .split())
+        words.difference_update(_EMAIL_ONE_CHARACTER_WORDS)
+    else:
+        # The regex starts a word after its leading apostrophes; trailing ones are stripped
+        # below, which is cheaper than excluding them in the regex.
+        words = set(_EMAIL_WORD.findall(text))
+    # One pass over the distinct words, not the occurrences: most words need no fixing.
+    odd = [word for word in words if not 2 <= len(word) <= 40 or "'" in word]
+    words.difference_update(odd)
+    for word in odd:
+        word = word.strip("'")
+        if len(word) > 40:
+            # Encoded blobs and ASCII art: only their first character and length are evidence.
+            words.add(f"skip:{word[0]}:{len(word) // 10 * 10}")
+        elif len(word) >= 2:
+            # Single characters carry no evidence in e-mail (unlike SMS: "u" for "you").
+            words.add(word)
+    return words
+
+
 ACCELERATED = False
 encode_tokens = _encode_tokens
 token_log_odds = _token_log_odds
@@ -204,6 +244,7 @@ class_terms = _class_terms
 predict_tokens = _predict_tokens
 learn_tokens = _learn_tokens
 encode_many = _encode_many
+email_words = _email_words
 
 if os.environ.get("STREAMNB_PURE_PYTHON", "") in ("", "0"):
     try:
@@ -222,3 +263,4 @@ if os.environ.get("STREAMNB_PURE_PYTHON", "") in ("", "0"):
         predict_tokens = _kernels.predict_tokens
         learn_tokens = _kernels.learn_tokens
         encode_many = _kernels.encode_many
+        email_words = _kernels.email_words
