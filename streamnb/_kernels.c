@@ -919,6 +919,63 @@ error:
     return NULL;
 }
 
+/*
+ * The host names and addresses of e-mail text: maximal runs of ASCII letters, digits, "_", "."
+ * and "-" that hold a ".", stripped of "." and "-" at both ends (empty ones dropped).
+ * Twin: streamnb.kernels._email_hosts.
+ */
+static inline int
+email_name_char(Py_UCS4 ch)
+{
+    return ch < 128 && (Py_ISALNUM(ch) || ch == '_' || ch == '.' || ch == '-');
+}
+
+static PyObject *
+email_hosts(PyObject *Py_UNUSED(module), PyObject *text)
+{
+    if (!PyUnicode_Check(text)) {
+        PyErr_Format(PyExc_TypeError, "email_hosts: expected str, got %s",
+                     Py_TYPE(text)->tp_name);
+        return NULL;
+    }
+    if (PyUnicode_READY(text) < 0)
+        return NULL;
+    PyObject *hosts = PySet_New(NULL);
+    if (hosts == NULL)
+        return NULL;
+    const int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    const Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+    Py_ssize_t i = 0;
+    while (i < n) {
+        while (i < n && !email_name_char(PyUnicode_READ(kind, data, i)))
+            i++;
+        Py_ssize_t start = i;
+        int dotted = 0;
+        for (Py_UCS4 ch; i < n && email_name_char(ch = PyUnicode_READ(kind, data, i)); i++)
+            dotted |= ch == '.';
+        if (!dotted)
+            continue;
+        Py_ssize_t end = i;
+        for (Py_UCS4 ch; start < end && ((ch = PyUnicode_READ(kind, data, start)) == '.'
+                                         || ch == '-');)
+            start++;
+        for (Py_UCS4 ch; end > start && ((ch = PyUnicode_READ(kind, data, end - 1)) == '.'
+                                         || ch == '-');)
+            end--;
+        if (end == start)
+            continue;
+        PyObject *host = PyUnicode_Substring(text, start, end);
+        if (host == NULL || PySet_Add(hosts, host) < 0) {
+            Py_XDECREF(host);
+            Py_DECREF(hosts);
+            return NULL;
+        }
+        Py_DECREF(host);
+    }
+    return hosts;
+}
+
 /* ---- module --------------------------------------------------------------------------------- */
 
 static PyMethodDef methods[] = {
@@ -933,6 +990,7 @@ static PyMethodDef methods[] = {
     {"class_absent_sum", class_absent_sum, METH_VARARGS, "One class's all-absent log sum."},
     {"class_terms", class_terms, METH_VARARGS, "Class prior + all-absent token sums."},
     {"email_words", email_words, METH_O, "The word set of lower-cased e-mail text."},
+    {"email_hosts", email_hosts, METH_O, "The dotted names and addresses of e-mail text."},
     {NULL, NULL, 0, NULL},
 };
 

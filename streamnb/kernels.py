@@ -14,8 +14,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["ACCELERATED", "class_absent_sum", "class_terms", "email_words", "encode_many",
-           "encode_tokens",
+__all__ = ["ACCELERATED", "class_absent_sum", "class_terms", "email_hosts", "email_words",
+           "encode_many", "encode_tokens",
            "learn_tokens",
            "posterior", "predict_tokens", "score_tokens", "token_increment", "token_log_odds"]
 
@@ -233,6 +233,23 @@ def _email_words(text: str) -> set[str]:
     return words
 
 
+_EMAIL_NOT_NAME_TO_SPACE = bytes(c if chr(c).isascii() and (chr(c).isalnum() or chr(c) in "_.-")
+                                 else 32 for c in range(256))
+
+
+def _email_hosts(text: str) -> set[str]:
+    """The host names and addresses of e-mail text: maximal runs of ASCII letters, digits,
+    "_", "." and "-" that hold a ".", stripped of "." and "-" at both ends (empty ones
+    dropped)."""
+    # Every byte that cannot be in a name becomes a space (non-ASCII characters first become
+    # "?"), and str.split cuts the runs.
+    runs = set(text.encode("ascii", "replace").translate(_EMAIL_NOT_NAME_TO_SPACE)
+               .decode("ascii").split())
+    hosts = {run.strip(".-") for run in runs if "." in run}
+    hosts.discard("")
+    return hosts
+
+
 ACCELERATED = False
 encode_tokens = _encode_tokens
 token_log_odds = _token_log_odds
@@ -245,6 +262,7 @@ predict_tokens = _predict_tokens
 learn_tokens = _learn_tokens
 encode_many = _encode_many
 email_words = _email_words
+email_hosts = _email_hosts
 
 if os.environ.get("STREAMNB_PURE_PYTHON", "") in ("", "0"):
     try:
@@ -264,3 +282,4 @@ if os.environ.get("STREAMNB_PURE_PYTHON", "") in ("", "0"):
         learn_tokens = _kernels.learn_tokens
         encode_many = _kernels.encode_many
         email_words = _kernels.email_words
+        email_hosts = _kernels.email_hosts
