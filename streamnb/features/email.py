@@ -20,7 +20,7 @@ import html
 import re
 from functools import lru_cache
 
-from streamnb.kernels import email_words
+from streamnb.kernels import email_hosts, email_words
 
 __all__ = ["tokenize_email"]
 
@@ -46,12 +46,7 @@ _words = email_words
 _URL_HTTP = re.compile(r"https?://(?:[^\s/@<>\"']+@)?(\[?[\w-]+(?:\.[\w-]+)+)", re.ASCII)
 _URL_WWW = re.compile(r"www\.[\w-]+(?:\.[\w-]+)+", re.ASCII)
 _EMAIL_DOMAIN = re.compile(r"@([\w-]+(?:\.[\w-]+)+)")
-# Runs of host-name characters (ASCII letters, digits, "_", "." and "-"): every other byte
-# becomes a space, and str.split cuts the runs (faster than a regex, which would also have to
-# start its matches only at the start of a run to stay linear).
-_NOT_NAME_TO_SPACE = bytes(
-    c if chr(c).isascii() and (chr(c).isalnum() or chr(c) in "_.-") else 32 for c in range(256)
-)
+_MAX_HOST = 253  # characters of a DNS name
 _IPV4 = re.compile(r"\d{1,3}(?:\.\d{1,3}){3}")
 _ADDRESS = re.compile(r"<[^<>]*>|(?<!\S)\S*@\S*")
 _ENCODED_WORD = re.compile(r"=\?([^?\s]*)\?([bBqQ])\?([^?\s]*)\?=")
@@ -95,8 +90,14 @@ _HTML_BLOCK_TAG = re.compile(
     r"|body|head)(?![\w-])[^<>]*>?"
 )
 _HTML_TAG = re.compile(r"<(?:[/?]?[a-z]|!)[^<>]*>?")
-_HTML_SIGNAL = re.compile(r"<(img|font|form|table|iframe|script|embed)(?![\w-])")
-_HTML_A_HREF = re.compile(r"<a\s[^<>]*?(?<![\w-])href\s*=\s*[^\s>]")
+# Tags that are signals, and links (an "a" tag with a non-empty href).
+_HTML_SIGNAL = re.compile(
+    r"<(img|font|form|table|iframe|script|embed|a(?=\s[^<>]*?(?<![\w-])href\s*=\s*[^\s>]))"
+    r"(?![\w-])"
+)
+_HTML_SIGNAL_TOKEN = {
+    tag: "html:" + tag for tag in ("img", "font", "form", "table", "iframe", "script", "embed")
+} | {"a": "html:a-href"}
 
 _UUENCODINGS = frozenset({"x-uuencode", "uuencode", "uue", "x-uue"})
 _BASE64_GARBAGE = re.compile(r"[^A-Za-z0-9+/]")
@@ -196,9 +197,10 @@ class _Reader:
         if self.visible:
             visible = self.visible[0] if len(self.visible) == 1 else " ".join(self.visible)
             tokens.update(_words(visible))
-            tokens.update("email:" + domain for domain in _EMAIL_DOMAIN.findall(visible))
-        if self.sources:
-            _add_url_tokens(" ".join(self.sources), tokens)
+            if "@" in visible:
+                tokens.update(map("email:".__add__, _EMAIL_DOMAIN.findall(visible)))
+            sources = self.sources[0] if len(self.sources) == 1 else " ".join(self.sources)
+            _add_url_tokens(sources, tokens)
         return frozenset(tokens)
 
     def entity(self, start: int, end: int, depth: int, default_type: str,
@@ -231,7 +233,10 @@ class _Reader:
         if type_name.count("/") != 1 or not type_name.isascii():
             type_name = default_type
         maintype, _, subtype = type_name.partition("/")
-        if maintype == "multipart" and depth < _MAX_DEPTH:
+        if depth >= _MAX_DEPTH and (maintype == "multipart" or type_name == "message/rfc822"):
+            tokens.add("content-type:" + type_name)  # too deep: neither opened nor read
+            return
+        if maintype == "multipart":
             parts = self.multipart_parts(content_type, body, end)
             if parts is not None:  # a container: its type is evidence, its parts are read
                 tokens.add("content-type:" + type_name)
@@ -241,7 +246,7 @@ class _Reader:
                         break
                     self.entity(part_start, part_end, depth + 1, child_type)
                 return
-        if type_name == "message/rfc822" and depth < _MAX_DEPTH:
+        if type_name == "message/rfc822":
             tokens.add("content-type:" + type_name)
             if body < end and text[body - 1] == "\n":
                 self.entity(body, end, depth + 1, "text/plain")
@@ -318,7 +323,9 @@ class _Reader:
         return parts
 
     def part_text(self, start: int, end: int, encoding: str, charset: str | None) -> str:
-        body = self.text[start:end]
+        # No more than the text budget is decoded (quoted-printable takes up to 3 characters
+        # per byte, each byte up to one character).
+        body = self.text[start:min(end, start + 3 * self.budget + 4)]
         if encoding == "base64":
             data = _base64_decode(body)
         elif encoding == "quoted-printable":
@@ -358,12 +365,8 @@ class _Reader:
         # headers at once. Their addresses are noise as words; one flag says they were there.
         if received:
             address = False
-            relays = " ".join(received).lower().encode("ascii", "replace")
-            for run in set(relays.translate(_NOT_NAME_TO_SPACE).decode("ascii").split()):
-                if "." not in run:
-                    continue
-                host = run.strip(".-")
-                if host[-1:].isalpha():
+            for host in email_hosts(" ".join(received).lower()):
+                if host[-1].isalpha():
                     tokens.update(_host_tokens("received:", host))
                 elif not address and _IPV4.fullmatch(host):
                     address = True
@@ -478,32 +481,41 @@ def _html_visible_text(source: str, tokens: set[str]) -> str:
     """The visible text of lower-cased HTML; adds its tag signals to `tokens`."""
     if "<" not in source:
         return html.unescape(source) if "&" in source else source
-    tokens.update("html:" + tag for tag in _HTML_SIGNAL.findall(source))
-    if _HTML_A_HREF.search(source):
-        tokens.add("html:a-href")
+    tokens.update(map(_HTML_SIGNAL_TOKEN.__getitem__, _HTML_SIGNAL.findall(source)))
     comments_end = source.rfind("-->") + 3
     if comments_end > 2:
         source = _HTML_COMMENT.sub("", source[:comments_end]) + source[comments_end:]
-    if "<s" in source:
+    if "<script" in source or "<style" in source:
         source = _HTML_SCRIPT.sub("", source)
     visible = _HTML_TAG.sub("", _HTML_BLOCK_TAG.sub(" ", source))
     return html.unescape(visible) if "&" in visible else visible
 
 
 def _add_url_tokens(text: str, tokens: set[str]) -> None:
-    for host in {*_URL_HTTP.findall(text), *_URL_WWW.findall(text)}:
+    hosts = set(_URL_HTTP.findall(text)) if "http" in text else set()
+    if "www." in text:
+        hosts.update(_URL_WWW.findall(text))
+    for host in hosts:
         tokens.update(_host_tokens("url:", host))
 
 
-@lru_cache(maxsize=4096)
 def _host_tokens(prefix: str, host: str) -> tuple[str, ...]:
     """``prefix`` + the host and each parent domain with at least two labels.
 
     A numeric address gives the single token ``prefix + "ip"``; something that is neither an
-    address nor a name ending in a letter label (a version number, "..") gives no tokens.
-    Cached: the same relays and link hosts recur from message to message.
+    address nor a name ending in a letter label (a version number, "..") gives no tokens, and
+    neither does a name longer than DNS allows (253 characters; its parent domains would
+    grow with the square of its length).
     """
+    return _cached_host_tokens(prefix, host) if len(host) <= _MAX_HOST + 4 else ()
+
+
+@lru_cache(maxsize=4096)
+def _cached_host_tokens(prefix: str, host: str) -> tuple[str, ...]:
+    """`_host_tokens`, cached: the same relays and link hosts recur from message to message."""
     host = host.strip("[].-").lower()
+    if len(host) > _MAX_HOST:
+        return ()
     last = host.rfind(".")
     if last < 0 or not host[last + 1 :].isalpha():
         return (prefix + "ip",) if _IPV4.fullmatch(host) else ()
