@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 __all__ = ["ACCELERATED", "class_absent_sum", "class_terms", "email_hosts", "email_words",
-           "encode_many", "encode_tokens",
+           "encode_many", "encode_tokens", "html_text",
            "learn_tokens",
            "posterior", "predict_tokens", "score_tokens", "token_increment", "token_log_odds"]
 
@@ -206,9 +206,10 @@ _EMAIL_NOT_WORD_TO_SPACE = bytes(c if c in _EMAIL_ASCII_WORD_CHARACTERS else 32
 _EMAIL_ONE_CHARACTER_WORDS = frozenset(map(chr, _EMAIL_ASCII_WORD_CHARACTERS))
 
 
-def _email_words(text: str) -> set[str]:
+def _email_words(text: str, into: set[str] | None = None) -> set[str]:
     """The word set of lower-cased e-mail text: words of 2 to 40 characters as they are,
-    longer ones as ``skip:<first char>:<length rounded down to 10>``, shorter ones dropped."""
+    longer ones as ``skip:<first char>:<length rounded down to 10>``, shorter ones dropped;
+    added to the set `into` when given (which is returned)."""
     if text.isascii():
         # Every character that cannot be in a word becomes a space (one C pass over the
         # bytes) and str.split cuts the rest: the regex's words, faster.
@@ -230,7 +231,10 @@ def _email_words(text: str) -> set[str]:
         elif len(word) >= 2:
             # Single characters carry no evidence in e-mail (unlike SMS: "u" for "you").
             words.add(word)
-    return words
+    if into is None:
+        return words
+    into.update(words)
+    return into
 
 
 _EMAIL_NOT_NAME_TO_SPACE = bytes(c if chr(c).isascii() and (chr(c).isalnum() or chr(c) in "_.-")
@@ -250,6 +254,34 @@ def _email_hosts(text: str) -> set[str]:
     return hosts
 
 
+# HTML (streamnb.features.email), matched on the lower-cased source. `[^<>]` in every tag
+# pattern stops a match at the next "<": a "<" without its ">" cannot make re scan the rest of
+# the text from every "<". Comments, scripts and style sheets are invisible. A comment ends at
+# the next "-->" (it is only looked for before the last "-->": after it, "<!--" is a tag like
+# "<!doctype", to its ">", as spam's "<!--#rotate>" is); an unterminated script or style sheet
+# runs to the end, as in browsers.
+_HTML_COMMENT = re.compile(r"<!--.*?-->", re.S)
+_HTML_SCRIPT = re.compile(r"<(script|style)(?![\w-]).*?(?:</\1|\Z)", re.S)
+# Tags after which a browser starts a new line: their boundaries separate words. Other tags
+# (and comments) do not, which undoes the "V<!-- -->iagra" trick of splitting a word with markup.
+_HTML_BLOCK_TAG = re.compile(
+    r"</?(?:br|p|div|td|th|tr|li|ul|ol|table|h[1-6]|hr|title|blockquote|pre|center|option"
+    r"|body|head)(?![\w-])[^<>]*>?"
+)
+_HTML_TAG = re.compile(r"<(?:[/?]?[a-z]|!)[^<>]*>?")
+
+
+def _html_text(source: str) -> str:
+    """The visible text of lower-cased HTML, entities not decoded: comments, scripts and style
+    sheets removed, block tags replaced by a space, other tags removed."""
+    comments_end = source.rfind("-->") + 3
+    if comments_end > 2:
+        source = _HTML_COMMENT.sub("", source[:comments_end]) + source[comments_end:]
+    if "<script" in source or "<style" in source:
+        source = _HTML_SCRIPT.sub("", source)
+    return _HTML_TAG.sub("", _HTML_BLOCK_TAG.sub(" ", source))
+
+
 ACCELERATED = False
 encode_tokens = _encode_tokens
 token_log_odds = _token_log_odds
@@ -263,6 +295,7 @@ learn_tokens = _learn_tokens
 encode_many = _encode_many
 email_words = _email_words
 email_hosts = _email_hosts
+html_text = _html_text
 
 if os.environ.get("STREAMNB_PURE_PYTHON", "") in ("", "0"):
     try:
@@ -283,3 +316,4 @@ if os.environ.get("STREAMNB_PURE_PYTHON", "") in ("", "0"):
         encode_many = _kernels.encode_many
         email_words = _kernels.email_words
         email_hosts = _kernels.email_hosts
+        html_text = _kernels.html_text

@@ -354,9 +354,9 @@ def work(monkeypatch):
     counts = {"characters": 0, "entities": 0, "depth": 0}
     words, entity = email_module._words, email_module._Reader.entity
 
-    def counting_words(text):
+    def counting_words(text, *into):
         counts["characters"] += len(text)
-        return words(text)
+        return words(text, *into)
 
     def counting_entity(self, start, end, depth, default_type, top=False):
         counts["entities"] += 1
@@ -552,6 +552,23 @@ def test_kernels_match_their_python_twins(name, text):
     twin = getattr(kernels, "_" + name)
     assert getattr(c_kernels, name)(text) == twin(text)
     assert getattr(c_kernels, name)(text.lower()) == twin(text.lower())
+    if name == "email_words":  # added to a given set, which is returned
+        words, twin_words = {"x"}, {"x"}
+        assert c_kernels.email_words(text, words) is words
+        assert twin(text, twin_words) is twin_words and words == twin_words
+
+
+_HTML_PIECES = ["<", ">", "<!--", "-->", "<script", "</script", "<style", "</style", "<p", "</p",
+                "<br/>", "<a href=x>", "<!", "<?x", "</", "<pre", "<h1", "<h7", "<td>", "</td>",
+                "<divx", "<div-", "<p\u00e9", "<scripts", "<style-", "<b>", "é", "x", " ", "-",
+                "\u0663", "\U0001f600", "&amp;", "\n"]
+
+
+@settings(max_examples=1000, deadline=None)
+@given(st.lists(st.sampled_from(_HTML_PIECES), max_size=30).map("".join) | st.text())
+def test_html_kernel_matches_its_python_twin(html):
+    c_kernels = pytest.importorskip("streamnb._kernels", reason="C kernels not built")
+    assert c_kernels.html_text(html) == kernels._html_text(html)
 
 
 def test_kernels_match_their_python_twins_on_a_long_text():
@@ -560,6 +577,8 @@ def test_kernels_match_their_python_twins_on_a_long_text():
     text = " ".join(f"w{i} w{i % 7} x{i}.y{i % 3}.org" for i in range(5000)) + " é'x'"
     assert c_kernels.email_words(text) == kernels._email_words(text)
     assert c_kernels.email_hosts(text) == kernels._email_hosts(text)
+    html = "<p>a<!-- b --><script>c</script><td>d" * 2000 + "<!--e"
+    assert c_kernels.html_text(html) == kernels._html_text(html)
 
 
 # --- SMS ----------------------------------------------------------------------------------

@@ -20,7 +20,7 @@ import html
 import re
 from functools import lru_cache
 
-from streamnb.kernels import email_hosts, email_words
+from streamnb.kernels import email_hosts, email_words, html_text
 
 __all__ = ["tokenize_email"]
 
@@ -75,21 +75,6 @@ _MESSAGE_FIELDS = frozenset(
     {"subject", "from", "to", "cc", "reply-to", "x-mailer", "received", "message-id"}
 )
 
-# HTML, matched on the lower-cased source. `[^<>]` in every tag pattern stops a match at the
-# next "<": a "<" without its ">" cannot make re scan the rest of the part from every "<".
-# Comments, scripts and style sheets are invisible. A comment ends at the next "-->" (it is only
-# looked for before the last "-->": after it, "<!--" is a tag like "<!doctype", to its ">", as
-# spam's "<!--#rotate>" is); an unterminated script or style sheet runs to the end, as in
-# browsers.
-_HTML_COMMENT = re.compile(r"<!--.*?-->", re.S)
-_HTML_SCRIPT = re.compile(r"<(script|style)(?![\w-]).*?(?:</\1|\Z)", re.S)
-# Tags after which a browser starts a new line: their boundaries separate words. Other tags
-# (and comments) do not, which undoes the "V<!-- -->iagra" trick of splitting a word with markup.
-_HTML_BLOCK_TAG = re.compile(
-    r"</?(?:br|p|div|td|th|tr|li|ul|ol|table|h[1-6]|hr|title|blockquote|pre|center|option"
-    r"|body|head)(?![\w-])[^<>]*>?"
-)
-_HTML_TAG = re.compile(r"<(?:[/?]?[a-z]|!)[^<>]*>?")
 # Tags that are signals, and links (an "a" tag with a non-empty href).
 _HTML_SIGNAL = re.compile(
     r"<(img|font|form|table|iframe|script|embed|a(?=\s[^<>]*?(?<![\w-])href\s*=\s*[^\s>]))"
@@ -196,7 +181,7 @@ class _Reader:
         self.entity(1, len(self.text), 0, "text/plain", top=True)
         if self.visible:
             visible = self.visible[0] if len(self.visible) == 1 else " ".join(self.visible)
-            tokens.update(_words(visible))
+            _words(visible, tokens)
             if "@" in visible:
                 tokens.update(map("email:".__add__, _EMAIL_DOMAIN.findall(visible)))
             sources = self.sources[0] if len(self.sources) == 1 else " ".join(self.sources)
@@ -482,12 +467,10 @@ def _html_visible_text(source: str, tokens: set[str]) -> str:
     if "<" not in source:
         return html.unescape(source) if "&" in source else source
     tokens.update(map(_HTML_SIGNAL_TOKEN.__getitem__, _HTML_SIGNAL.findall(source)))
-    comments_end = source.rfind("-->") + 3
-    if comments_end > 2:
-        source = _HTML_COMMENT.sub("", source[:comments_end]) + source[comments_end:]
-    if "<script" in source or "<style" in source:
-        source = _HTML_SCRIPT.sub("", source)
-    visible = _HTML_TAG.sub("", _HTML_BLOCK_TAG.sub(" ", source))
+    # Comments, scripts and style sheets removed, block tags ("<p>", "<td>", ...: a browser
+    # starts a new line) replaced by a space, other tags removed ("V<b></b>iagra" is one word):
+    # a C kernel, or its twin (streamnb.kernels).
+    visible = html_text(source)
     return html.unescape(visible) if "&" in visible else visible
 
 
