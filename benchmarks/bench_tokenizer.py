@@ -477,7 +477,7 @@ def main() -> None:
         print("\n| tokeniser | model, corpus | accuracy | AUC | ham→spam % |")
         print("|---|---|---|---|---|")
         for name, what, (accuracy, auc, ham_spam) in quality():
-            print(f"| {name} | {what} | {accuracy:.4f} | {auc:.5f} | {ham_spam:.2f} |",
+            print(f"| {name} | {what} | {accuracy:.5f} | {auc:.6f} | {ham_spam:.3f} |",
                   flush=True)
 
 
