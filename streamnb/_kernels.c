@@ -10,6 +10,8 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <math.h>
+#include <stdint.h>
+#include <string.h>
 
 /* ---- buffers -------------------------------------------------------------------------------- */
 
@@ -777,6 +779,345 @@ done:
     return result;
 }
 
+/* ---- e-mail words --------------------------------------------------------------------------- */
+
+/*
+ * The word set of (lower-cased) e-mail text: maximal runs of word characters (\w as re sees it
+ * in a str: str.isalnum() or "_"; also "$", "!" and "'"), stripped of apostrophes at both ends;
+ * words of 2 to 40 characters as they are, longer ones as "skip:<first char>:<length rounded
+ * down to 10>", shorter ones dropped. email_words(text[, words]): added to the set `words`
+ * (a new set without it), which is returned. Twin: streamnb.kernels._email_words.
+ */
+#define EMAIL_MIN_WORD 2
+#define EMAIL_MAX_WORD 40
+
+#define EMAIL_SEEN_MAX 2048  /* entries of the table of words seen (a power of 2) */
+
+typedef struct {
+    Py_ssize_t start;
+    uint32_t hash;
+    int32_t length;  /* 0: an empty slot */
+} email_seen;
+
+static unsigned char email_word_latin1[256];  /* 1: a word character (code points < 256) */
+
+static void
+email_words_init(void)
+{
+    for (Py_UCS4 ch = 0; ch < 256; ch++)
+        email_word_latin1[ch] = Py_UNICODE_ISALNUM(ch) || ch == '_' || ch == '$' || ch == '!'
+                                || ch == '\'';
+}
+
+static inline int
+email_word_char(Py_UCS4 ch)
+{
+    return ch < 256 ? email_word_latin1[ch] : Py_UNICODE_ISALNUM(ch);
+}
+
+static int
+email_add_word(PyObject *words, PyObject *text, int kind, const void *data, Py_ssize_t start,
+               Py_ssize_t end)
+{
+    while (start < end && PyUnicode_READ(kind, data, start) == '\'')
+        start++;
+    while (end > start && PyUnicode_READ(kind, data, end - 1) == '\'')
+        end--;
+    Py_ssize_t length = end - start;
+    if (length < EMAIL_MIN_WORD)
+        return 0;
+    PyObject *word = length <= EMAIL_MAX_WORD
+        ? PyUnicode_Substring(text, start, end)
+        : PyUnicode_FromFormat("skip:%c:%zd", (int)PyUnicode_READ(kind, data, start),
+                               length / 10 * 10);
+    if (word == NULL)
+        return -1;
+    int failed = PySet_Add(words, word);
+    Py_DECREF(word);
+    return failed;
+}
+
+static PyObject *
+email_words(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    PyObject *text, *words = NULL;
+    if (!PyArg_ParseTuple(args, "U|O!:email_words", &text, &PySet_Type, &words))
+        return NULL;
+    if (PyUnicode_READY(text) < 0)
+        return NULL;
+    words = words == NULL ? PySet_New(NULL) : Py_NewRef(words);
+    if (words == NULL)
+        return NULL;
+    const int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    const Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+    Py_ssize_t i = 0;
+    if (kind == PyUnicode_1BYTE_KIND) {
+        /* Most words recur: a small table of the words added so far (FNV-1a hashes of their
+         * bytes) skips building a str for each repeat. When it is half full, later words go
+         * to the set directly, which removes the duplicates anyway. */
+        const Py_UCS1 *s = data;
+        email_seen seen[EMAIL_SEEN_MAX];
+        Py_ssize_t size = 64, filled = 0;
+        while (size < n && size < EMAIL_SEEN_MAX)
+            size <<= 1;
+        memset(seen, 0, (size_t)size * sizeof(email_seen));
+        while (i < n) {
+            while (i < n && !email_word_latin1[s[i]])
+                i++;
+            Py_ssize_t start = i;
+            while (i < n && email_word_latin1[s[i]])
+                i++;
+            Py_ssize_t end = i;
+            while (start < end && s[start] == '\'')
+                start++;
+            while (end > start && s[end - 1] == '\'')
+                end--;
+            Py_ssize_t length = end - start;
+            if (length < EMAIL_MIN_WORD)
+                continue;
+            if (length <= EMAIL_MAX_WORD && filled < size / 2) {
+                uint32_t hash = 2166136261u;
+                for (Py_ssize_t k = start; k < end; k++)
+                    hash = (hash ^ s[k]) * 16777619u;
+                Py_ssize_t slot = hash & (size - 1);
+                int repeat = 0;
+                while (seen[slot].length) {
+                    if (seen[slot].hash == hash && seen[slot].length == length
+                        && memcmp(s + seen[slot].start, s + start, (size_t)length) == 0) {
+                        repeat = 1;
+                        break;
+                    }
+                    slot = (slot + 1) & (size - 1);
+                }
+                if (repeat)
+                    continue;
+                seen[slot].start = start;
+                seen[slot].hash = hash;
+                seen[slot].length = (int32_t)length;
+                filled++;
+            }
+            if (email_add_word(words, text, kind, data, start, end) < 0)
+                goto error;
+        }
+    }
+    else {
+        while (i < n) {
+            while (i < n && !email_word_char(PyUnicode_READ(kind, data, i)))
+                i++;
+            Py_ssize_t start = i;
+            while (i < n && email_word_char(PyUnicode_READ(kind, data, i)))
+                i++;
+            if (i > start && email_add_word(words, text, kind, data, start, i) < 0)
+                goto error;
+        }
+    }
+    return words;
+error:
+    Py_DECREF(words);
+    return NULL;
+}
+
+/*
+ * The host names and addresses of e-mail text: maximal runs of ASCII letters, digits, "_", "."
+ * and "-" that hold a ".", stripped of "." and "-" at both ends (empty ones dropped).
+ * Twin: streamnb.kernels._email_hosts.
+ */
+static inline int
+email_name_char(Py_UCS4 ch)
+{
+    return ch < 128 && (Py_ISALNUM(ch) || ch == '_' || ch == '.' || ch == '-');
+}
+
+static PyObject *
+email_hosts(PyObject *Py_UNUSED(module), PyObject *text)
+{
+    if (!PyUnicode_Check(text)) {
+        PyErr_Format(PyExc_TypeError, "email_hosts: expected str, got %s",
+                     Py_TYPE(text)->tp_name);
+        return NULL;
+    }
+    if (PyUnicode_READY(text) < 0)
+        return NULL;
+    PyObject *hosts = PySet_New(NULL);
+    if (hosts == NULL)
+        return NULL;
+    const int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    const Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+    Py_ssize_t i = 0;
+    while (i < n) {
+        while (i < n && !email_name_char(PyUnicode_READ(kind, data, i)))
+            i++;
+        Py_ssize_t start = i;
+        int dotted = 0;
+        for (Py_UCS4 ch; i < n && email_name_char(ch = PyUnicode_READ(kind, data, i)); i++)
+            dotted |= ch == '.';
+        if (!dotted)
+            continue;
+        Py_ssize_t end = i;
+        for (Py_UCS4 ch; start < end && ((ch = PyUnicode_READ(kind, data, start)) == '.'
+                                         || ch == '-');)
+            start++;
+        for (Py_UCS4 ch; end > start && ((ch = PyUnicode_READ(kind, data, end - 1)) == '.'
+                                         || ch == '-');)
+            end--;
+        if (end == start)
+            continue;
+        PyObject *host = PyUnicode_Substring(text, start, end);
+        if (host == NULL || PySet_Add(hosts, host) < 0) {
+            Py_XDECREF(host);
+            Py_DECREF(hosts);
+            return NULL;
+        }
+        Py_DECREF(host);
+    }
+    return hosts;
+}
+
+/* ---- HTML text ------------------------------------------------------------------------------ */
+
+/*
+ * The visible text of lower-cased HTML, in the passes of its twin streamnb.kernels._html_text:
+ * (1) comments "<!--" ... "-->" removed, looked for only up to the last "-->" (after it, "<!--"
+ * is an ordinary tag); (2) scripts and style sheets removed, from "<script" / "<style" (not
+ * followed by a name character) to the next "</script" / "</style" or the end; (3) block tags
+ * ("<p", "</td", ... up to the next ">" or before the next "<") replaced by a space; (4) other
+ * tags ("<" then "!", or a letter a-z, or "/" or "?" and a letter) removed the same way. (3) and
+ * (4) cannot be one pass: the space of a block tag may end an unterminated tag before it.
+ */
+static const char *const html_block_tags[] = {
+    "br", "p", "div", "td", "th", "tr", "li", "ul", "ol", "table", "h1", "h2", "h3", "h4", "h5",
+    "h6", "hr", "title", "blockquote", "pre", "center", "option", "body", "head", NULL,
+};
+
+static inline int
+html_name_char(Py_UCS4 ch)
+{
+    return ch == '_' || ch == '-' || Py_UNICODE_ISALNUM(ch);
+}
+
+/* Whether s[i:] starts with the ASCII literal `lit` (within n characters). */
+static inline int
+html_at(const Py_UCS4 *s, Py_ssize_t n, Py_ssize_t i, const char *lit)
+{
+    for (; *lit; lit++, i++)
+        if (i >= n || s[i] != (Py_UCS4)(unsigned char)*lit)
+            return 0;
+    return 1;
+}
+
+/* The first i >= from with s[i:] starting with "</" + name, or -1. */
+static Py_ssize_t
+html_find_close(const Py_UCS4 *s, Py_ssize_t n, Py_ssize_t from, const char *name)
+{
+    for (Py_ssize_t i = from; i + 1 < n; i++)
+        if (s[i] == '<' && s[i + 1] == '/' && html_at(s, n, i + 2, name))
+            return i;
+    return -1;
+}
+
+static int
+html_is_block(const Py_UCS4 *s, Py_ssize_t start, Py_ssize_t end)
+{
+    Py_ssize_t length = end - start;
+    for (const char *const *name = html_block_tags; *name; name++)
+        if ((Py_ssize_t)strlen(*name) == length && html_at(s, end, start, *name))
+            return 1;
+    return 0;
+}
+
+/* The end of a tag starting at s[i] == '<': before the next "<", or after the next ">". */
+static inline Py_ssize_t
+html_tag_end(const Py_UCS4 *s, Py_ssize_t n, Py_ssize_t i)
+{
+    for (i++; i < n && s[i] != '<' && s[i] != '>'; i++)
+        ;
+    return i < n && s[i] == '>' ? i + 1 : i;
+}
+
+static PyObject *
+html_text(PyObject *Py_UNUSED(module), PyObject *text)
+{
+    if (!PyUnicode_Check(text)) {
+        PyErr_Format(PyExc_TypeError, "html_text: expected str, got %s", Py_TYPE(text)->tp_name);
+        return NULL;
+    }
+    Py_UCS4 *s = PyUnicode_AsUCS4Copy(text);  /* each pass writes behind where it reads */
+    if (s == NULL)
+        return NULL;
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text), w, i;
+    /* (1) comments, up to the last "-->" */
+    Py_ssize_t comments_end = -1;
+    for (i = n - 3; i >= 0; i--)
+        if (s[i] == '-' && s[i + 1] == '-' && s[i + 2] == '>') {
+            comments_end = i + 3;
+            break;
+        }
+    if (comments_end > 0) {
+        for (w = i = 0; i < comments_end;) {
+            if (s[i] == '<' && html_at(s, comments_end, i, "<!--")) {
+                Py_ssize_t j = i + 4;
+                while (j + 2 < comments_end
+                       && !(s[j] == '-' && s[j + 1] == '-' && s[j + 2] == '>'))
+                    j++;
+                if (j + 2 < comments_end) {
+                    i = j + 3;
+                    continue;
+                }
+            }
+            s[w++] = s[i++];
+        }
+        memmove(s + w, s + comments_end, (size_t)(n - comments_end) * sizeof(Py_UCS4));
+        n = w + (n - comments_end);
+    }
+    /* (2) scripts and style sheets */
+    for (w = i = 0; i < n;) {
+        if (s[i] == '<') {
+            const char *name = html_at(s, n, i + 1, "script") ? "script"
+                               : html_at(s, n, i + 1, "style") ? "style" : NULL;
+            Py_ssize_t after = name ? i + 1 + (Py_ssize_t)strlen(name) : 0;
+            if (name && (after >= n || !html_name_char(s[after]))) {
+                Py_ssize_t close = html_find_close(s, n, after, name);
+                i = close < 0 ? n : close + 2 + (Py_ssize_t)strlen(name);
+                continue;
+            }
+        }
+        s[w++] = s[i++];
+    }
+    n = w;
+    /* (3) block tags become a space */
+    for (w = i = 0; i < n;) {
+        if (s[i] == '<' && i + 1 < n) {
+            Py_ssize_t start = s[i + 1] == '/' ? i + 2 : i + 1, end = start;
+            while (end < n && html_name_char(s[end]))
+                end++;
+            if (end > start && html_is_block(s, start, end)) {
+                s[w++] = ' ';
+                i = html_tag_end(s, n, i);
+                continue;
+            }
+        }
+        s[w++] = s[i++];
+    }
+    n = w;
+    /* (4) other tags are removed */
+    for (w = i = 0; i < n;) {
+        if (s[i] == '<' && i + 1 < n) {
+            Py_UCS4 c = s[i + 1];
+            if (c == '!' || (c >= 'a' && c <= 'z')
+                || ((c == '/' || c == '?') && i + 2 < n && s[i + 2] >= 'a' && s[i + 2] <= 'z')) {
+                i = html_tag_end(s, n, i);
+                continue;
+            }
+        }
+        s[w++] = s[i++];
+    }
+    PyObject *result = PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, s, w);
+    PyMem_Free(s);
+    return result;
+}
+
 /* ---- module --------------------------------------------------------------------------------- */
 
 static PyMethodDef methods[] = {
@@ -790,6 +1131,9 @@ static PyMethodDef methods[] = {
     {"learn_tokens", learn_tokens, METH_VARARGS, "One-record update of a message."},
     {"class_absent_sum", class_absent_sum, METH_VARARGS, "One class's all-absent log sum."},
     {"class_terms", class_terms, METH_VARARGS, "Class prior + all-absent token sums."},
+    {"email_words", email_words, METH_VARARGS, "The words of lower-cased e-mail text."},
+    {"email_hosts", email_hosts, METH_O, "The dotted names and addresses of e-mail text."},
+    {"html_text", html_text, METH_O, "The visible text of lower-cased HTML."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -804,5 +1148,6 @@ static struct PyModuleDef module = {
 PyMODINIT_FUNC
 PyInit__kernels(void)
 {
+    email_words_init();
     return PyModule_Create(&module);
 }

@@ -1,4 +1,5 @@
-"""Per-record kernels of the token path: the C extension when built, else Python twins.
+"""Per-record kernels of the token path, and the text scans of the e-mail tokeniser
+(`email_words`, `email_hosts`, `html_text`): the C extension when built, else Python twins.
 
 Both implementations give the same results (same operations, same order, libm's ``log``);
 ``STREAMNB_PURE_PYTHON=1`` forces the Python ones (the tests run the suite both ways).
@@ -8,12 +9,14 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from array import array
 from typing import Any
 
 import numpy as np
 
-__all__ = ["ACCELERATED", "class_absent_sum", "class_terms", "encode_many", "encode_tokens",
+__all__ = ["ACCELERATED", "class_absent_sum", "class_terms", "email_hosts", "email_words",
+           "encode_many", "encode_tokens", "html_text",
            "learn_tokens",
            "posterior", "predict_tokens", "score_tokens", "token_increment", "token_log_odds"]
 
@@ -193,6 +196,93 @@ def _encode_many(records: list, token_column: dict, attribute_index: dict, grow:
     return array("q", columns).tobytes(), array("q", lengths).tobytes(), special
 
 
+# E-mail words (streamnb.features.email): letters, digits and underscore (``\w``), "$", "!" and
+# apostrophes; a word is a maximal run of them stripped of apostrophes at both ends.
+_EMAIL_WORD = re.compile(r"[\w$!][\w$!']*")
+_EMAIL_ASCII_WORD_CHARACTERS = (
+    b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_$!'"
+)
+_EMAIL_NOT_WORD_TO_SPACE = bytes(c if c in _EMAIL_ASCII_WORD_CHARACTERS else 32
+                                 for c in range(256))
+_EMAIL_ONE_CHARACTER_WORDS = frozenset(map(chr, _EMAIL_ASCII_WORD_CHARACTERS))
+
+
+def _email_words(text: str, into: set[str] | None = None) -> set[str]:
+    """The word set of lower-cased e-mail text: words of 2 to 40 characters as they are,
+    longer ones as ``skip:<first char>:<length rounded down to 10>``, shorter ones dropped;
+    added to the set `into` when given (which is returned)."""
+    if text.isascii():
+        # Every character that cannot be in a word becomes a space (one C pass over the
+        # bytes) and str.split cuts the rest: the regex's words, faster.
+        words = set(text.encode("ascii").translate(_EMAIL_NOT_WORD_TO_SPACE).decode("ascii")
+                    .split())
+        words.difference_update(_EMAIL_ONE_CHARACTER_WORDS)
+    else:
+        # The regex starts a word after its leading apostrophes; trailing ones are stripped
+        # below, which is cheaper than excluding them in the regex.
+        words = set(_EMAIL_WORD.findall(text))
+    # One pass over the distinct words, not the occurrences: most words need no fixing.
+    odd = [word for word in words if not 2 <= len(word) <= 40 or "'" in word]
+    words.difference_update(odd)
+    for word in odd:
+        word = word.strip("'")
+        if len(word) > 40:
+            # Encoded blobs and ASCII art: only their first character and length are evidence.
+            words.add(f"skip:{word[0]}:{len(word) // 10 * 10}")
+        elif len(word) >= 2:
+            # Single characters carry no evidence in e-mail (unlike SMS: "u" for "you").
+            words.add(word)
+    if into is None:
+        return words
+    into.update(words)
+    return into
+
+
+_EMAIL_NOT_NAME_TO_SPACE = bytes(c if chr(c).isascii() and (chr(c).isalnum() or chr(c) in "_.-")
+                                 else 32 for c in range(256))
+
+
+def _email_hosts(text: str) -> set[str]:
+    """The host names and addresses of e-mail text: maximal runs of ASCII letters, digits,
+    "_", "." and "-" that hold a ".", stripped of "." and "-" at both ends (empty ones
+    dropped)."""
+    # Every byte that cannot be in a name becomes a space (non-ASCII characters first become
+    # "?"), and str.split cuts the runs.
+    runs = set(text.encode("ascii", "replace").translate(_EMAIL_NOT_NAME_TO_SPACE)
+               .decode("ascii").split())
+    hosts = {run.strip(".-") for run in runs if "." in run}
+    hosts.discard("")
+    return hosts
+
+
+# HTML (streamnb.features.email), matched on the lower-cased source. `[^<>]` in every tag
+# pattern stops a match at the next "<": a "<" without its ">" cannot make re scan the rest of
+# the text from every "<". Comments, scripts and style sheets are invisible. A comment ends at
+# the next "-->" (it is only looked for before the last "-->": after it, "<!--" is a tag like
+# "<!doctype", to its ">", as spam's "<!--#rotate>" is); an unterminated script or style sheet
+# runs to the end, as in browsers.
+_HTML_COMMENT = re.compile(r"<!--.*?-->", re.S)
+_HTML_SCRIPT = re.compile(r"<(script|style)(?![\w-]).*?(?:</\1|\Z)", re.S)
+# Tags after which a browser starts a new line: their boundaries separate words. Other tags
+# (and comments) do not, which undoes the "V<!-- -->iagra" trick of splitting a word with markup.
+_HTML_BLOCK_TAG = re.compile(
+    r"</?(?:br|p|div|td|th|tr|li|ul|ol|table|h[1-6]|hr|title|blockquote|pre|center|option"
+    r"|body|head)(?![\w-])[^<>]*>?"
+)
+_HTML_TAG = re.compile(r"<(?:[/?]?[a-z]|!)[^<>]*>?")
+
+
+def _html_text(source: str) -> str:
+    """The visible text of lower-cased HTML, entities not decoded: comments, scripts and style
+    sheets removed, block tags replaced by a space, other tags removed."""
+    comments_end = source.rfind("-->") + 3
+    if comments_end > 2:
+        source = _HTML_COMMENT.sub("", source[:comments_end]) + source[comments_end:]
+    if "<script" in source or "<style" in source:
+        source = _HTML_SCRIPT.sub("", source)
+    return _HTML_TAG.sub("", _HTML_BLOCK_TAG.sub(" ", source))
+
+
 ACCELERATED = False
 encode_tokens = _encode_tokens
 token_log_odds = _token_log_odds
@@ -204,6 +294,9 @@ class_terms = _class_terms
 predict_tokens = _predict_tokens
 learn_tokens = _learn_tokens
 encode_many = _encode_many
+email_words = _email_words
+email_hosts = _email_hosts
+html_text = _html_text
 
 if os.environ.get("STREAMNB_PURE_PYTHON", "") in ("", "0"):
     try:
@@ -222,3 +315,8 @@ if os.environ.get("STREAMNB_PURE_PYTHON", "") in ("", "0"):
         predict_tokens = _kernels.predict_tokens
         learn_tokens = _kernels.learn_tokens
         encode_many = _kernels.encode_many
+        # The e-mail tokeniser's scans: an extension built before they existed (an editable
+        # install not rebuilt) leaves their twins in place; tests/test_features.py then fails.
+        email_words = getattr(_kernels, "email_words", _email_words)
+        email_hosts = getattr(_kernels, "email_hosts", _email_hosts)
+        html_text = getattr(_kernels, "html_text", _html_text)

@@ -12,7 +12,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from river import base, checks, naive_bayes
 
+from streamnb import kernels
 from streamnb.features import EmailTokens, SMSTokens, tokenize_email, tokenize_sms
+from streamnb.features import email as email_module
 
 
 def message(*headers: str, body: str = "") -> str:
@@ -288,6 +290,295 @@ def test_never_raises_on_random_bytes(raw):
 @given(st.text(max_size=3000))
 def test_never_raises_on_random_text(raw):
     assert isinstance(tokenize_email(raw), frozenset)
+
+
+def test_html_comment_without_its_end_is_a_tag():
+    # spam's "<!--#rotate>" with no "-->" after it: the words that follow count. (Before a
+    # later "-->" it would open a comment running to it, as in browsers.)
+    html = "<p>Terrific!! <!--#rotate>Instantly attract</p> more text"
+    tokens = tokenize_email(message("Content-Type: text/html", body=html))
+    assert {"terrific!!", "instantly", "attract", "more", "text"} <= tokens
+    assert "rotate" not in tokens
+    tokens = tokenize_email(message("Content-Type: text/html", body="a <!-- hid -->den b"))
+    assert "den" in tokens and "hid" not in tokens
+
+
+def test_links_anywhere_in_the_html_source():
+    html = '<form action="http://collect.example.com/x"><input src=www.pics.example.org></form>'
+    tokens = tokenize_email(message("Content-Type: text/html", body=html))
+    assert {"url:collect.example.com", "url:www.pics.example.org", "html:form"} <= tokens
+
+
+def test_multipart_without_its_closing_boundary_reads_the_last_part_to_the_end():
+    raw = multipart("Content-Type: text/plain\n\nfirstpart", "Content-Type: text/plain\n\nlastpart")
+    raw = raw.replace("--XYZ--\n", "")
+    assert {"firstpart", "lastpart"} <= tokenize_email(raw)
+
+
+def test_multipart_whose_boundary_never_comes_is_read_as_text():
+    raw = message('Content-Type: multipart/mixed; boundary="nowhere"', body="plain words here")
+    tokens = tokenize_email(raw)
+    assert {"plain", "words", "here", "content-type:multipart/mixed"} <= tokens
+
+
+def test_preamble_and_epilogue_are_not_read():
+    raw = multipart("Content-Type: text/plain\n\ninside").replace(
+        "\n--XYZ\n", "\npreambleword\n--XYZ\n", 1
+    ) + "epilogueword\n"
+    tokens = tokenize_email(raw)
+    assert "inside" in tokens
+    assert not {"preambleword", "epilogueword"} & tokens
+
+
+def test_forwarded_message_parts_are_read():
+    inner = message("Subject: inner", "Content-Type: text/html", body="<b>forwardedword</b>")
+    raw = multipart(f"Content-Type: message/rfc822\n\n{inner}")
+    tokens = tokenize_email(raw)
+    assert {"forwardedword", "content-type:message/rfc822", "content-type:text/html"} <= tokens
+    assert "subject:inner" not in tokens  # header tokens come from the top-level header only
+
+
+# --- Hostile input: bounded work ----------------------------------------------------------
+# Each input is about a megabyte: a quadratic path (a regex retried from every character, a
+# boundary searched again for every part) would take hours on it, a linear one takes
+# milliseconds. The assertions are on the work done, counted by wrapping the tokeniser's steps,
+# never on the clock.
+
+MB = 1 << 20
+
+
+@pytest.fixture
+def work(monkeypatch):
+    """Counts of the tokeniser's work: characters given to the word scanner, entities read and
+    the deepest nesting level reached."""
+    counts = {"characters": 0, "entities": 0, "depth": 0}
+    words, entity = email_module._words, email_module._Reader.entity
+
+    def counting_words(text, *into):
+        counts["characters"] += len(text)
+        return words(text, *into)
+
+    def counting_entity(self, start, end, depth, default_type, top=False):
+        counts["entities"] += 1
+        counts["depth"] = max(counts["depth"], depth)
+        return entity(self, start, end, depth, default_type, top)
+
+    monkeypatch.setattr(email_module, "_words", counting_words)
+    monkeypatch.setattr(email_module._Reader, "entity", counting_entity)
+    return counts
+
+
+def test_five_megabyte_body(work):
+    body = " ".join(f"w{i}" for i in range(700_000)) + " lastword"  # 5.3 MB
+    tokens = tokenize_email(message("Subject: big", body=body).encode())
+    # Only the first MiB is read and at most _MAX_TEXT characters of it tokenised: each
+    # distinct word takes at least 3 of them (2 characters and a separator).
+    assert work["characters"] <= email_module._MAX_TEXT + 100
+    assert len(tokens) <= email_module._MAX_TEXT // 3 + 100
+    assert "w0" in tokens and "lastword" not in tokens
+
+
+def nested(depth: int) -> str:
+    """A multipart nested `depth` levels deep, each level with a text part ``levelN``."""
+    opening = "".join(
+        f'Content-Type: multipart/mixed; boundary="b{i}"\n\n--b{i}\n'
+        f"Content-Type: text/plain\n\nlevel{i}\n--b{i}\n"
+        for i in range(depth)
+    )
+    closing = "".join(f"\n--b{i}--\n" for i in reversed(range(depth)))
+    return "Subject: deep\n" + opening + "Content-Type: text/plain\n\nbottom\n" + closing
+
+
+def test_thousand_levels_of_nesting(work):
+    tokens = tokenize_email(nested(1000))
+    assert work["depth"] <= email_module._MAX_DEPTH
+    assert work["entities"] <= 2 * email_module._MAX_DEPTH + 1
+    assert {"level0", f"level{email_module._MAX_DEPTH - 1}"} <= tokens
+    assert f"level{email_module._MAX_DEPTH + 1}" not in tokens and "bottom" not in tokens
+
+
+def test_shallow_nesting_is_read_to_the_bottom():
+    assert {"level0", "level4", "bottom"} <= tokenize_email(nested(5))
+
+
+def test_many_parts_are_capped(work):
+    raw = multipart(*[f"Content-Type: text/plain\n\npart{i}" for i in range(50_000)])
+    tokens = tokenize_email(raw)
+    assert work["entities"] <= email_module._MAX_PARTS
+    assert "part0" in tokens and "part49999" not in tokens
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        pytest.param(message("Subject: " + "a" * MB), id="huge subject word"),
+        pytest.param(message("Subject: " + "=?" * (MB // 2)), id="encoded-word openers"),
+        pytest.param(message("From: " + "<" * MB), id="from full of <"),
+        pytest.param(message("From: " + "a" * MB), id="from without @"),
+        pytest.param(message("To: " + "@a" * (MB // 2)), id="to full of @"),
+        pytest.param(message("Received: from " + "a" * MB), id="received without dots"),
+        pytest.param(message("Received: from " + "a." * (MB // 2)), id="received all dots"),
+        pytest.param(message(*[f"X-H{i}: v" for i in range(100_000)]), id="100k header lines"),
+        pytest.param(message("Content-Type: text/plain; charset=" + "x" * MB), id="charset"),
+        pytest.param(message(body="http://" + "a" * MB), id="url without dots"),
+        pytest.param(message(body="http://a:" * (MB // 9)), id="url userinfo"),
+        pytest.param(message(body="www." * (MB // 4)), id="www chain"),
+        pytest.param(message(body="http://" + "a." * (MB // 2) + "com"), id="long host"),
+        pytest.param(message("From: a@" + "b." * (MB // 2) + "com"), id="long from domain"),
+        pytest.param(message(body="@" + "a" * MB), id="address without dots"),
+        pytest.param(message(body="\x00" * MB), id="NUL bytes"),
+        *[
+            pytest.param(message("Content-Type: text/html", body=html), id=name)
+            for name, html in [
+                ("html <", "<" * MB),
+                ("html <a", "<a " * (MB // 3)),
+                ("html <a href", "<a href" * (MB // 7)),
+                ("html comment openers", "<!--" * (MB // 4)),
+                ("html comment then openers", "<!-- x -->" + "<!--" * (MB // 4)),
+                ("html script openers", "<script>" * (MB // 8)),
+                ("html entities", "&#" * (MB // 2)),
+                ("html block tags", "<p" * (MB // 2)),
+            ]
+        ],
+        pytest.param(
+            message('Content-Type: multipart/mixed; boundary="b"', body="--bx\n" * (MB // 5)),
+            id="boundary look-alikes",
+        ),
+        pytest.param(
+            message('Content-Type: multipart/mixed; boundary="b"', body="--b" * (MB // 3)),
+            id="boundary without newlines",
+        ),
+        pytest.param(
+            message("Content-Transfer-Encoding: base64", body="!" * MB), id="base64 garbage"
+        ),
+        pytest.param(
+            message("Content-Transfer-Encoding: quoted-printable", body="=" * MB),
+            id="quoted-printable equals signs",
+        ),
+        pytest.param(
+            message("Content-Transfer-Encoding: x-uuencode", body="begin 644 a\n" + "M" * MB),
+            id="uuencode garbage",
+        ),
+    ],
+)
+def test_hostile_megabyte_inputs(raw, work):
+    for form in (raw, raw.encode("utf-8")):
+        tokens = tokenize_email(form)
+        assert isinstance(tokens, frozenset)
+        assert work["characters"] <= 2 * (email_module._MAX_TEXT + email_module._MAX_HEADER)
+        assert len(tokens) <= email_module._MAX_TEXT // 3 + 1000
+        assert sum(map(len, tokens)) <= 4 * (email_module._MAX_TEXT + email_module._MAX_HEADER)
+        work["characters"] = 0
+
+
+@pytest.mark.parametrize(
+    ("headers", "body"),
+    [
+        (("Content-Type: text/plain; charset=idna",), "caf\xe9 words"),
+        (("Content-Type: text/plain; charset=utf-16",), "\xff\xfe\x00odd"),
+        (("Content-Type: text/plain; charset=utf\x00-8",), "nul charset"),
+        (("Content-Type: text/plain; charset=rot13",), "not a text codec"),
+        (("Content-Type: text/plain; charset=x" * 100,), "long name"),
+        (("Content-Transfer-Encoding: base64",), "QUJD\x00REVG=\n===\nR0g"),
+        (("Content-Transfer-Encoding: quoted-printable",), "caf=E9=\n=ZZ=0"),
+        (("Subject: \x00=?utf-8?q?\x00?= \xff\xfe",), "\x00body\x00words"),
+        (("Content-Type: text/html; charset=\"\"",), "<p\x00>x&#0;&#x110000;&#xffffffff;</p>"),
+    ],
+)
+def test_invalid_encodings_and_nul_bytes(headers, body):
+    raw = message(*headers, body=body)
+    for form in (raw, raw.encode("latin-1")):
+        tokens = tokenize_email(form)
+        assert isinstance(tokens, frozenset)
+        assert all(isinstance(token, str) for token in tokens)
+
+
+_MIME_LEAVES = st.sampled_from(
+    [
+        "Content-Type: text/plain\n\nplain words",
+        "Content-Type: text/html\n\n<p>html <b>words</b><!-- c --></p>",
+        "Content-Type: text/plain; charset=utf-8\nContent-Transfer-Encoding: base64\n\n"
+        + base64.b64encode("é words".encode()).decode(),
+        "Content-Type: text/plain\nContent-Transfer-Encoding: quoted-printable\n\nq=3Dp=\n",
+        "Content-Type: image/gif; name=a.gif\n\nR0lGOD",
+        "Content-Type: message/rfc822\n\nSubject: x\n\nforwarded",
+        "garbage without headers",
+        "",
+    ]
+)
+
+
+@st.composite
+def mime_trees(draw, depth=0):
+    """Random MIME trees, some of them broken (missing closing boundaries, cut-off parts)."""
+    if depth >= 4 or draw(st.booleans()):
+        return draw(_MIME_LEAVES)
+    boundary = draw(st.sampled_from(["b", "b1", "=_x", "b"]))  # nested reuse of "b" too
+    parts = draw(st.lists(mime_trees(depth=depth + 1), max_size=4))
+    body = "".join(f"--{boundary}\n{part}\n" for part in parts)
+    if draw(st.booleans()):
+        body += f"--{boundary}--\n"
+    cut = draw(st.integers(0, len(body)))
+    if draw(st.booleans()):
+        body = body[:cut]
+    return f'Content-Type: multipart/{draw(st.sampled_from(["mixed", "alternative", "digest"]))}'\
+        f'; boundary="{boundary}"\n\n{body}'
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(mime_trees(), st.text(max_size=20), st.booleans())
+def test_never_raises_on_random_mime_trees(tree, noise, as_bytes):
+    raw = "Subject: s\n" + tree + noise
+    tokens = tokenize_email(raw.encode("utf-8", "surrogatepass") if as_bytes else raw)
+    assert isinstance(tokens, frozenset)
+    assert all(isinstance(token, str) and token for token in tokens)
+
+
+# --- The C kernels of the tokeniser and their Python twins --------------------------------
+
+@pytest.mark.parametrize("name", ["email_words", "email_hosts"])
+@settings(max_examples=500, deadline=None)
+@given(
+    text=st.one_of(
+        st.text(),
+        st.text(alphabet="ab'$!_.-é\u0663 \n<>@x1", max_size=200),
+        st.lists(st.sampled_from(["don't", "'", "''x''", "a" * 45, "é" * 41, "a.b", "-.x.-",
+                                  "1.2.3.4", "_", " ", "\U0001f600", "ǅ", "İ"]))
+        .map("".join),
+    )
+)
+def test_kernels_match_their_python_twins(name, text):
+    c_kernels = pytest.importorskip("streamnb._kernels", reason="C kernels not built")
+    twin = getattr(kernels, "_" + name)
+    assert getattr(c_kernels, name)(text) == twin(text)
+    assert getattr(c_kernels, name)(text.lower()) == twin(text.lower())
+    if name == "email_words":  # added to a given set, which is returned
+        words, twin_words = {"x"}, {"x"}
+        assert c_kernels.email_words(text, words) is words
+        assert twin(text, twin_words) is twin_words and words == twin_words
+
+
+_HTML_PIECES = ["<", ">", "<!--", "-->", "<script", "</script", "<style", "</style", "<p", "</p",
+                "<br/>", "<a href=x>", "<!", "<?x", "</", "<pre", "<h1", "<h7", "<td>", "</td>",
+                "<divx", "<div-", "<p\u00e9", "<scripts", "<style-", "<b>", "é", "x", " ", "-",
+                "\u0663", "\U0001f600", "&amp;", "\n"]
+
+
+@settings(max_examples=1000, deadline=None)
+@given(st.lists(st.sampled_from(_HTML_PIECES), max_size=30).map("".join) | st.text())
+def test_html_kernel_matches_its_python_twin(html):
+    c_kernels = pytest.importorskip("streamnb._kernels", reason="C kernels not built")
+    assert c_kernels.html_text(html) == kernels._html_text(html)
+
+
+def test_kernels_match_their_python_twins_on_a_long_text():
+    c_kernels = pytest.importorskip("streamnb._kernels", reason="C kernels not built")
+    # More distinct words than the C kernel's table of words seen holds.
+    text = " ".join(f"w{i} w{i % 7} x{i}.y{i % 3}.org" for i in range(5000)) + " é'x'"
+    assert c_kernels.email_words(text) == kernels._email_words(text)
+    assert c_kernels.email_hosts(text) == kernels._email_hosts(text)
+    html = "<p>a<!-- b --><script>c</script><td>d" * 2000 + "<!--e"
+    assert c_kernels.html_text(html) == kernels._html_text(html)
 
 
 # --- SMS ----------------------------------------------------------------------------------
