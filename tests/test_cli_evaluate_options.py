@@ -70,3 +70,15 @@ def test_arff_file_and_target_option(tmp_path):
     bad.write_text("a,b\n1\n")
     with pytest.raises(ValueError, match="line 2: 1 cells"):
         load_file(bad)
+
+
+def test_a_pipeline_name_with_a_bar_stays_one_markdown_cell(tmp_path, capsys):
+    spec = "river:preprocessing.OneHotEncoder|naive_bayes.BernoulliNB"
+    assert main(["evaluate", "--dataset", "vote", "--model", "indifferent", "--model", spec,
+                 "--folds", "2", "--out", str(tmp_path), "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    rows = [line for line in out.splitlines() if line.startswith("| ")]
+    head = rows[0].count(" | ")
+    row = next(line for line in rows if "BernoulliNB" in line)
+    assert "OneHotEncoder\\|naive_bayes" in row
+    assert row.replace("\\|", "").count(" | ") == head  # as many cells as the heading

@@ -51,6 +51,11 @@ _HEADINGS = {"one_minus_roca": "1-ROCA %", "ham_misclassification": "ham misclas
              "spam_misclassification": "spam misclass. %"}
 
 
+def _cell(text: str) -> str:
+    """``text`` as a markdown table cell: a ``|`` (a river pipeline's name) escaped."""
+    return text.replace("|", "\\|")
+
+
 @dataclass(frozen=True)
 class Score:
     """One model scored on one test set."""
@@ -140,11 +145,11 @@ class Evaluation:
             metrics += [m for m in SPAM_TRACK_METRICS
                         if any(np.isfinite(getattr(s, m)) for s in self.scores)]
         head = ["model", *(_HEADINGS.get(m, m) for m in metrics)] \
-            + ([f"vs {baseline} (accuracy)"] if baseline else [])
+            + ([f"vs {_cell(baseline)} (accuracy)"] if baseline else [])
         lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
         summaries = {m: self.summary(m) for m in metrics}
         for model in self.models:
-            cells = [model]
+            cells = [_cell(model)]
             for m in metrics:
                 mean, se = summaries[m][model]
                 scale = 100.0 if m == "accuracy" else 1.0
