@@ -419,7 +419,27 @@ def test_learn_one_rejects_bad_input_and_keeps_state(case):
     assert model.n_learned == before[1] + 1
 
 
-BAD_PREDICT = [c for c in BAD_LEARN if c[3] != "label" and c[0] != "-inf new numeric"]
+# an empty record is learned by nobody but predicted as the class prior (below)
+BAD_PREDICT = [c for c in BAD_LEARN if c[3] != "label" and c[0] != "-inf new numeric"
+               and c[0] != "empty record"]
+
+
+def test_an_empty_record_is_predicted_as_the_class_prior():
+    """A token-less text in a river pipeline becomes {}: every message model predicts the
+    class prior for it, one record or in a batch — what it predicts for a record of unknown
+    attributes — and learning {} is still refused."""
+    from streamnb.datasets import load
+    from streamnb.models.registry import MODELS, NUMERIC_ONLY, make_model
+
+    vote = load("vote")
+    for name in sorted(set(MODELS) - NUMERIC_ONLY - {"spam-filter"}):
+        model = make_model(name)
+        model.learn_many([x for x, _ in vote][:200], [y for _, y in vote][:200])
+        prior = model.predict_proba_one({"never-seen": "value"})
+        assert model.predict_proba_one({}) == prior, name
+        assert model.predict_proba_many([{}]).iloc[0].to_dict() == pytest.approx(prior), name
+        with pytest.raises(InvalidRecord, match="no features"):
+            model.learn_one({}, "democrat")
 
 
 @pytest.mark.parametrize("case", BAD_PREDICT, ids=[c[0] for c in BAD_PREDICT])
@@ -477,7 +497,7 @@ def test_predict_proba_many_bad_row_names_the_row():
     with pytest.raises(InvalidRecord, match="row 1"):
         model.predict_proba_many([{"o": "s"}, {"len": "x"}])
     with pytest.raises(InvalidRecord, match="row 1"):
-        model.predict_proba_many([{"o": "s"}, {}])
+        model.predict_proba_many([{"o": "s"}, 17])
 
 
 def test_invalid_constructor_parameters():

@@ -116,11 +116,11 @@ class CountClassifier(base.MiniBatchClassifier):
         return np.exp(cls._log_posterior(finite, zeros))
 
     def _check_record(self, x: Any, where: str) -> None:
+        """A record to predict is a mapping; an empty one (a token-less text in a river
+        pipeline) is predicted as the class prior, like a record of unknown attributes."""
         if not isinstance(x, Mapping):
             raise InvalidRecord(where, None, f"expected a mapping of features, got "
                                 f"{type(x).__name__}")
-        if not x:
-            raise InvalidRecord(where, None, "the record has no features")
 
     def predict_proba_one(self, x: Mapping) -> dict[Any, float]:
         self._check_record(x, "record to predict")

@@ -504,7 +504,7 @@ class Schema:
         encoded = {}
         for i in special:
             x = records[i]
-            if isinstance(x, Mapping) and not x:
+            if isinstance(x, Mapping) and not x and grow:  # predicting one: the prior
                 raise InvalidRecord(f"{where} {i}", None, "the record has no features")
             encoded[i] = self.encode(x, f"{where} {i}", grow)
         return EncodedBatch(len(records), np.repeat(np.arange(len(records)), lengths),
