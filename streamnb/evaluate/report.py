@@ -56,6 +56,17 @@ def _figure(path: Path):
     return plt
 
 
+def _finish(plt, fig, ax, path: Path, title: str, legend: str, small: bool = False) -> Path:
+    """Grid, legend, title; write ``path`` and close the figure (every plot ends so)."""
+    ax.grid(alpha=0.3)
+    ax.legend(loc=legend, fontsize="small" if small else None)
+    ax.set_title(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
 def plot_reliability(evaluation: Evaluation, path: str | Path, bins: int = 10) -> Path:
     """One reliability diagram with a line per model."""
     path = Path(path)
@@ -70,13 +81,9 @@ def plot_reliability(evaluation: Evaluation, path: str | Path, bins: int = 10) -
     ax.set_ylabel("accuracy")
     ax.set_xlim(0, 1)
     ax.set_ylim(0, 1.02)
-    ax.grid(alpha=0.3)
-    ax.legend(loc="upper left", fontsize="small")
-    ax.set_title(f"Reliability: {evaluation.dataset} ({evaluation.protocol})")
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return _finish(plt, fig, ax, path,
+                   f"Reliability: {evaluation.dataset} ({evaluation.protocol})", "upper left",
+                   small=True)
 
 
 def plot_learning_curves(curves: dict[str, list[tuple[int, float]]], path: str | Path,
@@ -93,13 +100,7 @@ def plot_learning_curves(curves: dict[str, list[tuple[int, float]]], path: str |
     ax.set_xlabel(xlabel)
     ax.set_ylabel("prequential accuracy")
     ax.set_ylim(max(0.0, low - 0.05), 1.0)
-    ax.grid(alpha=0.3)
-    ax.legend(loc="lower right")
-    ax.set_title(title)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return _finish(plt, fig, ax, path, title, "lower right")
 
 
 def write_roc_csv(curves: RocCurves, path: str | Path) -> Path:
@@ -143,13 +144,7 @@ def plot_roc(curves: RocCurves, path: str | Path, title: str) -> Path:
     ax.set_ylabel("true-positive rate (spam called spam)")
     ax.set_xlim(0, 1)
     ax.set_ylim(0, 1.02)
-    ax.grid(alpha=0.3)
-    ax.legend(loc="lower right", fontsize="small")
-    ax.set_title(title)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return _finish(plt, fig, ax, path, title, "lower right", small=True)
 
 
 def plot_accuracy_curves(cumulative: Mapping[str, Curve], rolling: Mapping[str, Curve],
@@ -174,13 +169,7 @@ def plot_accuracy_curves(cumulative: Mapping[str, Curve], rolling: Mapping[str, 
     ax.set_xlabel(xlabel)
     ax.set_ylabel("prequential accuracy")
     ax.set_ylim(max(0.0, low - 0.05), 1.0)
-    ax.grid(alpha=0.3)
-    ax.legend(loc="lower right", fontsize="small")
-    ax.set_title(title)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return _finish(plt, fig, ax, path, title, "lower right", small=True)
 
 
 def write_report(evaluation: Evaluation, directory: str | Path, baseline: str | None = None,
