@@ -70,8 +70,11 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--test-size", type=int, default=None,
                    help="splits: test records (default: all the others)")
     p.add_argument("--test-fraction", type=float, default=0.3, help="holdout: test share")
-    p.add_argument("--discretize", choices=("none", "equal-frequency", "mdl"), default="none",
-                   help="numeric attributes → intervals fitted on each training part")
+    p.add_argument("--discretize", choices=("auto", "none", "equal-frequency", "mdl"),
+                   default="auto",
+                   help="numeric attributes → intervals fitted on each training part, for "
+                   "every model (auto: mdl when a model of discrete attributes only, such as "
+                   "tan, aode or the selective ones, meets numeric attributes; else none)")
     p.add_argument("--bins", type=int, default=5, help="equal-frequency intervals")
     p.add_argument("--limit", type=int, default=None, help="use the first N records only")
     p.add_argument("--delay", type=int, default=None, metavar="K",
@@ -158,6 +161,16 @@ def _check(args: argparse.Namespace) -> str | None:
     return _check_dataset(args.dataset)
 
 
+def _numeric_attributes(records: list) -> list[str]:
+    """Names of the attributes with a float value (NaN is missing), in order of appearance."""
+    seen: dict[str, None] = {}
+    for x in records:
+        for name, value in x.items():
+            if isinstance(value, float) and value == value and name not in seen:
+                seen[str(name)] = None
+    return list(seen)
+
+
 def _check_dataset(name: str) -> str | None:
     from streamnb.datasets import names
 
@@ -191,14 +204,30 @@ def run(args: argparse.Namespace) -> int:
     except (ValueError, KeyError, OSError) as exc:  # a malformed file, an absent package
         print(f"streamnb evaluate: {str(exc).strip(chr(39))}", file=sys.stderr)
         return 2
-    discretizer = {"none": None, "mdl": MDLDiscretizer,
+    method = args.discretize
+    if method in ("auto", "none"):
+        numeric = _numeric_attributes(records)
+        discrete_only = [spec for spec, factory in models.items()
+                         if getattr(factory(), "_numeric", True) is False]
+        if numeric and discrete_only:
+            if method == "none" or args.protocol == "prequential":
+                print(f"streamnb evaluate: {', '.join(discrete_only)} take discrete attributes "
+                      f"only and {args.dataset} has numeric ones ({', '.join(numeric[:3])}"
+                      f"{', …' if len(numeric) > 3 else ''}): use --protocol cv, holdout or "
+                      "splits with --discretize mdl or equal-frequency", file=sys.stderr)
+                return 2
+            method = "mdl"
+            print(f"numeric attributes discretised by MDL on each training part, for every "
+                  f"model ({', '.join(discrete_only)} take discrete attributes only)")
+    discretizer = {"auto": None, "none": None, "mdl": MDLDiscretizer,
                    "equal-frequency": lambda: EqualFrequencyDiscretizer(bins=args.bins)
-                   }[args.discretize]
+                   }[method]
     common = {"dataset": args.dataset, "progress": not args.no_progress}
     if args.protocol == "prequential":
         if discretizer is not None:
-            raise SystemExit("--discretize applies to cv, holdout and splits (a stream "
-                             "discretises online: put a discretiser in a river pipeline)")
+            print("streamnb evaluate: --discretize applies to cv, holdout and splits (a stream "
+                  "discretises online: put a discretiser in a river pipeline)", file=sys.stderr)
+            return 2
         result = compare_prequential(models, list(zip(records, labels, strict=True)),
                                      positive=positive, delay=args.delay or 0,
                                      feedback=args.feedback, seed=args.seed, **common)

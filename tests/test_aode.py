@@ -6,9 +6,8 @@ from fractions import Fraction as F
 
 import pandas as pd
 import pytest
-from river import checks
 
-from conftest import labels_and_domains
+from conftest import check_discrete_estimator, labels_and_domains
 from streamnb import AODE, load_model
 
 DATA = [({"a": "x", "b": "x", "c": "u"}, "+"), ({"a": "y", "b": "y", "c": "u"}, "+"),
@@ -88,8 +87,8 @@ def test_merge_equals_learning_everything():
         assert a.predict_proba_one(q) == pytest.approx(whole.predict_proba_one(q), abs=1e-12)
 
 
-def test_river_check_estimator():
-    checks.check_estimator(AODE())
+def test_river_check_estimator(monkeypatch):
+    check_discrete_estimator(AODE(), monkeypatch)
 
 
 TOKEN_DATA = [({"free": True, "money": True}, "spam"), ({"meeting": True}, "ham"),

@@ -8,9 +8,8 @@ from fractions import Fraction as F
 import numpy as np
 import pandas as pd
 import pytest
-from river import checks
 
-from conftest import labels_and_domains
+from conftest import check_discrete_estimator, labels_and_domains
 from streamnb import TAN, load_model
 from streamnb.stats import InvalidRecord
 from streamnb.structure import PairwiseCounts, learn_tan_structure
@@ -153,8 +152,8 @@ def test_ml_estimator_is_rejected():
 
 @pytest.mark.parametrize("params", [{"relearn_every": 50}, {"relearn_every": 50,
                                                             "weight": "ddr"}])
-def test_river_check_estimator(params):
-    checks.check_estimator(TAN(**params))
+def test_river_check_estimator(params, monkeypatch):
+    check_discrete_estimator(TAN(**params), monkeypatch, order_free=False)
 
 
 def test_numpy_counts_are_float64():

@@ -59,6 +59,8 @@ class CountClassifier(base.MiniBatchClassifier):
     _format: ClassVar[str] = ""
     #: the class of ``stats`` (its ``from_state`` restores a saved model's statistics)
     _statistics: ClassVar[type] = CountStatistics
+    #: False for models of discrete attributes only: a float attribute is refused, not modelled
+    _numeric: ClassVar[bool] = True
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -71,7 +73,8 @@ class CountClassifier(base.MiniBatchClassifier):
             raise ValueError(f"nominal must be an iterable of attribute names, got {nominal!r}")
         if domains is not None and not isinstance(domains, Mapping):
             raise ValueError(f"domains must be a mapping attribute -> values, got {domains!r}")
-        self.stats = CountStatistics(Schema(nominal=nominal or (), domains=domains))
+        self.stats = CountStatistics(Schema(nominal=nominal or (), domains=domains,
+                                            numeric=self._numeric))
         self.n_learned = 0
 
     @property

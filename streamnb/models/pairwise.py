@@ -93,6 +93,8 @@ class PairwiseNaiveBayes(NaiveBayes):
     most ``max_candidates`` attributes (the first ones seen, then the most informative about
     the class at each :meth:`refresh_candidates`). Subclasses say how they use the pairs."""
 
+    _numeric = False  # dependences among discrete values; a float attribute is refused
+
     def __init__(self, estimator: str | Estimator = "indifferent", max_candidates: int = 200,
                  nominal: Iterable | None = None, domains: Mapping | None = None,
                  var_smoothing: float = 1e-9) -> None:

@@ -25,8 +25,9 @@ value missing or never seen in learning). Token attributes are never missing: ab
 A relearn: the candidates (the ``max_candidates`` discrete attributes of highest I(X; C) in the
 counts) → Info-AS over the reservoir's records (``metric``, optional χ² stop at
 ``significance``) → the subclass's network over the selected attributes → family tables → swap
-(``structure_version`` + 1). Numeric attributes take no part: discretise them first (the
-paper's data are nominal).
+(``structure_version`` + 1). A numeric (float) attribute is refused with
+:class:`~streamnb.stats.InvalidRecord` naming record and field: discretise it first (the paper's
+data are nominal; :class:`~streamnb.features.MDLDiscretizer`).
 
 **Text attributes** (a bag of tokens, :mod:`streamnb.stats.schema`): their tokens compete with
 the other attributes for the candidates, each as a binary attribute "the token occurs in the
@@ -81,6 +82,8 @@ RESERVOIR_ESTIMATE = "reservoir (estimate)"
 class SelectiveClassifier(CountClassifier):
     """Base class: a Bayesian network over the class and Info-AS-selected attributes, learned
     from a record reservoir and parameterised by exact family counts (module docstring)."""
+
+    _numeric = False  # dependences among discrete values; a float attribute is refused
 
     def __init__(self, metric: str = "cgr", significance: float | None = None,
                  max_candidates: int = 100, reservoir_size: int = 10_000,

@@ -153,7 +153,9 @@ class TAN(PairwiseNaiveBayes):
         frequent and the mode is a good guess (the soybean data), and hurts where they are
         rare and informative (Weka's vote: docs/weka.md).
     nominal, domains, var_smoothing
-        As in :class:`NaiveBayes`. Numeric attributes stay naive (Gaussian, no parent).
+        As in :class:`NaiveBayes`. A numeric (float) attribute is refused with
+        :class:`~streamnb.stats.InvalidRecord` naming record and field: discretise it first
+        (:class:`~streamnb.features.MDLDiscretizer`).
 
     A text attribute (a bag of tokens: ``{"tokens": frozenset(words)}``) is used with the text
     event model: its tokens compete for the candidates as binary attributes "w occurs", named

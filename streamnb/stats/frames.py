@@ -124,6 +124,12 @@ def _encode_frame(schema: Schema, frame: Any, where: str, grow: bool) -> Encoded
                 errors.append((first, position, InvalidRecord(f"{where} {first}", name,
                                                               str(exc))))
                 continue
+            if grow:
+                try:
+                    schema.check_new(kind, f"{where} {first}", name)
+                except InvalidRecord as exc:
+                    errors.append((first, position, exc))
+                    continue
         plan = _Column(position, name, kind)
         if kind == NOMINAL:
             try:

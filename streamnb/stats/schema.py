@@ -167,6 +167,10 @@ def _kind_of(value: Any) -> int | None:
 
 
 _BAGS = (Mapping, list, tuple, set, frozenset)
+_NUMERIC_REFUSED = (
+    "a numeric (float) attribute, but this model takes discrete attributes only: discretise "
+    "it first (streamnb.features.MDLDiscretizer or EqualFrequencyDiscretizer; `streamnb "
+    "evaluate --discretize mdl`)")
 
 
 class Schema:
@@ -180,12 +184,18 @@ class Schema:
         Declared value domains ``{attribute: [values]}`` of nominal attributes. Declared values
         are registered up front, so ``#A_i`` is the declared size from the first record on;
         values outside a declared domain still extend it (and ``#A_i``) when learned.
+    numeric
+        False for a model of discrete attributes only (TAN, AODE, the selective models): a new
+        attribute of float values is then refused with :class:`InvalidRecord` naming record
+        and field, before anything is registered.
 
     """
 
     def __init__(self, nominal: Iterable[Hashable] = (),
-                 domains: Mapping[Hashable, Iterable[Hashable]] | None = None) -> None:
+                 domains: Mapping[Hashable, Iterable[Hashable]] | None = None,
+                 numeric: bool = True) -> None:
         self.declared_nominal = frozenset(normalize_name(n) for n in nominal)
+        self.numeric = numeric
         self.attributes = Domain()
         self.kinds: list[int] = []
         self.slots: list[int] = []  # nominal/numeric: slot among its kind; token: its column
@@ -301,6 +311,11 @@ class Schema:
         return self._attribute_size.data[self._column_attribute.data[columns]]
 
     # -- registration -----------------------------------------------------------------------
+    def check_new(self, kind: int, record: str, name: Any) -> None:
+        """Refuse a new attribute of a kind this schema does not take."""
+        if kind == NUMERIC and not self.numeric:
+            raise InvalidRecord(record, name, _NUMERIC_REFUSED)
+
     def _add_attribute(self, name: Any, kind: int) -> int:
         a = self.attributes.add(name)
         self.kinds.append(kind)
@@ -532,6 +547,7 @@ class Schema:
                 if kind == TEXT:  # unknown, so skipped, but a malformed bag is still an error
                     self._text_draws(value, record, name)
                 return
+            self.check_new(kind, record, name)
             a = self._add_attribute(name, kind)
         kind = self.kinds[a]
         if kind == TOKEN:
@@ -602,6 +618,7 @@ class Schema:
     def to_json(self) -> dict[str, Any]:
         return {
             "declared_nominal": [encode(n) for n in sorted(self.declared_nominal, key=repr)],
+            "numeric": self.numeric,
             "attributes": [[encode(n), KINDS[k]] for n, k in zip(self.attributes.values,
                                                                  self.kinds, strict=True)],
             "columns": [[a, encode(v)] for a, v in zip(self.column_attribute, self.column_value,
@@ -610,7 +627,8 @@ class Schema:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Schema:
-        schema = cls(nominal=[decode(n) for n in data["declared_nominal"]])
+        schema = cls(nominal=[decode(n) for n in data["declared_nominal"]],
+                     numeric=bool(data.get("numeric", True)))  # older states: True
         for name, kind in data["attributes"]:
             name, kind = decode(name), KINDS.index(kind)
             if name in schema.attributes:
