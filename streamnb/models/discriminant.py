@@ -42,7 +42,7 @@ from scipy.linalg import solve_triangular
 from streamnb.models.base import CountClassifier
 from streamnb.stats.codec import normalize_label
 from streamnb.stats.covariance import ClassCovariance, ledoit_wolf_intensity
-from streamnb.stats.schema import InvalidRecord
+from streamnb.stats.schema import InvalidRecord, RecordName
 from streamnb.stats.vectors import encode_vector, encode_vectors
 
 __all__ = ["GaussianDiscriminant", "check_shrinkage", "cholesky_with_jitter", "shrink"]
@@ -152,7 +152,7 @@ class GaussianDiscriminant(CountClassifier):
         ys = list(y)
         if len(ys) != len(X):
             raise ValueError(f"{len(X)} records but {len(ys)} labels")
-        labels = [self._label(v, f"row {i}") for i, v in enumerate(ys)]
+        labels = [self._label(v, RecordName("row", i)) for i, v in enumerate(ys)]
         values = encode_vectors(self.stats.attributes, X, "row", grow=True)
         classes = np.array([self.stats.labels.add(v) for v in labels], dtype=np.int64)
         self.stats.update_many(classes, values)

@@ -13,7 +13,7 @@ from streamnb.features.email import tokenize_email
 from streamnb.features.sms import tokenize_sms
 from streamnb.features.text import tokenize_text
 from streamnb.models.base import CountClassifier
-from streamnb.stats import InvalidRecord
+from streamnb.stats import InvalidRecord, RecordName
 from streamnb.stats.frames import records_of
 
 __all__ = ["SpamFilter"]
@@ -188,8 +188,8 @@ class SpamFilter(CountClassifier):
         texts, labels = _messages(X), list(y)
         if len(texts) != len(labels):
             raise ValueError(f"{len(texts)} texts but {len(labels)} labels")
-        records = [{_ATTRIBUTE: self.tokens(t, f"row {i}")} for i, t in enumerate(texts)]
-        labels = [self._label(v, f"row {i}") for i, v in enumerate(labels)]
+        records = [{_ATTRIBUTE: self.tokens(t, RecordName("row", i))} for i, t in enumerate(texts)]
+        labels = [self._label(v, RecordName("row", i)) for i, v in enumerate(labels)]
         self.stats.update_many(records, labels, record="row")
         self.n_learned += len(texts)
 
@@ -239,7 +239,7 @@ class SpamFilter(CountClassifier):
         return self._score(self.tokens(x, "message to score"), "message to score")
 
     def score_many(self, X: Iterable[str | bytes]) -> np.ndarray:
-        return np.array([self._score(self.tokens(t, f"row {i}"), f"row {i}")
+        return np.array([self._score(self.tokens(t, RecordName("row", i)), RecordName("row", i))
                          for i, t in enumerate(_messages(X))])
 
     def verdict_one(self, x: str | bytes) -> Any:

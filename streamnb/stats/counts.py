@@ -13,7 +13,7 @@ from streamnb.stats.domain import Domain
 from streamnb.stats.forgetting import check_decay_factor
 from streamnb.stats.frames import encode_batch
 from streamnb.stats.moments import Moments
-from streamnb.stats.schema import TOKEN, EncodedBatch, InvalidRecord, Schema
+from streamnb.stats.schema import TOKEN, EncodedBatch, InvalidRecord, RecordName, Schema
 from streamnb.stats.token_histogram import TokenHistogram
 
 __all__ = ["CountStatistics"]
@@ -236,7 +236,7 @@ class CountStatistics:
         if len(ys) != len(xs):
             raise ValueError(f"{len(xs)} records but {len(ys)} labels")
         labels = [y if type(y) is str or type(y) is int or type(y) is bool
-                  else self.encode_label(y, f"{record} {i}") for i, y in enumerate(ys)]
+                  else self.encode_label(y, RecordName(record, i)) for i, y in enumerate(ys)]
         mark = self.schema.mark()
         try:
             batch = encode_batch(self.schema, xs, record, grow=True)

@@ -23,6 +23,7 @@ from streamnb.stats.schema import (
     TOKEN,
     EncodedBatch,
     InvalidRecord,
+    RecordName,
     Schema,
     _kind_of,
 )
@@ -105,7 +106,7 @@ def _encode_frame(schema: Schema, frame: Any, where: str, grow: bool) -> Encoded
         try:
             name = normalize_name(label)
         except TypeError as exc:
-            errors.append((0, position, InvalidRecord(f"{where} 0", label, str(exc))))
+            errors.append((0, position, InvalidRecord(RecordName(where, 0), label, str(exc))))
             continue
         missing = series.isna().to_numpy()
         observed = np.flatnonzero(~missing)
@@ -121,12 +122,12 @@ def _encode_frame(schema: Schema, frame: Any, where: str, grow: bool) -> Encoded
             try:
                 kind = _kind_of(series.iat[first])
             except TypeError as exc:
-                errors.append((first, position, InvalidRecord(f"{where} {first}", name,
+                errors.append((first, position, InvalidRecord(RecordName(where, first), name,
                                                               str(exc))))
                 continue
             if grow:
                 try:
-                    schema.check_new(kind, f"{where} {first}", name)
+                    schema.check_new(kind, RecordName(where, first), name)
                 except InvalidRecord as exc:
                     errors.append((first, position, exc))
                     continue
@@ -142,7 +143,7 @@ def _encode_frame(schema: Schema, frame: Any, where: str, grow: bool) -> Encoded
             coerced = []
             for u, row in zip(uniques, first_rows.tolist(), strict=True):
                 try:
-                    coerced.append(Schema._nominal_value(u, f"{where} {row}", name))
+                    coerced.append(Schema._nominal_value(u, RecordName(where, row), name))
                 except InvalidRecord as exc:
                     errors.append((row, position, exc))
                     coerced.append(_MISSING)
@@ -158,7 +159,8 @@ def _encode_frame(schema: Schema, frame: Any, where: str, grow: bool) -> Encoded
                 present = np.zeros(n, dtype=bool)
                 for row in observed.tolist():
                     try:
-                        present[row] = Schema._token_present(values[row], f"{where} {row}", name)
+                        present[row] = Schema._token_present(values[row],
+                                                             RecordName(where, row), name)
                     except InvalidRecord as exc:
                         errors.append((row, position, exc))
                         break
@@ -171,12 +173,12 @@ def _encode_frame(schema: Schema, frame: Any, where: str, grow: bool) -> Encoded
                 if len(bad):
                     row = int(bad[0])
                     errors.append((row, position, InvalidRecord(
-                        f"{where} {row}", name, f"non-finite value {numbers[row]!r}")))
+                        RecordName(where, row), name, f"non-finite value {numbers[row]!r}")))
             else:
                 numbers = np.full(n, np.nan)
                 for row in observed.tolist():
                     try:
-                        value = Schema._numeric_value(values[row], f"{where} {row}", name)
+                        value = Schema._numeric_value(values[row], RecordName(where, row), name)
                     except InvalidRecord as exc:
                         errors.append((row, position, exc))
                         break
@@ -194,11 +196,11 @@ def _first_bad_nominal(series: Any, observed: np.ndarray, position: int, name: A
                        where: str) -> tuple[int, int, InvalidRecord]:
     for row in observed.tolist():
         try:
-            Schema._nominal_value(series.iat[row], f"{where} {row}", name)
+            Schema._nominal_value(series.iat[row], RecordName(where, row), name)
         except InvalidRecord as exc:
             return row, position, exc
     row = int(observed[0])
-    return row, position, InvalidRecord(f"{where} {row}", name, "unhashable value")
+    return row, position, InvalidRecord(RecordName(where, row), name, "unhashable value")
 
 
 def _register(schema: Schema, plans: list[_Column], grow: bool) -> None:

@@ -40,18 +40,34 @@ from streamnb.stats.codec import decode, encode, normalize_name
 from streamnb.stats.domain import Domain
 
 __all__ = ["KINDS", "NOMINAL", "NUMERIC", "TEXT", "TOKEN", "Encoded", "EncodedBatch",
-           "InvalidRecord", "Schema"]
+           "InvalidRecord", "RecordName", "Schema"]
 
 NOMINAL, TOKEN, NUMERIC, TEXT = 0, 1, 2, 3
 KINDS = ("nominal", "token", "numeric", "text")
 _MISSING = object()
 
 
+class RecordName(str):
+    """How errors name a record ("row 17", "record 9"), carrying the record's index in its
+    batch as ``row`` (None outside a batch) so callers never parse it back out of the text."""
+
+    row: int | None
+
+    def __new__(cls, where: str, row: int | None = None) -> RecordName:
+        name = super().__new__(cls, where if row is None else f"{where} {row}")
+        name.row = row
+        return name
+
+
 class InvalidRecord(ValueError):
-    """A record (or one of its fields) that cannot be learned or classified."""
+    """A record (or one of its fields) that cannot be learned or classified.
+
+    ``record`` names it for people; ``row`` is its index in the batch being learned or
+    predicted (None for a single record); ``field`` the attribute at fault, if one is."""
 
     def __init__(self, record: str, field: Any, reason: str) -> None:
         self.record = record
+        self.row: int | None = getattr(record, "row", None)
         self.field = field
         self.reason = reason
         where = record if field is None else f"{record}, field {field!r}"
@@ -520,8 +536,8 @@ class Schema:
         for i in special:
             x = records[i]
             if isinstance(x, Mapping) and not x and grow:  # predicting one: the prior
-                raise InvalidRecord(f"{where} {i}", None, "the record has no features")
-            encoded[i] = self.encode(x, f"{where} {i}", grow)
+                raise InvalidRecord(RecordName(where, i), None, "the record has no features")
+            encoded[i] = self.encode(x, RecordName(where, i), grow)
         return EncodedBatch(len(records), np.repeat(np.arange(len(records)), lengths),
                             np.frombuffer(columns, dtype=np.int64), encoded)
 

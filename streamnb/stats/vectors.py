@@ -20,7 +20,7 @@ import numpy as np
 from streamnb.stats.codec import normalize_name
 from streamnb.stats.domain import Domain
 from streamnb.stats.frames import records_of
-from streamnb.stats.schema import InvalidRecord
+from streamnb.stats.schema import InvalidRecord, RecordName
 
 __all__ = ["encode_vector", "encode_vectors"]
 
@@ -77,7 +77,7 @@ def encode_vectors(attributes: Domain, X: Any, where: str, grow: bool) -> np.nda
         frame = _numeric_frame(attributes, X, where, grow)
         if frame is not None:
             return frame
-        rows = [encode_vector(attributes, x, f"{where} {i}", grow)
+        rows = [encode_vector(attributes, x, RecordName(where, i), grow)
                 for i, x in enumerate(records_of(X))]
     except BaseException:
         attributes.truncate(size)
@@ -102,7 +102,8 @@ def _numeric_frame(attributes: Domain, X: Any, where: str, grow: bool) -> np.nda
     bad = np.isinf(values)
     if bad.any():
         i, j = map(int, np.argwhere(bad)[0])
-        raise InvalidRecord(f"{where} {i}", X.columns[j], f"non-finite value {values[i, j]!r}")
+        raise InvalidRecord(RecordName(where, i), X.columns[j],
+                            f"non-finite value {values[i, j]!r}")
     columns = []
     for name in X.columns:
         try:
