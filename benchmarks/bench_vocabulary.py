@@ -4,9 +4,10 @@ For each vocabulary size V (default 10k, 100k and 1M distinct tokens) a model le
 (messages of ``--tokens`` new tokens each, ``learn_many`` in batches of 1,000), then the cost
 per record is timed for ``learn_one``, ``learn_many`` (batches of ``--batch``),
 ``predict_proba_one`` and ``predict_proba_many`` (same batches) on ``--records`` messages whose
-tokens are drawn from the vocabulary (``--draws``: uniformly, the worst case for the CPU caches,
-or by Zipf's law, as words are) plus one new token each (a stream's vocabulary keeps growing). Each figure is the median of ``--repeats`` runs on fresh messages. The table
-ends with the ratio of the cost at the largest V to that at the smallest: 1.0 means no
+tokens are drawn from the vocabulary (``--draws``: uniformly, the worst case for the CPU
+caches, or by Zipf's law, as words are) plus one new token each (a stream's vocabulary keeps
+growing). Each figure is the median of ``--repeats`` runs on fresh messages. The table ends
+with the ratio of the cost at the largest V to that at the smallest: 1.0 means no
 O(vocabulary) work per record or batch.
 
 Memory: RSS growth per distinct token after learning the largest V tokens, for streamnb
