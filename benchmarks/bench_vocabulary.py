@@ -3,10 +3,12 @@
 For each vocabulary size V (default 10k, 100k and 1M distinct tokens) a model learns V tokens
 (messages of ``--tokens`` new tokens each, ``learn_many`` in batches of 1,000), then the cost
 per record is timed for ``learn_one``, ``learn_many`` (batches of ``--batch``),
-``predict_proba_one`` and ``predict_proba_many`` (same batches) on ``--records`` messages whose
-tokens are drawn from the vocabulary (``--draws``: uniformly, the worst case for the CPU
-caches, or by Zipf's law, as words are) plus one new token each (a stream's vocabulary keeps
-growing). Each figure is the median of ``--repeats`` runs on fresh messages. The table ends
+``predict_proba_one``, ``predict_proba_many`` (same batches) and both prequential orders of a
+batch (``prequential_many``: ``predict_proba_many`` then ``learn_many`` of the records, each
+encoding them; ``prequential_encoded``: ``encode_many`` once, then both) on ``--records``
+messages whose tokens are drawn from the vocabulary (``--draws``: uniformly, the worst case for
+the CPU caches, or by Zipf's law, as words are) plus one new token each (a stream's vocabulary
+keeps growing). Each figure is the median of ``--repeats`` runs on fresh messages. The table ends
 with the ratio of the cost at the largest V to that at the smallest: 1.0 means no
 O(vocabulary) work per record or batch.
 
@@ -34,7 +36,8 @@ from collections.abc import Callable, Iterator
 
 import numpy as np
 
-PATHS = ("learn_one", "learn_many", "predict_proba_one", "predict_proba_many")
+PATHS = ("learn_one", "learn_many", "predict_proba_one", "predict_proba_many",
+         "prequential_many", "prequential_encoded")
 
 
 def new_messages(start: int, n: int, tokens: int) -> Iterator[dict[str, bool]]:
@@ -102,6 +105,17 @@ def time_paths(vocabulary: int, args: argparse.Namespace) -> dict[str, float]:
         for i in range(0, n, b):
             model.predict_proba_many(xs["predict_proba_many"][i:i + b])
         costs["predict_proba_many"].append((time.perf_counter() - start) / n)
+        start = time.perf_counter()
+        for i in range(0, n, b):
+            model.predict_proba_many(xs["prequential_many"][i:i + b])
+            model.learn_many(xs["prequential_many"][i:i + b], ys[i:i + b])
+        costs["prequential_many"].append((time.perf_counter() - start) / n)
+        start = time.perf_counter()
+        for i in range(0, n, b):
+            batch = model.encode_many(xs["prequential_encoded"][i:i + b])
+            model.predict_proba_many(batch)
+            model.learn_many(batch, ys[i:i + b])
+        costs["prequential_encoded"].append((time.perf_counter() - start) / n)
     return {path: statistics.median(values) for path, values in costs.items()}
 
 
@@ -170,14 +184,14 @@ def main() -> None:
           f"batches of "
           f"{args.batch}, {args.records} records x {args.repeats} repeats per path, "
           f"C kernels: {ACCELERATED}")
-    print(f"{'distinct tokens':>16} " + " ".join(f"{p + ' us':>22}" for p in PATHS))
+    print(f"{'distinct tokens':>22} " + " ".join(f"{p + ' us':>22}" for p in PATHS))
     results = {}
     for vocabulary in sizes:
         results[vocabulary] = costs = time_paths(vocabulary, args)
-        print(f"{vocabulary:>16,} " + " ".join(f"{costs[p] * 1e6:>22.2f}" for p in PATHS),
+        print(f"{vocabulary:>22,} " + " ".join(f"{costs[p] * 1e6:>22.2f}" for p in PATHS),
               flush=True)
     low, high = sizes[0], sizes[-1]
-    print(f"{f'ratio {high:,}/{low:,}':>16} " + " ".join(
+    print(f"{f'ratio {high:,}/{low:,}':>22} " + " ".join(
         f"{results[high][p] / results[low][p]:>22.2f}" for p in PATHS))
     ours = rss_in_subprocess("streamnb", high, args.tokens)
     river = rss_in_subprocess("river", high, args.tokens)

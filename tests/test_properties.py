@@ -452,3 +452,29 @@ def test_learn_many_equals_learn_one_with_the_same_predictions(data, chunk, quer
         assert many.predict_proba_one(q) == one.predict_proba_one(q)
     assert (many.predict_proba_many(queries).to_numpy()
             == one.predict_proba_many(queries).to_numpy()).all()
+
+
+@SETTINGS
+@given(st.sampled_from(sorted(ESTIMATORS)),
+       st.lists(st.lists(labelled, min_size=1, max_size=6), min_size=1, max_size=6))
+def test_one_encoding_for_predict_then_learn(name, batches):
+    """Prequential batches encoded once (``encode_many``, then ``predict_proba_many`` and
+    ``learn_many`` of the same batch) give the predictions, to the last bit, and the counts
+    and schema of the records predicted and learned as they are."""
+    make = ESTIMATORS[name][0] if name in ("m-estimate", "bibl") else (lambda: name)
+    plain, shared = NaiveBayes(estimator=make()), NaiveBayes(estimator=make())
+    for batch in batches:
+        xs, ys = [x for x, _ in batch], [y for _, y in batch]
+        encoded = shared.encode_many(xs)
+        if plain.classes:
+            want = plain.predict_proba_many(xs).to_numpy()
+            assert (shared.predict_proba_many(encoded).to_numpy() == want).all()
+            want = plain.predict_log_proba_many(xs).to_numpy()
+            assert (shared.predict_log_proba_many(encoded).to_numpy() == want).all()
+        plain.learn_many(xs, ys)
+        shared.learn_many(encoded, ys)
+        assert_same_stats(shared.stats.to_dict(), plain.stats.to_dict())
+        assert shared.stats.schema.to_json() == plain.stats.schema.to_json()
+        if any(encoded.registrations):  # the schema grew: the batch is stale
+            with pytest.raises(ValueError, match="encode it again"):
+                shared.predict_proba_many(encoded)

@@ -19,6 +19,7 @@ from streamnb.estimators import ESTIMATORS, Estimator
 from streamnb.stats import CountStatistics, InvalidRecord, Schema, read_state, write_state
 from streamnb.stats.codec import from_json_value, to_json_value
 from streamnb.stats.persist import StateFileError
+from streamnb.stats.schema import EncodedBatch
 
 __all__ = ["CountClassifier", "load_model"]
 
@@ -94,9 +95,17 @@ class CountClassifier(base.MiniBatchClassifier):
         self.stats.update(x, y, self.n_learned + 1)
         self.n_learned += 1
 
+    def encode_many(self, X: Any) -> EncodedBatch:
+        """``X`` (DataFrame or sequence of mappings) encoded once for ``predict_proba_many``
+        (or ``predict_log_proba_many``) and then ``learn_many`` of the same records: the
+        prequential order, at the cost of one encoding (:meth:`CountStatistics.encode
+        <streamnb.stats.CountStatistics.encode>`)."""
+        return self.stats.encode(X, "row")
+
     def learn_many(self, X: Any, y: Any) -> None:
-        """Learn a batch (DataFrame or sequence of mappings); same counts as ``learn_one`` on
-        each row in order. A bad row rejects the whole batch and changes nothing."""
+        """Learn a batch (DataFrame, sequence of mappings or :meth:`encode_many`'s batch); same
+        counts as ``learn_one`` on each row in order. A bad row rejects the whole batch and
+        changes nothing."""
         self.stats.update_many(X, list(y), record="row")
         self.n_learned += len(X)
 

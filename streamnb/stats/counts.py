@@ -223,24 +223,51 @@ class CountStatistics:
 
     def update_many(self, xs: Any, ys: Iterable[Any],
                     record: str = "row") -> EncodedBatch:
-        """Count a batch (a sequence of mappings or a DataFrame); equal to ``update`` on each
-        record in order. A bad record rejects the whole batch (its row is named) and leaves the
-        statistics unchanged."""
+        """Count a batch (a sequence of mappings, a DataFrame, or an :class:`EncodedBatch`
+        from :meth:`encode`); equal to ``update`` on each record in order. A bad record rejects
+        the whole batch (its row is named) and leaves the statistics unchanged."""
         ys = list(ys)
         if len(ys) != len(xs):
             raise ValueError(f"{len(xs)} records but {len(ys)} labels")
         labels = [y if type(y) is str or type(y) is int or type(y) is bool
                   else self.encode_label(y, f"{record} {i}") for i, y in enumerate(ys)]
-        mark = self.schema.mark()
-        try:
-            batch = encode_batch(self.schema, xs, record, grow=True)
-        except BaseException:
-            self.schema.rollback(mark)
-            raise
+        if isinstance(xs, EncodedBatch):
+            batch = xs
+            if batch.registrations is None:
+                raise TypeError("an EncodedBatch to learn comes from CountStatistics.encode")
+            if batch.schema_version != self.schema.version:
+                raise ValueError("the batch was encoded before these statistics' attributes "
+                                 "changed: encode it again")
+            self.schema.replay(batch.registrations)
+        else:
+            mark = self.schema.mark()
+            try:
+                batch = encode_batch(self.schema, xs, record, grow=True)
+            except BaseException:
+                self.schema.rollback(mark)
+                raise
         self.schema.commit()
         index, add = self.labels.index, self.labels.add
         self.add_batch(batch, [index[label] if label in index else add(label)
                                for label in labels])
+        return batch
+
+    def encode(self, xs: Any, record: str = "row") -> EncodedBatch:
+        """Encode a batch once for both prediction and learning (``predict_proba_many`` then
+        ``learn_many``, the prequential order): what ``update_many`` would register is
+        recorded in the batch, not in the schema, until the batch is learned. Records that
+        ``update_many`` would reject are rejected here (a record with no features too, which
+        prediction alone would read as the prior). Valid until the schema changes (learning
+        this batch or another)."""
+        schema = self.schema
+        mark = schema.mark()
+        try:
+            batch = encode_batch(schema, xs, record, grow=True)
+            batch.registrations = schema.registered_since(mark)
+        finally:
+            schema.rollback(mark)
+        batch.schema_version = schema.version
+        batch.known_columns, batch.known_numeric = mark[1], mark[3]
         return batch
 
     def add_batch(self, batch: EncodedBatch, classes: Sequence[int]) -> None:
