@@ -102,5 +102,5 @@ def test_encoding_rejects_what_learning_would_and_registers_nothing():
     stats.update_many([{"fresh": 1}], ["b"])  # the schema grew: the batch is stale
     with pytest.raises(ValueError, match="encode it again"):
         stats.update_many(encoded, ["a"])
-    with pytest.raises(TypeError, match="CountStatistics.encode"):
+    with pytest.raises(TypeError, match=r"CountStatistics\.encode"):
         stats.update_many(stats.schema.encode_many([{"tok": True}], "row", grow=False), ["a"])

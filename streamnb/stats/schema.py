@@ -99,6 +99,15 @@ class _Growing:
         self.data[self.size] = value
         self.size += 1
 
+    def extend(self, values: np.ndarray) -> None:
+        end = self.size + len(values)
+        if end > len(self.data):
+            grown = np.zeros(max(end, 2 * len(self.data)), dtype=self.data.dtype)
+            grown[: self.size] = self.data[: self.size]
+            self.data = grown
+        self.data[self.size:end] = values
+        self.size = end
+
     def truncate(self, size: int) -> None:
         self.size = size
 
@@ -378,10 +387,28 @@ class Schema:
         return a
 
     def add_tokens(self, names: list[str]) -> None:
-        """Register new token attributes (names not yet known) in bulk; ``_add_attribute`` for
-        many tokens at once, the common case when a stream's vocabulary grows."""
-        for name in names:
-            self._add_attribute(name, TOKEN)
+        """Register new token attributes (distinct names not yet known) in bulk: what
+        ``_add_attribute`` does for each, a list or array operation at a time (a stream's
+        vocabulary grows by many tokens per batch)."""
+        n = len(names)
+        if not n:
+            return
+        a, column = self.n_attributes, self.n_columns
+        attributes = list(range(a, a + n))
+        columns = list(range(column, column + n))  # one int object each, shared by the maps
+        self.attributes.index.update(zip(names, attributes, strict=True))
+        self.attributes.values.extend(names)
+        self.kinds.extend([TOKEN] * n)
+        self.slots.extend(columns)
+        self.token_column.update(zip(names, columns, strict=True))
+        self.column_attribute.extend(attributes)
+        self.column_value.extend([None] * n)
+        self._column_attribute.extend(np.arange(a, a + n))
+        self._column_slot.extend(np.full(n, -1))
+        self._column_text.extend(np.full(n, -1))
+        self._token_columns.extend(np.arange(column, column + n))
+        self._attribute_size.extend(np.full(n, 2.0))
+        self.version += 1
 
     def _append_column(self, a: int, value: Any, slot: int, text_slot: int) -> None:
         self.column_attribute.append(a)
@@ -453,14 +480,28 @@ class Schema:
         and a column comes after its attribute (a token's column with it)."""
         attributes, columns = registrations
         first, added = self.n_attributes, 0
-        for a, value in columns:
+        tokens: list[Any] = []  # a run of new tokens (columns of their own), added in bulk
+
+        def add_through(a: int) -> None:
+            nonlocal added
             while first + added <= a:
-                self._add_attribute(*attributes[added])
+                name, kind = attributes[added]
+                if kind == TOKEN:
+                    tokens.append(name)
+                else:
+                    self.add_tokens(tokens)
+                    tokens.clear()
+                    self._add_attribute(name, kind)
                 added += 1
-            if self.kinds[a] != TOKEN:
+
+        for a, value in columns:
+            add_through(a)
+            if (self.kinds[a] if a < first else attributes[a - first][1]) != TOKEN:
+                self.add_tokens(tokens)  # their columns come before this one
+                tokens.clear()
                 self._add_nominal_value(a, value)
-        for name, kind in attributes[added:]:
-            self._add_attribute(name, kind)
+        add_through(first + len(attributes) - 1)
+        self.add_tokens(tokens)
 
     # -- value coercion -----------------------------------------------------------------------
     @staticmethod
