@@ -99,7 +99,18 @@ class CountClassifier(base.MiniBatchClassifier):
         """``X`` (DataFrame or sequence of mappings) encoded once for ``predict_proba_many``
         (or ``predict_log_proba_many``) and then ``learn_many`` of the same records: the
         prequential order, at the cost of one encoding (:meth:`CountStatistics.encode
-        <streamnb.stats.CountStatistics.encode>`)."""
+        <streamnb.stats.CountStatistics.encode>`).
+
+        >>> from streamnb import NaiveBayes
+        >>> model = NaiveBayes()
+        >>> model.learn_many([{"free": True}, {"meeting": True}], ["spam", "ham"])
+        >>> batch = model.encode_many([{"free": True, "money": True}, {"meeting": True}])
+        >>> model.predict_many(batch).tolist()  # "money" is unknown yet: missing
+        ['spam', 'ham']
+        >>> model.learn_many(batch, ["spam", "ham"])  # registers "money", as the records would
+        >>> model.stats.schema.n_tokens
+        3
+        """
         return self.stats.encode(X, "row")
 
     def learn_many(self, X: Any, y: Any) -> None:
