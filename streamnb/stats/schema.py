@@ -391,7 +391,9 @@ class Schema:
         ``_add_attribute`` does for each, a list or array operation at a time (a stream's
         vocabulary grows by many tokens per batch)."""
         n = len(names)
-        if not n:
+        if n < 16:  # below this, the numpy calls' fixed cost exceeds the per-token appends'
+            for name in names:
+                self._add_attribute(name, TOKEN)
             return
         a, column = self.n_attributes, self.n_columns
         attributes = list(range(a, a + n))
