@@ -4,13 +4,15 @@ For each vocabulary size V (default 10k, 100k and 1M distinct tokens) a model le
 (messages of ``--tokens`` new tokens each, ``learn_many`` in batches of 1,000), then the cost
 per record is timed for ``learn_one``, ``learn_many`` (batches of ``--batch``),
 ``predict_proba_one``, ``predict_proba_many`` (same batches) and both prequential orders of a
-batch (``prequential_many``: ``predict_proba_many`` then ``learn_many`` of the records, each
-encoding them; ``prequential_encoded``: ``encode_many`` once, then both) on ``--records``
-messages whose tokens are drawn from the vocabulary (``--draws``: uniformly, the worst case for
-the CPU caches, or by Zipf's law, as words are) plus one new token each (a stream's vocabulary
-keeps growing). Each figure is the median of ``--repeats`` runs on fresh messages. The table ends
-with the ratio of the cost at the largest V to that at the smallest: 1.0 means no
-O(vocabulary) work per record or batch.
+batch: ``prequential_many`` (``predict_proba_many`` then ``learn_many`` of the records, each
+encoding them) and ``prequential_encoded`` (``encode_many`` once, then both). The messages'
+known tokens are drawn from the vocabulary (``--draws``: uniformly, the worst case for the CPU
+caches, or by Zipf's law, as words are) and each brings one new token (a stream's vocabulary
+keeps growing). Each figure is the median of ``--repeats`` runs on fresh messages. The table
+ends with the ratio of the cost at the largest V to that at the smallest: 1.0 means no
+O(vocabulary) work per record or batch. After it, the two prequential orders on records of 20
+nominal and 5 numeric attributes (whose encoding costs more than a message's), as DataFrames
+and as dicts.
 
 Memory: RSS growth per distinct token after learning the largest V tokens, for streamnb
 NaiveBayes (``learn_many``) and river MultinomialNB (``learn_one``; river's ``learn_many``
@@ -119,6 +121,43 @@ def time_paths(vocabulary: int, args: argparse.Namespace) -> dict[str, float]:
     return {path: statistics.median(values) for path, values in costs.items()}
 
 
+def time_mixed(args: argparse.Namespace) -> dict[str, tuple[float, float]]:
+    """Prequential batches of records of 20 nominal (20 values each) and 5 numeric attributes,
+    as DataFrames and as dicts: µs per record encoding twice (``predict_proba_many`` then
+    ``learn_many``) and once (``encode_many``, then both); median of ``--repeats``."""
+    import pandas as pd
+
+    from streamnb import NaiveBayes
+
+    rng = np.random.default_rng(2)
+    values = [f"v{j}" for j in range(20)]
+    frames = [pd.DataFrame({f"a{i}": rng.choice(values, 1000) for i in range(20)}
+                           | {f"x{i}": rng.normal(size=1000) for i in range(5)})
+              for _ in range(20)]
+    ys = [rng.integers(0, 2, 1000).tolist() for _ in frames]
+    out = {}
+    for kind, batches in (("DataFrame", frames),
+                          ("dicts", [f.to_dict(orient="records") for f in frames])):
+        twice, once = [], []
+        for _ in range(args.repeats):
+            plain, shared = NaiveBayes(), NaiveBayes()
+            plain.learn_many(batches[0], ys[0])
+            shared.learn_many(batches[0], ys[0])
+            start = time.perf_counter()
+            for X, y in zip(batches[1:], ys[1:], strict=True):
+                plain.predict_proba_many(X)
+                plain.learn_many(X, y)
+            twice.append((time.perf_counter() - start) / (1000 * (len(batches) - 1)))
+            start = time.perf_counter()
+            for X, y in zip(batches[1:], ys[1:], strict=True):
+                batch = shared.encode_many(X)
+                shared.predict_proba_many(batch)
+                shared.learn_many(batch, y)
+            once.append((time.perf_counter() - start) / (1000 * (len(batches) - 1)))
+        out[kind] = (statistics.median(twice), statistics.median(once))
+    return out
+
+
 def rss_bytes() -> int:
     with open("/proc/self/status") as status:
         for line in status:
@@ -193,6 +232,10 @@ def main() -> None:
     low, high = sizes[0], sizes[-1]
     print(f"{f'ratio {high:,}/{low:,}':>22} " + " ".join(
         f"{results[high][p] / results[low][p]:>22.2f}" for p in PATHS))
+    for kind, (twice, once) in time_mixed(args).items():
+        print(f"prequential, 20 nominal + 5 numeric attributes, batches of 1,000 {kind}: "
+              f"encoded twice {twice * 1e6:.2f} us, once {once * 1e6:.2f} us per record "
+              f"({twice / once:.2f}x)")
     ours = rss_in_subprocess("streamnb", high, args.tokens)
     river = rss_in_subprocess("river", high, args.tokens)
     print(f"RSS per distinct token at {high:,}: streamnb {ours:.0f} B, river MultinomialNB "
