@@ -505,7 +505,13 @@ increment_core(double *row, double *bin, Py_ssize_t top, const char *is_head,
             continue;
         Py_ssize_t o = (Py_ssize_t)old;
         if (o < 0 || o > top) {
-            PyErr_Format(PyExc_ValueError, "count %g of column %zd is not binned", old, j);
+            /* PyErr_Format has no %g: format the count as Python's repr does (its twin's
+               message is f"{count!r}") */
+            char *count = PyOS_double_to_string(old, 'r', 0, Py_DTSF_ADD_DOT_0, NULL);
+            if (count == NULL)
+                return -1;
+            PyErr_Format(PyExc_ValueError, "count %s of column %zd is not binned", count, j);
+            PyMem_Free(count);
             return -1;
         }
         bin[o] -= 1.0;

@@ -71,10 +71,13 @@ def _token_increment(value_counts: np.ndarray, c: int, columns: list[int], bins:
         return crossed
     top = bins.shape[1] - 1
     bin_row = bins[c]
-    for j, o in zip(columns, old.tolist(), strict=True):
+    for i, (j, count) in enumerate(zip(columns, old.tolist(), strict=True)):
         if is_head[j]:
             continue
-        o = int(o)
+        o = int(count)
+        if o < 0 or o > top:
+            row[columns[i + 1:]] = old[i + 1:]  # the C kernel stops at j: so do its twin
+            raise ValueError(f"count {count!r} of column {j} is not binned")
         bin_row[o] -= 1.0
         if o < top:
             bin_row[o + 1] += 1.0

@@ -68,3 +68,39 @@ def test_first_bad_cell_in_row_order_is_named_and_nothing_changes():
     with pytest.raises(InvalidRecord, match=r"row 1, field 'b'"):
         stats.update_many(frame, ["p", "q", "p"])
     assert (stats.to_dict(), stats.schema.to_json()) == before
+
+
+def test_one_encoding_of_a_frame_for_predict_then_learn():
+    """A DataFrame encoded once predicts as the frame and learns as the frame (new
+    attributes and values registered by the learn, in the frame's order)."""
+    first = pd.DataFrame({"colour": ["red", "blue"], "size": [1.0, 2.0], "tok": [1, 0]})
+    second = pd.DataFrame({"colour": ["green", "red", None], "size": [3.0, np.nan, 1.5],
+                           "tok": [0, 1, 1], "new": [1, 0, 1], "shape": ["o", "x", "o"]})
+    plain, shared = NaiveBayes(), NaiveBayes()
+    for model in (plain, shared):
+        model.learn_many(first, ["a", "b"])
+    encoded = shared.encode_many(second)
+    assert len(encoded) == 3
+    pd.testing.assert_frame_equal(shared.predict_proba_many(encoded),
+                                  plain.predict_proba_many(second), check_exact=True)
+    plain.learn_many(second, ["a", "b", "a"])
+    shared.learn_many(encoded, ["a", "b", "a"])
+    assert shared.stats.to_dict() == plain.stats.to_dict()
+    assert shared.stats.schema.to_json() == plain.stats.schema.to_json()
+
+
+def test_encoding_rejects_what_learning_would_and_registers_nothing():
+    stats = CountStatistics()
+    stats.update_many([{"colour": "red", "tok": True}], ["a"])
+    before = stats.schema.to_json()
+    with pytest.raises(InvalidRecord, match="row 1"):
+        stats.encode([{"colour": "blue", "other": 1}, {"colour": 2.5}])
+    with pytest.raises(InvalidRecord, match="no features"):
+        stats.encode([{"tok": True}, {}])  # prediction alone would read {} as the prior
+    encoded = stats.encode([{"colour": "blue", "other": 1}])
+    assert stats.schema.to_json() == before  # registered by learning it, not by encoding
+    stats.update_many([{"fresh": 1}], ["b"])  # the schema grew: the batch is stale
+    with pytest.raises(ValueError, match="encode it again"):
+        stats.update_many(encoded, ["a"])
+    with pytest.raises(TypeError, match=r"CountStatistics\.encode"):
+        stats.update_many(stats.schema.encode_many([{"tok": True}], "row", grow=False), ["a"])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from array import array
 
 import numpy as np
@@ -62,6 +63,25 @@ def test_token_increment_same(seed):
         crossed = fn(counts, 1, columns, bins, is_head, True)
         results.append((crossed, counts.tolist(), bins.tolist()))
     assert results[0] == results[1]
+
+
+@pytest.mark.parametrize(("count", "shown"), [(9.0, "9.0"), (-3.0, "-3.0"), (1e20, "1e+20")])
+def test_token_increment_unbinned_count_message(count, shown):
+    """A count outside the bins is named in the message as Python's repr writes it (the C
+    kernel once passed %g to PyErr_Format, which has no such conversion), and both twins
+    stop at that column, leaving the same counts and bins."""
+    results = []
+    for fn in (_kernels.token_increment, kernels._token_increment):
+        counts = np.zeros((2, 8))
+        counts[0, [1, 3, 5]] = [2.0, count, 1.0]
+        bins = np.zeros((2, 8))
+        bins[0] = np.bincount([2, 0, 0, 0, 0, 1], minlength=8)
+        with pytest.raises(ValueError, match="^count " + re.escape(shown)
+                           + " of column 3 is not binned$"):
+            fn(counts, 0, [1, 3, 5], bins, np.zeros(8, dtype=bool), True)
+        results.append((counts.tolist(), bins.tolist()))
+    assert results[0] == results[1]
+    assert results[0][0][0][1] == 3.0 and results[0][0][0][5] == 1.0  # 1 counted, 5 not
 
 
 @pytest.mark.parametrize("seed", range(20))

@@ -365,3 +365,116 @@ def test_interleaved_operations_match_a_model_rebuilt_from_counts(name, ops, que
             p = model.predict_proba_one(q)
             assert_proba_close(p, again.predict_proba_one(q), tol=1e-9)
             assert_proba_close(batch.iloc[i].to_dict(), p, tol=1e-9)
+
+
+# -- the token histogram: kept incrementally, always equal to a rebuild from the counts -----------
+@st.composite
+def token_messages(draw):
+    # many distinct tokens, some frequent enough to pass a small threshold, mixed with the
+    # other kinds (which must not disturb the histogram)
+    words = draw(st.lists(st.integers(min_value=0, max_value=40), max_size=6))
+    x = {f"w{w}": True for w in words}
+    if draw(st.booleans()):
+        x.update(draw(records()))
+    return x or {"w0": True}
+
+
+histogram_operations = st.lists(
+    st.one_of(
+        st.tuples(st.just("update"), st.tuples(token_messages(), st.sampled_from(LABELS))),
+        st.tuples(st.just("update_many"), st.lists(
+            st.tuples(token_messages(), st.sampled_from(LABELS)), min_size=1, max_size=8)),
+        st.tuples(st.just("merge"), st.lists(
+            st.tuples(token_messages(), st.sampled_from(LABELS)), min_size=1, max_size=8)),
+        st.tuples(st.just("decay"), st.sampled_from([1.0, 0.5, 0.25])),
+    ),
+    min_size=1,
+    max_size=15,
+)
+
+
+def assert_histogram_is_rebuilt(s: CountStatistics, threshold: int) -> None:
+    from streamnb.stats.token_histogram import TokenHistogram
+
+    columns = s.schema.token_columns()
+    want = TokenHistogram(threshold)
+    want.rebuild(s.class_counts, s.value_counts[:, columns], columns, s.schema.n_columns)
+    got, k, n = s.tokens, s.n_classes, s.schema.n_columns
+    assert got.exact == want.exact
+    if not want.exact:
+        return
+    assert (got.n_tokens, got.n_classes) == (want.n_tokens, want.n_classes) == (len(columns), k)
+    assert got.bins[:k].tolist() == want.bins.tolist()
+    assert got.head == want.head
+    assert got.is_head[:n].tolist() == want.is_head[:n].tolist()
+    assert not got.is_head[n:].any()
+
+
+@SETTINGS
+@given(histogram_operations, st.sampled_from([1, 2, 3, 1024]))
+def test_incremental_histogram_equals_a_rebuild(ops, threshold):
+    """After any sequence of one-record updates, batches, merges and decays, the histogram
+    kept incrementally (O(tokens) per update or batch) equals one rebuilt from the counts."""
+    from streamnb.stats.token_histogram import TokenHistogram
+
+    s = CountStatistics()
+    s.tokens = TokenHistogram(threshold)
+    for op, arg in ops:
+        if op == "update":
+            s.update(*arg)
+        elif op == "update_many":
+            s.update_many([x for x, _ in arg], [y for _, y in arg])
+        elif op == "merge":
+            s.merge(learn(arg))
+        else:
+            s.decay(arg)
+        assert_histogram_is_rebuilt(s, threshold)
+
+
+@SETTINGS
+@given(st.lists(st.tuples(token_messages(), st.sampled_from(LABELS)), min_size=1,
+                max_size=30),
+       st.integers(min_value=1, max_value=9), st.lists(token_messages(), min_size=1,
+                                                       max_size=4))
+def test_learn_many_equals_learn_one_with_the_same_predictions(data, chunk, queries):
+    """learn_many in batches of any size gives the counts, histogram and predictions (to the
+    last bit) of learn_one on each record in order."""
+    one, many = NaiveBayes(), NaiveBayes()
+    for x, y in data:
+        one.learn_one(x, y)
+    for i in range(0, len(data), chunk):
+        part = data[i : i + chunk]
+        many.learn_many([x for x, _ in part], [y for _, y in part])
+    assert_same_stats(many.stats.to_dict(), one.stats.to_dict())
+    assert many.stats.tokens.head == one.stats.tokens.head
+    assert many.stats.tokens.bins.tolist() == one.stats.tokens.bins.tolist()
+    for q in queries:
+        assert many.predict_proba_one(q) == one.predict_proba_one(q)
+    assert (many.predict_proba_many(queries).to_numpy()
+            == one.predict_proba_many(queries).to_numpy()).all()
+
+
+@SETTINGS
+@given(st.sampled_from(sorted(ESTIMATORS)),
+       st.lists(st.lists(labelled, min_size=1, max_size=6), min_size=1, max_size=6))
+def test_one_encoding_for_predict_then_learn(name, batches):
+    """Prequential batches encoded once (``encode_many``, then ``predict_proba_many`` and
+    ``learn_many`` of the same batch) give the predictions, to the last bit, and the counts
+    and schema of the records predicted and learned as they are."""
+    make = ESTIMATORS[name][0] if name in ("m-estimate", "bibl") else (lambda: name)
+    plain, shared = NaiveBayes(estimator=make()), NaiveBayes(estimator=make())
+    for batch in batches:
+        xs, ys = [x for x, _ in batch], [y for _, y in batch]
+        encoded = shared.encode_many(xs)
+        if plain.classes:
+            want = plain.predict_proba_many(xs).to_numpy()
+            assert (shared.predict_proba_many(encoded).to_numpy() == want).all()
+            want = plain.predict_log_proba_many(xs).to_numpy()
+            assert (shared.predict_log_proba_many(encoded).to_numpy() == want).all()
+        plain.learn_many(xs, ys)
+        shared.learn_many(encoded, ys)
+        assert_same_stats(shared.stats.to_dict(), plain.stats.to_dict())
+        assert shared.stats.schema.to_json() == plain.stats.schema.to_json()
+        if any(encoded.registrations):  # the schema grew: the batch is stale
+            with pytest.raises(ValueError, match="encode it again"):
+                shared.predict_proba_many(encoded)

@@ -19,6 +19,7 @@ from streamnb.estimators import ESTIMATORS, Estimator
 from streamnb.stats import CountStatistics, InvalidRecord, Schema, read_state, write_state
 from streamnb.stats.codec import from_json_value, to_json_value
 from streamnb.stats.persist import StateFileError
+from streamnb.stats.schema import EncodedBatch
 
 __all__ = ["CountClassifier", "load_model"]
 
@@ -97,9 +98,28 @@ class CountClassifier(base.MiniBatchClassifier):
         self.stats.update(x, y, self.n_learned + 1)
         self.n_learned += 1
 
+    def encode_many(self, X: Any) -> EncodedBatch:
+        """``X`` (DataFrame or sequence of mappings) encoded once for ``predict_proba_many``
+        (or ``predict_log_proba_many``) and then ``learn_many`` of the same records: the
+        prequential order, at the cost of one encoding (:meth:`CountStatistics.encode
+        <streamnb.stats.CountStatistics.encode>`).
+
+        >>> from streamnb import NaiveBayes
+        >>> model = NaiveBayes()
+        >>> model.learn_many([{"free": True}, {"meeting": True}], ["spam", "ham"])
+        >>> batch = model.encode_many([{"free": True, "money": True}, {"meeting": True}])
+        >>> model.predict_many(batch).tolist()  # "money" is unknown yet: missing
+        ['spam', 'ham']
+        >>> model.learn_many(batch, ["spam", "ham"])  # registers "money", as the records would
+        >>> model.stats.schema.n_tokens
+        3
+        """
+        return self.stats.encode(X, "row")
+
     def learn_many(self, X: Any, y: Any) -> None:
-        """Learn a batch (DataFrame or sequence of mappings); same counts as ``learn_one`` on
-        each row in order. A bad row rejects the whole batch and changes nothing."""
+        """Learn a batch (DataFrame, sequence of mappings or :meth:`encode_many`'s batch); same
+        counts as ``learn_one`` on each row in order. A bad row rejects the whole batch and
+        changes nothing."""
         self.stats.update_many(X, list(y), record="row")
         self.n_learned += len(X)
 

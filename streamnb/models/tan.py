@@ -13,7 +13,7 @@ from streamnb.models.pairwise import PairwiseNaiveBayes
 from streamnb.stats.codec import from_json_value, to_json_value
 from streamnb.stats.missing import fill_missing, is_missing, nominal_modes
 from streamnb.stats.pairs import PairCounts
-from streamnb.stats.schema import TEXT, TOKEN, Schema
+from streamnb.stats.schema import TEXT, TOKEN, EncodedBatch, Schema
 from streamnb.structure import TAN_WEIGHTS, TreeStructure, learn_tan_structure
 
 __all__ = ["MISSING_POLICIES", "TAN"]
@@ -241,6 +241,9 @@ class TAN(PairwiseNaiveBayes):
         counts, plus the records' own values when they are a batch being learned."""
         if self.missing == "skip":
             return records
+        if isinstance(records, EncodedBatch):
+            raise TypeError("TAN(missing='mode') fills records' gaps before encoding them: "
+                            "give it the records, not an EncodedBatch")
         return fill_missing(records, nominal_modes(self.stats, records if learning else ()))
 
     def _imputed_one(self, x: Mapping) -> Mapping:

@@ -5,7 +5,7 @@ from streamnb.stats.domain import Domain
 from streamnb.stats.moments import Moments
 from streamnb.stats.persist import StateFileError, read_state, write_state
 from streamnb.stats.reservoir import Reservoir
-from streamnb.stats.schema import InvalidRecord, RecordName, Schema
+from streamnb.stats.schema import EncodedBatch, InvalidRecord, RecordName, Schema
 
-__all__ = ["CountStatistics", "Domain", "InvalidRecord", "Moments", "RecordName", "Reservoir",
-           "Schema", "StateFileError", "read_state", "write_state"]
+__all__ = ["CountStatistics", "Domain", "EncodedBatch", "InvalidRecord", "Moments",
+           "RecordName", "Reservoir", "Schema", "StateFileError", "read_state", "write_state"]

@@ -181,7 +181,7 @@ class CountStatistics:
         schema.add_tokens(new)
         schema.commit()
         self._fit()
-        self.tokens.add_tokens(len(new), self.n_classes, schema.n_columns)
+        self.tokens.cover(len(tokens), self.n_classes, schema.n_columns)
         return True
 
     def _update(self, x: Mapping, y: Any, record: str) -> None:
@@ -192,7 +192,6 @@ class CountStatistics:
                                     f"{type(x).__name__}")
             raise InvalidRecord(record, None, "the record has no features")
         schema = self.schema
-        n_tokens = len(schema.token_column)
         mark = schema.mark()
         try:
             enc = schema.encode(x, record, grow=True)
@@ -200,15 +199,10 @@ class CountStatistics:
             schema.rollback(mark)
             raise
         schema.commit()
-        k = len(self.labels.values)
         c = self.labels.add(label)
         if self._fitted != (len(self.labels.values), schema.version):
             self._fit()
-            if c == k:
-                self.tokens.add_class(n_tokens, c + 1, schema.n_columns)
-            if len(schema.token_column) > n_tokens:
-                self.tokens.add_tokens(len(schema.token_column) - n_tokens, self.n_classes,
-                                       schema.n_columns)
+            self.tokens.cover(len(schema.token_column), self.n_classes, schema.n_columns)
         self._cc[c] += 1.0
         row = self._vc[c]
         if enc.nominal_columns:
@@ -229,57 +223,99 @@ class CountStatistics:
 
     def update_many(self, xs: Any, ys: Iterable[Any],
                     record: str = "row") -> EncodedBatch:
-        """Count a batch (a sequence of mappings or a DataFrame); equal to ``update`` on each
-        record in order. A bad record rejects the whole batch (its row is named) and leaves the
-        statistics unchanged."""
+        """Count a batch (a sequence of mappings, a DataFrame, or an :class:`EncodedBatch`
+        from :meth:`encode`); equal to ``update`` on each record in order. A bad record rejects
+        the whole batch (its row is named) and leaves the statistics unchanged."""
         ys = list(ys)
         if len(ys) != len(xs):
             raise ValueError(f"{len(xs)} records but {len(ys)} labels")
         labels = [y if type(y) is str or type(y) is int or type(y) is bool
                   else self.encode_label(y, RecordName(record, i)) for i, y in enumerate(ys)]
-        mark = self.schema.mark()
-        try:
-            batch = encode_batch(self.schema, xs, record, grow=True)
-        except BaseException:
-            self.schema.rollback(mark)
-            raise
+        if isinstance(xs, EncodedBatch):
+            batch = xs
+            if batch.registrations is None:
+                raise TypeError("an EncodedBatch to learn comes from CountStatistics.encode")
+            if batch.schema_version != self.schema.version:
+                raise ValueError("the batch was encoded before these statistics' attributes "
+                                 "changed: encode it again")
+            self.schema.replay(batch.registrations)
+        else:
+            mark = self.schema.mark()
+            try:
+                batch = encode_batch(self.schema, xs, record, grow=True)
+            except BaseException:
+                self.schema.rollback(mark)
+                raise
         self.schema.commit()
         index, add = self.labels.index, self.labels.add
         self.add_batch(batch, [index[label] if label in index else add(label)
                                for label in labels])
         return batch
 
+    def encode(self, xs: Any, record: str = "row") -> EncodedBatch:
+        """Encode a batch once for both prediction and learning (``predict_proba_many`` then
+        ``learn_many``, the prequential order): what ``update_many`` would register is
+        recorded in the batch, not in the schema, until the batch is learned. Records that
+        ``update_many`` would reject are rejected here (a record with no features too, which
+        prediction alone would read as the prior). Valid until the schema changes (learning
+        this batch or another)."""
+        schema = self.schema
+        mark = schema.mark()
+        try:
+            batch = encode_batch(schema, xs, record, grow=True)
+            batch.registrations = schema.registered_since(mark)
+        finally:
+            schema.rollback(mark)
+        batch.schema_version = schema.version
+        batch.known_columns, batch.known_numeric = mark[1], mark[3]
+        return batch
+
     def add_batch(self, batch: EncodedBatch, classes: Sequence[int]) -> None:
-        """Add encoded records of classes ``classes`` with one bincount per table."""
+        """Add encoded records of classes ``classes``: O(cells of the batch), whatever the
+        vocabulary (only the cells the batch touches are read or written)."""
         if not batch.n:
             return
         self._fit()
         k, n_cols, n_nom = self.n_classes, self.schema.n_columns, self.schema.n_nominal
         cls = np.asarray(classes, dtype=np.int64)
         self._cc[:k] += np.bincount(cls, minlength=k)
-        for rows, cols in ((batch.token_rows, batch.token_columns),
-                           (batch.nominal_rows, batch.nominal_columns)):
-            if len(cols):
-                flat = cls[rows] * n_cols + cols
-                self._vc[:k, :n_cols] += np.bincount(flat, minlength=k * n_cols).reshape(
-                    k, n_cols)
+        tokens = self.tokens
+        if tokens.exact:
+            tokens.cover(self.schema.n_tokens, k, n_cols)
+            touched = np.unique(batch.token_columns)
+            before = self._vc[:k, touched]  # a copy (fancy indexing)
+        self._add_cells(cls[batch.token_rows], batch.token_columns)
+        self._add_cells(cls[batch.nominal_rows], batch.nominal_columns)
+        self._add_cells(cls[batch.text_rows], batch.text_columns, batch.text_counts)
+        # slot tables are classes × attributes of a kind, never vocabulary-sized
         if len(batch.nominal_slots):
             flat = cls[batch.nominal_rows] * n_nom + batch.nominal_slots
             self._oc[:k, :n_nom] += np.bincount(flat, minlength=k * n_nom).reshape(k, n_nom)
         if len(batch.text_columns):
             n_text = self.schema.n_text
-            text_classes = cls[batch.text_rows]
-            self._vc[:k, :n_cols] += np.bincount(
-                text_classes * n_cols + batch.text_columns, weights=batch.text_counts,
-                minlength=k * n_cols).reshape(k, n_cols)
             self._dc[:k, :n_text] += np.bincount(
-                text_classes * n_text + batch.text_slots, weights=batch.text_counts,
+                cls[batch.text_rows] * n_text + batch.text_slots, weights=batch.text_counts,
                 minlength=k * n_text).reshape(k, n_text)
         if len(batch.numeric_slots):
             self.moments.update_many(cls[batch.numeric_rows], batch.numeric_slots,
                                      batch.numeric_values)
-        self._rebuild_histogram()
+        if tokens.exact:  # integer counts plus integer counts: still exact
+            tokens.recount(touched, before, self._vc[:k, touched])
+        else:
+            self._rebuild_histogram()
         self.version += 1
+
+    def _add_cells(self, classes: np.ndarray, columns: np.ndarray,
+                   weights: np.ndarray | None = None) -> None:
+        """``value_counts[classes[i], columns[i]] += weights[i]`` (1 without weights), summed
+        per distinct cell first (the same sums, in the same order, as a bincount over every
+        cell would give), so the cost is the batch's, not the table's."""
+        if not len(columns):
+            return
+        n_cols = self.schema.n_columns
+        cells, inverse = np.unique(classes * n_cols + columns, return_inverse=True)
+        self._vc[cells // n_cols, cells % n_cols] += np.bincount(inverse, weights=weights,
+                                                                 minlength=len(cells))
 
     def _rebuild_histogram(self) -> None:
         tokens = self.schema.token_columns()
@@ -306,6 +342,13 @@ class CountStatistics:
         columns, nominal, numeric, text = self.schema.absorb(other.schema)
         rows = np.array([self.labels.add(label) for label in other.labels.values], dtype=np.int64)
         self._fit()
+        k, tokens = self.n_classes, self.tokens
+        # integer counts plus integer counts stay exact: only ``other``'s tokens move bins
+        incremental = tokens.exact and other.tokens.exact
+        if incremental:
+            tokens.cover(self.schema.n_tokens, k, self.schema.n_columns)
+            touched = columns[other.schema.token_columns()]
+            before = self._vc[:k, touched]
         self._cc[rows] += other.class_counts
         if len(columns):
             self._vc[np.ix_(rows, columns)] += other.value_counts
@@ -316,7 +359,10 @@ class CountStatistics:
         if len(numeric):
             om = other.moments
             self.moments.combine(om.weight, om.mean, om.m2, rows, numeric)
-        self._rebuild_histogram()
+        if incremental:
+            tokens.recount(touched, before, self._vc[:k, touched])
+        else:
+            self._rebuild_histogram()
         self.version += 1
         return self
 

@@ -62,6 +62,10 @@ def records_of(X: Any) -> list:
 def encode_batch(schema: Schema, X: Any, where: str, grow: bool) -> EncodedBatch:
     """Encode a batch (``where i`` names row i in errors); same ``grow`` contract as
     :meth:`Schema.encode`: the caller commits, or rolls back to a mark on error."""
+    if isinstance(X, EncodedBatch):  # encoded once already (CountStatistics.encode)
+        if grow:
+            raise TypeError("learn an EncodedBatch with CountStatistics.update_many")
+        return X.known(schema)
     if _is_frame(X) and not any(type(t).__name__ == "SparseDtype" for t in X.dtypes) and not (
             _has_text(schema, X)):
         return _encode_frame(schema, X, where, grow)

@@ -40,7 +40,7 @@ from streamnb.stats.codec import decode, encode, normalize_name
 from streamnb.stats.domain import Domain
 
 __all__ = ["KINDS", "NOMINAL", "NUMERIC", "TEXT", "TOKEN", "Encoded", "EncodedBatch",
-           "InvalidRecord", "RecordName", "Schema"]
+           "InvalidRecord", "RecordName", "Registrations", "Schema"]
 
 NOMINAL, TOKEN, NUMERIC, TEXT = 0, 1, 2, 3
 KINDS = ("nominal", "token", "numeric", "text")
@@ -115,6 +115,15 @@ class _Growing:
         self.data[self.size] = value
         self.size += 1
 
+    def extend(self, values: np.ndarray) -> None:
+        end = self.size + len(values)
+        if end > len(self.data):
+            grown = np.zeros(max(end, 2 * len(self.data)), dtype=self.data.dtype)
+            grown[: self.size] = self.data[: self.size]
+            self.data = grown
+        self.data[self.size:end] = values
+        self.size = end
+
     def truncate(self, size: int) -> None:
         self.size = size
 
@@ -123,15 +132,26 @@ class _Growing:
 
 
 class EncodedBatch:
-    """A batch of records as flat index arrays, each part with the row it belongs to."""
+    """A batch of records as flat index arrays, each part with the row it belongs to, in row
+    order (a row's entries in the order its record gives them).
 
-    __slots__ = ("n", "nominal_columns", "nominal_rows", "nominal_slots", "numeric_rows",
-                 "numeric_slots", "numeric_values", "text_columns", "text_counts", "text_rows",
+    One made by :meth:`CountStatistics.encode <streamnb.stats.CountStatistics.encode>` is
+    encoded once for both prediction and learning: it carries the attributes and values its
+    records would register (``registrations``, replayed by ``update_many``) and where the
+    schema ended when it was encoded (``known_columns``, ``known_numeric``: prediction reads
+    only the cells below, as an encoding without growth would have given)."""
+
+    __slots__ = ("known_columns", "known_numeric", "n", "nominal_columns", "nominal_rows",
+                 "nominal_slots", "numeric_rows", "numeric_slots", "numeric_values",
+                 "registrations", "schema_version", "text_columns", "text_counts", "text_rows",
                  "text_slots", "token_columns", "token_rows")
 
     def __init__(self, n: int, token_rows: np.ndarray, token_columns: np.ndarray,
                  special: dict[int, Encoded]) -> None:
         self.n = n
+        self.registrations: Registrations | None = None
+        self.schema_version = -1
+        self.known_columns = self.known_numeric = -1
         rows = list(special)
         encs = list(special.values())
 
@@ -144,6 +164,11 @@ class EncodedBatch:
         extra_rows, extra_columns = flat("token_columns", np.int64)
         self.token_rows = np.concatenate([token_rows, extra_rows])
         self.token_columns = np.concatenate([token_columns, extra_columns])
+        if len(extra_rows) and len(token_rows):
+            # the kernel's rows come first, the others after: back to row order (stable, so a
+            # row keeps its own order), which does not depend on which rows the kernel took
+            order = np.argsort(self.token_rows, kind="stable")
+            self.token_rows, self.token_columns = self.token_rows[order], self.token_columns[order]
         self.nominal_rows, self.nominal_columns = flat("nominal_columns", np.int64)
         self.nominal_slots = flat("nominal_slots", np.int64)[1]
         self.numeric_rows, self.numeric_slots = flat("numeric_slots", np.int64)
@@ -152,11 +177,38 @@ class EncodedBatch:
         self.text_counts = flat("text_counts", np.float64)[1]
         self.text_slots = flat("text_slots", np.int64)[1]
 
+    def __len__(self) -> int:
+        return self.n
+
+    def known(self, schema: Schema) -> EncodedBatch:
+        """The batch as an encoding without growth would give it: the cells of attributes and
+        values ``schema`` knew before encoding (the others are missing at prediction)."""
+        if self.registrations is None:
+            return self
+        if schema.version != self.schema_version:
+            raise ValueError("the batch was encoded before the model's attributes changed "
+                             "(it learned since?): encode it again")
+        parts: dict[str, np.ndarray] = {}
+        for rows, names, keep in (
+                (self.token_rows, ("token_columns",), self.token_columns < self.known_columns),
+                (self.nominal_rows, ("nominal_columns", "nominal_slots"),
+                 self.nominal_columns < self.known_columns),
+                (self.text_rows, ("text_columns", "text_counts", "text_slots"),
+                 self.text_columns < self.known_columns),
+                (self.numeric_rows, ("numeric_slots", "numeric_values"),
+                 self.numeric_slots < self.known_numeric)):
+            parts[names[0].split("_")[0] + "_rows"] = rows[keep]
+            for name in names:
+                parts[name] = getattr(self, name)[keep]
+        return EncodedBatch.from_arrays(self.n, **parts)
+
     @classmethod
     def from_arrays(cls, n: int, **parts: np.ndarray) -> EncodedBatch:
         """A batch from its flat arrays (the attribute names of this class)."""
         batch = cls.__new__(cls)
         batch.n = n
+        batch.registrations, batch.schema_version = None, -1
+        batch.known_columns = batch.known_numeric = -1
         empty = np.zeros(0, dtype=np.int64)
         batch.text_rows = batch.text_columns = batch.text_slots = empty
         batch.text_counts = np.zeros(0)
@@ -187,6 +239,12 @@ _NUMERIC_REFUSED = (
     "a numeric (float) attribute, but this model takes discrete attributes only: discretise "
     "it first (streamnb.features.MDLDiscretizer or EqualFrequencyDiscretizer; `streamnb "
     "evaluate --discretize mdl`)")
+
+# what an encoding registered, in order: new attributes (name, kind), new columns
+# (attribute, value; None for a token's column)
+Registrations = tuple[list[tuple[Any, int]], list[tuple[int, Any]]]
+# sizes of the schema's parts (attributes, columns, nominal, numeric, text, undo log, tokens)
+Mark = tuple[int, int, int, int, int, int, int]
 
 
 class Schema:
@@ -360,10 +418,30 @@ class Schema:
         return a
 
     def add_tokens(self, names: list[str]) -> None:
-        """Register new token attributes (names not yet known) in bulk; ``_add_attribute`` for
-        many tokens at once, the common case when a stream's vocabulary grows."""
-        for name in names:
-            self._add_attribute(name, TOKEN)
+        """Register new token attributes (distinct names not yet known) in bulk: what
+        ``_add_attribute`` does for each, a list or array operation at a time (a stream's
+        vocabulary grows by many tokens per batch)."""
+        n = len(names)
+        if n < 16:  # below this, the numpy calls' fixed cost exceeds the per-token appends'
+            for name in names:
+                self._add_attribute(name, TOKEN)
+            return
+        a, column = self.n_attributes, self.n_columns
+        attributes = list(range(a, a + n))
+        columns = list(range(column, column + n))  # one int object each, shared by the maps
+        self.attributes.index.update(zip(names, attributes, strict=True))
+        self.attributes.values.extend(names)
+        self.kinds.extend([TOKEN] * n)
+        self.slots.extend(columns)
+        self.token_column.update(zip(names, columns, strict=True))
+        self.column_attribute.extend(attributes)
+        self.column_value.extend([None] * n)
+        self._column_attribute.extend(np.arange(a, a + n))
+        self._column_slot.extend(np.full(n, -1))
+        self._column_text.extend(np.full(n, -1))
+        self._token_columns.extend(np.arange(column, column + n))
+        self._attribute_size.extend(np.full(n, 2.0))
+        self.version += 1
 
     def _append_column(self, a: int, value: Any, slot: int, text_slot: int) -> None:
         self.column_attribute.append(a)
@@ -390,13 +468,14 @@ class Schema:
             self.version += 1
         return column
 
-    def mark(self) -> tuple[int, int, int, int, int, int]:
+    def mark(self) -> Mark:
         """A point to roll back to if the records encoded after it are rejected."""
         return (self.n_attributes, self.n_columns, self.n_nominal, self.n_numeric, self.n_text,
-                len(self._undo))
+                len(self._undo), self.n_tokens)
 
-    def rollback(self, mark: tuple[int, int, int, int, int, int]) -> None:
-        n_attributes, n_columns, n_nominal, n_numeric, n_text, n_undo = mark
+    def rollback(self, mark: Mark) -> None:
+        """Forget what was registered since ``mark``: O(registrations since), not O(schema)."""
+        n_attributes, n_columns, n_nominal, n_numeric, n_text, n_undo, n_tokens = mark
         for a, value in reversed(self._undo[n_undo:]):
             if a < n_attributes:
                 del self.values_of(a)[value]
@@ -406,7 +485,7 @@ class Schema:
         self._column_slot.truncate(n_columns)
         self._column_text.truncate(n_columns)
         self._attribute_size.truncate(n_attributes)
-        self._token_columns.truncate(sum(1 for k in self.kinds[:n_attributes] if k == TOKEN))
+        self._token_columns.truncate(n_tokens)
         for name in self.attributes.values[n_attributes:]:
             self.token_column.pop(name, None)
         self.attributes.truncate(n_attributes)
@@ -419,6 +498,43 @@ class Schema:
 
     def commit(self) -> None:
         self._undo.clear()
+
+    def registered_since(self, mark: Mark) -> Registrations:
+        """The attributes and columns registered since ``mark``, for :meth:`replay`."""
+        n_attributes, n_columns = mark[0], mark[1]
+        return (list(zip(self.attributes.values[n_attributes:], self.kinds[n_attributes:],
+                         strict=True)),
+                list(zip(self.column_attribute[n_columns:], self.column_value[n_columns:],
+                         strict=True)))
+
+    def replay(self, registrations: Registrations) -> None:
+        """Register again what :meth:`registered_since` returned, after a rollback to its mark:
+        the same attribute and column indices, since both are numbered in order of creation
+        and a column comes after its attribute (a token's column with it)."""
+        attributes, columns = registrations
+        first, added = self.n_attributes, 0
+        tokens: list[Any] = []  # a run of new tokens (columns of their own), added in bulk
+
+        def add_through(a: int) -> None:
+            nonlocal added
+            while first + added <= a:
+                name, kind = attributes[added]
+                if kind == TOKEN:
+                    tokens.append(name)
+                else:
+                    self.add_tokens(tokens)
+                    tokens.clear()
+                    self._add_attribute(name, kind)
+                added += 1
+
+        for a, value in columns:
+            add_through(a)
+            if (self.kinds[a] if a < first else attributes[a - first][1]) != TOKEN:
+                self.add_tokens(tokens)  # their columns come before this one
+                tokens.clear()
+                self._add_nominal_value(a, value)
+        add_through(first + len(attributes) - 1)
+        self.add_tokens(tokens)
 
     # -- value coercion -----------------------------------------------------------------------
     @staticmethod

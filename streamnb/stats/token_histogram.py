@@ -6,7 +6,8 @@ cache survives a learn; but the sum only depends on the *multiset* of token coun
 that multiset: tokens whose counts are integers ≤ ``threshold`` in every class are binned
 (``bins[c, n]`` tokens have count ``n`` in class ``c``), the few frequent ones are listed in
 ``head``. The sum is then one dot product over the bins plus a gather over the head, exactly,
-and a learn costs O(tokens in the record).
+and a learn costs O(tokens in the record); a batch, O(distinct tokens in the batch)
+(:meth:`TokenHistogram.recount`), so neither ever touches the whole vocabulary.
 
 Counts that stop being integers (forgetting) are not binned: ``exact`` turns False and callers
 fall back to the O(vocabulary) sum.
@@ -14,6 +15,7 @@ fall back to the O(vocabulary) sum.
 
 from __future__ import annotations
 
+import bisect
 from array import array
 
 import numpy as np
@@ -28,8 +30,11 @@ class TokenHistogram:
         self.threshold = threshold
         self.bins = np.zeros((0, threshold + 1))
         self.is_head = np.zeros(0, dtype=bool)  # indexed by column
-        self.head: list[int] = []
+        self.head: list[int] = []  # sorted, so that a rebuild gives the same list
         self.exact = True
+        # tokens and classes the bins account for; newer ones join through ``cover``
+        self.n_tokens = 0
+        self.n_classes = 0
         self._head_array: np.ndarray | None = None
         # per-class sums for one pseudo-count ``a``, recomputed only for classes that changed
         self._a: float | None = None
@@ -55,16 +60,15 @@ class TokenHistogram:
             grown[: len(self.is_head)] = self.is_head
             self.is_head = grown
 
-    def add_tokens(self, n_new: int, n_classes: int, n_columns: int) -> None:
-        """``n_new`` tokens entered the vocabulary: count 0 in every class."""
+    def cover(self, n_tokens: int, n_classes: int, n_columns: int) -> None:
+        """Account for the tokens and classes that joined since the last call: each new token
+        has count 0 in every class, every token (binned or head) count 0 in a new class."""
         self._fit(n_classes, n_columns)
-        self.bins[:n_classes, 0] += n_new
-        self._dirty = None
-
-    def add_class(self, n_tokens: int, n_classes: int, n_columns: int) -> None:
-        """A new class: every token (binned or head) has count 0 in it."""
-        self._fit(n_classes, n_columns)
-        self.bins[n_classes - 1, 0] = n_tokens - len(self.head)
+        if n_tokens == self.n_tokens and n_classes == self.n_classes:
+            return
+        self.bins[self.n_classes:n_classes, 0] = self.n_tokens - len(self.head)
+        self.bins[:n_classes, 0] += n_tokens - self.n_tokens
+        self.n_tokens, self.n_classes = n_tokens, n_classes
         self._dirty = None
 
     def counted(self, c: int, crossed: list[int], value_counts: np.ndarray) -> None:
@@ -79,14 +83,36 @@ class TokenHistogram:
                 if other != c:
                     self.bins[other, int(value_counts[other, j])] -= 1.0
             self.is_head[j] = True
-            self.head.append(j)
+            bisect.insort(self.head, j)
             self._head_array = None
+
+    def recount(self, columns: np.ndarray, old: np.ndarray, new: np.ndarray) -> None:
+        """Token ``columns`` (distinct, already covered) went from counts ``old`` to ``new``
+        (both classes × columns) in a batch: move them between bins, and into the head when one
+        passed the threshold. O(classes × (columns + threshold)), whatever the vocabulary; the
+        result equals :meth:`rebuild` from the new counts (tests/test_properties.py)."""
+        if not self.exact:
+            raise ValueError("recount needs integer counts: rebuild instead")
+        binned = ~self.is_head[columns]
+        columns, old, new = columns[binned], old[:, binned], new[:, binned]
+        crossed = (new > self.threshold).any(axis=0)
+        size = self.threshold + 1
+        for c in range(len(old)):
+            self.bins[c] -= np.bincount(old[c].astype(np.int64), minlength=size)
+            self.bins[c] += np.bincount(new[c, ~crossed].astype(np.int64), minlength=size)
+        if crossed.any():
+            joined = columns[crossed]
+            self.is_head[joined] = True
+            self.head = sorted(self.head + joined.tolist())
+            self._head_array = None
+        self._dirty = None
 
     def rebuild(self, class_counts: np.ndarray, token_counts: np.ndarray,
                 token_columns: np.ndarray, n_columns: int) -> None:
         """Recompute from the counts (after a batch update, merge, decay or load)."""
         k = len(class_counts)
         self._dirty = None
+        self.n_tokens, self.n_classes = len(token_columns), k
         self.bins = np.zeros((k, self.threshold + 1))
         self.is_head = np.zeros(max(n_columns, 64), dtype=bool)
         self._head_array = None
