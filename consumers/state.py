@@ -123,14 +123,13 @@ class PartitionState:
         return (self.epoch, self.offset)
 
 
-def _row(exc: InvalidRecord) -> int | None:
-    """The batch row an :class:`InvalidRecord` names ("row 17"), if it names one."""
-    where = str(exc.record)
-    if where.startswith("row "):
-        tail = where[4:]
-        if tail.isdigit():
-            return int(tail)
-    return None
+def _row(exc: InvalidRecord) -> int:
+    """The batch row a model's batch error names (``InvalidRecord.row``; every batch path of
+    every model sets it: tests/test_invalid_rows.py). One without is a defect of the model,
+    raised rather than guessed around."""
+    if exc.row is None:
+        raise RuntimeError(f"a batch error that names no row: {exc}") from exc
+    return exc.row
 
 
 class PartitionedModel:
@@ -358,8 +357,6 @@ class PartitionedModel:
                 first.learn_many(xs, ys)
             except InvalidRecord as exc:
                 row = _row(exc)
-                if row is None:  # the error names no row: learn one by one to find it
-                    return self._learn_one_by_one(first, rest, X, y, rows, rejected)
                 rejected.append((rows[row], exc))
                 rows = rows[:row] + rows[row + 1:]
                 continue
@@ -367,22 +364,6 @@ class PartitionedModel:
                 model.learn_many(xs, ys)
             return len(rows)
         return 0
-
-    @staticmethod
-    def _learn_one_by_one(first: CountClassifier, rest: list[CountClassifier],
-                          X: Sequence[dict], y: Sequence[Any], rows: list[int],
-                          rejected: list[tuple[int, InvalidRecord]]) -> int:
-        learned = 0
-        for i in rows:
-            try:
-                first.learn_one(X[i], y[i])
-            except InvalidRecord as exc:
-                rejected.append((i, exc))
-                continue
-            for model in rest:
-                model.learn_one(X[i], y[i])
-            learned += 1
-        return learned
 
     def _adopt_next(self, key: Key, state: PartitionState) -> None:
         """``state`` reached the point of its next candidate list: adopt it (choose and record
@@ -457,8 +438,6 @@ class PartitionedModel:
                           if self.scored else None)
             except InvalidRecord as exc:
                 row = _row(exc)
-                if row is None:
-                    raise
                 rejected.append((rows[row], exc))
                 rows = rows[:row] + rows[row + 1:]
                 continue
