@@ -335,6 +335,46 @@ MIXED = [
 # -- Kafka: one real broker (tansu, the `broker` extra) for the whole session --------------------
 import pytest  # noqa: E402
 
+# tests of 1.5 s or more on a 2-core machine (pytest --durations), outside the broker ones
+SLOW = {
+    "test_aode.py::test_river_check_estimator",
+    "test_cli.py::test_demo_all_runs_every_registered_model",
+    "test_cli.py::test_demo_reports_scores_and_writes_the_learning_curve",
+    "test_cli_spam.py::test_train_then_score_equals_the_library",
+    "test_consumers_messages.py::test_fuzz_a_batch_decodes_as_its_messages_one_by_one",
+    "test_consumers_messages.py::test_fuzz_every_payload_gets_the_oracles_outcome",
+    "test_continuous.py::test_river_check_estimator",
+    "test_discrete_only.py::test_evaluate_discretises_for_discrete_only_models",
+    "test_k2.py::test_k2_score_equals_pgmpy",
+    "test_models.py::test_river_check_estimator",
+    "test_registry.py::test_documented_sizes",
+    "test_selective.py::test_river_check_estimator",
+    "test_sms_spam.py::test_wheel_with_altered_data_file_is_refused",
+    "test_spam_filter.py::test_prequential_sms_as_documented",
+    "test_spam_filter.py::test_prequential_spamassassin_as_documented",
+    "test_spam_filter.py::test_river_check_estimator",
+    "test_spam_filters_bench.py::test_bogofilter_spamprobe_and_a_streamnb_model_score_every_message",
+    "test_spamassassin.py::test_corrupt_cache_is_an_error_that_fetch_repairs",
+    "test_structure.py::test_cmi_tree_matches_pgmpy_tan",
+    "test_tan.py::test_river_check_estimator",
+    "test_text_models.py::test_text_event_model_beats_bernoulli_on_spamassassin",
+}
+# the demo runs through the embedded broker unless --no-kafka
+BROKER = {"test_cli.py::test_demo_runs_the_kafka_pipeline_by_default"}
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    """Marks for the fast loop, ``pytest -m "not slow and not broker"``: ``broker`` on every
+    test that uses the session's broker or runs the service (tests/test_service_*.py), ``slow``
+    on those in ``SLOW``. .ci/run runs everything."""
+    for item in items:
+        name = f"{item.path.name}::{getattr(item, 'originalname', item.name)}"
+        if ("kafka_broker" in getattr(item, "fixturenames", ())
+                or item.path.name.startswith("test_service_") or name in BROKER):
+            item.add_marker(pytest.mark.broker)
+        if name in SLOW:
+            item.add_marker(pytest.mark.slow)
+
 
 @pytest.fixture(scope="session")
 def kafka_broker(tmp_path_factory):
