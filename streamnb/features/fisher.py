@@ -10,6 +10,7 @@ import numpy as np
 from river import base
 from scipy.linalg import eigh
 
+from streamnb.stats.cache import StateCache
 from streamnb.stats.covariance import ClassCovariance
 from streamnb.stats.schema import InvalidRecord
 from streamnb.stats.vectors import encode_vector
@@ -65,7 +66,7 @@ class FisherDiscriminant(base.SupervisedTransformer):
         self.n_components = n_components
         self.stats = ClassCovariance()
         self.n_learned = 0
-        self._cache_key: tuple[int, int] | None = None
+        self._cache = StateCache()
 
     def learn_one(self, x: Mapping, y: Any) -> None:
         record = f"record {self.n_learned + 1}"
@@ -85,33 +86,33 @@ class FisherDiscriminant(base.SupervisedTransformer):
         self.stats.decay(factor)
 
     def _directions(self) -> tuple[np.ndarray, np.ndarray]:
-        key = (id(self.stats), self.stats.version)
-        if self._cache_key != key:
-            s = self.stats
-            p = s.n_attributes
-            within, between = s.within_scatter(), s.between_scatter()
-            scale = float(np.trace(within)) / p if p else 1.0
-            within = within + 1e-9 * (scale if scale > 0 else 1.0) * np.eye(p)
-            vectors, order = np.zeros((p, 0)), np.zeros(0, dtype=np.int64)
-            if p:
-                # canonical attribute order and sign (largest component positive), so that the
-                # output does not depend on the order attributes first appeared in
-                names = s.attributes.values
-                canon = np.array(sorted(range(p), key=lambda j: (type(names[j]).__name__,
-                                                                 repr(names[j]))))
-                ix = np.ix_(canon, canon)
-                values, found = eigh(between[ix], within[ix])
-                order = np.argsort(values)[::-1]
-                vectors = np.empty_like(found)
-                vectors[canon] = found
-                big = np.argmax(np.abs(found), axis=0)
-                vectors *= np.where(found[big, np.arange(p)] < 0, -1.0, 1.0)
-            m = self.n_components or max(min(s.n_classes - 1, p), 1 if p else 0)
-            w = s.weight.sum(axis=0)
-            grand = np.diagonal((w * s.mean).sum(axis=0) / np.where(w > 0, w, 1.0)).copy()
-            self._cache = (vectors[:, order[:m]], grand)
-            self._cache_key = key
-        return self._cache
+        stats = self.stats
+        return self._cache.get("directions", (stats, stats.version), self._compute_directions)
+
+    def _compute_directions(self) -> tuple[np.ndarray, np.ndarray]:
+        s = self.stats
+        p = s.n_attributes
+        within, between = s.within_scatter(), s.between_scatter()
+        scale = float(np.trace(within)) / p if p else 1.0
+        within = within + 1e-9 * (scale if scale > 0 else 1.0) * np.eye(p)
+        vectors, order = np.zeros((p, 0)), np.zeros(0, dtype=np.int64)
+        if p:
+            # canonical attribute order and sign (largest component positive), so that the
+            # output does not depend on the order attributes first appeared in
+            names = s.attributes.values
+            canon = np.array(sorted(range(p), key=lambda j: (type(names[j]).__name__,
+                                                             repr(names[j]))))
+            ix = np.ix_(canon, canon)
+            values, found = eigh(between[ix], within[ix])
+            order = np.argsort(values)[::-1]
+            vectors = np.empty_like(found)
+            vectors[canon] = found
+            big = np.argmax(np.abs(found), axis=0)
+            vectors *= np.where(found[big, np.arange(p)] < 0, -1.0, 1.0)
+        m = self.n_components or max(min(s.n_classes - 1, p), 1 if p else 0)
+        w = s.weight.sum(axis=0)
+        grand = np.diagonal((w * s.mean).sum(axis=0) / np.where(w > 0, w, 1.0)).copy()
+        return vectors[:, order[:m]], grand
 
     def transform_one(self, x: Mapping) -> dict[str, float]:
         vector = encode_vector(self.stats.attributes, x, "record to transform", grow=False)

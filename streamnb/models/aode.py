@@ -84,8 +84,6 @@ class AODE(PairwiseNaiveBayes):
         self.min_frequency = min_frequency
         self.refresh_every = refresh_every
         self._since_refresh = 0
-        self._index_key: tuple[int, tuple[int, ...]] | None = None
-        self._index: _CandidateIndex | None = None
 
     @classmethod
     def _unit_test_params(cls):
@@ -113,10 +111,9 @@ class AODE(PairwiseNaiveBayes):
 
     # -- prediction ----------------------------------------------------------------------------
     def _candidate_index(self) -> _CandidateIndex:
-        key = (self.stats.schema.version, tuple(self.pairs.candidates))
-        if self._index_key != key:
-            self._index, self._index_key = _CandidateIndex(self.pairs), key
-        return self._index
+        return self._cache.get("candidate_index", (self.stats.schema, self.stats.schema.version,
+                                                   tuple(self.pairs.candidates)),
+                               lambda: _CandidateIndex(self.pairs))
 
     def _counts(self) -> _Counts:
         """The counts every prediction reads, over each candidate snapshot's period."""

@@ -17,6 +17,7 @@ from river import base
 
 from streamnb.estimators import ESTIMATORS, Estimator
 from streamnb.stats import CountStatistics, InvalidRecord, Schema, read_state, write_state
+from streamnb.stats.cache import StateCache
 from streamnb.stats.codec import from_json_value, to_json_value
 from streamnb.stats.persist import StateFileError
 from streamnb.stats.schema import EncodedBatch
@@ -77,6 +78,7 @@ class CountClassifier(base.MiniBatchClassifier):
         self.stats = CountStatistics(Schema(nominal=nominal or (), domains=domains,
                                             numeric=self._numeric))
         self.n_learned = 0
+        self._cache = StateCache()  # values derived from the state, once per state version
 
     @property
     def _multiclass(self) -> bool:

@@ -40,6 +40,7 @@ import numpy as np
 from scipy.linalg import solve_triangular
 
 from streamnb.models.base import CountClassifier
+from streamnb.stats.cache import StateCache
 from streamnb.stats.codec import normalize_label
 from streamnb.stats.covariance import ClassCovariance, ledoit_wolf_intensity
 from streamnb.stats.schema import InvalidRecord, RecordName
@@ -121,7 +122,7 @@ class GaussianDiscriminant(CountClassifier):
         self.shrinkage = shrinkage
         self.stats = ClassCovariance()
         self.n_learned = 0
-        self._cache_key: tuple[int, int] | None = None
+        self._cache = StateCache()
 
     @classmethod
     def _unit_test_params(cls):
@@ -181,32 +182,32 @@ class GaussianDiscriminant(CountClassifier):
     def _terms(self) -> dict[str, Any]:
         """Means, covariances, Cholesky factors, log-determinants and log-priors; computed once
         per state version (one cache key: the statistics object and its version)."""
-        key = (id(self.stats), self.stats.version)
-        if self._cache_key != key:
-            s = self.stats
-            diag = np.diagonal(s.weight, axis1=1, axis2=2)
-            seen = np.flatnonzero((diag > 0).all(axis=0)) if s.n_classes else []
-            # canonical order (by name), so that the factors, hence predictions, are the same
-            # bits whatever order the attributes first appeared in: the statistics' cells are
-            # updated elementwise and do not depend on it either
-            names = s.attributes.values
-            active = np.array(sorted(seen, key=lambda j: (type(names[j]).__name__,
-                                                          repr(names[j]))), dtype=np.int64)
-            sigma, shared = self._covariances(active)
-            factors, logdets = [], []
-            for c in range(1 if shared else s.n_classes):
-                factor, logdet = cholesky_with_jitter(sigma[c])
-                factors.append(factor)
-                logdets.append(logdet)
-            total = float(s.class_weight.sum())
-            with np.errstate(divide="ignore"):
-                log_prior = np.log(s.class_weight / total) if total > 0 else np.zeros(
-                    s.n_classes)
-            self._cache = {"active": active, "means": s.means()[:, active], "sigma": sigma,
-                           "shared": shared, "factors": factors, "logdets": np.array(logdets),
-                           "log_prior": log_prior, "patterns": {}}
-            self._cache_key = key
-        return self._cache
+        stats = self.stats
+        return self._cache.get("terms", (stats, stats.version), self._compute_terms)
+
+    def _compute_terms(self) -> dict[str, Any]:
+        s = self.stats
+        diag = np.diagonal(s.weight, axis1=1, axis2=2)
+        seen = np.flatnonzero((diag > 0).all(axis=0)) if s.n_classes else []
+        # canonical order (by name), so that the factors, hence predictions, are the same
+        # bits whatever order the attributes first appeared in: the statistics' cells are
+        # updated elementwise and do not depend on it either
+        names = s.attributes.values
+        active = np.array(sorted(seen, key=lambda j: (type(names[j]).__name__,
+                                                      repr(names[j]))), dtype=np.int64)
+        sigma, shared = self._covariances(active)
+        factors, logdets = [], []
+        for c in range(1 if shared else s.n_classes):
+            factor, logdet = cholesky_with_jitter(sigma[c])
+            factors.append(factor)
+            logdets.append(logdet)
+        total = float(s.class_weight.sum())
+        with np.errstate(divide="ignore"):
+            log_prior = np.log(s.class_weight / total) if total > 0 else np.zeros(
+                s.n_classes)
+        return {"active": active, "means": s.means()[:, active], "sigma": sigma,
+                "shared": shared, "factors": factors, "logdets": np.array(logdets),
+                "log_prior": log_prior, "patterns": {}}
 
     def _pattern_factors(self, terms: dict[str, Any], observed: np.ndarray
                          ) -> tuple[list[np.ndarray], np.ndarray]:
@@ -282,8 +283,3 @@ class GaussianDiscriminant(CountClassifier):
             return terms["sigma"][0]
         return terms["sigma"][self.stats.labels.index[label]]
 
-    def __getstate__(self) -> dict[str, Any]:
-        state = dict(self.__dict__)
-        state.pop("_cache", None)
-        state["_cache_key"] = None
-        return state

@@ -11,6 +11,7 @@ import numpy as np
 
 from streamnb.models.discriminant import GaussianDiscriminant
 from streamnb.stats.binned_density import BinnedDensity
+from streamnb.stats.cache import StateCache
 
 __all__ = ["KernelNB"]
 
@@ -94,7 +95,7 @@ class KernelNB(GaussianDiscriminant):
         self.var_smoothing = var_smoothing
         self.stats = BinnedDensity(n_bins)
         self.n_learned = 0
-        self._cache_key = None
+        self._cache = StateCache()
 
     @classmethod
     def _unit_test_params(cls):
@@ -102,32 +103,32 @@ class KernelNB(GaussianDiscriminant):
         yield {"n_bins": 16}
 
     def _terms(self) -> dict[str, Any]:
-        key = (id(self.stats), self.stats.version)
-        if self._cache_key != key:
-            s = self.stats
-            m = s.moments
-            n = m.weight
-            var = m.variance()
-            floor = self.var_smoothing * np.maximum(var.max(axis=0, initial=0.0), 1.0)
-            sigma = np.sqrt(var + np.maximum(floor, 1e-300))
-            width = np.ldexp(1.0, s.exponent)
-            with np.errstate(divide="ignore"):
-                h = np.maximum(1.06 * sigma * np.where(n > 0, n, 1.0) ** -0.2, width)
-                log_counts = np.log(s.counts)
-                log_n = np.log(np.where(n > 0, n, 1.0))
-            centres = np.ldexp(s.origin[..., None] + np.arange(s.n_bins) + 0.5,
-                               s.exponent[..., None])
-            total = float(s.class_weight.sum())
-            with np.errstate(divide="ignore"):
-                log_prior = np.log(s.class_weight / total) if total > 0 else np.zeros(
-                    s.n_classes)
-            active = np.flatnonzero((n > 0).all(axis=0)) if s.n_classes else np.zeros(
-                0, dtype=np.int64)
-            self._cache = {"h": h, "log_counts": log_counts, "centres": centres,
-                           "norm": log_n + np.log(h) + _LOG_SQRT_2PI, "log_prior": log_prior,
-                           "active": active}
-            self._cache_key = key
-        return self._cache
+        stats = self.stats
+        return self._cache.get("terms", (stats, stats.version), self._compute_terms)
+
+    def _compute_terms(self) -> dict[str, Any]:
+        s = self.stats
+        m = s.moments
+        n = m.weight
+        var = m.variance()
+        floor = self.var_smoothing * np.maximum(var.max(axis=0, initial=0.0), 1.0)
+        sigma = np.sqrt(var + np.maximum(floor, 1e-300))
+        width = np.ldexp(1.0, s.exponent)
+        with np.errstate(divide="ignore"):
+            h = np.maximum(1.06 * sigma * np.where(n > 0, n, 1.0) ** -0.2, width)
+            log_counts = np.log(s.counts)
+            log_n = np.log(np.where(n > 0, n, 1.0))
+        centres = np.ldexp(s.origin[..., None] + np.arange(s.n_bins) + 0.5,
+                           s.exponent[..., None])
+        total = float(s.class_weight.sum())
+        with np.errstate(divide="ignore"):
+            log_prior = np.log(s.class_weight / total) if total > 0 else np.zeros(
+                s.n_classes)
+        active = np.flatnonzero((n > 0).all(axis=0)) if s.n_classes else np.zeros(
+            0, dtype=np.int64)
+        return {"h": h, "log_counts": log_counts, "centres": centres,
+                "norm": log_n + np.log(h) + _LOG_SQRT_2PI, "log_prior": log_prior,
+                "active": active}
 
     def _log_density(self, terms: dict[str, Any], a: int, t: np.ndarray) -> np.ndarray:
         """log f_{a,y}(t) for values ``t`` (m,), all classes: (m, k)."""

@@ -93,9 +93,6 @@ class NaiveBayes(CountClassifier):
             raise ValueError(f"var_smoothing must be a non-negative number, got "
                              f"{var_smoothing!r}")
         self.var_smoothing = var_smoothing
-        self._cache_key: tuple[int, int] | None = None
-        self._class_terms_key: Any = None  # the statistics object the cache was made from
-        self._class_terms_version = -1
 
     @classmethod
     def _unit_test_params(cls):
@@ -106,11 +103,9 @@ class NaiveBayes(CountClassifier):
     # -- parameters that depend on the state only: computed once per state version ------------
     def _state_terms(self) -> dict[str, np.ndarray]:
         """The numeric attributes' Gaussians, computed once per state version."""
-        key = (id(self.stats), self.stats.version)
-        if self._cache_key != key:
-            self._terms = self._gaussians() if self.stats.schema.n_numeric else {}
-            self._cache_key = key
-        return self._terms
+        stats = self.stats
+        return self._cache.get("gaussians", (stats, stats.version),
+                               lambda: self._gaussians() if stats.schema.n_numeric else {})
 
     def _gaussians(self) -> dict[str, np.ndarray]:
         m = self.stats.moments
@@ -131,10 +126,8 @@ class NaiveBayes(CountClassifier):
     def predict_proba_one(self, x: Mapping) -> dict[Any, float]:
         stats = self.stats
         if type(x) is dict and x and stats.labels.values:  # a message: one kernel call
-            if self._class_terms_key is stats and self._class_terms_version == stats.version:
-                base, base_zeros, a, a_absent = self._class_terms
-            else:
-                base, base_zeros, a, a_absent = self._current_class_terms()
+            base, base_zeros, a, a_absent = self._cache.get(  # the hot path: one call
+                "class_terms", (stats, stats.version), self._class_terms)
             if a.__class__ is float and a_absent.__class__ is float:
                 schema = stats.schema
                 proba = predict_tokens(x, schema.token_column, schema.attributes.index,
@@ -146,15 +139,16 @@ class NaiveBayes(CountClassifier):
         return posterior(stats.labels.values, *scores) if scores else {}
 
     def _current_class_terms(self) -> tuple[Any, Any, Any, Any]:
-        """The estimator's class terms and pseudo-counts, cached per state (object, version)."""
+        """The estimator's class terms and pseudo-counts, once per state version."""
         stats = self.stats
-        if self._class_terms_key is not stats or self._class_terms_version != stats.version:
-            finite, zeros = self._estimator.class_terms(stats)
-            if not isinstance(finite, array):
-                finite, zeros = array("d", finite), array("q", zeros)
-            self._class_terms = (finite, zeros, *self._estimator.cell_pseudocounts(stats))
-            self._class_terms_key, self._class_terms_version = stats, stats.version
-        return self._class_terms
+        return self._cache.get("class_terms", (stats, stats.version), self._class_terms)
+
+    def _class_terms(self) -> tuple[Any, Any, Any, Any]:
+        stats = self.stats
+        finite, zeros = self._estimator.class_terms(stats)
+        if not isinstance(finite, array):
+            finite, zeros = array("d", finite), array("q", zeros)
+        return (finite, zeros, *self._estimator.cell_pseudocounts(stats))
 
     def predict_log_proba_one(self, x: Mapping) -> dict[Any, float]:
         """log P(c | x), exact where ``predict_proba_one`` underflows to 0 (long messages make
@@ -268,10 +262,3 @@ class NaiveBayes(CountClassifier):
     def _extra_state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         return {}, {}
 
-    def __getstate__(self) -> dict[str, Any]:
-        state = dict(self.__dict__)
-        state.pop("_terms", None)
-        state.pop("_class_terms", None)
-        state["_cache_key"] = state["_class_terms_key"] = None
-        state["_class_terms_version"] = -1
-        return state

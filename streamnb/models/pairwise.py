@@ -108,7 +108,6 @@ class PairwiseNaiveBayes(NaiveBayes):
             raise ValueError(f"max_candidates must be an int >= 2, got {max_candidates!r}")
         self.max_candidates = max_candidates
         self.pairs = PairCounts(self.stats.schema, limit=max_candidates, text_tokens=True)
-        self._text_key: Any = None
         self.candidate_version = 0  # candidate lists adopted (adopt_candidates)
         self._shared = False
 
@@ -278,9 +277,11 @@ class PairwiseNaiveBayes(NaiveBayes):
         the candidates' "all absent" sum per class, and log θ/θ' per class and text slot (the
         renormalisation of non-candidate draws). None without text candidates."""
         stats, pairs = self.stats, self.pairs
-        key = (id(stats), stats.version, id(pairs), self.n_learned, tuple(pairs.candidates))
-        if self._text_key == key:
-            return self._text_cache
+        return self._cache.get("text_terms", (stats, stats.version, pairs, self.n_learned,
+                                              tuple(pairs.candidates)), self._compute_text_terms)
+
+    def _compute_text_terms(self) -> tuple | None:
+        stats, pairs = self.stats, self.pairs
         text_keys = [a for a in pairs.candidates if a < 0]
         terms = None
         if text_keys and stats.n_classes:
@@ -305,7 +306,6 @@ class PairwiseNaiveBayes(NaiveBayes):
                 renormalise = np.where((rest > 0) & (full > 0),
                                        np.log(full) - np.log(rest), 0.0)
             terms = (columns, present - absent, absent.sum(axis=1), renormalise)
-        self._text_cache, self._text_key = terms, key
         return terms
 
     def _text_log_theta(self, columns: np.ndarray, counts: np.ndarray

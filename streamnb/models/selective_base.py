@@ -123,7 +123,6 @@ class SelectiveClassifier(CountClassifier):
         self.reservoir = Reservoir(reservoir_size, seed)
         self.presence = PairCounts(self.stats.schema, limit=0, text_tokens=True)
         self.presence.restrict()
-        self._text_key: Any = None
         self.structure: NetworkStructure | None = None
         self.structure_version = 0
         self.family_sources: dict[Any, str] = {}
@@ -454,23 +453,25 @@ class SelectiveClassifier(CountClassifier):
     def _text_denominators(self) -> np.ndarray:
         """log of θ'’s denominator per class and text slot (module docstring), per state."""
         stats = self.stats
-        key = (id(stats), stats.version, self.structure_version, self.n_learned)
-        if self._text_key != key:
-            schema, alpha = stats.schema, float(self.alpha)
-            columns = self._text_columns
-            in_network = np.zeros((stats.n_classes, schema.n_text))
-            n_network = np.zeros(schema.n_text)
-            if len(columns):
-                slots = schema.text_slots(columns)
-                np.add.at(in_network.T, slots, stats.value_counts[:, columns].T)
-                np.add.at(n_network, slots, 1.0)
-            vocabulary = np.array([schema.attribute_size(t) for t in schema.text_attributes],
-                                  dtype=float)
-            rest = (np.maximum(stats.draw_counts - in_network, 0.0)
-                    + alpha * (vocabulary - n_network))
-            self._text_log_denominator = np.log(np.maximum(rest, 1e-300))
-            self._text_key = key
-        return self._text_log_denominator
+        return self._cache.get("text_denominators", (stats, stats.version,
+                                                     self.structure_version, self.n_learned),
+                               self._compute_text_denominators)
+
+    def _compute_text_denominators(self) -> np.ndarray:
+        stats = self.stats
+        schema, alpha = stats.schema, float(self.alpha)
+        columns = self._text_columns
+        in_network = np.zeros((stats.n_classes, schema.n_text))
+        n_network = np.zeros(schema.n_text)
+        if len(columns):
+            slots = schema.text_slots(columns)
+            np.add.at(in_network.T, slots, stats.value_counts[:, columns].T)
+            np.add.at(n_network, slots, 1.0)
+        vocabulary = np.array([schema.attribute_size(t) for t in schema.text_attributes],
+                              dtype=float)
+        rest = (np.maximum(stats.draw_counts - in_network, 0.0)
+                + alpha * (vocabulary - n_network))
+        return np.log(np.maximum(rest, 1e-300))
 
     def _add_text_terms(self, scores: np.ndarray, rows: np.ndarray, columns: np.ndarray,
                         counts: np.ndarray) -> None:
