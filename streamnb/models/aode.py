@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from streamnb.estimators import Estimator
 from streamnb.kernels import posterior
 from streamnb.models.pairwise import PairwiseNaiveBayes
+from streamnb.models.params import RELEARN_EVERY, Integer, validate_params
 from streamnb.stats.frames import records_of
 from streamnb.stats.pairs import PairCounts
 from streamnb.stats.schema import TOKEN, Schema
@@ -71,18 +72,18 @@ class AODE(PairwiseNaiveBayes):
 
     """
 
+    _parameter_constraints: ClassVar[dict[str, list]] = {
+        "min_frequency": [Integer(0)], "refresh_every": RELEARN_EVERY}
+
     def __init__(self, min_frequency: int = 1, estimator: str | Estimator = "laplace",
                  max_candidates: int = 50, refresh_every: int = 1000,
                  nominal: Iterable | None = None, domains: Mapping | None = None,
                  var_smoothing: float = 1e-9) -> None:
         super().__init__(estimator=estimator, max_candidates=max_candidates, nominal=nominal,
                          domains=domains, var_smoothing=var_smoothing)
-        if not (isinstance(min_frequency, int) and min_frequency >= 0):
-            raise ValueError(f"min_frequency must be a non-negative int, got {min_frequency!r}")
-        if not (isinstance(refresh_every, int) and refresh_every >= 0):
-            raise ValueError(f"refresh_every must be a non-negative int, got {refresh_every!r}")
         self.min_frequency = min_frequency
         self.refresh_every = refresh_every
+        validate_params(self)
         self._since_refresh = 0
 
     @classmethod

@@ -32,37 +32,26 @@ Conventions (documented in docs/continuous.md):
 from __future__ import annotations
 
 import math
-import numbers
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from scipy.linalg import solve_triangular
 
 from streamnb.models.base import CountClassifier
+from streamnb.models.params import OneOf, Real, validate_params
 from streamnb.stats.cache import StateCache
 from streamnb.stats.codec import normalize_label
 from streamnb.stats.covariance import ClassCovariance, ledoit_wolf_intensity
 from streamnb.stats.schema import InvalidRecord, RecordName
 from streamnb.stats.vectors import encode_vector, encode_vectors
 
-__all__ = ["GaussianDiscriminant", "check_shrinkage", "cholesky_with_jitter", "shrink"]
+__all__ = ["GaussianDiscriminant", "cholesky_with_jitter", "shrink"]
 
 _LOG_2PI = math.log(2.0 * math.pi)
 _JITTER = (0.0, 1e-10, 1e-8, 1e-6, 1e-4, 1e-2, 1.0)
 _MIN_PIVOT = 1e-10
 _MAX_PATTERNS = 64
-
-
-def check_shrinkage(shrinkage: Any) -> None:
-    """scikit-learn-style validation of a ``shrinkage`` parameter."""
-    if shrinkage is None or (isinstance(shrinkage, str) and shrinkage == "ledoit-wolf"):
-        return
-    if (isinstance(shrinkage, numbers.Real) and not isinstance(shrinkage, bool | np.bool_)
-            and 0.0 <= float(shrinkage) <= 1.0):
-        return
-    raise ValueError(f"shrinkage must be None, 'ledoit-wolf' or a number in [0, 1], got "
-                     f"{shrinkage!r}")
 
 
 def shrink(sigma: np.ndarray, alpha: float) -> np.ndarray:
@@ -117,9 +106,12 @@ class GaussianDiscriminant(CountClassifier):
 
     _statistics = ClassCovariance
 
+    _parameter_constraints: ClassVar[dict[str, list]] = {
+        "shrinkage": [None, OneOf(("ledoit-wolf",)), Real(0, 1)]}
+
     def __init__(self, shrinkage: float | str | None = None) -> None:
-        check_shrinkage(shrinkage)
         self.shrinkage = shrinkage
+        validate_params(self)
         self.stats = ClassCovariance()
         self.n_learned = 0
         self._cache = StateCache()

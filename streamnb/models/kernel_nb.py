@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import math
-import numbers
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from streamnb.models.discriminant import GaussianDiscriminant
+from streamnb.models.params import VAR_SMOOTHING, Integer, validate_params
 from streamnb.stats.binned_density import BinnedDensity
 from streamnb.stats.cache import StateCache
 
@@ -83,16 +83,13 @@ class KernelNB(GaussianDiscriminant):
 
     _statistics = BinnedDensity
 
+    _parameter_constraints: ClassVar[dict[str, list]] = {
+        "n_bins": [Integer(2)], "var_smoothing": VAR_SMOOTHING}
+
     def __init__(self, n_bins: int = 128, var_smoothing: float = 1e-9) -> None:
-        if not (isinstance(n_bins, numbers.Integral) and not isinstance(n_bins, bool)
-                and n_bins >= 2):
-            raise ValueError(f"n_bins must be an integer >= 2, got {n_bins!r}")
-        if not (isinstance(var_smoothing, numbers.Real) and not isinstance(var_smoothing, bool)
-                and var_smoothing >= 0):
-            raise ValueError(f"var_smoothing must be a non-negative number, got "
-                             f"{var_smoothing!r}")
         self.n_bins = n_bins
         self.var_smoothing = var_smoothing
+        validate_params(self)
         self.stats = BinnedDensity(n_bins)
         self.n_learned = 0
         self._cache = StateCache()

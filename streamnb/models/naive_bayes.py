@@ -5,13 +5,14 @@ from __future__ import annotations
 import math
 from array import array
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from streamnb.estimators import Estimator, make_estimator
 from streamnb.kernels import posterior, predict_tokens, score_tokens
 from streamnb.models.base import CountClassifier
+from streamnb.models.params import VAR_SMOOTHING, validate_params
 from streamnb.stats.frames import encode_batch
 from streamnb.stats.schema import Encoded
 
@@ -84,15 +85,15 @@ class NaiveBayes(CountClassifier):
 
     """
 
+    _parameter_constraints: ClassVar[dict[str, list]] = {"var_smoothing": VAR_SMOOTHING}
+
     def __init__(self, estimator: str | Estimator = "laplace", nominal: Iterable | None = None,
                  domains: Mapping | None = None, var_smoothing: float = 1e-9) -> None:
         super().__init__(nominal=nominal, domains=domains)
         self.estimator = estimator
         self._estimator = make_estimator(estimator)
-        if not (isinstance(var_smoothing, int | float) and var_smoothing >= 0):
-            raise ValueError(f"var_smoothing must be a non-negative number, got "
-                             f"{var_smoothing!r}")
         self.var_smoothing = var_smoothing
+        validate_params(self)
 
     @classmethod
     def _unit_test_params(cls):

@@ -24,12 +24,13 @@ modelled as before.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from streamnb.estimators import Estimator
 from streamnb.models.naive_bayes import NaiveBayes
+from streamnb.models.params import Integer, validate_params
 from streamnb.models.schedule import relearn_due
 from streamnb.stats.pairs import PairCounts
 from streamnb.stats.schema import TOKEN, Schema
@@ -95,6 +96,8 @@ class PairwiseNaiveBayes(NaiveBayes):
 
     _numeric = False  # dependences among discrete values; a float attribute is refused
 
+    _parameter_constraints: ClassVar[dict[str, list]] = {"max_candidates": [Integer(2)]}
+
     def __init__(self, estimator: str | Estimator = "indifferent", max_candidates: int = 200,
                  nominal: Iterable | None = None, domains: Mapping | None = None,
                  var_smoothing: float = 1e-9) -> None:
@@ -104,9 +107,8 @@ class PairwiseNaiveBayes(NaiveBayes):
         if not (isinstance(a, float) and a > 0 and a == a_absent):
             raise ValueError(f"{type(self).__name__} needs an estimator with one positive "
                              f"pseudo-count per cell; {estimator!r} has {a!r}")
-        if not (isinstance(max_candidates, int) and max_candidates >= 2):
-            raise ValueError(f"max_candidates must be an int >= 2, got {max_candidates!r}")
         self.max_candidates = max_candidates
+        validate_params(self)
         self.pairs = PairCounts(self.stats.schema, limit=max_candidates, text_tokens=True)
         self.candidate_version = 0  # candidate lists adopted (adopt_candidates)
         self._shared = False

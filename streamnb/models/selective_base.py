@@ -48,12 +48,20 @@ multinomial naive Bayes.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from streamnb.models.base import CountClassifier, _encode_param, init_params
 from streamnb.models.pairwise import _presence_information
+from streamnb.models.params import (
+    DRIFT_DETECTOR,
+    RELEARN_EVERY,
+    Integer,
+    OneOf,
+    Real,
+    validate_params,
+)
 from streamnb.models.schedule import relearn_due
 from streamnb.stats.frames import encode_batch
 from streamnb.stats.pairs import PairCounts
@@ -84,6 +92,12 @@ class SelectiveClassifier(CountClassifier):
     from a record reservoir and parameterised by exact family counts (module docstring)."""
 
     _numeric = False  # dependences among discrete values; a float attribute is refused
+    _parameter_constraints: ClassVar[dict[str, list]] = {
+        "metric": [OneOf(tuple(sorted(METRICS)))],
+        "significance": [None, Real(0, 1, closed="neither")],
+        "max_candidates": [Integer(1)], "reservoir_size": [Integer(1)],
+        "relearn_every": RELEARN_EVERY, "drift_detector": DRIFT_DETECTOR,
+        "alpha": [Real(0, closed="neither")], "seed": [None, Integer()]}
 
     def __init__(self, metric: str = "cgr", significance: float | None = None,
                  max_candidates: int = 100, reservoir_size: int = 10_000,
@@ -91,27 +105,6 @@ class SelectiveClassifier(CountClassifier):
                  seed: int | None = None, nominal: Iterable | None = None,
                  domains: Mapping | None = None) -> None:
         super().__init__(nominal=nominal, domains=domains)
-        if metric not in METRICS:
-            raise ValueError(f"metric must be one of {sorted(METRICS)}, got {metric!r}")
-        if significance is not None and not (isinstance(significance, float | int)
-                                             and not isinstance(significance, bool)
-                                             and 0 < significance < 1):
-            raise ValueError(f"significance must be a number in (0, 1) or None, got "
-                             f"{significance!r}")
-        if not (isinstance(max_candidates, int) and not isinstance(max_candidates, bool)
-                and max_candidates >= 1):
-            raise ValueError(f"max_candidates must be an int >= 1, got {max_candidates!r}")
-        if not (isinstance(reservoir_size, int) and not isinstance(reservoir_size, bool)
-                and reservoir_size >= 1):
-            raise ValueError(f"reservoir_size must be an int >= 1, got {reservoir_size!r}")
-        if not (isinstance(relearn_every, int) and not isinstance(relearn_every, bool)
-                and relearn_every >= 0):
-            raise ValueError(f"relearn_every must be a non-negative int, got {relearn_every!r}")
-        if drift_detector is not None and not hasattr(drift_detector, "update"):
-            raise ValueError(f"drift_detector must be a river drift detector, got "
-                             f"{drift_detector!r}")
-        if not (isinstance(alpha, float | int) and not isinstance(alpha, bool) and alpha > 0):
-            raise ValueError(f"alpha must be a number > 0, got {alpha!r}")
         self.metric = metric
         self.significance = significance
         self.max_candidates = max_candidates
@@ -120,6 +113,7 @@ class SelectiveClassifier(CountClassifier):
         self.drift_detector = drift_detector
         self.alpha = alpha
         self.seed = seed
+        validate_params(self)
         self.reservoir = Reservoir(reservoir_size, seed)
         self.presence = PairCounts(self.stats.schema, limit=0, text_tokens=True)
         self.presence.restrict()

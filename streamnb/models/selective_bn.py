@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
+from streamnb.models.params import Integer, OneOf, Real
 from streamnb.models.selective_base import SelectiveClassifier
 from streamnb.structure import CLASS, DiscreteData, NetworkStructure, Selection, cb, k2
 from streamnb.structure.cb import CLASS_POSITIONS
@@ -115,6 +116,11 @@ class SelectiveBN(SelectiveClassifier):
 
     """
 
+    _parameter_constraints: ClassVar[dict[str, list]] = {
+        "search": [OneOf(SEARCHES)], "max_parents": [Integer(1)],
+        "ci_significance": [Real(0, 1, closed="neither")],
+        "class_position": [OneOf(CLASS_POSITIONS)]}
+
     def __init__(self, metric: str = "cgr", search: str = "cb",
                  significance: float | None = None, max_parents: int = 3,
                  ci_significance: float = 0.05, class_position: str = "first",
@@ -122,17 +128,7 @@ class SelectiveBN(SelectiveClassifier):
                  reservoir_size: int = 10_000, relearn_every: int = 1000,
                  drift_detector: Any = None, alpha: float = 1.0, seed: int | None = None,
                  nominal: Iterable | None = None, domains: Mapping | None = None) -> None:
-        if search not in SEARCHES:
-            raise ValueError(f"search must be one of {SEARCHES}, got {search!r}")
-        if not (isinstance(max_parents, int) and not isinstance(max_parents, bool)
-                and max_parents >= 1):
-            raise ValueError(f"max_parents must be an int >= 1, got {max_parents!r}")
-        if not (isinstance(ci_significance, float | int) and 0 < ci_significance < 1):
-            raise ValueError(f"ci_significance must be in (0, 1), got {ci_significance!r}")
-        if class_position not in CLASS_POSITIONS:
-            raise ValueError(f"class_position must be one of {CLASS_POSITIONS}, got "
-                             f"{class_position!r}")
-        self.search = search
+        self.search = search  # checked, with the base's parameters, by its constructor
         self.max_parents = max_parents
         self.ci_significance = ci_significance
         self.class_position = class_position

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
+from streamnb.models.params import Integer, OneOf
 from streamnb.models.selective_base import SelectiveClassifier
 from streamnb.stats.pairs import PairCounts
 from streamnb.stats.schema import EncodedBatch
@@ -99,17 +100,16 @@ class SelectiveTAN(SelectiveClassifier):
 
     """
 
+    _parameter_constraints: ClassVar[dict[str, list]] = {
+        "weight": [OneOf(TAN_WEIGHTS)], "max_candidates": [Integer(2)]}
+
     def __init__(self, metric: str = "cgr", weight: str = "cmi",
                  significance: float | None = None, max_candidates: int = 100,
                  reservoir_size: int = 10_000, relearn_every: int = 1000,
                  drift_detector: Any = None, root: Any = None, alpha: float = 1.0,
                  seed: int | None = None, nominal: Iterable | None = None,
                  domains: Mapping | None = None) -> None:
-        if weight not in TAN_WEIGHTS:
-            raise ValueError(f"weight must be one of {TAN_WEIGHTS}, got {weight!r}")
-        if not (isinstance(max_candidates, int) and max_candidates >= 2):
-            raise ValueError(f"max_candidates must be an int >= 2, got {max_candidates!r}")
-        self.weight = weight
+        self.weight = weight  # checked, with the base's parameters, by its constructor
         self.root = root
         super().__init__(metric=metric, significance=significance,
                          max_candidates=max_candidates, reservoir_size=reservoir_size,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -13,6 +13,7 @@ from streamnb.features.email import tokenize_email
 from streamnb.features.sms import tokenize_sms
 from streamnb.features.text import tokenize_text
 from streamnb.models.base import CountClassifier
+from streamnb.models.params import Integer, OneOf, Real, validate_params
 from streamnb.stats import InvalidRecord, RecordName
 from streamnb.stats.frames import records_of
 
@@ -105,36 +106,27 @@ class SpamFilter(CountClassifier):
 
     """
 
+    _parameter_constraints: ClassVar[dict[str, list]] = {
+        "alpha": [Real(0, closed="neither")], "fisher_weight": [Real(0)],
+        "top_tokens": [None, Integer(1)], "tokenizer": [OneOf(tuple(sorted(_TOKENIZERS)))],
+        "threshold": [Real()], "unsure": [Real(0)]}
+
     def __init__(self, alpha: float = 0.1, fisher_weight: float = 0.125, s: float = 0.1,
                  x: float = 0.5, min_dev: float = 0.2, max_tokens: int | None = None,
                  top_tokens: int | None = 25,
                  tokenizer: str = "auto", spam_label: Any = "spam", ham_label: Any = "ham",
                  threshold: float = 0.0, unsure: float = 0.5) -> None:
         super().__init__()
-        for name, value in (("alpha", alpha), ("fisher_weight", fisher_weight),
-                            ("threshold", threshold), ("unsure", unsure)):
-            if not (isinstance(value, int | float) and not isinstance(value, bool)
-                    and math.isfinite(value)):
-                raise ValueError(f"{name} must be a finite number, got {value!r}")
-        if alpha <= 0:
-            raise ValueError(f"alpha must be > 0, got {alpha!r}")
-        if fisher_weight < 0 or unsure < 0:
-            raise ValueError("fisher_weight and unsure must be >= 0")
-        if top_tokens is not None and not (isinstance(top_tokens, int)
-                                           and not isinstance(top_tokens, bool)
-                                           and top_tokens >= 1):
-            raise ValueError(f"top_tokens must be an int >= 1 or None, got {top_tokens!r}")
-        if tokenizer not in _TOKENIZERS:
-            raise ValueError(f"tokenizer must be one of {sorted(_TOKENIZERS)}, got {tokenizer!r}")
         if spam_label == ham_label:
             raise ValueError("spam_label and ham_label must differ")
-        self._fisher = RobinsonFisher(s=s, x=x, min_dev=min_dev,
-                                      max_tokens=max_tokens if max_tokens is not None
-                                      else 2**62)
         self.alpha, self.fisher_weight, self.top_tokens = alpha, fisher_weight, top_tokens
         self.s, self.x, self.min_dev, self.max_tokens = s, x, min_dev, max_tokens
         self.tokenizer, self.spam_label, self.ham_label = tokenizer, spam_label, ham_label
         self.threshold, self.unsure = threshold, unsure
+        validate_params(self)  # s, x, min_dev and max_tokens: RobinsonFisher checks them
+        self._fisher = RobinsonFisher(s=s, x=x, min_dev=min_dev,
+                                      max_tokens=max_tokens if max_tokens is not None
+                                      else 2**62)
         self._clip = math.log((1 - 1e-4) / 1e-4)
 
     @classmethod

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from streamnb.estimators import Estimator
 from streamnb.models.explanation import Explanation, theorem2_holds
 from streamnb.models.pairwise import PairwiseNaiveBayes
+from streamnb.models.params import DRIFT_DETECTOR, RELEARN_EVERY, OneOf, validate_params
 from streamnb.stats.codec import from_json_value, to_json_value
 from streamnb.stats.missing import fill_missing, is_missing, nominal_modes
 from streamnb.stats.pairs import PairCounts
@@ -194,6 +195,10 @@ class TAN(PairwiseNaiveBayes):
 
     """
 
+    _parameter_constraints: ClassVar[dict[str, list]] = {
+        "weight": [OneOf(TAN_WEIGHTS)], "relearn_every": RELEARN_EVERY,
+        "drift_detector": DRIFT_DETECTOR, "missing": [OneOf(MISSING_POLICIES)]}
+
     def __init__(self, weight: str = "cmi", estimator: str | Estimator = "indifferent",
                  relearn_every: int = 1000, drift_detector: Any = None,
                  max_candidates: int = 200, root: Any = None, missing: str = "skip",
@@ -201,20 +206,12 @@ class TAN(PairwiseNaiveBayes):
                  var_smoothing: float = 1e-9) -> None:
         super().__init__(estimator=estimator, max_candidates=max_candidates, nominal=nominal,
                          domains=domains, var_smoothing=var_smoothing)
-        if weight not in TAN_WEIGHTS:
-            raise ValueError(f"weight must be one of {TAN_WEIGHTS}, got {weight!r}")
-        if not (isinstance(relearn_every, int) and relearn_every >= 0):
-            raise ValueError(f"relearn_every must be a non-negative int, got {relearn_every!r}")
-        if missing not in MISSING_POLICIES:
-            raise ValueError(f"missing must be one of {MISSING_POLICIES}, got {missing!r}")
-        if drift_detector is not None and not hasattr(drift_detector, "update"):
-            raise ValueError(f"drift_detector must be a river drift detector, got "
-                             f"{drift_detector!r}")
         self.weight = weight
         self.relearn_every = relearn_every
         self.drift_detector = drift_detector
         self.root = root
         self.missing = missing
+        validate_params(self)
         self.structure: TreeStructure | None = None
         self.structure_version = 0
         self._since_relearn = 0
