@@ -24,7 +24,6 @@ from streamnb.stats.schema import EncodedBatch
 
 __all__ = ["CountClassifier", "load_model"]
 
-_MODELS: dict[str, type[CountClassifier]] = {}
 
 
 def init_params(obj: Any) -> dict[str, Any]:
@@ -63,10 +62,6 @@ class CountClassifier(base.MiniBatchClassifier):
     _statistics: ClassVar[type] = CountStatistics
     #: False for models of discrete attributes only: a float attribute is refused, not modelled
     _numeric: ClassVar[bool] = True
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        _MODELS[cls.__name__] = cls
 
     def __init__(self, nominal: Iterable | None = None, domains: Mapping | None = None) -> None:
         self.nominal = nominal
@@ -222,7 +217,9 @@ class CountClassifier(base.MiniBatchClassifier):
     def from_state(cls, header: Mapping[str, Any], arrays: Mapping[str, np.ndarray]
                    ) -> CountClassifier:
         name = header.get("model")
-        model_cls = _MODELS.get(name)
+        from streamnb.models.registry import model_class  # it imports every model module
+
+        model_cls = model_class(name)
         if model_cls is None:
             raise StateFileError(f"unknown model {name!r} in state")
         if not issubclass(model_cls, cls):

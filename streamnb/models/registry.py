@@ -1,8 +1,10 @@
-"""Models by name, for the command line and the service configuration."""
+"""Models by name: the command line's and the service's names (``MODELS``) and the class
+names state files record (``model_class``)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from streamnb.models.aode import AODE
 from streamnb.models.base import CountClassifier
@@ -17,7 +19,7 @@ from streamnb.models.selective_tan import SelectiveTAN
 from streamnb.models.spam_filter import SpamFilter
 from streamnb.models.tan import TAN
 
-__all__ = ["MODELS", "NUMERIC_ONLY", "make_model"]
+__all__ = ["MODELS", "NUMERIC_ONLY", "make_model", "model_class"]
 
 MODELS: dict[str, Callable[[], CountClassifier]] = {
     # raw text (e-mail or SMS) or {token: count}; the others take feature dicts
@@ -52,3 +54,15 @@ def make_model(name: str) -> CountClassifier:
         return MODELS[name]()
     except KeyError:
         raise ValueError(f"unknown model {name!r}; choose one of {sorted(MODELS)}") from None
+
+
+def model_class(name: Any) -> type[CountClassifier] | None:
+    """The model class a state file names: any subclass of ``CountClassifier`` (this module
+    imports every model module, so each is known), by its class name; None if there is none."""
+    pending: list[type[CountClassifier]] = [CountClassifier]
+    while pending:
+        cls = pending.pop()
+        if cls.__name__ == name:
+            return cls
+        pending.extend(cls.__subclasses__())
+    return None
