@@ -87,6 +87,12 @@ class Dirichlet(Estimator):
         return np.array([float(self.class_prior.get(label, self.default))
                          for label in stats.labels.values])
 
+    def attribute_pseudocounts(self, stats: CountStatistics, columns: np.ndarray
+                               ) -> np.ndarray:
+        if not isinstance(self.value_prior, Mapping):  # one σ per cell: O(columns), not O(V)
+            return float(self.value_prior) * stats.schema.column_sizes(columns)
+        return super().attribute_pseudocounts(stats, columns)
+
     def cell_pseudocounts(self, stats: CountStatistics
                           ) -> tuple[np.ndarray | float, np.ndarray | float]:
         if not isinstance(self.value_prior, Mapping):

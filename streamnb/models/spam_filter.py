@@ -8,6 +8,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from streamnb.estimators.dirichlet import Dirichlet
 from streamnb.estimators.robinson_fisher import RobinsonFisher, token_spamicity
 from streamnb.features.email import tokenize_email
 from streamnb.features.sms import tokenize_sms
@@ -124,6 +125,7 @@ class SpamFilter(CountClassifier):
         self.tokenizer, self.spam_label, self.ham_label = tokenizer, spam_label, ham_label
         self.threshold, self.unsure = threshold, unsure
         validate_params(self)  # s, x, min_dev and max_tokens: RobinsonFisher checks them
+        self._lidstone = Dirichlet(value_prior=alpha)  # θ = (N + α) / (T + α|V|)
         self._fisher = RobinsonFisher(s=s, x=x, min_dev=min_dev,
                                       max_tokens=max_tokens if max_tokens is not None
                                       else 2**62)
@@ -209,9 +211,13 @@ class SpamFilter(CountClassifier):
         rows, totals, columns = self._counts(tokens, where)
         if not len(columns):
             return rows, totals, columns, np.zeros(0)
-        vocabulary = len(self.stats.schema.text_values[0])
-        log_theta = (np.log(rows + self.alpha)
-                     - np.log(totals[:, 1] + self.alpha * vocabulary)[:, None])
+        stats = self.stats
+        logs, _ = self._lidstone.log_theta(stats, columns)  # α > 0: no zero factors
+        # a class not seen yet: every token equally likely, 1/|V|
+        uniform = -math.log(stats.schema.attribute_size(stats.schema.text_attributes[0]))
+        log_theta = [logs[c] if c is not None else np.full(len(columns), uniform)
+                     for c in (stats.labels.index.get(self.spam_label),
+                               stats.labels.index.get(self.ham_label))]
         return rows, totals, columns, log_theta[0] - log_theta[1]
 
     def _score(self, tokens: frozenset[str], where: str) -> float:
