@@ -250,7 +250,7 @@ class _CandidateIndex:
             size.append(2)
         for name, tokens in self.text.items():
             bag = get(name)
-            drawn = Schema._text_draws(bag, "record", name) if bag else {}
+            drawn = Schema.text_draws(bag, "record", name) if bag else {}
             for word, position, r in tokens:
                 p.append(position)
                 neg.append(word not in drawn)

@@ -362,7 +362,7 @@ class PairwiseNaiveBayes(NaiveBayes):
         if a < 0:
             name, token = self.pairs.name_of(a)
             bag = x.get(name) if isinstance(x, Mapping) else None
-            return rows[bool(bag) and token in Schema._text_draws(bag, "record", name)]
+            return rows[bool(bag) and token in Schema.text_draws(bag, "record", name)]
         name = schema.attributes.values[a]
         value = x.get(name, _MISSING) if isinstance(x, Mapping) else _MISSING
         if schema.kinds[a] == TOKEN:

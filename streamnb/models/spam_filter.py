@@ -15,7 +15,7 @@ from streamnb.features.sms import tokenize_sms
 from streamnb.features.text import tokenize_text
 from streamnb.models.base import CountClassifier
 from streamnb.models.params import Integer, OneOf, Real, validate_params
-from streamnb.stats import InvalidRecord, RecordName
+from streamnb.stats import InvalidRecord, RecordName, Schema
 from streamnb.stats.frames import records_of
 
 __all__ = ["SpamFilter"]
@@ -146,20 +146,13 @@ class SpamFilter(CountClassifier):
     def tokens(self, text: str | bytes | Mapping, where: str = "message") -> frozenset[str]:
         """The presence tokens of a message (what the filter learns and scores): the raw text
         tokenised, or the keys of an already tokenised ``{token: count}`` (river's
-        ``BagOfWords``) whose counts are non-zero."""
+        ``BagOfWords``) whose counts are non-zero (Schema.text_draws checks them: finite, >= 0)."""
         if isinstance(text, str | bytes):
-            return _TOKENIZERS[self.tokenizer](text)
+            # prequential use scores a message, then learns the same one: tokenise it once
+            return self._cache.get("tokens", (text,),
+                                   lambda: _TOKENIZERS[self.tokenizer](text))
         if isinstance(text, Mapping):
-            present = []
-            for token, value in text.items():
-                if type(token) is not str:
-                    raise InvalidRecord(where, token, "tokens are str")
-                if not isinstance(value, int | float | np.integer | np.floating):
-                    raise InvalidRecord(where, token, f"{type(value).__name__} value {value!r}: "
-                                        "token counts are numbers")
-                if value and value == value:  # non-zero and not NaN
-                    present.append(token)
-            return frozenset(present)
+            return frozenset(Schema.text_draws(text, where, _ATTRIBUTE))  # the counts' rule
         raise InvalidRecord(where, None, f"expected the message text (str or bytes) or "
                             f"{{token: count}}, got {type(text).__name__}")
 

@@ -99,7 +99,7 @@ class _EdgeIndex:
                 out[i] = rows.get(value, -1)
         for name, tokens in self.text.items():
             bag = get(name)
-            drawn = Schema._text_draws(bag, "record", name) if bag else {}
+            drawn = Schema.text_draws(bag, "record", name) if bag else {}
             for i, token, _ in tokens:
                 out[i] = 0 if token in drawn else 1
         return out

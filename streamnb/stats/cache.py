@@ -18,7 +18,8 @@ class StateCache:
     replaced by loading or merging is never mistaken for the old one, as an ``id`` could be)
     and its ``version``, plus whatever else the value depends on (a structure version, the
     candidate list). A copy or a pickle of a model starts with an empty cache: derived values
-    are never part of a model's state.
+    are never part of a model's state. (SpamFilter also keeps the tokens of the last message
+    here, keyed by its text: scoring and then learning a message tokenises it once.)
 
     Examples
     --------

@@ -589,7 +589,7 @@ class Schema:
                             "attribute")
 
     @staticmethod
-    def _text_draws(value: Any, record: str, name: Any) -> dict[str, float]:
+    def text_draws(value: Any, record: str, name: Any) -> dict[str, float]:
         """``{token: draws}`` of a text value; empty for a missing one (None, NaN)."""
         if value is None or (isinstance(value, float | np.floating) and math.isnan(value)):
             return {}
@@ -608,6 +608,8 @@ class Schema:
                 if type(token) is not str:
                     raise InvalidRecord(record, name, f"{type(token).__name__} token {token!r} "
                                         "in a text attribute (tokens are str)")
+                if isinstance(count, float | np.floating) and math.isnan(count):
+                    continue  # a missing count: the token is absent, as NaN is missing anywhere
                 if not isinstance(count, int | float | np.integer | np.floating) or not (
                         0.0 <= count < math.inf):
                     raise InvalidRecord(record, name, f"count {count!r} of token {token!r}: "
@@ -677,7 +679,7 @@ class Schema:
                     return  # missing, an absent token or an empty text: nothing to register
             if not grow:
                 if kind == TEXT:  # unknown, so skipped, but a malformed bag is still an error
-                    self._text_draws(value, record, name)
+                    self.text_draws(value, record, name)
                 return
             self.check_new(kind, record, name)
             a = self._add_attribute(name, kind)
@@ -688,7 +690,7 @@ class Schema:
         elif kind == TEXT:
             slot = self.slots[a]
             values = self.text_values[slot]
-            for token, count in self._text_draws(value, record, name).items():
+            for token, count in self.text_draws(value, record, name).items():
                 column = values.get(token)
                 if column is None:
                     if not grow:
