@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 
 import numpy as np
-import pytest
 from kafka_helpers import (
     GROUP_FLAGS,
     ServiceProcess,
@@ -35,8 +34,8 @@ from consumers.changelog import ChangelogReader
 from consumers.messages import decode_one
 from consumers.service import MODEL_FILE
 from consumers.snapshots import decode_partition
-from consumers.state import PartitionedModel, PartitionState, model_factory
-from streamnb import IndifferentNB
+from consumers.state import PartitionedModel, PartitionState, candidate_point, model_factory
+from streamnb import TAN, IndifferentNB
 from streamnb.datasets import iter_spamassassin_stream
 from streamnb.models.base import load_model
 
@@ -207,25 +206,34 @@ def test_tan_on_text_two_members_one_killed_sum_to_the_same_model(kafka_broker, 
     for record in read_topic(bootstrap, topic, expect=3 * TEXT_PHASE, timeout=60):
         decoded = decode_one(record.value, 10**7)
         by_partition[record.partition].append((record.offset, decoded.features, decoded.label))
-    factory = model_factory("tan", max_candidates=30)
-    want = PartitionedModel(factory, relearn_every=25,
-                            propose=lambda *a: pytest.fail(f"list {a[0]} was not recorded"))
-    want.decisions.update({v: names for v, (names, _) in lists.items()})
-    for p, rows in by_partition.items():
+    # plain TAN models, one per partition, adopting each recorded list where the schedule puts
+    # it (after candidate_point(v) of the partition's records), then summed by TAN.merge
+    decisions = {v: names for v, (names, _) in lists.items()}
+    parts = []
+    for rows in by_partition.values():
         rows.sort()
-        want.take((topic, p), PartitionState(factory(), 0))
-        want.learn((topic, p), [x for _, x, _ in rows], [y for _, _, y in rows],
-                   [o for o, _, _ in rows])
-    want.rebuild()
-    assert want.model.n_learned == 3 * TEXT_PHASE
+        part = TAN(relearn_every=0, max_candidates=30)
+        part.share_candidates()
+        version = 1
+        for _, x, y in rows:
+            part.learn_one(x, y)
+            if part.n_learned == candidate_point(version, 25):
+                part.adopt_candidates(decisions[version])
+                version += 1
+        parts.append(part)
+    reference = parts[0]
+    for part in parts[1:]:
+        reference.merge(part)
+    assert reference.n_learned == 3 * TEXT_PHASE
     for name in ("a", "b"):
-        assert_same_counts(load_model(tmp_path / name / MODEL_FILE), want.model)
+        assert_same_counts(load_model(tmp_path / name / MODEL_FILE), reference)
+    factory = model_factory("tan", max_candidates=30)
     total = PartitionedModel(factory)
-    total.decisions.update(want.decisions)
+    total.decisions.update(decisions)
     for key, state in latest.items():
         total.offer(key, state)
     total.rebuild()
-    assert_same_counts(total.model, want.model)
+    assert_same_counts(total.model, reference)
     # every list: the choice from the summed counts of the partitions at its recorded offsets
     for version, (names, cut) in lists.items():
         stats = None
@@ -235,7 +243,7 @@ def test_tan_on_text_two_members_one_killed_sum_to_the_same_model(kafka_broker, 
             for _, x, y in (r for r in by_partition[p] if r[0] < offset):
                 part.learn_one(x, y)
             stats = part.stats.copy() if stats is None else stats.merge(part.stats)
-        assert want.model.choose_candidates(stats) == names, version
+        assert reference.choose_candidates(stats) == names, version
     assert any(line.count(f"{topic}:") == 4 for line in a.logs().splitlines()
                if "assigned" in line)
 
