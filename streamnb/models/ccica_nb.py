@@ -104,7 +104,7 @@ def fit_gaussian_mixtures(s: np.ndarray, n_components: int, var_floor: float
         mean = (resp * s[..., None]).sum(axis=0) / mass
         d = s[..., None] - mean
         var = np.maximum((resp * d * d).sum(axis=0) / mass, floor[:, None])
-        if loglik - previous < 1e-8 * n:
+        if loglik - previous < 1e-6 * n:
             break
         previous = loglik
     return np.maximum(weight, 1e-300), mean, var
