@@ -404,6 +404,11 @@ class CCICANB(GaussianDiscriminant):
                 unmixing[c, :r] = w
                 valid[c, :r] = True
 
+        # a component constant within its class (an attribute that never varies in a class, a
+        # dropped eigen-direction) has no density to estimate: it is not a feature of the class
+        component_var = np.einsum("kqi,kij,kqj->kq", unmixing, covs, unmixing)
+        valid &= component_var > _RANK_TOL * component_var.max(axis=1, initial=0.0)[:, None]
+
         m = self.n_mixture if self.density == "mixture" else 1
         mix_weight, mix_mean, mix_var = np.ones((k, p, m)), np.zeros((k, p, m)), np.ones((k, p, m))
         for c in range(k):
