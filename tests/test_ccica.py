@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from river import checks
 from sklearn.decomposition import FastICA
 from sklearn.naive_bayes import GaussianNB
 
@@ -240,3 +241,11 @@ def test_decay_prefers_recent_records():
     sample.decay(0.01)
     sample.add_many(np.zeros(500, dtype=np.int64), np.ones((500, 1)))
     assert sample.values_of(0).mean() > 0.9
+
+
+@pytest.mark.parametrize("params", [{}, {"representation": "cc-pca", "n_features": 1}])
+def test_river_check_estimator(params):
+    """learn_one and learn_many give the same model when the structure is re-learned at the
+    same state: every record here (river's check compares them after 60 records, where the
+    default schedule would leave the two with structures from different records)."""
+    checks.check_estimator(CCICANB(seed=0, relearn_every=1, **params))

@@ -35,6 +35,10 @@ _LOG_2PI = math.log(2.0 * math.pi)
 # eigenvalues below this fraction of a class's largest are dropped from its whitening (M_k < N,
 # eq. 2): a direction in which the class does not vary has no density to estimate
 _RANK_TOL = 1e-6
+# FastICA rotates only the leading min(r, n / _PER_DIMENSION) whitened components of a sample of
+# n records (ICA after a PCA reduction): with fewer records per dimension the fixed point is
+# ill-determined (it then depends on rounding: batch and one-by-one learning would disagree)
+_PER_DIMENSION = 5
 _CHUNK = 2048
 _EM_ITER = 200
 _STRUCTURE = ("centre", "unmixing", "valid", "selected", "log_jacobian", "mix_weight",
@@ -108,6 +112,17 @@ def fit_gaussian_mixtures(s: np.ndarray, n_components: int, var_floor: float
             break
         previous = loglik
     return np.maximum(weight, 1e-300), mean, var
+
+
+def _rotated(white: np.ndarray, centred: np.ndarray) -> np.ndarray:
+    """The whitening rows ``white`` (r, p) with the FastICA rotation of the sample ``centred``
+    (n, p) applied to the leading min(r, n / _PER_DIMENSION) of them."""
+    q = min(len(white), len(centred) // _PER_DIMENSION)
+    if q < 2:
+        return white
+    out = white.copy()
+    out[:q] = fast_ica(centred @ white[:q].T, np.eye(q)) @ white[:q]
+    return out
 
 
 class CCICANB(GaussianDiscriminant):
@@ -387,9 +402,7 @@ class CCICANB(GaussianDiscriminant):
             total = np.einsum("c,cij->ij", s.class_weight, covs) + np.einsum(
                 "c,ci,cj->ij", s.class_weight, means - grand, means - grand)
             white, r = self._whitening(total / max(weight, 1e-300))
-            w = white[:r]
-            if r >= 2 and len(classes) > r:
-                w = fast_ica((x - grand) @ w.T, np.eye(r)) @ w
+            w = _rotated(white[:r], x - grand)
             unmixing[:, :r] = w
             valid[:, :r] = True
             centre = np.broadcast_to(grand, (k, p)).copy()
@@ -398,9 +411,8 @@ class CCICANB(GaussianDiscriminant):
             for c in range(k):
                 white, r = self._whitening(covs[c])
                 w = white[:r]
-                own = classes == c
-                if self.representation == "cc-ica" and r >= 2 and own.sum() > r:
-                    w = fast_ica((x[own] - means[c]) @ w.T, np.eye(r)) @ w
+                if self.representation == "cc-ica":
+                    w = _rotated(w, x[classes == c] - means[c])
                 unmixing[c, :r] = w
                 valid[c, :r] = True
 
