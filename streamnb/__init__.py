@@ -3,6 +3,7 @@
 from streamnb.estimators import Dirichlet, Indifferent, Laplace, MaximumLikelihood, MEstimate
 from streamnb.models import (
     AODE,
+    CCICANB,
     LDA,
     QDA,
     TAN,
@@ -22,6 +23,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "AODE",
+    "CCICANB",
     "LDA",
     "QDA",
     "TAN",

@@ -2,6 +2,7 @@
 
 from streamnb.models.aode import AODE
 from streamnb.models.base import CountClassifier, load_model
+from streamnb.models.ccica_nb import CCICANB
 from streamnb.models.indifferent_nb import IndifferentNB
 from streamnb.models.kernel_nb import KernelNB
 from streamnb.models.lda import LDA
@@ -15,6 +16,7 @@ from streamnb.models.tan import TAN
 
 __all__ = [
            "AODE",
+           "CCICANB",
            "LDA",
            "QDA",
            "TAN",

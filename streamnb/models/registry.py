@@ -8,6 +8,7 @@ from typing import Any
 
 from streamnb.models.aode import AODE
 from streamnb.models.base import CountClassifier
+from streamnb.models.ccica_nb import CCICANB
 from streamnb.models.indifferent_nb import IndifferentNB
 from streamnb.models.kernel_nb import KernelNB
 from streamnb.models.lda import LDA
@@ -42,10 +43,12 @@ MODELS: dict[str, Callable[[], CountClassifier]] = {
     "lda": LDA,
     "qda": QDA,
     "kernel-nb": KernelNB,
+    # class-conditional ICA + naive Bayes (Bressan & Vitrià; docs/ccica.md)
+    "ccica-nb": CCICANB,
 }
 
 #: models that take numeric attributes only (not token records: the demo's ``all`` skips them)
-NUMERIC_ONLY = frozenset({"lda", "qda", "kernel-nb"})
+NUMERIC_ONLY = frozenset({"lda", "qda", "kernel-nb", "ccica-nb"})
 
 
 def make_model(name: str) -> CountClassifier:

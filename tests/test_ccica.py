@@ -1,0 +1,257 @@
+"""CCICANB: naive Bayes on class-conditional ICA (Bressan & Vitrià 2002) and its baselines."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from river import checks
+from sklearn.decomposition import FastICA
+from sklearn.naive_bayes import GaussianNB
+
+from streamnb import CCICANB, QDA, InvalidRecord, load_model
+from streamnb.datasets import load
+from streamnb.models.ccica_nb import fast_ica, fit_gaussian_mixtures
+from streamnb.models.registry import MODELS, NUMERIC_ONLY
+from streamnb.stats.persist import dumps_state
+from streamnb.stats.vector_sample import ClassSample
+
+
+@pytest.fixture(scope="module")
+def letter() -> tuple[pd.DataFrame, np.ndarray]:
+    data = load("LetterRecognition")
+    return data.to_frame(), np.asarray(data.labels, dtype=object)
+
+
+@pytest.fixture(scope="module")
+def iris() -> tuple[pd.DataFrame, np.ndarray]:
+    data = load("iris")
+    return data.to_frame(), np.asarray(data.labels, dtype=object)
+
+
+def _fitted(frame: pd.DataFrame, labels: np.ndarray, **params) -> CCICANB:
+    model = CCICANB(seed=0, **params)
+    model.learn_many(frame, pd.Series(labels))
+    return model
+
+
+def test_whitening_from_moments_whitens_the_sample_exactly(letter):
+    """The moments are exact while the sample holds every record: W_k Σ̂_k W_kᵀ = I with Σ̂_k
+    numpy's covariance of the class's records (eq. 3 with R_k orthogonal)."""
+    frame, labels = letter
+    model = _fitted(frame[:3000], labels[:3000], capacity=500)
+    assert model.sample.exact
+    s = model._structure
+    names = list(model.stats.attributes.values)
+    for c, label in enumerate(model.stats.labels.values):
+        rows = frame[:3000][labels[:3000] == label]
+        x = rows[[names[j] for j in s["active"]]].to_numpy()
+        np.testing.assert_allclose(model.stats.means()[c, s["active"]], x.mean(axis=0),
+                                   rtol=1e-12, atol=1e-12)
+        w = s["unmixing"][c, s["valid"][c]]
+        np.testing.assert_allclose(w @ np.cov(x.T, bias=True) @ w.T, np.eye(len(w)),
+                                   atol=1e-8)
+
+
+def test_fast_ica_is_scikit_learns_parallel_fastica(letter):
+    frame, labels = letter
+    x = frame[labels == "A"].to_numpy()[:, :6]
+    x = x - x.mean(axis=0)
+    values, vectors = np.linalg.eigh(np.cov(x.T, bias=True))
+    z = x @ vectors / np.sqrt(values)
+    init = np.linalg.qr(np.random.default_rng(3).normal(size=(6, 6)))[0]
+    ours = fast_ica(z, init, max_iter=500, tol=1e-10)
+    theirs = FastICA(whiten=False, w_init=init, max_iter=500, tol=1e-10,
+                     algorithm="parallel", fun="logcosh").fit(z).components_
+    np.testing.assert_allclose(ours, theirs, atol=1e-6)
+
+
+def test_fast_ica_recovers_sources_from_a_mixture_of_real_attributes(letter):
+    """Sources: three Letter attributes of different shapes, shuffled independently (so they
+    are independent), mixed by a known matrix; the unmixing must be A⁻¹ up to sign, scale and
+    permutation."""
+    frame, _ = letter
+    rng = np.random.default_rng(1)
+    sources = np.column_stack([rng.permutation(frame[name].to_numpy()) for name in
+                               ("x.ege", "onpix", "y.ege")])
+    sources = (sources - sources.mean(axis=0)) / sources.std(axis=0)
+    mixing = np.array([[1.0, 0.6, -0.3], [0.2, 1.0, 0.5], [-0.4, 0.3, 1.0]])
+    x = sources @ mixing.T
+    values, vectors = np.linalg.eigh(np.cov(x.T, bias=True))
+    white = (vectors / np.sqrt(values)).T
+    w = fast_ica((x - x.mean(axis=0)) @ white.T, np.eye(3), max_iter=1000, tol=1e-8) @ white
+    product = w @ mixing                      # a signed permutation if the sources are found
+    assert np.all(np.sort(np.abs(product), axis=1)[:, -1] > 0.97)
+    assert np.all(np.sort(np.abs(product), axis=1)[:, :-1] < 0.1)
+    assert sorted(np.argmax(np.abs(product), axis=1).tolist()) == [0, 1, 2]
+
+
+def test_mixture_em_finds_two_well_separated_modes():
+    rng = np.random.default_rng(0)
+    s = np.concatenate([rng.normal(-3, 0.5, 600), rng.normal(2, 1.0, 400)])[:, None]
+    weight, mean, var = fit_gaussian_mixtures(s, 2, 1e-3)
+    order = np.argsort(mean[0])
+    np.testing.assert_allclose(weight[0, order], [0.6, 0.4], atol=0.03)
+    np.testing.assert_allclose(mean[0, order], [-3.0, 2.0], atol=0.1)
+    np.testing.assert_allclose(var[0, order], [0.25, 1.0], rtol=0.2)
+
+
+def test_class_conditional_pca_with_gaussian_marginals_is_qda(iris):
+    """With every component and Gaussian marginals, CC-PCA is QDA: Σ_m log N(s_m; 0, 1) +
+    log |det W_k| = log N(x; μ_k, Σ_k) (the Jacobian term makes classes comparable)."""
+    frame, labels = iris
+    ours = _fitted(frame, labels, representation="cc-pca", density="gaussian")
+    qda = QDA()
+    qda.learn_many(frame, pd.Series(labels))
+    np.testing.assert_allclose(ours.predict_proba_many(frame).to_numpy(),
+                               qda.predict_proba_many(frame).to_numpy(), atol=1e-9)
+
+
+def test_original_with_gaussian_marginals_is_gaussian_naive_bayes(iris):
+    frame, labels = iris
+    ours = _fitted(frame, labels, representation="original", density="gaussian")
+    sk = GaussianNB(var_smoothing=1e-15).fit(frame.to_numpy(), labels)
+    np.testing.assert_allclose(ours.predict_proba_many(frame)[list(sk.classes_)].to_numpy(),
+                               sk.predict_proba(frame.to_numpy()), atol=1e-6)
+
+
+def test_batch_equals_one_by_one(iris):
+    frame, labels = iris
+    order = np.random.default_rng(0).permutation(len(frame))
+    frame, labels = frame.iloc[order].reset_index(drop=True), labels[order]
+    batch = CCICANB(seed=5, capacity=30, relearn_every=0)
+    single = CCICANB(seed=5, capacity=30, relearn_every=0)
+    batch.learn_many(frame, pd.Series(labels))
+    for x, y in zip(frame.to_dict("records"), labels, strict=True):
+        single.learn_one(x, y)
+    assert not batch.sample.exact
+    for a, b in zip(batch.sample.arrays(), single.sample.arrays(), strict=True):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_allclose(batch.stats.comoment, single.stats.comoment, atol=1e-9)
+    batch.relearn()
+    single.relearn()
+    np.testing.assert_allclose(batch.predict_proba_many(frame).to_numpy(),
+                               single.predict_proba_many(frame).to_numpy(), atol=1e-6)
+
+
+@pytest.mark.parametrize("representation", ["cc-ica", "cc-pca", "ica", "original"])
+def test_save_load_predicts_identically(tmp_path, iris, representation):
+    frame, labels = iris
+    model = _fitted(frame, labels, representation=representation, n_features=2)
+    model.save(tmp_path / "m.state")
+    loaded = load_model(tmp_path / "m.state")
+    assert isinstance(loaded, CCICANB) and loaded.representation == representation
+    pd.testing.assert_frame_equal(model.predict_proba_many(frame),
+                                  loaded.predict_proba_many(frame))
+    # the restored sample and schedule continue as the original would
+    more = frame.iloc[:20]
+    model.learn_many(more, pd.Series(labels[:20]))
+    loaded.learn_many(more, pd.Series(labels[:20]))
+    pd.testing.assert_frame_equal(model.predict_proba_many(frame),
+                                  loaded.predict_proba_many(frame))
+
+
+def test_bad_input_names_record_and_field_and_changes_nothing(iris):
+    frame, labels = iris
+    model = _fitted(frame[:30], labels[:30])
+    before = dumps_state(*model.to_state())
+    with pytest.raises(InvalidRecord, match=r"record 31.*'petal'"):
+        model.learn_one({"sepallength": 1.0, "petal": "wide"}, "setosa")
+    bad = frame[30:40].astype(object)
+    bad.iloc[3, 1] = float("inf")
+    with pytest.raises(InvalidRecord, match=r"row 3.*sepalwidth"):
+        model.learn_many(bad, pd.Series(labels[30:40]))
+    with pytest.raises(InvalidRecord, match="bool"):
+        model.predict_one({"sepallength": True})
+    assert dumps_state(*model.to_state()) == before
+
+
+@pytest.mark.parametrize("params", [{"n_features": 0}, {"representation": "pca"},
+                                    {"density": "kde"}, {"selection": "variance"},
+                                    {"n_mixture": 0}, {"capacity": 1.5}, {"var_floor": 0},
+                                    {"seed": "x"}])
+def test_parameters_are_validated(params):
+    name = next(iter(params))
+    with pytest.raises(ValueError, match=name):
+        CCICANB(**params)
+
+
+def test_registered_as_numeric_only():
+    assert isinstance(MODELS["ccica-nb"](), CCICANB) and "ccica-nb" in NUMERIC_ONLY
+
+
+def test_digits_accuracy_far_above_the_majority_class():
+    data = load("optdigits-test")
+    frame, labels = data.to_frame(), np.asarray(data.labels, dtype=object)
+    order = np.random.default_rng(0).permutation(len(frame))
+    train, test = order[:1200], order[1200:]
+    model = _fitted(frame.iloc[train], labels[train], n_features=16)
+    accuracy = np.mean(model.predict_many(frame.iloc[test]).to_numpy() == labels[test])
+    majority = pd.Series(labels[test]).value_counts(normalize=True).iloc[0]
+    assert majority < 0.12 and accuracy > 0.8
+
+
+def test_cc_ica_beats_original_naive_bayes_on_letter_with_few_components(letter):
+    """Bressan & Vitrià's Fig. 3 on a subsample: CC-ICA NB above NB on the original
+    attributes (same marginal model, same divergence selection) at 4 components per class."""
+    frame, labels = letter
+    accuracy = {}
+    for representation in ("cc-ica", "original"):
+        model = _fitted(frame[:6000], labels[:6000], representation=representation,
+                        n_features=4)
+        accuracy[representation] = np.mean(
+            model.predict_many(frame[16000:18000]).to_numpy() == labels[16000:18000])
+    assert accuracy["cc-ica"] > accuracy["original"] + 0.1
+
+
+def test_merge_is_exact_for_the_moments_and_keeps_a_bounded_sample(iris):
+    frame, labels = iris
+    whole = _fitted(frame, labels)
+    left = CCICANB(seed=1, capacity=20)
+    right = CCICANB(seed=2, capacity=20)
+    left.learn_many(frame[::2], pd.Series(labels[::2]))
+    right.learn_many(frame[1::2], pd.Series(labels[1::2]))
+    left.merge(right)
+    np.testing.assert_allclose(left.stats.comoment, whole.stats.comoment, atol=1e-9)
+    np.testing.assert_allclose(left.stats.means(), whole.stats.means(), atol=1e-12)
+    values, classes = left.sample.arrays()
+    assert np.bincount(classes).tolist() == [20, 20, 20] and not np.isnan(values).any()
+    accuracy = np.mean(left.predict_many(frame).to_numpy() == labels)
+    assert accuracy > 0.9
+    with pytest.raises(ValueError, match="differ"):
+        left.merge(CCICANB(representation="original"))
+
+
+def test_sample_keeps_the_top_priorities_whatever_the_order():
+    rng = np.random.default_rng(0)
+    classes, values = rng.integers(0, 3, 500), rng.normal(size=(500, 2))
+    whole = ClassSample(capacity=10, seed=4)
+    whole.add_many(classes, values)
+    parts = ClassSample(capacity=10, seed=4)
+    for lo in range(0, 500, 7):
+        parts.add_many(classes[lo: lo + 7], values[lo: lo + 7])
+    for a, b in zip(whole.arrays(), parts.arrays(), strict=True):
+        np.testing.assert_array_equal(a, b)
+    assert whole.size == 30 and whole.n_dropped == 470
+
+
+def test_decay_prefers_recent_records():
+    sample = ClassSample(capacity=50, seed=0)
+    sample.add_many(np.zeros(500, dtype=np.int64), np.zeros((500, 1)))
+    sample.decay(0.01)
+    sample.add_many(np.zeros(500, dtype=np.int64), np.ones((500, 1)))
+    assert sample.values_of(0).mean() > 0.9
+
+
+@pytest.mark.parametrize("params", [{}, {"representation": "cc-pca", "n_features": 1}])
+def test_river_check_estimator(params):
+    """river's checks with the default schedule, except that learn_one and learn_many are
+    compared with the structure re-learned after every record: they give the same model when
+    it is re-learned at the same state, and river compares them after 60 records, where the
+    default schedule leaves the two with structures from different records."""
+    model = CCICANB(seed=0, **params)
+    for check in checks.yield_checks(model):
+        if check.__name__ == "check_learn_many_matches_learn_one":
+            check(model.clone({"relearn_every": 1}))
+        else:
+            check(model.clone())
