@@ -16,12 +16,14 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from streamnb.models.discriminant import GaussianDiscriminant
+from streamnb.models.params import RELEARN_EVERY, Integer, OneOf, Real, validate_params
 from streamnb.models.schedule import relearn_due
+from streamnb.stats.cache import StateCache
 from streamnb.stats.covariance import ClassCovariance
 from streamnb.stats.vector_sample import ClassSample
 from streamnb.stats.vectors import encode_vector, encode_vectors
@@ -228,34 +230,16 @@ class CCICANB(GaussianDiscriminant):
     """
 
     _statistics = ClassCovariance
+    _parameter_constraints: ClassVar[dict[str, list]] = {
+        "n_features": [None, Integer(1)], "representation": [OneOf(REPRESENTATIONS)],
+        "density": [OneOf(DENSITIES)], "selection": [None, OneOf(SELECTIONS)],
+        "n_mixture": [Integer(1)], "capacity": [Integer(1)], "relearn_every": RELEARN_EVERY,
+        "var_floor": [Real(0, 1, closed="right")], "seed": [None, Integer()]}
 
     def __init__(self, n_features: int | None = None, representation: str = "cc-ica",
                  density: str = "mixture", n_mixture: int = 2, selection: str | None = None,
                  capacity: int = 1000, relearn_every: int = 1000, var_floor: float = 1e-2,
                  seed: int | None = None) -> None:
-        def integer(name: str, value: Any, low: int) -> None:
-            if not (isinstance(value, numbers.Integral) and not isinstance(value, bool)
-                    and value >= low):
-                raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
-
-        if n_features is not None:
-            integer("n_features", n_features, 1)
-        for name, value, allowed in (("representation", representation, REPRESENTATIONS),
-                                     ("density", density, DENSITIES)):
-            if value not in allowed:
-                raise ValueError(f"{name} must be one of {', '.join(allowed)}; got {value!r}")
-        if selection is not None and selection not in SELECTIONS:
-            raise ValueError(f"selection must be None or one of {', '.join(SELECTIONS)}; got "
-                             f"{selection!r}")
-        integer("n_mixture", n_mixture, 1)
-        integer("capacity", capacity, 1)
-        integer("relearn_every", relearn_every, 0)
-        if not (isinstance(var_floor, numbers.Real) and not isinstance(var_floor, bool)
-                and 0.0 < var_floor <= 1.0):
-            raise ValueError(f"var_floor must be a number in (0, 1], got {var_floor!r}")
-        if seed is not None and not (isinstance(seed, numbers.Integral)
-                                     and not isinstance(seed, bool)):
-            raise ValueError(f"seed must be an int or None, got {seed!r}")
         self.n_features = n_features
         self.representation = representation
         self.density = density
@@ -265,12 +249,14 @@ class CCICANB(GaussianDiscriminant):
         self.relearn_every = relearn_every
         self.var_floor = var_floor
         self.seed = seed
+        validate_params(self)
         self.stats = ClassCovariance()
         self.sample = ClassSample(capacity, None if seed is None else int(seed))
         self.n_learned = 0
         self._since = 0
         self._structure: dict[str, np.ndarray] | None = None
-        self._cache_key = None
+        self._structure_version = 0  # the cache's key: the structure dict has no identity ==
+        self._cache = StateCache()
 
     @classmethod
     def _unit_test_params(cls):
@@ -437,6 +423,7 @@ class CCICANB(GaussianDiscriminant):
                 mix_var[c, :, : fw.shape[1]] = fv
 
         divergence = self._divergence(x, classes, centre, unmixing, mix_weight, mix_mean, mix_var)
+        self._structure_version += 1
         self._structure = {"centre": centre, "unmixing": unmixing, "valid": valid,
                            "mix_weight": mix_weight, "mix_mean": mix_mean, "mix_var": mix_var,
                            "divergence": np.where(valid, divergence, -np.inf), "active": active}
@@ -467,6 +454,7 @@ class CCICANB(GaussianDiscriminant):
             if len(rows):
                 log_jacobian[c] = 0.5 * np.linalg.slogdet(rows @ rows.T)[1]
         # a new dict: the prediction cache is keyed on the structure's identity
+        self._structure_version += 1
         self._structure = {**s, "selected": selected, "log_jacobian": log_jacobian}
 
     def _component_log_pdf(self, x: np.ndarray, centre: np.ndarray, unmixing: np.ndarray,
@@ -503,23 +491,23 @@ class CCICANB(GaussianDiscriminant):
 
     # -- prediction -----------------------------------------------------------------------------
     def _terms(self) -> dict[str, Any]:
-        key = (id(self.stats), self.stats.version, id(self._structure))
-        if self._cache_key != key:
-            s = self.stats
-            total = float(s.class_weight.sum())
-            with np.errstate(divide="ignore"):
-                log_prior = np.log(s.class_weight / total) if total > 0 else np.zeros(
-                    s.n_classes)
-            structure = self._structure
-            selected = structure["selected"]
-            used = selected.any(axis=0)                  # components some class keeps
-            self._cache = {"log_prior": log_prior, "used": used,
-                           "unmixing": structure["unmixing"][:, used],
-                           "mask": selected[:, used],
-                           **{name: structure[name][:, used] for name in
-                              ("mix_weight", "mix_mean", "mix_var")}}
-            self._cache_key = key
-        return self._cache
+        return self._cache.get("terms", (self.stats, self.stats.version,
+                                         self._structure_version),
+                               self._compute_terms)
+
+    def _compute_terms(self) -> dict[str, Any]:
+        s = self.stats
+        total = float(s.class_weight.sum())
+        with np.errstate(divide="ignore"):
+            log_prior = np.log(s.class_weight / total) if total > 0 else np.zeros(
+                s.n_classes)
+        structure = self._structure
+        selected = structure["selected"]
+        used = selected.any(axis=0)                  # components some class keeps
+        return {"log_prior": log_prior, "used": used,
+                "unmixing": structure["unmixing"][:, used], "mask": selected[:, used],
+                **{name: structure[name][:, used] for name in
+                   ("mix_weight", "mix_mean", "mix_var")}}
 
     def _joint_log_likelihood(self, records: Sequence[Mapping], where: str
                               ) -> tuple[np.ndarray, np.ndarray]:
@@ -586,15 +574,11 @@ class CCICANB(GaussianDiscriminant):
                              if k.startswith("sample.")})
         self._since = int(meta["since"])
         if "structure.centre" in arrays:
+            self._structure_version += 1
             self._structure = {k: np.array(arrays[f"structure.{k}"]) for k in _STRUCTURE}
             k, p = self._structure["centre"].shape
             if self._structure["unmixing"].shape != (k, p, p) or k != self.stats.n_classes:
                 raise ValueError(f"structure of {k} classes × {p} attributes does not fit "
                                  f"{self.stats.n_classes} classes")
-        self._cache_key = None
+        self._cache.clear()
 
-    def __getstate__(self) -> dict[str, Any]:
-        state = dict(self.__dict__)
-        state.pop("_cache", None)
-        state["_cache_key"] = None
-        return state

@@ -17,8 +17,9 @@ class StateCache:
     A key is a tuple holding the statistics object itself (compared by identity, so a state
     replaced by loading or merging is never mistaken for the old one, as an ``id`` could be)
     and its ``version``, plus whatever else the value depends on (a structure version, the
-    candidate list). A copy or a pickle of a model starts with an empty cache: derived values
-    are never part of a model's state. (SpamFilter also keeps the tokens of the last message
+    candidate list), compared with ``==`` (so not a dict of arrays: count its versions). A
+    copy or a pickle of a model starts with an empty cache: derived values are never part of
+    a model's state. (SpamFilter also keeps the tokens of the last message
     here, keyed by its text: scoring and then learning a message tokenises it once.)
 
     Examples
