@@ -10,6 +10,7 @@ import pytest
 
 from streamnb import (
     AODE,
+    CCICANB,
     LDA,
     QDA,
     TAN,
@@ -23,7 +24,7 @@ from streamnb import (
 from streamnb.models.params import Integer, OneOf, Real, constraints_of
 
 MODELS = [NaiveBayes, TAN, AODE, SelectiveNB, SelectiveTAN, SelectiveBN, SpamFilter, LDA,
-          QDA, KernelNB]
+          QDA, KernelNB, CCICANB]
 
 
 @pytest.mark.parametrize("classes, name, value, message", [
