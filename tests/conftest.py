@@ -338,6 +338,9 @@ import pytest  # noqa: E402
 # tests of 1.5 s or more on a 2-core machine (pytest --durations), outside the broker ones
 SLOW = {
     "test_aode.py::test_river_check_estimator",
+    "test_ccica.py::test_river_check_estimator",
+    "test_ccica.py::test_cc_ica_beats_original_naive_bayes_on_letter_with_few_components",
+    "test_ccica.py::test_digits_accuracy_far_above_the_majority_class",
     "test_cli.py::test_demo_all_runs_every_registered_model",
     "test_cli.py::test_demo_reports_scores_and_writes_the_learning_curve",
     "test_cli_spam.py::test_train_then_score_equals_the_library",
