@@ -147,6 +147,13 @@ OPTIONS: tuple[Option, ...] = (
            "tan, aode: a new shared candidate list (and tan's tree) after every this many "
            "labelled records of a partition, and after 1, 2, 4, ... before (0: one list, after "
            "the first record)", minimum=0),
+    Option("half-life", float, 0.0,
+           "forget: a partition's counts halve every this many offsets of its log (a function "
+           "of offsets, not of time, so restarts and rebalances give the same state; 0: never "
+           "forget)", minimum=0.0),
+    Option("decay-every", int, 0,
+           "with a half-life, decay at every offset that is a multiple of this (0: half-life/16, "
+           "at least 1); between two points the counts stay put", minimum=0),
     Option("max-candidates", int, 100,
            "attributes with pairwise counts (tan, aode)", minimum=2),
     Option("publisher-process", bool, True,
@@ -395,6 +402,9 @@ def _validate(values: Mapping[str, Any]) -> None:
         raise ConfigError(f"option 'heartbeat-interval-ms' ({values['heartbeat_interval_ms']}) "
                           f"must be below 'session-timeout-ms' "
                           f"({values['session_timeout_ms']})")
+    if 0 < values["half_life"] < 1:
+        raise ConfigError(f"option 'half-life' must be 0 (never forget) or >= 1 offset, got "
+                          f"{values['half_life']!r}")
     if values["group_instance_id"] and not values["group_id"]:
         raise ConfigError("option 'group-instance-id' needs a 'group-id'")
     topics = set(values["input_topic"])

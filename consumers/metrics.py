@@ -150,7 +150,8 @@ class ServiceMetrics:
                               "the same window (each term capped at -log 1e-15)",
                               ["window", "class"], registry=r)
         self.model_records = Gauge("streamnb_model_records", "Records in the model (all "
-                                   "partitions)", registry=r)
+                                   "partitions; with --half-life, their decayed weight)",
+                                   registry=r)
         self.structure_version = Gauge("streamnb_structure_version", "Structure re-learnings "
                                        "the model has been through", registry=r)
         self.model_version = Gauge("streamnb_model_version", "Records the model has learned "

@@ -150,7 +150,9 @@ class Service:
         self.metrics = metrics or ServiceMetrics(windows=config.window_sizes)
         self.model = PartitionedModel(model_factory(config.model, config.max_candidates),
                                       relearn_every=config.relearn_every,
-                                      on_relearn=self._relearned, propose=self._propose)
+                                      on_relearn=self._relearned, propose=self._propose,
+                                      half_life=config.half_life,
+                                      decay_every=config.decay_every)
         self.snapshot_dir = Path(config.snapshot_dir)
         self.metrics_url = ""
         self._stop = threading.Event()
@@ -577,7 +579,7 @@ class Service:
         for tp, recs in batch.items():
             state = self.model.own.get((tp.topic, tp.partition))
             if state is not None and recs:
-                state.offset = max(state.offset, recs[-1].offset + 1)
+                self.model.advance((tp.topic, tp.partition), recs[-1].offset + 1)
         self.processed += len(records)
         self._since_snapshot += len(records)
         self._changed = True

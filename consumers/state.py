@@ -32,6 +32,7 @@ Nothing here reads Kafka or files: the service feeds records in and the persiste
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
@@ -45,6 +46,7 @@ from streamnb.models.pairwise import PairwiseNaiveBayes
 from streamnb.models.registry import MODELS
 from streamnb.models.tan import TAN
 from streamnb.stats import InvalidRecord
+from streamnb.stats.forgetting import check_decay_factor
 
 __all__ = ["PartitionState", "PartitionedModel", "candidate_point", "copy_model",
            "model_factory"]
@@ -146,6 +148,15 @@ class PartitionedModel:
         :func:`candidate_point` instead (the tree is re-learned when the sum adopts a list).
     on_relearn
         Called with the duration in seconds after each re-learning.
+    half_life
+        Forget exponentially (0: never): a partition's counts halve every ``half_life`` offsets
+        of its log, as a staircase: at every offset that is a multiple of ``decay_every``, the
+        records before it are multiplied by ``2 ** (-decay_every / half_life)``. The weight of
+        a record at offset ``o`` in a state at offset ``b`` is then
+        ``2 ** (-decay_every * (b // decay_every - o // decay_every) / half_life)``: a function
+        of offsets only, so a restart, a rebalance or another batching gives the same state.
+    decay_every
+        Offsets between two decays (0: ``half_life / 16``, at least 1).
     propose
         Shared candidates: called as ``propose(version, names, cut)`` by the first partition
         to reach a list's point, with the list chosen now and the offsets of the states it was
@@ -170,9 +181,19 @@ class PartitionedModel:
 
     def __init__(self, factory: Callable[[], CountClassifier], relearn_every: int = 0,
                  on_relearn: Callable[[float], None] | None = None,
-                 propose: Callable[[int, list, dict[str, int]], list] | None = None) -> None:
+                 propose: Callable[[int, list, dict[str, int]], list] | None = None,
+                 half_life: float = 0.0, decay_every: int = 0) -> None:
         if not (isinstance(relearn_every, int) and relearn_every >= 0):
             raise ValueError(f"relearn_every must be a non-negative int, got {relearn_every!r}")
+        if not (half_life == 0 or 1 <= half_life < math.inf):
+            raise ValueError(f"half_life must be 0 (no forgetting) or a finite number of "
+                             f"offsets >= 1, got {half_life!r}")
+        if not (isinstance(decay_every, int) and decay_every >= 0):
+            raise ValueError(f"decay_every must be a non-negative int, got {decay_every!r}")
+        self.half_life = half_life
+        self.decay_every = (decay_every or max(1, int(half_life / 16))) if half_life else 0
+        self.decay_factor = (check_decay_factor(2.0 ** (-self.decay_every / half_life))
+                             if half_life else 1.0)
         self.factory = factory
         self.relearn_every = relearn_every
         self.on_relearn = on_relearn
@@ -187,6 +208,7 @@ class PartitionedModel:
         self._alias: PartitionState | None = None  # the state whose model *is* the sum
         self._stale = False  # an own state learned records the sum could not take
         self._cut: dict[Key, int] = {}  # own states' offsets in the middle of a batch
+        self._decayed: dict[Key, int] = {}  # offset an own state is decayed to, mid-batch
 
     # -- which states ---------------------------------------------------------------------------
     def states(self) -> dict[Key, PartitionState]:
@@ -212,6 +234,7 @@ class PartitionedModel:
                              f"service runs a {self.model_class.__name__}")
         self.others.pop(key, None)
         self._cut.pop(key, None)
+        self._decayed.pop(key, None)
         self.own[key] = state
 
     def release(self, key: Key) -> PartitionState | None:
@@ -219,6 +242,7 @@ class PartitionedModel:
         member publishes a newer one."""
         state = self.own.pop(key, None)
         self._cut.pop(key, None)
+        self._decayed.pop(key, None)
         if state is not None:
             self.others[key] = state
         return state
@@ -302,10 +326,58 @@ class PartitionedModel:
     def learn(self, key: Key, X: Sequence[dict], y: Sequence[Any],
               offsets: Sequence[int] | None = None) -> list[tuple[int, InvalidRecord]]:
         """Learn the labelled records ``X, y`` of partition ``key`` into the partition's state
-        and the sum (the caller advances the state's ``offset`` past the whole batch; the
-        records' own ``offsets``, if given, tell where a shared candidate list was chosen).
-        Records the model rejects are left out and returned as ``(index, error)``; nothing of
-        them is counted."""
+        and the sum (the caller then moves the state past the whole batch with
+        :meth:`advance`; the records' own ``offsets``, if given, tell where a shared candidate
+        list was chosen). Records the model rejects are left out and returned as ``(index,
+        error)``; nothing of them is counted. With a ``half_life``, ``offsets`` are required:
+        the batch is split at the decay points between them."""
+        if not self.decay_every:
+            return self._learn_batch(key, X, y, offsets)
+        if offsets is None:
+            raise ValueError("learning with a half-life needs the records' offsets")
+        rejected: list[tuple[int, InvalidRecord]] = []
+        start = 0
+        while start < len(X):
+            # the records before the next decay point after offsets[start] go in together
+            end = start + 1
+            point = (offsets[start] // self.decay_every + 1) * self.decay_every
+            while end < len(X) and offsets[end] < point:
+                end += 1
+            self._decay_to(key, offsets[start])
+            rejected += [(start + j, exc) for j, exc in self._learn_batch(
+                key, X[start:end], y[start:end], offsets[start:end])]
+            start = end
+        return rejected
+
+    def advance(self, key: Key, offset: int) -> None:
+        """Partition ``key``'s records before ``offset`` are handled: its state moves there
+        (never back), decaying at the points it passes."""
+        state = self.own[key]
+        if self.decay_every:
+            self._decay_to(key, offset)
+            self._decayed.pop(key, None)
+        state.offset = max(state.offset, offset)
+
+    def _decay_to(self, key: Key, offset: int) -> None:
+        """Apply the decays of the points in ``(decayed, offset]`` to ``key``'s state. One
+        ``decay`` per point, never ``factor ** n``: the last bits of the counts must not depend
+        on how many points one batch happened to pass."""
+        state = self.own[key]
+        done = self._decayed.get(key, state.offset)
+        if offset <= done:
+            return
+        self._decayed[key] = offset
+        if not state.model.n_learned:
+            return
+        points = offset // self.decay_every - done // self.decay_every
+        for _ in range(points):
+            state.model.decay(self.decay_factor)
+        if points and state.model is not self.model:
+            self._stale = True  # the sum holds the undecayed counts: re-summed later
+
+    def _learn_batch(self, key: Key, X: Sequence[dict], y: Sequence[Any],
+                     offsets: Sequence[int] | None) -> list[tuple[int, InvalidRecord]]:
+        """:meth:`learn` between two decay points."""
         state = self.own[key]
         self._separate(state)
         rows = list(range(len(X)))

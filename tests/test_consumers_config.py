@@ -44,6 +44,13 @@ def test_flags_beat_environment_beat_file(tmp_path):
     ({"STREAMNB_METRICS_ADDRESS": "9108"}, "'metrics-address' must be host:port, got '9108'"),
     ({"STREAMNB_OUTPUT_TOPIC": "streamnb-input"}, "'output-topic' ('streamnb-input') must "
      "differ"),
+    ({"STREAMNB_HALF_LIFE": "7d"}, "'half-life' must be a number, got '7d'"),
+    ({"STREAMNB_HALF_LIFE": "nan"}, "'half-life' must be a finite number, got 'nan'"),
+    ({"STREAMNB_HALF_LIFE": "inf"}, "'half-life' must be a finite number, got 'inf'"),
+    ({"STREAMNB_HALF_LIFE": "-1"}, "'half-life' must be >= 0, got -1.0"),
+    ({"STREAMNB_HALF_LIFE": "0.5"}, "'half-life' must be 0 (never forget) or >= 1 offset, "
+     "got 0.5"),
+    ({"STREAMNB_DECAY_EVERY": "-2"}, "'decay-every' must be >= 0, got -2"),
 ])
 def test_bad_values_are_named(source, message):
     with pytest.raises(ConfigError, match=message.replace("(", r"\(").replace(")", r"\)")):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
 
@@ -378,3 +379,66 @@ def test_output_messages_carry_the_score_after_proba():
     _, values = format_predictions(ids[:1], np.zeros((1, 0)), [], 0, 0, np.zeros(1))
     assert json.loads(values[0]) == {"id": "a", "label": None, "proba": {}, "score": 0.0,
                                      "model_version": 0, "structure_version": 0}
+
+
+# -- forgetting: a function of offsets ----------------------------------------------------------
+def decayed_by_batches(offsets: list[int], end: int, cuts: list[int]) -> PartitionedModel:
+    """Partition 0's records at ``offsets`` learned in the batches ``cuts`` splits them into
+    (a batch covers the offsets up to the next batch's first record), then moved to ``end``."""
+    pm = PartitionedModel(IndifferentNB, half_life=40, decay_every=5)
+    pm.take(("t", 0), PartitionState(IndifferentNB(), 0))
+    pm.rebuild()
+    bounds = [0, *cuts, len(offsets)]
+    for a, b in itertools.pairwise(bounds):
+        part = offsets[a:b]
+        pm.learn(("t", 0), [labelled_features(o) for o in part], [label_of(o) for o in part],
+                 part)
+        pm.advance(("t", 0), offsets[b] if b < len(offsets) else end)
+    return pm
+
+
+def test_half_life_weights_each_record_by_the_points_passed_since_its_offset():
+    rng = random.Random(3)
+    # labelled records at some offsets only: the others (unlabelled, rejected) pass points too
+    offsets = sorted(rng.sample(range(400), 150))
+    pm = decayed_by_batches(offsets, 430, sorted(rng.sample(range(1, 150), 12)))
+    state = pm.own[("t", 0)]
+    assert state.offset == 430
+    factor = 2 ** (-5 / 40)
+    weights = {"spam": 0.0, "ham": 0.0}
+    for o in offsets:  # by hand: one factor per multiple of 5 in (o, 430]
+        weights[label_of(o)] += factor ** (430 // 5 - o // 5)
+    counts = state.model.stats.to_dict()["classes"]
+    assert counts == pytest.approx(weights, rel=1e-12)
+    assert state.model.n_learned == 150  # records learned, not their weight
+    assert pm.model is state.model  # one partition: the sum is its state, decayed with it
+
+
+def test_half_life_state_does_not_depend_on_batching():
+    rng = random.Random(4)
+    offsets = sorted(rng.sample(range(1000), 500))
+    states = [decayed_by_batches(offsets, 1000, sorted(rng.sample(range(1, 500), k)))
+              .own[("t", 0)].model.stats.to_dict() for k in (0, 1, 40, 499)]
+    assert all(s == states[0] for s in states[1:])  # exactly: the same multiplications
+
+
+def test_half_life_of_two_partitions_is_re_summed():
+    pm = PartitionedModel(IndifferentNB, half_life=10, decay_every=1)
+    for p in range(2):
+        pm.take(("t", p), PartitionState(IndifferentNB(), 0))
+    pm.rebuild()
+    for p in range(2):
+        pm.learn(("t", p), [labelled_features(p)], [label_of(p)], [0])
+        pm.advance(("t", p), 1)
+    pm.learn(("t", 0), [labelled_features(3)], [label_of(3)], [1])
+    pm.advance(("t", 0), 11)
+    assert pm.dirty  # partition 0 decayed under the sum
+    pm.rebuild()
+    assert pm.model.stats.to_dict()["classes"] == pytest.approx(
+        {"spam": 2 ** -1.1 + 2 ** -1.0, "ham": 2 ** -0.1})  # partition 1 passed point 1
+
+
+@pytest.mark.parametrize("half_life", [0.5, -1, float("nan"), float("inf")])
+def test_half_life_must_be_finite_and_at_least_one_offset(half_life):
+    with pytest.raises(ValueError, match="half_life must be 0"):
+        PartitionedModel(IndifferentNB, half_life=half_life)

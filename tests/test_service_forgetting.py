@@ -1,0 +1,106 @@
+"""Forgetting in the service (``--half-life``): the decay is a function of the partitions'
+offsets, so a service SIGKILLed and restarted again and again ends with exactly the partition
+states of an uninterrupted run, and those are the hand-computed decayed sums.
+
+Unlabelled messages pass decay points without being learned, which the offsets count and a
+count of learned records would not.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from kafka_helpers import (
+    ServiceProcess,
+    create_topic,
+    dumps,
+    free_port,
+    label_of,
+    labelled_features,
+    produce,
+    scrape,
+    unique,
+    wait_for,
+)
+
+from consumers.snapshots import read_snapshot
+from streamnb import IndifferentNB
+
+N = 6000
+HALF_LIFE, DECAY_EVERY = 700, 50
+
+
+def serve_args(bootstrap: str, topic: str, snapshot_dir, port: int) -> list[str]:
+    return ["--bootstrap-servers", bootstrap, "--input-topic", topic, "--group-id", "",
+            "--model", "indifferent", "--changelog-topic", "", "--output-topic", f"{topic}-out",
+            "--dead-letter-topic", f"{topic}-dlq", "--snapshot-dir", str(snapshot_dir),
+            "--snapshot-every-records", "400", "--snapshot-every-seconds", "0.2",
+            "--max-poll-records", "130", "--half-life", str(HALF_LIFE),
+            "--decay-every", str(DECAY_EVERY), "--metrics-address", f"127.0.0.1:{port}"]
+
+
+# streamnb_model_records is the decayed weight; streamnb_model_version counts records learned
+def run_to_the_end(args: list[str], log, url: str, n_learned: int) -> None:
+    service = ServiceProcess(args, log)
+    wait_for(lambda: scrape(url, "streamnb_model_version") == n_learned, 240,
+             "the service to learn every labelled record", alive=service.alive)
+    assert service.terminate() == 0, service.logs()
+
+
+def hand_decayed(labelled: list[int], end: int) -> IndifferentNB:
+    """One partition's model, decayed by hand: at every multiple of DECAY_EVERY in (0, end],
+    the records before it times 2 ** (-DECAY_EVERY / HALF_LIFE)."""
+    model, offsets = IndifferentNB(), {i // 2: i for i in labelled}
+    for offset in range(end):
+        if offset and offset % DECAY_EVERY == 0 and model.n_learned:
+            model.decay(2 ** (-DECAY_EVERY / HALF_LIFE))
+        if offset in offsets:
+            model.learn_one(labelled_features(offsets[offset]), label_of(offsets[offset]))
+    if end % DECAY_EVERY == 0:
+        model.decay(2 ** (-DECAY_EVERY / HALF_LIFE))
+    return model
+
+
+def test_sigkilled_forgetting_service_equals_uninterrupted_and_hand_decayed(kafka_broker,
+                                                                            tmp_path):
+    bootstrap = kafka_broker.bootstrap_servers
+    topic = unique("forgetting")
+    create_topic(bootstrap, topic, partitions=2)
+    rng = random.Random(5)
+    labelled = [i for i in range(N) if rng.random() < 0.85]
+    values = [dumps({"id": f"m{i}", "features": labelled_features(i), "label": label_of(i)})
+              if i in set(labelled) else dumps({"id": f"m{i}", "features": labelled_features(i)})
+              for i in range(N)]
+    produce(bootstrap, topic, values, partition_of=lambda i: i % 2)  # message i at offset i // 2
+
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/metrics"
+    args = serve_args(bootstrap, topic, tmp_path / "killed", port)
+    for target in sorted(rng.sample(range(300, len(labelled) - 300), 5)):
+        service = ServiceProcess(args, tmp_path / "killed.log")
+        wait_for(lambda t=target: (scrape(url, "streamnb_model_version") or 0) >= t, 120,
+                 f"{target} learned records", interval=0.02, alive=service.alive)
+        service.kill()
+    run_to_the_end(args, tmp_path / "killed.log", url, len(labelled))
+    port2 = free_port()
+    run_to_the_end(serve_args(bootstrap, topic, tmp_path / "calm", port2), tmp_path / "calm.log",
+                   f"http://127.0.0.1:{port2}/metrics", len(labelled))
+
+    killed, _ = read_snapshot(tmp_path / "killed")
+    calm, _ = read_snapshot(tmp_path / "calm")
+    assert killed.keys() == calm.keys() == {(topic, 0), (topic, 1)}
+    factor = 2 ** (-DECAY_EVERY / HALF_LIFE)
+    for key, state in killed.items():
+        assert state.offset == calm[key].offset == N // 2
+        # exactly: the same multiplications in the same order, whatever the kills
+        assert state.model.stats.to_dict() == calm[key].model.stats.to_dict()
+        mine = [i for i in labelled if i % 2 == key[1]]
+        weights = {"spam": 0.0, "ham": 0.0}
+        for i in mine:  # a record at offset o: one factor per multiple in (o, N // 2]
+            weights[label_of(i)] += factor ** (N // 2 // DECAY_EVERY - i // 2 // DECAY_EVERY)
+        assert state.model.stats.to_dict()["classes"] == pytest.approx(weights, rel=1e-9)
+        assert weights["spam"] < len([i for i in mine if label_of(i) == "spam"]) / 2  # forgot
+        want = hand_decayed(mine, N // 2).stats.to_dict()
+        for table in ("classes", "cells", "observed"):
+            assert state.model.stats.to_dict()[table] == pytest.approx(want[table], rel=1e-9)
