@@ -152,7 +152,8 @@ class SpamFilter(CountClassifier):
             return self._cache.get("tokens", (text,),
                                    lambda: _TOKENIZERS[self.tokenizer](text))
         if isinstance(text, Mapping):
-            return frozenset(Schema.text_draws(text, where, _ATTRIBUTE))  # the counts' rule
+            # the text kind's rule for each count, naming the token (the caller's field) at fault
+            return frozenset(t for t, n in text.items() if Schema.text_draws({t: n}, where, t))
         raise InvalidRecord(where, None, f"expected the message text (str or bytes) or "
                             f"{{token: count}}, got {type(text).__name__}")
 

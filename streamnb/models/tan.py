@@ -291,6 +291,8 @@ class TAN(PairwiseNaiveBayes):
         return self
 
     def _count_towards_relearn(self, n: int) -> None:
+        if not self.relearn_every:
+            return  # re-learned on demand only (the service's shared models): nothing to count
         self._since_relearn += n
         if self._due(self._since_relearn, self.relearn_every):
             self.relearn()
