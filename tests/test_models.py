@@ -646,3 +646,21 @@ def test_every_model_runs_without_pandas():
                           cwd=Path(__file__).resolve().parents[1])
     assert done.returncode == 0, done.stderr
     assert int(done.stdout) >= 10  # every registered model ran
+
+
+@pytest.mark.parametrize("estimator", ESTIMATOR_NAMES)
+def test_large_batches_read_nominal_theta_from_a_table_bit_for_bit(estimator):
+    """A batch with more nominal cells than the schema has values reads log θ from a table of
+    every value (once per state version): the same bits as computing the cells directly."""
+    from streamnb.datasets import load
+    from streamnb.stats.frames import encode_batch
+
+    vote = load("vote")
+    model = NaiveBayes(estimator=estimator)
+    model.learn_many(vote.records[:300], vote.labels[:300])
+    columns = encode_batch(model.stats.schema, vote.records[300:], "row",
+                           grow=False).nominal_columns
+    assert len(columns) >= 4 * sum(len(v) for v in model.stats.schema.nominal_values)
+    via_table = model._nominal_log_theta(columns)
+    direct = model._estimator.log_theta(model.stats, columns)
+    assert np.array_equal(via_table[0], direct[0]) and np.array_equal(via_table[1], direct[1])

@@ -232,7 +232,7 @@ class NaiveBayes(CountClassifier):
         self._add_batch_terms(batch, finite)
         parts = (
             (batch.token_rows, lambda: est.token_corrections(stats, batch.token_columns)),
-            (batch.nominal_rows, lambda: est.log_theta(stats, batch.nominal_columns)),
+            (batch.nominal_rows, lambda: self._nominal_log_theta(batch.nominal_columns)),
             (batch.text_rows, lambda: self._text_log_theta(batch.text_columns,
                                                            batch.text_counts)),
             (batch.numeric_rows[terms["observed"][batch.numeric_slots]]
@@ -249,6 +249,23 @@ class NaiveBayes(CountClassifier):
                 if z is not None and z.any():
                     zeros[:, c] += np.bincount(rows, weights=z[c], minlength=n).astype(np.int64)
         return finite, zeros
+
+    def _nominal_log_theta(self, columns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """log θ of a batch's nominal cells. A batch of more cells than the schema has nominal
+        values reads them from a table of every nominal value, computed once per state version
+        (a DataFrame of 20,000 records × 20 attributes has 400,000 cells and 60 values)."""
+        stats = self.stats
+        if len(columns) < 4 * sum(len(v) for v in stats.schema.nominal_values):
+            return self._estimator.log_theta(stats, columns)
+        values, f, z = self._cache.get("nominal_theta", (stats, stats.version),
+                                       self._nominal_table)
+        at = np.searchsorted(values, columns)
+        return f[:, at], z[:, at]
+
+    def _nominal_table(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        values = np.sort(np.fromiter((j for columns in self.stats.schema.nominal_values
+                                      for j in columns.values()), dtype=np.int64))
+        return (values, *self._estimator.log_theta(self.stats, values))
 
     def _text_log_theta(self, columns: np.ndarray, counts: np.ndarray
                         ) -> tuple[np.ndarray, np.ndarray]:
