@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from river import base, checks, naive_bayes
 
-from streamnb import kernels
+from streamnb._accel import kernels
 from streamnb.features import EmailTokens, SMSTokens, tokenize_email, tokenize_sms
 from streamnb.features import email as email_module
 
@@ -548,7 +548,7 @@ def test_never_raises_on_random_mime_trees(tree, noise, as_bytes):
     )
 )
 def test_kernels_match_their_python_twins(name, text):
-    c_kernels = pytest.importorskip("streamnb._kernels", reason="C kernels not built")
+    c_kernels = pytest.importorskip("streamnb._accel._kernels", reason="C kernels not built")
     twin = getattr(kernels, "_" + name)
     assert getattr(c_kernels, name)(text) == twin(text)
     assert getattr(c_kernels, name)(text.lower()) == twin(text.lower())
@@ -567,12 +567,12 @@ _HTML_PIECES = ["<", ">", "<!--", "-->", "<script", "</script", "<style", "</sty
 @settings(max_examples=1000, deadline=None)
 @given(st.lists(st.sampled_from(_HTML_PIECES), max_size=30).map("".join) | st.text())
 def test_html_kernel_matches_its_python_twin(html):
-    c_kernels = pytest.importorskip("streamnb._kernels", reason="C kernels not built")
+    c_kernels = pytest.importorskip("streamnb._accel._kernels", reason="C kernels not built")
     assert c_kernels.html_text(html) == kernels._html_text(html)
 
 
 def test_kernels_match_their_python_twins_on_a_long_text():
-    c_kernels = pytest.importorskip("streamnb._kernels", reason="C kernels not built")
+    c_kernels = pytest.importorskip("streamnb._accel._kernels", reason="C kernels not built")
     # More distinct words than the C kernel's table of words seen holds.
     text = " ".join(f"w{i} w{i % 7} x{i}.y{i % 3}.org" for i in range(5000)) + " é'x'"
     assert c_kernels.email_words(text) == kernels._email_words(text)

@@ -1,4 +1,4 @@
-"""The C kernels and their Python twins (streamnb.kernels) give the same results."""
+"""The C kernels and their Python twins (streamnb._accel.kernels) give the same results."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from array import array
 import numpy as np
 import pytest
 
-from streamnb import kernels
+from streamnb._accel import kernels
 
-_kernels = pytest.importorskip("streamnb._kernels", reason="C kernels not built")
+_kernels = pytest.importorskip("streamnb._accel._kernels", reason="C kernels not built")
 
 
 def _random_state(rng, k=3, width=40, bins=8):

@@ -4,8 +4,8 @@
  * A message touches ~20 of possibly 100k token columns. Every numpy call costs about a
  * microsecond however small its array, so the one-record path (encode a message, add it to the
  * counts, score it) is a few short loops here instead of a dozen tiny numpy operations. Each
- * function has a pure-Python twin in streamnb/kernels.py with the same results (same operations
- * in the same order, libm's log); tests/test_kernels.py checks them against each other.
+ * function has a pure-Python twin beside this file, in kernels.py, with the same results (same
+ * operations in the same order, libm's log); tests/test_kernels.py checks each against its twin.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -792,7 +792,7 @@ done:
  * in a str: str.isalnum() or "_"; also "$", "!" and "'"), stripped of apostrophes at both ends;
  * words of 2 to 40 characters as they are, longer ones as "skip:<first char>:<length rounded
  * down to 10>", shorter ones dropped. email_words(text[, words]): added to the set `words`
- * (a new set without it), which is returned. Twin: streamnb.kernels._email_words.
+ * (a new set without it), which is returned. Twin: kernels._email_words.
  */
 #define EMAIL_MIN_WORD 2
 #define EMAIL_MAX_WORD 40
@@ -927,7 +927,7 @@ error:
 /*
  * The host names and addresses of e-mail text: maximal runs of ASCII letters, digits, "_", "."
  * and "-" that hold a ".", stripped of "." and "-" at both ends (empty ones dropped).
- * Twin: streamnb.kernels._email_hosts.
+ * Twin: kernels._email_hosts.
  */
 static inline int
 email_name_char(Py_UCS4 ch)
@@ -984,7 +984,7 @@ email_hosts(PyObject *Py_UNUSED(module), PyObject *text)
 /* ---- HTML text ------------------------------------------------------------------------------ */
 
 /*
- * The visible text of lower-cased HTML, in the passes of its twin streamnb.kernels._html_text:
+ * The visible text of lower-cased HTML, in the passes of its twin kernels._html_text:
  * (1) comments "<!--" ... "-->" removed, looked for only up to the last "-->" (after it, "<!--"
  * is an ordinary tag); (2) scripts and style sheets removed, from "<script" / "<style" (not
  * followed by a name character) to the next "</script" / "</style" or the end; (3) block tags
@@ -1145,7 +1145,7 @@ static PyMethodDef methods[] = {
 
 static struct PyModuleDef module = {
     .m_base = PyModuleDef_HEAD_INIT,
-    .m_name = "_kernels",
+    .m_name = "streamnb._accel._kernels",
     .m_doc = "Per-record kernels of the token path.",
     .m_size = -1,
     .m_methods = methods,

@@ -303,7 +303,7 @@ html_text = _html_text
 
 if os.environ.get("STREAMNB_PURE_PYTHON", "") in ("", "0"):
     try:
-        from streamnb import _kernels
+        from streamnb._accel import _kernels
     except ImportError:  # not compiled (no C compiler at install): the Python twins serve
         pass
     else:
@@ -318,8 +318,6 @@ if os.environ.get("STREAMNB_PURE_PYTHON", "") in ("", "0"):
         predict_tokens = _kernels.predict_tokens
         learn_tokens = _kernels.learn_tokens
         encode_many = _kernels.encode_many
-        # The e-mail tokeniser's scans: an extension built before they existed (an editable
-        # install not rebuilt) leaves their twins in place; tests/test_features.py then fails.
-        email_words = getattr(_kernels, "email_words", _email_words)
-        email_hosts = getattr(_kernels, "email_hosts", _email_hosts)
-        html_text = getattr(_kernels, "html_text", _html_text)
+        email_words = _kernels.email_words
+        email_hosts = _kernels.email_hosts
+        html_text = _kernels.html_text
