@@ -54,6 +54,18 @@ check_rows(const Py_buffer *view, Py_ssize_t rows, const char *what)
     return 0;
 }
 
+/* Class c's row of a 2-d buffer: rows c + 1 alone would let c = -1 through, and the kernel
+   would then read or write the row before the buffer. */
+static int
+check_class_row(const Py_buffer *view, Py_ssize_t c, const char *what)
+{
+    if (c < 0) {
+        PyErr_Format(PyExc_IndexError, "class %zd out of range", c);
+        return -1;
+    }
+    return check_rows(view, c + 1, what);
+}
+
 /* ---- encoding ------------------------------------------------------------------------------- */
 
 /*
@@ -540,7 +552,7 @@ increment_buffers(PyObject *vc_obj, PyObject *bins_obj, PyObject *head_obj, Py_s
     if (get_buffers((PyObject *[]){vc_obj, bins_obj, head_obj}, b, (Py_ssize_t[]){8, 8, 1}, 3,
                     "increment") < 0)
         return -1;
-    if (check_rows(&b[0], c + 1, "value_counts") < 0 || check_rows(&b[1], c + 1, "bins") < 0) {
+    if (check_class_row(&b[0], c, "value_counts") < 0 || check_class_row(&b[1], c, "bins") < 0) {
         release_buffers(b, 3);
         return -1;
     }
@@ -687,7 +699,7 @@ class_absent_sum(PyObject *Py_UNUSED(self), PyObject *args)
     PyObject *result = NULL;
     double total;
     long long zeros;
-    if (check_rows(&b[0], c + 1, "bins") == 0 && check_rows(&b[1], c + 1, "counts") == 0 &&
+    if (check_class_row(&b[0], c, "bins") == 0 && check_class_row(&b[1], c, "counts") == 0 &&
         class_absent_core(b, c, N, zero_terms, &total, &zeros) == 0)
         result = Py_BuildValue("(dL)", total, zeros);
     release_buffers(b, 4);
