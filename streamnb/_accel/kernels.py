@@ -8,7 +8,6 @@ Both implementations give the same results (same operations, same order, libm's 
 from __future__ import annotations
 
 import math
-import operator
 import os
 import re
 import sys
@@ -23,13 +22,24 @@ __all__ = ["ACCELERATED", "class_absent_sum", "class_terms", "email_hosts", "ema
            "posterior", "predict_tokens", "score_tokens", "token_increment", "token_log_odds"]
 
 
+def _ssize(j: Any) -> int:
+    """j as the C kernels read an index (PyLong_AsSsize_t): an int (not a numpy integer) that
+    fits a C ssize_t."""
+    if not isinstance(j, int):
+        raise TypeError("an integer is required")
+    if not -sys.maxsize - 1 <= j <= sys.maxsize:
+        raise OverflowError("Python int too large to convert to C ssize_t")
+    return j
+
+
 def _read_columns(columns: list, limit: int) -> list[int]:
     """The columns as ints, each in [0, limit), checked before any is used (as the C kernels'
     read_columns does: a negative column must not wrap around as a numpy index would)."""
-    out = [operator.index(j) for j in columns]
-    for j in out:
+    out = []
+    for j in map(_ssize, columns):  # each read then checked: the first bad one is the error
         if not 0 <= j < limit:
             raise IndexError(f"column {j} out of range [0, {limit})")
+        out.append(j)
     return out
 
 
@@ -176,6 +186,14 @@ def _posterior(labels: list, finite: Any, zeros: Any) -> dict:
             for c, label in enumerate(labels)}
 
 
+def _log(x: float) -> float:
+    """libm's log, which C's class_terms calls where math.log raises: -inf at 0 (no records of
+    any class and no prior smoothing; an unseen class under a = 0), NaN below."""
+    if x > 0.0:
+        return math.log(x)
+    return -math.inf if x == 0.0 else math.nan
+
+
 def _class_terms(class_counts: np.ndarray, k: int, b: float, a_present: float, a_absent: float,
                  n_tokens: int, bins: np.ndarray, value_counts: np.ndarray, head: np.ndarray,
                  log_table: np.ndarray, dirty: Any, sums: Any, sum_zeros: Any, finite: Any,
@@ -189,18 +207,18 @@ def _class_terms(class_counts: np.ndarray, k: int, b: float, a_present: float, a
         return False
     if n_tokens:
         for c in range(k) if dirty is None else dirty:
-            c = operator.index(c)
+            c = _ssize(c)
             if not 0 <= c < k:
                 raise IndexError("dirty class out of range")
             sums[c], sum_zeros[c] = _absent_sum(bins[c], value_counts[c], int(N[c]), log_table,
                                                 head, a_absent == 0.0)
-    log_total = math.log(sum(n + b for n in N))
+    log_total = _log(sum(n + b for n in N))
     for c, n in enumerate(N):
         w = n + b
         finite[c] = math.log(w) - log_total if w > 0.0 else -log_total
         zeros[c] = 0 if w > 0.0 else 1
         if n_tokens:
-            finite[c] += sums[c] - n_tokens * math.log(n + a_present + a_absent)
+            finite[c] += sums[c] - n_tokens * _log(n + a_present + a_absent)
             zeros[c] += sum_zeros[c]
     return True
 
@@ -218,7 +236,7 @@ def _simple(x: dict, token_column: dict, attribute_index: dict, grow: bool,
             if name in attribute_index or (grow and value):
                 return None
         elif value:
-            j = operator.index(column)
+            j = _ssize(column)
             if not 0 <= j < limit:
                 raise IndexError(f"column {j} out of range [0, {limit})")
             columns.append(j)
@@ -281,14 +299,19 @@ _EMAIL_NOT_WORD_TO_SPACE = bytes(c if c in _EMAIL_ASCII_WORD_CHARACTERS else 32
 _EMAIL_ONE_CHARACTER_WORDS = frozenset(map(chr, _EMAIL_ASCII_WORD_CHARACTERS))
 
 
+def _type_name(value: Any) -> str:
+    return "None" if value is None else type(value).__name__
+
+
 def _email_words(text: str, into: set[str] | None = None) -> set[str]:
     """The word set of lower-cased e-mail text: words of 2 to 40 characters as they are,
     longer ones as ``skip:<first char>:<length rounded down to 10>``, shorter ones dropped;
     added to the set `into` when given (which is returned)."""
+    # PyArg_ParseTuple's messages, which call None "None"
     if not isinstance(text, str):
-        raise TypeError(f"email_words() argument 1 must be str, not {type(text).__name__}")
+        raise TypeError(f"email_words() argument 1 must be str, not {_type_name(text)}")
     if into is not None and not isinstance(into, set):
-        raise TypeError(f"email_words() argument 2 must be set, not {type(into).__name__}")
+        raise TypeError(f"email_words() argument 2 must be set, not {_type_name(into)}")
     if text.isascii():
         # Every character that cannot be in a word becomes a space (one C pass over the
         # bytes) and str.split cuts the rest: the regex's words, faster.
