@@ -1,7 +1,8 @@
 """Per-record kernels of the token path, and the text scans of the e-mail tokeniser
 (`email_words`, `email_hosts`, `html_text`): the C extension when built, else Python twins.
 
-Both implementations give the same results (same operations, same order, libm's ``log``);
+Both implementations give the same results (same operations, same order, libm's ``log``) and
+refuse the same arguments with the same errors; tests/test_kernels.py checks each pair.
 ``STREAMNB_PURE_PYTHON=1`` forces the Python ones (the tests run the suite both ways).
 """
 
@@ -43,18 +44,18 @@ def _read_columns(columns: list, limit: int) -> list[int]:
     return out
 
 
-def _check_rows(array: np.ndarray, rows: int, what: str) -> None:
-    """The C kernels' check_rows: a 2-d array with at least `rows` rows (a negative class
-    would read before the array in C and wrap around in numpy)."""
-    if array.ndim != 2 or array.shape[0] < rows or rows < 0:
+def _check_rows(table: np.ndarray, rows: int, what: str) -> None:
+    """The C kernels' check_rows: a 2-d table with at least `rows` rows."""
+    if table.ndim != 2 or table.shape[0] < rows or rows < 0:
         raise ValueError(f"{what} must be 2-d with at least {rows} rows")
 
 
-def _check_class_row(array: np.ndarray, c: int, what: str) -> None:
-    """The C kernels' check_class_row: class c's row exists (c = -1 would wrap around)."""
+def _check_class_row(table: np.ndarray, c: int, what: str) -> None:
+    """The C kernels' check_class_row: class c's row exists (numpy would wrap c = -1 around
+    to the last row)."""
     if c < 0:
         raise IndexError(f"class {c} out of range")
-    _check_rows(array, c + 1, what)
+    _check_rows(table, c + 1, what)
 
 
 def _encode_tokens(x: dict, token_column: dict, attribute_index: dict, grow: bool
