@@ -217,7 +217,7 @@ def main() -> None:
     if args.rss:
         measure_rss(args.rss, sizes[-1], args.tokens)
         return
-    from streamnb.kernels import ACCELERATED
+    from streamnb._accel.kernels import ACCELERATED
 
     print(f"streamnb NaiveBayes (laplace), {args.tokens} tokens/message ({args.draws} draws), "
           f"batches of "

@@ -12,7 +12,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from river import base, checks, naive_bayes
 
-from streamnb import kernels
 from streamnb.features import EmailTokens, SMSTokens, tokenize_email, tokenize_sms
 from streamnb.features import email as email_module
 
@@ -532,53 +531,6 @@ def test_never_raises_on_random_mime_trees(tree, noise, as_bytes):
     tokens = tokenize_email(raw.encode("utf-8", "surrogatepass") if as_bytes else raw)
     assert isinstance(tokens, frozenset)
     assert all(isinstance(token, str) and token for token in tokens)
-
-
-# --- The C kernels of the tokeniser and their Python twins --------------------------------
-
-@pytest.mark.parametrize("name", ["email_words", "email_hosts"])
-@settings(max_examples=500, deadline=None)
-@given(
-    text=st.one_of(
-        st.text(),
-        st.text(alphabet="ab'$!_.-é\u0663 \n<>@x1", max_size=200),
-        st.lists(st.sampled_from(["don't", "'", "''x''", "a" * 45, "é" * 41, "a.b", "-.x.-",
-                                  "1.2.3.4", "_", " ", "\U0001f600", "ǅ", "İ"]))
-        .map("".join),
-    )
-)
-def test_kernels_match_their_python_twins(name, text):
-    c_kernels = pytest.importorskip("streamnb._kernels", reason="C kernels not built")
-    twin = getattr(kernels, "_" + name)
-    assert getattr(c_kernels, name)(text) == twin(text)
-    assert getattr(c_kernels, name)(text.lower()) == twin(text.lower())
-    if name == "email_words":  # added to a given set, which is returned
-        words, twin_words = {"x"}, {"x"}
-        assert c_kernels.email_words(text, words) is words
-        assert twin(text, twin_words) is twin_words and words == twin_words
-
-
-_HTML_PIECES = ["<", ">", "<!--", "-->", "<script", "</script", "<style", "</style", "<p", "</p",
-                "<br/>", "<a href=x>", "<!", "<?x", "</", "<pre", "<h1", "<h7", "<td>", "</td>",
-                "<divx", "<div-", "<p\u00e9", "<scripts", "<style-", "<b>", "é", "x", " ", "-",
-                "\u0663", "\U0001f600", "&amp;", "\n"]
-
-
-@settings(max_examples=1000, deadline=None)
-@given(st.lists(st.sampled_from(_HTML_PIECES), max_size=30).map("".join) | st.text())
-def test_html_kernel_matches_its_python_twin(html):
-    c_kernels = pytest.importorskip("streamnb._kernels", reason="C kernels not built")
-    assert c_kernels.html_text(html) == kernels._html_text(html)
-
-
-def test_kernels_match_their_python_twins_on_a_long_text():
-    c_kernels = pytest.importorskip("streamnb._kernels", reason="C kernels not built")
-    # More distinct words than the C kernel's table of words seen holds.
-    text = " ".join(f"w{i} w{i % 7} x{i}.y{i % 3}.org" for i in range(5000)) + " é'x'"
-    assert c_kernels.email_words(text) == kernels._email_words(text)
-    assert c_kernels.email_hosts(text) == kernels._email_hosts(text)
-    html = "<p>a<!-- b --><script>c</script><td>d" * 2000 + "<!--e"
-    assert c_kernels.html_text(html) == kernels._html_text(html)
 
 
 # --- SMS ----------------------------------------------------------------------------------

@@ -1,121 +1,430 @@
-"""The C kernels and their Python twins (streamnb.kernels) give the same results."""
+"""Every C kernel (streamnb._accel._kernels) and its Python twin (streamnb._accel.kernels) give
+the same results, bit for bit, and leave the arrays they mutate the same, errors included.
+
+Each test builds the arguments twice from one seed, calls the kernel on one copy and its twin on
+the other, and compares the result (or the error's type and message) and every argument after
+the call (`_bits`: floats by their hex form, arrays by their bytes, so -0.0 is not 0.0).
+"""
 
 from __future__ import annotations
 
+import functools
+import itertools
+import math
 import re
 from array import array
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from streamnb import kernels
+from streamnb._accel import kernels
 
-_kernels = pytest.importorskip("streamnb._kernels", reason="C kernels not built")
+_kernels = pytest.importorskip("streamnb._accel._kernels", reason="C kernels not built")
 
-
-def _random_state(rng, k=3, width=40, bins=8):
-    counts = np.zeros((k + 1, width + 5))  # capacity beyond the live part, as in the stats
-    counts[:k, :width] = rng.integers(0, bins, size=(k, width)).astype(float)
-    class_counts = counts[:k, :width].max(axis=1) + rng.integers(0, 3, size=k)
-    return counts, class_counts
-
-
-@pytest.mark.parametrize("seed", range(20))
-def test_encode_tokens_same(seed):
-    rng = np.random.default_rng(seed)
-    token_column = {f"t{i}": i for i in range(10)}
-    attribute_index = {**{f"t{i}": i for i in range(10)}, "nom": 10}
-    values = [True, False, 0, 1, 3, -2, 1.0, "s", None, np.int64(1)]
-    x = {f"t{rng.integers(0, 14)}": values[rng.integers(0, len(values))] for _ in range(8)}
-    x["nom"] = "v"
-    for grow in (False, True):
-        assert _kernels.encode_tokens(x, token_column, attribute_index, grow) == \
-            kernels._encode_tokens(x, token_column, attribute_index, grow)
+# Every kernel of the C module's method table, each with a test below.
+KERNELS = ["encode_tokens", "encode_many", "token_log_odds", "score_tokens", "posterior",
+           "predict_tokens", "token_increment", "learn_tokens", "class_absent_sum",
+           "class_terms", "email_words", "email_hosts", "html_text"]
 
 
-@pytest.mark.parametrize("seed", range(20))
-@pytest.mark.parametrize(("a", "b"), [(1.0, 1.0), (0.0, 0.0), (0.5, 2.0)])
-def test_token_log_odds_same(seed, a, b):
-    rng = np.random.default_rng(seed)
-    counts, class_counts = _random_state(rng)
-    columns = rng.choice(40, size=12, replace=False).tolist()
-    out = []
-    for fn in (_kernels.token_log_odds, kernels._token_log_odds):
-        finite, zeros = array("d", [0.5, -1.0, 2.0]), array("q", [0, 1, 0])
-        fn(counts, 3, columns, class_counts, a, b, finite, zeros)
-        out.append((finite.tolist(), zeros.tolist()))
-    assert out[0] == out[1]
+def _bits(value: Any) -> Any:
+    """`value` with every float as its hex form and every array as its type and bytes: equal
+    means bit-equal."""
+    if isinstance(value, float):
+        return value.hex()
+    if isinstance(value, dict):
+        return [(key, _bits(v)) for key, v in value.items()]  # in order: the dicts are built
+    if isinstance(value, list | tuple):
+        return [type(value).__name__, *map(_bits, value)]
+    if isinstance(value, np.ndarray):
+        return value.dtype.str, value.shape, value.tobytes()
+    if isinstance(value, array):
+        return value.typecode, value.tobytes()
+    return value
 
 
-@pytest.mark.parametrize("seed", range(20))
-def test_token_increment_same(seed):
-    rng = np.random.default_rng(seed)
-    heads = rng.choice(40, 3, replace=False)
-    columns = rng.choice(40, 10, replace=False).tolist()
-    results = []
-    for fn in (_kernels.token_increment, kernels._token_increment):
-        counts, _ = _random_state(np.random.default_rng(seed))
-        bins = np.zeros((3, 8))
-        for c in range(3):  # counts ≥ 7 overflow the last bin: their tokens cross to the head
-            bins[c] = np.bincount(np.minimum(counts[c, :40].astype(int), 7), minlength=8)
-        is_head = np.zeros(64, dtype=bool)
-        is_head[heads] = True
-        crossed = fn(counts, 1, columns, bins, is_head, True)
-        results.append((crossed, counts.tolist(), bins.tolist()))
-    assert results[0] == results[1]
+def _run(fn: Callable, args: list) -> tuple:
+    """What fn(*args) returned or raised (type and message), and the arguments after it."""
+    try:
+        outcome: tuple = ("returned", _bits(fn(*args)))
+    except Exception as error:  # compared, not hidden: the twin must raise the same
+        outcome = ("raised", type(error), str(error))
+    return outcome, _bits(args)
 
 
-@pytest.mark.parametrize(("count", "shown"), [(9.0, "9.0"), (-3.0, "-3.0"), (1e20, "1e+20")])
+def same(name: str, make_args: Callable[[], list]) -> tuple:
+    """The C kernel `name` and its twin on two fresh copies of the same arguments agree; the
+    C kernel's outcome and arguments after it (for tests that also check what they are)."""
+    c = _run(getattr(_kernels, name), make_args())
+    twin = _run(getattr(kernels, "_" + name), make_args())
+    assert c == twin
+    return c
+
+
+def test_every_kernel_has_a_twin_and_a_test():
+    exported = {name for name in dir(_kernels) if not name.startswith("_")}
+    assert exported == set(KERNELS)
+    assert set(kernels.__all__) == {"ACCELERATED", *KERNELS}
+    for name in KERNELS:
+        assert callable(getattr(kernels, "_" + name))
+        assert any(test.startswith(f"test_{name}_same") for test in globals())
+
+
+# --- the token path: a random state of counts, bins and messages ----------------------------
+
+K, WIDTH, CAPACITY, N_BINS = 3, 40, 45, 8  # capacity beyond the live columns, as in the stats
+# Values of a record's fields: the bool/int ones are token presences, the others send the
+# record (or the field) to the general encoder.
+VALUES = [True, False, 0, 1, 3, -2, 1.0, "s", None, np.int64(1)]
+# Unbinned counts of a non-head token (a corrupt state): above the last bin, negative, huge, NaN.
+BAD_COUNTS = [float(N_BINS), -1.0, 1e20, math.nan, math.inf]
+
+
+def _tokens(rng: np.random.Generator, bad_column: bool) -> tuple[dict, dict]:
+    """token_column and attribute_index: tokens t0… at columns 0…, a nominal attribute "nom",
+    and with bad_column a token whose column is out of range (above the capacity, or -1)."""
+    token_column = {f"t{i}": i for i in range(WIDTH)}
+    if bad_column:
+        token_column["bad"] = [CAPACITY, -1, 10**6][rng.integers(0, 3)]
+    return token_column, {**token_column, "nom": len(token_column)}
+
+
+def _record(rng: np.random.Generator, simple: bool) -> dict:
+    """A message: tokens known and unknown (t40… are not registered), sometimes the bad one,
+    with `simple` only bool/int values and no nominal field."""
+    names = [f"t{i}" for i in rng.integers(0, WIDTH + 10, size=rng.integers(0, 12))]
+    if rng.random() < 0.2:
+        names.insert(rng.integers(0, len(names) + 1), "bad")
+    values = VALUES[:6] if simple else VALUES
+    x = {name: values[rng.integers(0, len(values))] for name in names}
+    if not simple and rng.random() < 0.3:
+        x["nom"] = "v"
+    return x
+
+
+def _counts(rng: np.random.Generator, corrupt: bool) -> dict[str, Any]:
+    """Counts, their bins and head columns as stats/token_histogram.py keeps them: a column is
+    a head column when a count of it has passed the last bin; the others are binned per class.
+    With corrupt, a non-head count is outside the bins (the kernels must refuse it)."""
+    value_counts = np.zeros((K + 1, CAPACITY))
+    value_counts[:K, :WIDTH] = rng.integers(0, N_BINS + 3, size=(K, WIDTH))
+    # a few decayed (fractional) counts: the kernels truncate them to their bin
+    value_counts[:K, :WIDTH] *= np.where(rng.random((K, WIDTH)) < 0.1, 0.75, 1.0)
+    is_head = np.zeros(CAPACITY + 3, dtype=bool)
+    is_head[:WIDTH] = value_counts[:K, :WIDTH].max(axis=0) >= N_BINS
+    if corrupt:
+        j = rng.choice(np.flatnonzero(~is_head[:WIDTH]))
+        value_counts[rng.integers(0, K), j] = BAD_COUNTS[rng.integers(0, len(BAD_COUNTS))]
+    bins = np.zeros((K, N_BINS))
+    for c in range(K):
+        binned = value_counts[c, :WIDTH][~is_head[:WIDTH]]
+        binned = binned[(binned >= 0) & (binned < N_BINS)]
+        bins[c] = np.bincount(binned.astype(int), minlength=N_BINS)
+    class_counts = np.zeros(K + 2)
+    class_counts[:K] = value_counts[:K, :WIDTH].max(axis=1) + rng.integers(0, 3, size=K)
+    if rng.random() < 0.2:
+        class_counts[rng.integers(0, K)] = 0.0  # an unseen class: zero factors
+    return {"value_counts": value_counts, "bins": bins, "is_head": is_head,
+            "head": np.flatnonzero(is_head[:WIDTH]).astype(np.int64),
+            "class_counts": class_counts}
+
+
+def _columns(rng: np.random.Generator, bad: bool) -> list:
+    """A message's columns; with bad, one is out of range or not an integer."""
+    columns: list = rng.choice(WIDTH, size=rng.integers(0, 15), replace=False).tolist()
+    if rng.random() < 0.2:
+        columns.append(columns[0] if columns else 0)  # listed twice
+    if rng.random() < 0.1:
+        columns.append(np.int64(1))  # a numpy integer: refused (PyLong_AsSsize_t)
+    if bad:
+        columns.insert(rng.integers(0, len(columns) + 1),
+                       [CAPACITY, -1, 10**20, 1.0, "3"][rng.integers(0, 5)])
+    return columns
+
+
+SMOOTHING = [(1.0, 1.0), (0.0, 0.0), (0.5, 2.0), (1.0, 0.0)]
+SEEDS = range(40)
+
+
+def _args(seed: int, build: Callable[[np.random.Generator], list]) -> Callable[[], list]:
+    """A maker of fresh, equal arguments: `build` on a new generator of `seed` each call."""
+    return lambda: build(np.random.default_rng(seed))
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("grow", [False, True])
+def test_encode_tokens_same(seed, grow):
+    def build(rng):
+        bad = rng.random() < 0.3
+        return [_record(rng, simple=False), *_tokens(rng, bad), grow]
+    same("encode_tokens", _args(seed, build))
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("grow", [False, True])
+def test_encode_many_same(seed, grow):
+    def build(rng):
+        odd = [{}, [], "x", None, {"t1": True}]  # not a non-empty dict: the general encoder
+        records = [_record(rng, simple=rng.random() < 0.7) if rng.random() < 0.9
+                   else odd[rng.integers(0, len(odd))] for _ in range(rng.integers(0, 20))]
+        return [records, *_tokens(rng, bad_column=rng.random() < 0.3), grow]
+    same("encode_many", _args(seed, build))
+
+
+def _odds_args(rng: np.random.Generator, a_present: float, a_absent: float) -> list:
+    state = _counts(rng, corrupt=False)
+    finite = array("d", rng.normal(size=K + 1) * 50)
+    zeros = array("q", rng.integers(-2, 3, size=K + 1))
+    return [state["value_counts"], K, _columns(rng, bad=rng.random() < 0.3),
+            state["class_counts"], a_present, a_absent, finite, zeros]
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize(("a_present", "a_absent"), SMOOTHING)
+def test_token_log_odds_same(seed, a_present, a_absent):
+    same("token_log_odds", _args(seed, lambda rng: _odds_args(rng, a_present, a_absent)))
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize(("a_present", "a_absent"), SMOOTHING)
+def test_score_tokens_same(seed, a_present, a_absent):
+    def build(rng):
+        value_counts, k, _, class_counts, a, b, finite, zeros = _odds_args(rng, a_present,
+                                                                          a_absent)
+        return [_record(rng, simple=rng.random() < 0.5),
+                *_tokens(rng, bad_column=rng.random() < 0.3), value_counts, k, class_counts, a,
+                b, finite, zeros]
+    same("score_tokens", _args(seed, build))
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_posterior_same(seed):
+    def build(rng):
+        k = rng.integers(1, 6)
+        finite = array("d", rng.normal(size=k) * [1e-3, 1.0, 300.0, 1e6][rng.integers(0, 4)])
+        zeros = array("q", rng.integers(0, 3, size=k))
+        labels = [f"c{c}" for c in range(k + (rng.random() < 0.1))]  # one too many: refused
+        return [labels, finite, zeros]
+    outcome, _ = same("posterior", _args(seed, build))
+    if outcome[0] == "returned":
+        assert sum(float.fromhex(p) for _, p in outcome[1]) == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize(("a_present", "a_absent"), SMOOTHING)
+def test_predict_tokens_same(seed, a_present, a_absent):
+    def build(rng):
+        state = _counts(rng, corrupt=False)
+        base = array("d", rng.normal(size=K) * 20)
+        base_zeros = array("q", rng.integers(0, 2, size=K))
+        labels = ["ham", "spam", "other"][: K - (rng.random() < 0.1)] or ["ham"]
+        return [_record(rng, simple=rng.random() < 0.7),
+                *_tokens(rng, bad_column=rng.random() < 0.3), state["value_counts"],
+                state["class_counts"], a_present, a_absent, base, base_zeros, labels]
+    same("predict_tokens", _args(seed, build))
+
+
+def _class(rng: np.random.Generator) -> int:
+    """A class index, now and then one without a row (-1, or K + 1 beyond the bins' rows)."""
+    return [0, 1, 2, 2, 1, -1, K + 1][rng.integers(0, 7)]
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("binned", [True, False])
+def test_token_increment_same(seed, binned):
+    def build(rng):
+        state = _counts(rng, corrupt=rng.random() < 0.3)
+        return [state["value_counts"], _class(rng), _columns(rng, bad=rng.random() < 0.2),
+                state["bins"], state["is_head"], binned]
+    same("token_increment", _args(seed, build))
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("binned", [True, False])
+def test_learn_tokens_same(seed, binned):
+    def build(rng):
+        state = _counts(rng, corrupt=rng.random() < 0.3)
+        return [_record(rng, simple=rng.random() < 0.7),
+                *_tokens(rng, bad_column=rng.random() < 0.3), state["value_counts"],
+                _class(rng), state["bins"], state["is_head"], binned]
+    same("learn_tokens", _args(seed, build))
+
+
+@pytest.mark.parametrize(("count", "shown"), [(9.0, "9.0"), (-3.0, "-3.0"), (1e20, "1e+20"),
+                                              (math.nan, "nan")])
 def test_token_increment_unbinned_count_message(count, shown):
     """A count outside the bins is named in the message as Python's repr writes it (the C
-    kernel once passed %g to PyErr_Format, which has no such conversion), and both twins
-    stop at that column, leaving the same counts and bins."""
-    results = []
-    for fn in (_kernels.token_increment, kernels._token_increment):
+    kernel once passed %g to PyErr_Format, which has no such conversion), and both stop at
+    that column: the columns before it and its own count are incremented, the rest not."""
+    def build(rng):
         counts = np.zeros((2, 8))
         counts[0, [1, 3, 5]] = [2.0, count, 1.0]
         bins = np.zeros((2, 8))
         bins[0] = np.bincount([2, 0, 0, 0, 0, 1], minlength=8)
-        with pytest.raises(ValueError, match="^count " + re.escape(shown)
-                           + " of column 3 is not binned$"):
-            fn(counts, 0, [1, 3, 5], bins, np.zeros(8, dtype=bool), True)
-        results.append((counts.tolist(), bins.tolist()))
-    assert results[0] == results[1]
-    assert results[0][0][0][1] == 3.0 and results[0][0][0][5] == 1.0  # 1 counted, 5 not
+        return [counts, 0, [1, 3, 5], bins, np.zeros(8, dtype=bool), True]
+    (_, _, message), args = same("token_increment", _args(0, build))
+    assert re.fullmatch(f"count {re.escape(shown)} of column 3 is not binned", message)
+    counts = np.frombuffer(args[1][2], dtype=float).reshape(2, 8)
+    assert counts[0, 1] == 3.0 and counts[0, 5] == 1.0
 
 
-@pytest.mark.parametrize("seed", range(20))
-@pytest.mark.parametrize("a", [1.0, 0.0])
-def test_class_absent_sum_same(seed, a):
-    rng = np.random.default_rng(seed)
-    counts, class_counts = _random_state(rng)
-    N = int(class_counts[1])
-    bins = np.zeros((3, 6))
-    binned = counts[1, :30].astype(int)
-    binned = binned[binned < 6]
-    bins[1] = np.bincount(binned, minlength=6)
-    head = np.flatnonzero(counts[1, :40] >= 6).astype(np.int64)
+def _log_table(a: float, size: int) -> np.ndarray:
+    """log(j + a) for j < size, as stats/token_histogram.py keeps it (log 0 stored as 0: a
+    zero term is counted, not summed)."""
     with np.errstate(divide="ignore"):
-        table = np.log(np.arange(N + 1) + a)
+        table = np.log(np.arange(size) + a)
     table[np.isinf(table)] = 0.0
-    assert _kernels.class_absent_sum(bins, counts, 1, N, table, head, a == 0) == \
-        kernels._class_absent_sum(bins, counts, 1, N, table, head, a == 0)
+    return table
 
 
-@pytest.mark.parametrize("seed", range(20))
-def test_posterior_same(seed):
-    rng = np.random.default_rng(seed)
-    labels = ["a", "b", "c", "d"]
-    finite = array("d", rng.normal(size=4) * 300)
-    zeros = array("q", rng.integers(0, 2, size=4))
-    one, two = _kernels.posterior(labels, finite, zeros), kernels._posterior(labels, finite, zeros)
-    assert one.keys() == two.keys()
-    assert [one[c] for c in labels] == pytest.approx([two[c] for c in labels], rel=1e-15)
-    assert sum(one.values()) == pytest.approx(1.0)
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("a", [1.0, 0.0, 0.5])
+def test_class_absent_sum_same(seed, a):
+    def build(rng):
+        state = _counts(rng, corrupt=False)
+        c = _class(rng)
+        N = int(state["class_counts"][c]) if 0 <= c < K else 5
+        N += [0, 0, 0, -N - 1, 1000][rng.integers(0, 5)]  # N < 0, or beyond the table: refused
+        head = state["head"]
+        if rng.random() < 0.2:  # a head column beyond the counts, or a count above N
+            head = np.append(head, [CAPACITY, -1, 0][rng.integers(0, 3)]).astype(np.int64)
+        return [state["bins"], state["value_counts"], c, N, _log_table(a, N_BINS + 15), head,
+                a == 0.0]
+    same("class_absent_sum", _args(seed, build))
 
 
-def test_kernels_reject_out_of_range_columns():
-    counts = np.zeros((2, 4))
-    finite, zeros = array("d", [0, 0]), array("q", [0, 0])
-    with pytest.raises(IndexError):
-        _kernels.token_log_odds(counts, 2, [7], np.ones(2), 1.0, 1.0, finite, zeros)
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize(("a_present", "a_absent"), SMOOTHING)
+def test_class_terms_same(seed, a_present, a_absent):
+    def build(rng):
+        state = _counts(rng, corrupt=False)
+        dirty = [None, [], [0], [2, 0], range(K), [K], [-1], ["0"]][rng.integers(0, 8)]
+        sums = array("d", rng.normal(size=K) * 10)
+        sum_zeros = array("q", rng.integers(0, 3, size=K))
+        size = [1, N_BINS + 15, 200][rng.integers(0, 3)]  # 1: too short, False changes nothing
+        return [state["class_counts"], K, [1.0, 0.0, 0.5][rng.integers(0, 3)], a_present,
+                a_absent, [0, WIDTH, 10**5][rng.integers(0, 3)], state["bins"],
+                state["value_counts"], state["head"], _log_table(a_absent, size), dirty, sums,
+                sum_zeros, array("d", bytes(8 * K)), array("q", bytes(8 * K))]
+    same("class_terms", _args(seed, build))
+
+
+def test_a_twin_counts_a_column_listed_twice_twice():
+    """The C loop increments each listed column in turn; the twin once did all at once with
+    numpy's fancy indexing, which counts a repeated column once."""
+    def build(rng):
+        return [np.zeros((1, 4)), 0, [2, 2], np.array([[4.0, 0, 0, 0]]), np.zeros(4, bool),
+                True]
+    _, args = same("token_increment", _args(0, build))
+    assert np.frombuffer(args[1][2])[2] == 2.0
+
+
+# --- the e-mail tokeniser's scans -----------------------------------------------------------
+
+SCANS = ["email_words", "email_hosts", "html_text"]
+
+
+def _scan_same(name: str, text: str) -> None:
+    """The scan on text and on its lower-cased form (what the tokeniser gives it); email_words
+    also adding to a given set, which it returns."""
+    for t in (text, text.lower()):
+        same(name, lambda t=t: [t])
+        if name == "email_words":
+            same(name, lambda t=t: [t, {"x", "given"}])
+            words: set[str] = set()
+            assert _kernels.email_words(t, words) is words
+
+
+@functools.cache
+def _corpus() -> list[str]:
+    """The first 300 messages of the SpamAssassin corpus, whole (headers, MIME parts, base64,
+    HTML): longer and odder texts than the tokeniser gives the scans. Each also as its bytes
+    read as Latin-1 (every byte a character: binary parts, non-UTF-8 bytes as they are)."""
+    from streamnb.datasets import iter_spamassassin_stream
+
+    messages = list(itertools.islice(iter_spamassassin_stream(), 300))
+    return [m.text for m in messages] + [m.raw.decode("latin-1") for m in messages]
+
+
+def _corpus_same(name: str) -> None:
+    for text in _corpus():
+        _scan_same(name, text)
+
+
+def test_email_words_same_on_the_corpus():
+    _corpus_same("email_words")
+
+
+def test_email_hosts_same_on_the_corpus():
+    _corpus_same("email_hosts")
+
+
+def test_html_text_same_on_the_corpus():
+    _corpus_same("html_text")
+
+
+HOSTILE = [
+    "",
+    "'" * 1000,
+    "a" * 1_000_000,  # one word of a million characters
+    " ".join(f"w{i} w{i % 7} x{i}.y{i % 3}.org" for i in range(5000)) + " é'x'",  # > the C table
+    "<" * 100_000 + ">" * 100_000,
+    "<!--" * 50_000,  # comments never closed
+    "-->" * 10_000 + "<!--x",
+    "<script" + "x" * 100_000,  # a script never closed runs to the end
+    "<p>a<!-- b --><script>c</script><td>d" * 2000 + "<!--e",
+    "&amp;&#x41;&#65;&#xZZ;&#99999999999;&;&&#;&nbsp" * 1000,  # broken entities stay as text
+    bytes(range(256)).decode("latin-1") * 100,  # binary
+    "\x00" * 1000 + "a.b\x00c.d",
+    "\U0001f600\u0663\u00e9ǅİ\ud800".join(["a.b", "x'y", "<p>", "don't"]) * 100,  # lone surrogate
+    "..." + "a." * 10_000 + "-",
+]
+
+
+@pytest.mark.parametrize("name", SCANS)
+@pytest.mark.parametrize("text", HOSTILE, ids=range(len(HOSTILE)))
+def test_email_scans_same_on_hostile_text(name, text):
+    _scan_same(name, text)
+
+
+@pytest.mark.parametrize("name", SCANS)
+@pytest.mark.parametrize("value", [b"a.b c", None, 3, ["a"], bytearray(b"x")])
+def test_email_scans_refuse_what_is_not_str(name, value):
+    (kind, error, _), _ = same(name, lambda: [value])
+    assert (kind, error) == ("raised", TypeError)
+
+
+def test_email_words_adds_to_a_set_only():
+    (kind, error, _), _ = same("email_words", lambda: ["a b", frozenset()])
+    assert (kind, error) == ("raised", TypeError)
+
+
+@pytest.mark.parametrize("name", SCANS)
+@settings(max_examples=300, deadline=None)
+@given(
+    text=st.one_of(
+        st.text(),
+        st.text(alphabet="ab'$!_.-é\u0663 \n<>@x1", max_size=200),
+        st.lists(st.sampled_from(["don't", "'", "''x''", "a" * 45, "é" * 41, "a.b", "-.x.-",
+                                  "1.2.3.4", "_", " ", "\U0001f600", "ǅ", "İ"]))
+        .map("".join),
+    )
+)
+def test_email_scans_same_on_random_text(name, text):
+    _scan_same(name, text)
+
+
+_HTML_PIECES = ["<", ">", "<!--", "-->", "<script", "</script", "<style", "</style", "<p", "</p",
+                "<br/>", "<a href=x>", "<!", "<?x", "</", "<pre", "<h1", "<h7", "<td>", "</td>",
+                "<divx", "<div-", "<p\u00e9", "<scripts", "<style-", "<b>", "é", "x", " ", "-",
+                "\u0663", "\U0001f600", "&amp;", "\n"]
+
+
+@settings(max_examples=1000, deadline=None)
+@given(st.lists(st.sampled_from(_HTML_PIECES), max_size=30).map("".join) | st.text())
+def test_html_text_same_on_random_markup(html):
+    same("html_text", lambda: [html])

@@ -25,7 +25,7 @@ from typing import ClassVar
 import numpy as np
 from river import base
 
-from streamnb.kernels import token_log_odds
+from streamnb._accel.kernels import token_log_odds
 from streamnb.stats import CountStatistics
 
 __all__ = ["Estimator", "LogProb"]

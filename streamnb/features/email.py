@@ -10,7 +10,7 @@ parser: header fields are picked out with one regex, MIME parts are cut at their
 lines, only text parts are decoded (``binascii``; charsets with the codec each part declares),
 and HTML is reduced to its visible text by tag stripping and ``html.unescape``. The three
 scans over the most text (the words, the relay hosts of the Received headers and the visible
-text of HTML) are C kernels with Python twins (`streamnb.kernels`). Every scan runs in time
+text of HTML) are C kernels with Python twins (`streamnb._accel.kernels`). Every scan runs in time
 linear in its input, and the work per message is bounded whatever the input (see
 `_MAX_MESSAGE`, `_MAX_TEXT`, `_MAX_DEPTH`, `_MAX_PARTS`, `_MAX_HEADER`): about 4.5 times as
 fast as the `email` + `html.parser` implementation it replaced, with the same kinds of tokens
@@ -24,7 +24,7 @@ import html
 import re
 from functools import lru_cache
 
-from streamnb.kernels import email_hosts, email_words, html_text
+from streamnb._accel.kernels import email_hosts, email_words, html_text
 
 __all__ = ["tokenize_email"]
 
@@ -475,7 +475,7 @@ def _html_visible_text(source: str, tokens: set[str]) -> str:
     tokens.update(map(_HTML_SIGNAL_TOKEN.__getitem__, _HTML_SIGNAL.findall(source)))
     # Comments, scripts and style sheets removed, block tags ("<p>", "<td>", ...: a browser
     # starts a new line) replaced by a space, other tags removed ("V<b></b>iagra" is one word):
-    # a C kernel, or its twin (streamnb.kernels).
+    # a C kernel, or its twin (streamnb._accel.kernels).
     visible = html_text(source)
     return html.unescape(visible) if "&" in visible else visible
 

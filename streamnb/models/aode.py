@@ -8,8 +8,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from streamnb._accel.kernels import posterior
 from streamnb.estimators import Estimator
-from streamnb.kernels import posterior
 from streamnb.models.pairwise import PairwiseNaiveBayes
 from streamnb.models.params import RELEARN_EVERY, Integer, validate_params
 from streamnb.stats.frames import records_of

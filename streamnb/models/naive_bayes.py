@@ -9,8 +9,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from streamnb._accel.kernels import posterior, predict_tokens, score_tokens
 from streamnb.estimators import Estimator, make_estimator
-from streamnb.kernels import posterior, predict_tokens, score_tokens
 from streamnb.models.base import CountClassifier
 from streamnb.models.params import VAR_SMOOTHING, validate_params
 from streamnb.stats.frames import encode_batch

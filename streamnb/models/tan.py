@@ -450,7 +450,7 @@ class TAN(PairwiseNaiveBayes):
         return scores
 
     def predict_proba_one(self, x: Mapping) -> dict[Any, float]:
-        from streamnb.kernels import posterior
+        from streamnb._accel.kernels import posterior
 
         scores = self._log_likelihood_one(x)
         return posterior(self.stats.labels.values, *scores) if scores else {}

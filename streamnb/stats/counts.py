@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from streamnb.kernels import learn_tokens, token_increment
+from streamnb._accel.kernels import learn_tokens, token_increment
 from streamnb.stats.codec import normalize_label
 from streamnb.stats.domain import Domain
 from streamnb.stats.forgetting import check_decay_factor

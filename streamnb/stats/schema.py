@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from streamnb.kernels import encode_many, encode_tokens
+from streamnb._accel.kernels import encode_many, encode_tokens
 from streamnb.stats.codec import decode, encode, normalize_name
 from streamnb.stats.domain import Domain
 

@@ -20,7 +20,7 @@ from array import array
 
 import numpy as np
 
-from streamnb.kernels import class_terms
+from streamnb._accel.kernels import class_terms
 
 __all__ = ["TokenHistogram"]
 

@@ -1,7 +1,8 @@
 """Per-record kernels of the token path, and the text scans of the e-mail tokeniser
 (`email_words`, `email_hosts`, `html_text`): the C extension when built, else Python twins.
 
-Both implementations give the same results (same operations, same order, libm's ``log``);
+Both implementations give the same results (same operations, same order, libm's ``log``) and
+refuse the same arguments with the same errors; tests/test_kernels.py checks each pair.
 ``STREAMNB_PURE_PYTHON=1`` forces the Python ones (the tests run the suite both ways).
 """
 
@@ -10,6 +11,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import sys
 from array import array
 from typing import Any
 
@@ -19,6 +21,41 @@ __all__ = ["ACCELERATED", "class_absent_sum", "class_terms", "email_hosts", "ema
            "encode_many", "encode_tokens", "html_text",
            "learn_tokens",
            "posterior", "predict_tokens", "score_tokens", "token_increment", "token_log_odds"]
+
+
+def _ssize(j: Any) -> int:
+    """j as the C kernels read an index (PyLong_AsSsize_t): an int (not a numpy integer) that
+    fits a C ssize_t."""
+    if not isinstance(j, int):
+        raise TypeError("an integer is required")
+    if not -sys.maxsize - 1 <= j <= sys.maxsize:
+        raise OverflowError("Python int too large to convert to C ssize_t")
+    return j
+
+
+def _read_columns(columns: list, limit: int) -> list[int]:
+    """The columns as ints, each in [0, limit), checked before any is used (as the C kernels'
+    read_columns does: a negative column must not wrap around as a numpy index would)."""
+    out = []
+    for j in map(_ssize, columns):  # each read then checked: the first bad one is the error
+        if not 0 <= j < limit:
+            raise IndexError(f"column {j} out of range [0, {limit})")
+        out.append(j)
+    return out
+
+
+def _check_rows(table: np.ndarray, rows: int, what: str) -> None:
+    """The C kernels' check_rows: a 2-d table with at least `rows` rows."""
+    if table.ndim != 2 or table.shape[0] < rows or rows < 0:
+        raise ValueError(f"{what} must be 2-d with at least {rows} rows")
+
+
+def _check_class_row(table: np.ndarray, c: int, what: str) -> None:
+    """The C kernels' check_class_row: class c's row exists (numpy would wrap c = -1 around
+    to the last row)."""
+    if c < 0:
+        raise IndexError(f"class {c} out of range")
+    _check_rows(table, c + 1, what)
 
 
 def _encode_tokens(x: dict, token_column: dict, attribute_index: dict, grow: bool
@@ -42,6 +79,10 @@ def _encode_tokens(x: dict, token_column: dict, attribute_index: dict, grow: boo
 def _token_log_odds(value_counts: np.ndarray, k: int, columns: list[int],
                     class_counts: np.ndarray, a_present: float, a_absent: float,
                     finite: np.ndarray, zeros: np.ndarray) -> None:
+    _check_rows(value_counts, k, "value_counts")
+    if min(len(class_counts), len(finite), len(zeros)) < k:
+        raise ValueError("class arrays shorter than n_classes")
+    columns = _read_columns(columns, value_counts.shape[1])
     log = math.log
     for c in range(k):
         N = float(class_counts[c])
@@ -63,21 +104,26 @@ def _token_log_odds(value_counts: np.ndarray, k: int, columns: list[int],
 
 def _token_increment(value_counts: np.ndarray, c: int, columns: list[int], bins: np.ndarray,
                      is_head: np.ndarray, binned: bool) -> list[int]:
-    row = value_counts[c]
-    old = row[columns]
-    row[columns] = old + 1.0
+    _check_class_row(value_counts, c, "value_counts")
+    _check_class_row(bins, c, "bins")
+    columns = _read_columns(columns, min(len(is_head), value_counts.shape[1]))
+    return _increment(value_counts[c], bins[c], is_head, columns, binned)
+
+
+def _increment(row: np.ndarray, bin_row: np.ndarray, is_head: np.ndarray, columns: list[int],
+               binned: bool) -> list[int]:
+    # One column at a time, as the C loop: a column listed twice is counted twice, and an
+    # unbinned count stops the loop with the columns before it (and its own count) changed.
+    top = bin_row.shape[0] - 1
     crossed: list[int] = []
-    if not binned:
-        return crossed
-    top = bins.shape[1] - 1
-    bin_row = bins[c]
-    for i, (j, count) in enumerate(zip(columns, old.tolist(), strict=True)):
-        if is_head[j]:
+    for j in columns:
+        count = float(row[j])
+        row[j] = count + 1.0
+        if not binned or is_head[j]:
             continue
-        o = int(count)
-        if o < 0 or o > top:
-            row[columns[i + 1:]] = old[i + 1:]  # the C kernel stops at j: so do its twin
+        if not -1.0 < count < top + 1.0:  # C truncates it to a bin: [0, top] (NaN fails too)
             raise ValueError(f"count {count!r} of column {j} is not binned")
+        o = int(count)
         bin_row[o] -= 1.0
         if o < top:
             bin_row[o + 1] += 1.0
@@ -89,16 +135,30 @@ def _token_increment(value_counts: np.ndarray, c: int, columns: list[int], bins:
 def _class_absent_sum(bins: np.ndarray, counts: np.ndarray, c: int, N: int,
                       log_table: np.ndarray, head: np.ndarray, zero_terms: bool
                       ) -> tuple[float, int]:
+    _check_class_row(bins, c, "bins")
+    _check_class_row(counts, c, "counts")
+    return _absent_sum(bins[c], counts[c], int(N), log_table, head, zero_terms)
+
+
+def _absent_sum(bin_row: np.ndarray, count_row: np.ndarray, N: int, log_table: np.ndarray,
+                head: np.ndarray, zero_terms: bool) -> tuple[float, int]:
+    if not 0 <= N < len(log_table):
+        raise ValueError("log_table does not reach N")
     total, zeros = 0.0, 0
-    width = min(N + 1, bins.shape[1])
-    for n, b in enumerate(bins[c, :width].tolist()):
+    width = min(N + 1, bin_row.shape[0])
+    for n, b in enumerate(bin_row[:width].tolist()):
         if b == 0.0:
             continue
         if zero_terms and n == N:
             zeros += int(b)
         else:
             total += b * float(log_table[N - n])
-    for absent in (N - counts[c, head].astype(np.int64)).tolist():
+    for j in head.tolist():
+        if not 0 <= j < count_row.shape[0]:
+            raise IndexError("head column out of range")
+        absent = N - int(count_row[j])
+        if not 0 <= absent < len(log_table):
+            raise ValueError("head count outside [0, N]")
         if zero_terms and absent == 0:
             zeros += 1
         else:
@@ -115,6 +175,8 @@ def _score_tokens(x: dict, token_column: dict, attribute_index: dict, value_coun
 
 
 def _posterior(labels: list, finite: Any, zeros: Any) -> dict:
+    if min(len(finite), len(zeros)) < len(labels) or not labels:
+        raise ValueError("posterior: arrays shorter than the labels")
     fewest = min(zeros[c] for c in range(len(labels)))
     top = max(finite[c] for c in range(len(labels)) if zeros[c] == fewest)
     total = 0.0
@@ -125,29 +187,47 @@ def _posterior(labels: list, finite: Any, zeros: Any) -> dict:
             for c, label in enumerate(labels)}
 
 
+def _log(x: float) -> float:
+    """libm's log, which C's class_terms calls where math.log raises: -inf at 0 (no records of
+    any class and no prior smoothing; an unseen class under a = 0), NaN below."""
+    if x > 0.0:
+        return math.log(x)
+    return -math.inf if x == 0.0 else math.nan
+
+
 def _class_terms(class_counts: np.ndarray, k: int, b: float, a_present: float, a_absent: float,
                  n_tokens: int, bins: np.ndarray, value_counts: np.ndarray, head: np.ndarray,
                  log_table: np.ndarray, dirty: Any, sums: Any, sum_zeros: Any, finite: Any,
                  zeros: Any) -> bool:
+    _check_rows(bins, k, "bins")
+    _check_rows(value_counts, k, "value_counts")
+    if min(len(class_counts), len(sums), len(sum_zeros), len(finite), len(zeros)) < k:
+        raise ValueError("class_terms: arrays shorter than n_classes")
     N = class_counts[:k].tolist()
-    if int(max(N)) >= len(log_table):
+    if int(max(N, default=0.0)) >= len(log_table):
         return False
     if n_tokens:
         for c in range(k) if dirty is None else dirty:
-            sums[c], sum_zeros[c] = _class_absent_sum(bins, value_counts, c, int(N[c]),
-                                                      log_table, head, a_absent == 0.0)
-    log_total = math.log(sum(n + b for n in N))
+            c = _ssize(c)
+            if not 0 <= c < k:
+                raise IndexError("dirty class out of range")
+            sums[c], sum_zeros[c] = _absent_sum(bins[c], value_counts[c], int(N[c]), log_table,
+                                                head, a_absent == 0.0)
+    log_total = _log(sum(n + b for n in N))
     for c, n in enumerate(N):
         w = n + b
         finite[c] = math.log(w) - log_total if w > 0.0 else -log_total
         zeros[c] = 0 if w > 0.0 else 1
         if n_tokens:
-            finite[c] += sums[c] - n_tokens * math.log(n + a_present + a_absent)
+            finite[c] += sums[c] - n_tokens * _log(n + a_present + a_absent)
             zeros[c] += sum_zeros[c]
     return True
 
 
-def _simple(x: dict, token_column: dict, attribute_index: dict, grow: bool) -> list[int] | None:
+def _simple(x: dict, token_column: dict, attribute_index: dict, grow: bool,
+            limit: int = sys.maxsize) -> list[int] | None:
+    # The C kernels' simple_token_columns: a column out of range is an error where it comes in
+    # the record, even if a later field would have sent the record to the general path.
     columns: list[int] = []
     for name, value in x.items():
         if not (value.__class__ is bool or value.__class__ is int):
@@ -157,14 +237,21 @@ def _simple(x: dict, token_column: dict, attribute_index: dict, grow: bool) -> l
             if name in attribute_index or (grow and value):
                 return None
         elif value:
-            columns.append(column)
+            j = _ssize(column)
+            if not 0 <= j < limit:
+                raise IndexError(f"column {j} out of range [0, {limit})")
+            columns.append(j)
     return columns
 
 
 def _predict_tokens(x: dict, token_column: dict, attribute_index: dict,
                     value_counts: np.ndarray, class_counts: np.ndarray, a_present: float,
                     a_absent: float, base: Any, base_zeros: Any, labels: list) -> dict | None:
-    columns = _simple(x, token_column, attribute_index, False)
+    k = len(labels)
+    _check_rows(value_counts, k, "value_counts")
+    if min(len(class_counts), len(base), len(base_zeros)) < k or k == 0:
+        raise ValueError("predict_tokens: arrays do not match the labels")
+    columns = _simple(x, token_column, attribute_index, False, value_counts.shape[1])
     if columns is None:
         return None
     finite, zeros = array("d", base[: len(labels)]), array("q", base_zeros[: len(labels)])
@@ -176,10 +263,13 @@ def _predict_tokens(x: dict, token_column: dict, attribute_index: dict,
 def _learn_tokens(x: dict, token_column: dict, attribute_index: dict, value_counts: np.ndarray,
                   c: int, bins: np.ndarray, is_head: np.ndarray, binned: bool
                   ) -> list[int] | None:
-    columns = _simple(x, token_column, attribute_index, True)
+    _check_class_row(value_counts, c, "value_counts")
+    _check_class_row(bins, c, "bins")
+    columns = _simple(x, token_column, attribute_index, True,
+                      min(len(is_head), value_counts.shape[1]))
     if columns is None:
         return None
-    return _token_increment(value_counts, c, columns, bins, is_head, binned)
+    return _increment(value_counts[c], bins[c], is_head, columns, binned)
 
 
 def _encode_many(records: list, token_column: dict, attribute_index: dict, grow: bool
@@ -210,10 +300,19 @@ _EMAIL_NOT_WORD_TO_SPACE = bytes(c if c in _EMAIL_ASCII_WORD_CHARACTERS else 32
 _EMAIL_ONE_CHARACTER_WORDS = frozenset(map(chr, _EMAIL_ASCII_WORD_CHARACTERS))
 
 
+def _type_name(value: Any) -> str:
+    return "None" if value is None else type(value).__name__
+
+
 def _email_words(text: str, into: set[str] | None = None) -> set[str]:
     """The word set of lower-cased e-mail text: words of 2 to 40 characters as they are,
     longer ones as ``skip:<first char>:<length rounded down to 10>``, shorter ones dropped;
     added to the set `into` when given (which is returned)."""
+    # PyArg_ParseTuple's messages, which call None "None"
+    if not isinstance(text, str):
+        raise TypeError(f"email_words() argument 1 must be str, not {_type_name(text)}")
+    if into is not None and not isinstance(into, set):
+        raise TypeError(f"email_words() argument 2 must be set, not {_type_name(into)}")
     if text.isascii():
         # Every character that cannot be in a word becomes a space (one C pass over the
         # bytes) and str.split cuts the rest: the regex's words, faster.
@@ -249,6 +348,8 @@ def _email_hosts(text: str) -> set[str]:
     """The host names and addresses of e-mail text: maximal runs of ASCII letters, digits,
     "_", "." and "-" that hold a ".", stripped of "." and "-" at both ends (empty ones
     dropped)."""
+    if not isinstance(text, str):
+        raise TypeError(f"email_hosts: expected str, got {type(text).__name__}")
     # Every byte that cannot be in a name becomes a space (non-ASCII characters first become
     # "?"), and str.split cuts the runs.
     runs = set(text.encode("ascii", "replace").translate(_EMAIL_NOT_NAME_TO_SPACE)
@@ -278,6 +379,8 @@ _HTML_TAG = re.compile(r"<(?:[/?]?[a-z]|!)[^<>]*>?")
 def _html_text(source: str) -> str:
     """The visible text of lower-cased HTML, entities not decoded: comments, scripts and style
     sheets removed, block tags replaced by a space, other tags removed."""
+    if not isinstance(source, str):
+        raise TypeError(f"html_text: expected str, got {type(source).__name__}")
     comments_end = source.rfind("-->") + 3
     if comments_end > 2:
         source = _HTML_COMMENT.sub("", source[:comments_end]) + source[comments_end:]
@@ -303,7 +406,7 @@ html_text = _html_text
 
 if os.environ.get("STREAMNB_PURE_PYTHON", "") in ("", "0"):
     try:
-        from streamnb import _kernels
+        from streamnb._accel import _kernels
     except ImportError:  # not compiled (no C compiler at install): the Python twins serve
         pass
     else:
@@ -318,8 +421,6 @@ if os.environ.get("STREAMNB_PURE_PYTHON", "") in ("", "0"):
         predict_tokens = _kernels.predict_tokens
         learn_tokens = _kernels.learn_tokens
         encode_many = _kernels.encode_many
-        # The e-mail tokeniser's scans: an extension built before they existed (an editable
-        # install not rebuilt) leaves their twins in place; tests/test_features.py then fails.
-        email_words = getattr(_kernels, "email_words", _email_words)
-        email_hosts = getattr(_kernels, "email_hosts", _email_hosts)
-        html_text = getattr(_kernels, "html_text", _html_text)
+        email_words = _kernels.email_words
+        email_hosts = _kernels.email_hosts
+        html_text = _kernels.html_text

@@ -4,8 +4,8 @@
  * A message touches ~20 of possibly 100k token columns. Every numpy call costs about a
  * microsecond however small its array, so the one-record path (encode a message, add it to the
  * counts, score it) is a few short loops here instead of a dozen tiny numpy operations. Each
- * function has a pure-Python twin in streamnb/kernels.py with the same results (same operations
- * in the same order, libm's log); tests/test_kernels.py checks them against each other.
+ * function has a pure-Python twin beside this file, in kernels.py, with the same results (same
+ * operations in the same order, libm's log); tests/test_kernels.py checks each against its twin.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -52,6 +52,18 @@ check_rows(const Py_buffer *view, Py_ssize_t rows, const char *what)
         return -1;
     }
     return 0;
+}
+
+/* Class c's row of a 2-d buffer: rows c + 1 alone would let c = -1 through, and the kernel
+   would then read or write the row before the buffer. */
+static int
+check_class_row(const Py_buffer *view, Py_ssize_t c, const char *what)
+{
+    if (c < 0) {
+        PyErr_Format(PyExc_IndexError, "class %zd out of range", c);
+        return -1;
+    }
+    return check_rows(view, c + 1, what);
 }
 
 /* ---- encoding ------------------------------------------------------------------------------- */
@@ -540,7 +552,7 @@ increment_buffers(PyObject *vc_obj, PyObject *bins_obj, PyObject *head_obj, Py_s
     if (get_buffers((PyObject *[]){vc_obj, bins_obj, head_obj}, b, (Py_ssize_t[]){8, 8, 1}, 3,
                     "increment") < 0)
         return -1;
-    if (check_rows(&b[0], c + 1, "value_counts") < 0 || check_rows(&b[1], c + 1, "bins") < 0) {
+    if (check_class_row(&b[0], c, "value_counts") < 0 || check_class_row(&b[1], c, "bins") < 0) {
         release_buffers(b, 3);
         return -1;
     }
@@ -687,7 +699,7 @@ class_absent_sum(PyObject *Py_UNUSED(self), PyObject *args)
     PyObject *result = NULL;
     double total;
     long long zeros;
-    if (check_rows(&b[0], c + 1, "bins") == 0 && check_rows(&b[1], c + 1, "counts") == 0 &&
+    if (check_class_row(&b[0], c, "bins") == 0 && check_class_row(&b[1], c, "counts") == 0 &&
         class_absent_core(b, c, N, zero_terms, &total, &zeros) == 0)
         result = Py_BuildValue("(dL)", total, zeros);
     release_buffers(b, 4);
@@ -792,7 +804,7 @@ done:
  * in a str: str.isalnum() or "_"; also "$", "!" and "'"), stripped of apostrophes at both ends;
  * words of 2 to 40 characters as they are, longer ones as "skip:<first char>:<length rounded
  * down to 10>", shorter ones dropped. email_words(text[, words]): added to the set `words`
- * (a new set without it), which is returned. Twin: streamnb.kernels._email_words.
+ * (a new set without it), which is returned. Twin: kernels._email_words.
  */
 #define EMAIL_MIN_WORD 2
 #define EMAIL_MAX_WORD 40
@@ -927,7 +939,7 @@ error:
 /*
  * The host names and addresses of e-mail text: maximal runs of ASCII letters, digits, "_", "."
  * and "-" that hold a ".", stripped of "." and "-" at both ends (empty ones dropped).
- * Twin: streamnb.kernels._email_hosts.
+ * Twin: kernels._email_hosts.
  */
 static inline int
 email_name_char(Py_UCS4 ch)
@@ -984,7 +996,7 @@ email_hosts(PyObject *Py_UNUSED(module), PyObject *text)
 /* ---- HTML text ------------------------------------------------------------------------------ */
 
 /*
- * The visible text of lower-cased HTML, in the passes of its twin streamnb.kernels._html_text:
+ * The visible text of lower-cased HTML, in the passes of its twin kernels._html_text:
  * (1) comments "<!--" ... "-->" removed, looked for only up to the last "-->" (after it, "<!--"
  * is an ordinary tag); (2) scripts and style sheets removed, from "<script" / "<style" (not
  * followed by a name character) to the next "</script" / "</style" or the end; (3) block tags
@@ -1145,7 +1157,7 @@ static PyMethodDef methods[] = {
 
 static struct PyModuleDef module = {
     .m_base = PyModuleDef_HEAD_INIT,
-    .m_name = "_kernels",
+    .m_name = "streamnb._accel._kernels",
     .m_doc = "Per-record kernels of the token path.",
     .m_size = -1,
     .m_methods = methods,
