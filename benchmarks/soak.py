@@ -416,11 +416,11 @@ def positive(kind: type) -> Callable[[str], int | float]:
         try:
             value = kind(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a {kind.__name__}") from None
+            what = "an integer" if kind is int else "a number"
+            raise argparse.ArgumentTypeError(f"{text!r} is not {what}") from None
         if not value > 0 or value != value or value == float("inf"):
             raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {text!r}")
         return value
-    parse.__name__ = kind.__name__
     return parse
 
 
