@@ -9,7 +9,8 @@ ones (8 %: invalid UTF-8, truncated JSON, wrong schema, bad label, oversize, ran
 must become a dead letter). Every message has the key ``m<i>``; every labelled one also carries
 a token ``u<i>`` of its own, so the final model's count of that token says how many times the
 service learned message i (0: lost, 2 or more: duplicated). Faults, on average one every
-``--fault-every`` seconds (each kind once in a shuffled order first, then at random):
+``--fault-every`` seconds (each kind once in a shuffled order first, then at random; a short
+run goes on past ``--minutes`` until each kind has happened):
 
 - ``sigkill``: the service is killed with SIGKILL and restarted at once (a later fault may hit
   it while it restores);
@@ -337,7 +338,8 @@ class Soak:
         begin = time.monotonic()
         next_fault = begin + schedule.expovariate(1 / options.fault_every)
         produced = 0
-        while (now := time.monotonic()) - begin < seconds:
+        # past --minutes until every kind has happened once (a short run still has them all)
+        while (now := time.monotonic()) - begin < seconds or first:
             due = min(options.messages, int(options.messages * (now - begin) / seconds) + 1)
             if due > produced:
                 self.produce([message(i, stream) for i in range(produced, due)])
