@@ -361,6 +361,7 @@ SLOW = {
     "test_structure.py::test_cmi_tree_matches_pgmpy_tan",
     "test_tan.py::test_river_check_estimator",
     "test_text_models.py::test_text_event_model_beats_bernoulli_on_spamassassin",
+    "test_service_soak.py::test_a_short_soak_loses_and_duplicates_nothing",
 }
 # the demo runs through the embedded broker unless --no-kafka
 BROKER = {"test_cli.py::test_demo_runs_the_kafka_pipeline_by_default"}

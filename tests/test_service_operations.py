@@ -22,9 +22,11 @@ import urllib.request
 import pytest
 from kafka.admin import KafkaAdminClient
 from kafka_helpers import (
+    CORRUPTIONS,
     GROUP_FLAGS,
     ROOT,
     ServiceProcess,
+    corrupt,
     create_topic,
     dumps,
     free_port,
@@ -167,28 +169,6 @@ def test_offset_gap_policies_after_the_topic_is_recreated(kafka_broker, tmp_path
 N_RECORDS = 1500
 
 
-def corrupt(path, how: str) -> None:
-    """Damage one snapshot file in one byte class."""
-    data = bytearray(path.read_bytes())
-    if how == "magic":  # the fixed header: magic bytes
-        data[0] ^= 0xFF
-    elif how == "header":  # the JSON header
-        data[24] ^= 0x01
-    elif how == "body":  # an array byte in the middle
-        data[len(data) * 2 // 3] ^= 0x01
-    elif how == "checksum":  # the SHA-256 at the end
-        data[-1] ^= 0x01
-    elif how == "truncated":
-        data = data[: len(data) // 2]
-    elif how == "last-byte-cut":
-        data = data[:-1]
-    elif how == "empty":
-        data = bytearray()
-    else:
-        raise ValueError(how)
-    path.write_bytes(bytes(data))
-
-
 @pytest.fixture(scope="module")
 def generations(kafka_broker, tmp_path_factory):
     """A topic of N_RECORDS labelled messages, a service stopped after 900 of them with three
@@ -223,8 +203,7 @@ def counter(service: Service, to: str) -> float:
     return service.metrics.snapshot_fallbacks.labels(to=to)._value.get()
 
 
-@pytest.mark.parametrize("how", ["magic", "header", "body", "checksum", "truncated",
-                                 "last-byte-cut", "empty"])
+@pytest.mark.parametrize("how", CORRUPTIONS)
 def test_a_bad_newest_snapshot_falls_back_to_the_previous_generation(generations, how,
                                                                      caplog):
     root, offsets = generations["root"], generations["offsets"]
