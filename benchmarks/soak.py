@@ -22,10 +22,14 @@ run goes on past ``--minutes`` until each kind has happened):
 - ``snapshot-corruption``: the service is killed, the newest snapshot file damaged in one byte
   class (consumers.testing.CORRUPTIONS), and the service restarted: it must fall back to an
   older generation or the changelog and re-read from there;
-- ``offset-reset``: once the service has learned everything produced, it is killed, the input
-  topic deleted and re-created empty (its offsets start again at 0), and the service restarted
-  before anything new is produced, so that each partition state is past the new log's end: an
-  ``after_log_end`` gap, which the policy reports and continues from offset 0. The records of
+- ``offset-reset``: once the service has learned everything produced, it is stopped, the input
+  topic deleted and re-created empty (its offsets start again at 0), and the service
+  restarted. Every second reset it restarts before anything new is produced, so that each
+  partition state is past the new log's end (an ``after_log_end`` gap); the first and every
+  other reset the new topic is first refilled past every state's offset with new messages, so that offsets
+  alone cannot tell the logs apart and only the fingerprint of the record before the state's
+  offset does (a ``log_replaced`` gap). Either gap the policy reports and continues from
+  offset 0. The records of
   the old topic after the state's restored offset (learned only in memory before the kill) are
   lost with the old topic; they count as lost *and reported*, attributed from the gap lines of
   the service's log.
@@ -102,6 +106,7 @@ class Figures:
     faults: Counter = field(default_factory=Counter)
     produced: Counter = field(default_factory=Counter)
     gaps_reported: int = 0
+    refilled_resets: int = 0  # offset resets whose new topic outgrew the states before restart
     lost_in_reported_gaps: Counter = field(default_factory=Counter)
     learned_once: int = 0
     lost: int = 0
@@ -171,6 +176,8 @@ class Soak:
         self.generation: list[Message] = []  # produced to the topic as it is now
         self.lost_ids: set[str] = set()  # in a reported gap
         self.service: ServiceProcess | None = None
+        self.stream = random.Random(options.seed)  # the messages
+        self.produced = 0  # messages drawn from the stream so far
 
     def args(self) -> list[str]:
         return ["--bootstrap-servers", self.bootstrap, "--input-topic", self.topic,
@@ -261,14 +268,14 @@ class Soak:
                     + (scrape(self.url, "streamnb_snapshot_fallbacks_total",
                               {"to": "changelog"}) or 0))
         else:
-            self.offset_reset()
+            # refilled first (the harder case: a short run has at least that one), then not
+            self.offset_reset(refill=self.figures.faults[kind] % 2 == 0)
         self.figures.faults[kind] += 1
 
-    def offset_reset(self) -> None:
+    def offset_reset(self, refill: bool) -> None:
         # an operator's re-creation: the service caught up and stopped (SIGTERM: its snapshot
-        # holds every record), the topic re-created, the service restarted on the empty topic
-        # before anything is produced (a state past the new log's end is only detectable
-        # before the new log grows beyond it: docs/service.md, Operations)
+        # holds every record), the topic re-created, and the service restarted on it, empty or
+        # refilled past the states' offsets
         self.catch_up(120)
         self.service.terminate()
         old = read_topic(self.bootstrap, self.topic, expect=len(self.generation), timeout=60)
@@ -279,11 +286,15 @@ class Soak:
         finally:
             admin.close()
         create_topic(self.bootstrap, self.topic, self.options.partitions)
+        generation, self.generation = self.generation, []
+        if refill:
+            self.figures.refilled_resets += 1
+            self.produce_next(len(generation) + 20 * self.options.partitions)
         lines_before = len(self.service.logs().splitlines())
         self.start()
-        # every partition state past offset 0 must report its gap before anything is produced:
-        # /readyz says ready while the check still confirms the log's end, and a record
-        # produced meanwhile makes the check pass (a silent skip of the new log's first records)
+        # the old generation's records past the offset a gap line names were lost with the old
+        # topic (reported); so the script reads the gap lines of every partition state past
+        # offset 0 before it produces more
         restored: dict[int, int] = {}
 
         def gaps_reported() -> bool:
@@ -303,23 +314,22 @@ class Soak:
         except AssertionError as exc:
             print(f"offset reset: {exc} (log: {self.log})", file=sys.stderr)
         self.figures.gaps_reported += len(restored)
-        for m in self.generation:
+        for m in generation:
             partition, offset = where.get(m.id, (None, None))
             if partition in restored and offset >= restored[partition]:
                 self.lost_ids.add(m.id)
                 self.figures.lost_in_reported_gaps[m.kind] += 1
-        self.generation = []
 
     # -- the run -------------------------------------------------------------------------------
     def run(self) -> Figures:
         options = self.options
         create_topic(self.bootstrap, self.topic, options.partitions)
-        stream, schedule = random.Random(options.seed), random.Random(options.seed + 1)
+        schedule = random.Random(options.seed + 1)
         kinds = [k for k in FAULTS if self.broker is not None or k != "broker-outage"]
         first = schedule.sample(kinds, len(kinds))  # every kind once, then at random
         self.start()
         try:
-            self.produce_and_inject(stream, schedule, kinds, first)
+            self.produce_and_inject(schedule, kinds, first)
         except BaseException:
             self.kill()  # no service left behind
             raise
@@ -330,27 +340,30 @@ class Soak:
         self.count()
         return self.figures
 
-    def produce_and_inject(self, stream: random.Random, schedule: random.Random,
-                           kinds: list[str], first: list[str]) -> None:
+    def produce_next(self, n: int) -> None:
+        """The stream's next ``n`` messages (fewer at its end)."""
+        end = min(self.options.messages, self.produced + n)
+        if end > self.produced:
+            self.produce([message(i, self.stream) for i in range(self.produced, end)])
+            self.produced = end
+
+    def produce_and_inject(self, schedule: random.Random, kinds: list[str],
+                           first: list[str]) -> None:
         """Produce the messages over --minutes with the faults, then let the service catch up."""
         options = self.options
         seconds = options.minutes * 60
         begin = time.monotonic()
         next_fault = begin + schedule.expovariate(1 / options.fault_every)
-        produced = 0
         # past --minutes until every kind has happened once (a short run still has them all)
         while (now := time.monotonic()) - begin < seconds or first:
             due = min(options.messages, int(options.messages * (now - begin) / seconds) + 1)
-            if due > produced:
-                self.produce([message(i, stream) for i in range(produced, due)])
-                produced = due
+            self.produce_next(due - self.produced)
             if now >= next_fault:
                 self.inject(first.pop() if first else schedule.choice(kinds), schedule)
                 next_fault = time.monotonic() + schedule.expovariate(1 / options.fault_every)
             self.watch()
             time.sleep(0.2)
-        if produced < options.messages:
-            self.produce([message(i, stream) for i in range(produced, options.messages)])
+        self.produce_next(options.messages)
         self.catch_up(300)
 
     def count(self) -> None:
@@ -386,6 +399,8 @@ def report(figures: Figures, options: argparse.Namespace) -> str:
             ("messages produced", f"{sum(figures.produced.values())} (labelled "
              f"{figures.produced['labelled']}, unlabelled {figures.produced['unlabelled']}, "
              f"fuzzed {figures.produced['fuzzed']})"),
+            ("offset resets refilled", f"{figures.refilled_resets} (the new topic past the "
+             "states' offsets before the restart)"),
             ("gaps reported", f"{figures.gaps_reported} (their lost records: labelled "
              f"{figures.lost_in_reported_gaps['labelled']}, unlabelled "
              f"{figures.lost_in_reported_gaps['unlabelled']}, fuzzed "

@@ -44,7 +44,7 @@ from consumers.snapshots import (
     read_snapshot,
     write_snapshot,
 )
-from consumers.state import PartitionedModel, PartitionState, model_factory
+from consumers.state import PartitionedModel, PartitionState, fingerprint, model_factory
 from consumers.topics import ensure_topic
 from streamnb.stats.persist import StateFileError
 
@@ -442,20 +442,23 @@ class Service:
     # -- offset gaps ----------------------------------------------------------------------------
     def _check_offsets(self, tps: list[TopicPartition], out_of_range: bool = False) -> None:
         """Compare the owned states of ``tps`` with the broker's log, apply
-        ``--offset-gap-policy`` to those outside it, and resume them."""
-        tps = [tp for tp in tps if (tp.topic, tp.partition) in self.model.own]
-        self._unchecked.difference_update(tps)
+        ``--offset-gap-policy`` to those outside it, and resume them. The partitions stay
+        "being checked" (not ready) until the check ends."""
+        asked, tps = tps, [tp for tp in tps if (tp.topic, tp.partition) in self.model.own]
         if not tps:
+            self._unchecked.difference_update(asked)
             return
         begin = self._consumer.beginning_offsets(tps)
         end = self._consumer.end_offsets(tps)
         for tp in tps:
             state = self.model.own[(tp.topic, tp.partition)]
             kind = find_gap(state.offset, begin.get(tp), end.get(tp))
-            # the end offset some brokers report (tansu after batched produce) is too low:
-            # the log reaches the state if it holds the record just before its offset
-            if kind == "after_log_end" and self._log_reaches(tp, state.offset):
-                kind = None
+            if kind == "after_log_end" or (kind is None and state.last is not None
+                                            and state.offset > (begin.get(tp) or 0)):
+                # the record before the state's offset decides: the end offset some brokers
+                # report (tansu after batched produce) is too low, and a re-created topic
+                # refilled past the offset has a record there, but not the one read
+                kind = self._compare_log(tp, state)
             if kind is not None:
                 self._gap(tp, state, kind, begin.get(tp) or 0, end.get(tp))
             elif out_of_range:
@@ -469,25 +472,42 @@ class Service:
             self._last_rebuild = time.monotonic()
             self._update_model_gauges()
         self._consumer.resume(*tps)
+        self._unchecked.difference_update(asked)
 
-    def _log_reaches(self, tp: TopicPartition, offset: int) -> bool:
-        """Whether the broker holds a record at ``offset - 1`` or later (read by a separate
-        consumer, so that the service's own positions and buffers are untouched)."""
+    def _compare_log(self, tp: TopicPartition, state: PartitionState) -> str | None:
+        """``None`` when the broker holds, at ``state.offset - 1``, the record the state read
+        last (any record there, for a state without a fingerprint); ``"after_log_end"`` when it
+        holds none there within the probe's wait, ``"log_replaced"`` when it holds another."""
+        found = self._record_before(tp, state.offset)
+        if found is None:
+            return "after_log_end"
+        if state.last is not None and found != state.last:
+            return "log_replaced"
+        return None
+
+    def _record_before(self, tp: TopicPartition, offset: int) -> int | None:
+        """The fingerprint of the broker's record at ``offset - 1``, or ``None`` when it has
+        none there for :data:`_PROBE_SECONDS`. Read by a separate consumer, so that the
+        service's own positions and buffers are untouched; an out-of-range answer is asked
+        again until then (a broker's end offset can lag behind records it already served)."""
         if self._probe is None:
             self._probe = KafkaConsumer(**self.config.kafka_options(), group_id=None,
                                         enable_auto_commit=False, auto_offset_reset="none")
         self._probe.assign([tp])
-        self._probe.seek(tp, offset - 1)
         deadline = time.monotonic() + _PROBE_SECONDS
         try:
             while time.monotonic() < deadline and not self._stop.is_set():
-                if self._probe.poll(timeout_ms=500, max_records=1).get(tp):
-                    return True
-        except OffsetOutOfRangeError:
-            pass
+                self._probe.seek(tp, offset - 1)
+                try:
+                    records = self._probe.poll(timeout_ms=500, max_records=1).get(tp)
+                except OffsetOutOfRangeError:
+                    self._stop.wait(0.2)
+                    continue
+                if records:
+                    return fingerprint(records[0])
         finally:
             self._probe.assign([])
-        return False
+        return None
 
     def _gap(self, tp: TopicPartition, state: PartitionState, kind: str, begin: int,
              end: int | None) -> None:
@@ -499,6 +519,10 @@ class Service:
             found = (f"the broker's log starts at offset {begin}: records {expected}.."
                      f"{begin - 1} were deleted before they were read (retention, "
                      "delete-records)")
+        elif kind == "log_replaced":
+            found = (f"its record at offset {expected - 1} is not the one the state read "
+                     f"there (the log now spans {begin}..{end}): the topic was deleted and "
+                     "re-created, or its offsets reset")
         else:
             found = (f"the broker's log ends at offset {end}: the topic was deleted and "
                      "re-created, truncated, or its offsets reset")
@@ -517,9 +541,9 @@ class Service:
                             PartitionState(self.model.factory(), begin, state.epoch + 1))
             action = f"state reset, re-learning from offset {begin}"
         else:
-            if kind == "after_log_end":
+            if kind != "before_log_start":
                 state.epoch += 1
-            state.offset = begin
+            state.offset, state.last = begin, None
             action = f"state kept, reading on from offset {begin}"
         if lost:
             self.metrics.records_lost.labels(topic=tp.topic, partition=str(tp.partition)).inc(
@@ -579,7 +603,8 @@ class Service:
         for tp, recs in batch.items():
             state = self.model.own.get((tp.topic, tp.partition))
             if state is not None and recs:
-                self.model.advance((tp.topic, tp.partition), recs[-1].offset + 1)
+                self.model.advance((tp.topic, tp.partition), recs[-1].offset + 1,
+                                   fingerprint(recs[-1]))
         self.processed += len(records)
         self._since_snapshot += len(records)
         self._changed = True

@@ -43,7 +43,7 @@ def _pack(states: Mapping[Hashable, PartitionState]) -> tuple[list[dict], dict[s
         header, model_arrays = state.model.to_state()
         entries.append({"topic": topic, "partition": int(partition),
                         "offset": int(state.offset), "epoch": int(state.epoch),
-                        "model": header})
+                        "last": state.last, "model": header})
         arrays.update({f"p{i}.{name}": array for name, array in model_arrays.items()})
     return entries, arrays
 
@@ -58,10 +58,13 @@ def _unpack(entries: Any, arrays: Mapping[str, np.ndarray], source: str
             model = CountClassifier.from_state(entry["model"], model_arrays)
             offset = int(entry["offset"])
             epoch = int(entry.get("epoch", 0))  # absent before offset-gap policies: 0
+            last = entry.get("last")  # absent before fingerprints: None (not checked)
             if offset < 0 or epoch < 0:
                 raise ValueError(f"negative offset {offset} or epoch {epoch}")
-            out[(str(entry["topic"]), int(entry["partition"]))] = PartitionState(model, offset,
-                                                                                 epoch)
+            if last is not None and (type(last) is not int or last < 0):
+                raise ValueError(f"record fingerprint {last!r} is not a non-negative integer")
+            out[(str(entry["topic"]), int(entry["partition"]))] = PartitionState(
+                model, offset, epoch, last)
     except (AttributeError, KeyError, TypeError, ValueError) as exc:
         if isinstance(exc, StateFileError):
             raise

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import math
 import time
+import zlib
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -44,12 +45,13 @@ from streamnb.models.aode import AODE
 from streamnb.models.base import CountClassifier
 from streamnb.models.pairwise import PairwiseNaiveBayes
 from streamnb.models.registry import MODELS
+from streamnb.models.schedule import next_relearn, relearn_point
 from streamnb.models.tan import TAN
 from streamnb.stats import InvalidRecord
 from streamnb.stats.forgetting import check_decay_factor
 
 __all__ = ["PartitionState", "PartitionedModel", "candidate_point", "copy_model",
-           "model_factory"]
+           "fingerprint", "model_factory"]
 
 Key = Hashable  # (topic, partition)
 
@@ -77,8 +79,10 @@ def model_factory(name: str, max_candidates: int = 100) -> Callable[[], CountCla
 
 def candidate_point(version: int, every: int) -> int:
     """The number of learned records at which a partition's state adopts candidate list
-    ``version`` (1, 2, ...): 1, 2, 4, … while below ``every``, then every ``every`` records
-    (``every`` 0: only the first list, after the first record).
+    ``version`` (1, 2, ...): the models' own schedule,
+    :func:`~streamnb.models.schedule.relearn_point` (1, 2, 4, … while below ``every``, then
+    every ``every`` records); ``every`` 0: only the first list, after the first record (the
+    service re-learns nothing on its own, but a pairwise model needs one list).
 
     Examples
     --------
@@ -92,16 +96,23 @@ def candidate_point(version: int, every: int) -> int:
         raise ValueError(f"version must be >= 1, got {version!r}")
     if not every:
         return 1 if version == 1 else 2**62
-    doubling = max(every - 1, 0).bit_length()  # the powers of two below every
-    if version <= doubling:
-        return 2 ** (version - 1)
-    return (version - doubling) * every
+    return relearn_point(version, every)
 
 
 def copy_model(model: CountClassifier) -> CountClassifier:
     """An independent copy, through the model's own array state (no pickle)."""
     header, arrays = model.to_state()
     return CountClassifier.from_state(header, {k: np.array(v) for k, v in arrays.items()})
+
+
+def fingerprint(record: Any) -> int:
+    """A record's identity on its log, as far as a consumer can tell: its timestamp and the
+    CRC-32 of its key and value. Two logs agree at an offset when the records there have the
+    same fingerprint; a re-created topic's record at the same offset almost never does (it was
+    produced at another millisecond, or holds another payload). The timestamp is taken modulo
+    2**31 ms (24.8 days) so that the fingerprint fits a signed 64-bit integer."""
+    crc = zlib.crc32(record.value or b"", zlib.crc32(record.key or b""))
+    return (max(int(record.timestamp), 0) % 2**31) << 32 | crc
 
 
 @dataclass
@@ -113,11 +124,17 @@ class PartitionState:
     of a later epoch is newer than any of an earlier one, whatever their offsets, so a stale
     snapshot or changelog record of the old log never wins a restore. States compare by
     :attr:`position`.
+
+    ``last`` is the :func:`fingerprint` of the record just before ``offset`` (``None`` when
+    it was not read: a new state, one moved by a gap policy, or one saved by a version before
+    fingerprints). The service compares it with what the broker holds there, so that a topic
+    re-created and refilled past the state's offset is not taken for the log the state read.
     """
 
     model: CountClassifier
     offset: int
     epoch: int = 0
+    last: int | None = None
 
     @property
     def position(self) -> tuple[int, int]:
@@ -142,10 +159,12 @@ class PartitionedModel:
     factory
         Makes an empty model (every state and the sum are made by it, so they merge).
     relearn_every
-        Re-learn the sum's structure (models with ``relearn()``) after every this many learned
-        records, at exact multiples: a batch is split there, so the points do not depend on
-        how the records were batched. For models with shared candidates, the ``every`` of
-        :func:`candidate_point` instead (the tree is re-learned when the sum adopts a list).
+        Re-learn the sum's structure (models with ``relearn()``) at the points of the models'
+        one schedule, :func:`~streamnb.models.schedule.relearn_point` of the sum's learned
+        records (1, 2, 4, … below it, then its multiples): a batch is split there, so the points
+        do not depend on how the records were batched. For models with shared candidates, the
+        points of :func:`candidate_point` of each partition's records (the same schedule; the
+        tree is re-learned when the sum adopts a list).
     on_relearn
         Called with the duration in seconds after each re-learning.
     half_life
@@ -349,14 +368,16 @@ class PartitionedModel:
             start = end
         return rejected
 
-    def advance(self, key: Key, offset: int) -> None:
+    def advance(self, key: Key, offset: int, last: int | None = None) -> None:
         """Partition ``key``'s records before ``offset`` are handled: its state moves there
-        (never back), decaying at the points it passes."""
+        (never back), decaying at the points it passes; ``last`` is the :func:`fingerprint`
+        of the record at ``offset - 1``."""
         state = self.own[key]
         if self.decay_every:
             self._decay_to(key, offset)
             self._decayed.pop(key, None)
-        state.offset = max(state.offset, offset)
+        if offset > state.offset:
+            state.offset, state.last = offset, last
 
     def _decay_to(self, key: Key, offset: int) -> None:
         """Apply the decays of the points in ``(decayed, offset]`` to ``key``'s state. One
@@ -395,14 +416,14 @@ class PartitionedModel:
                     due = (candidate_point(state.model.candidate_version + 1, every)
                            - state.model.n_learned)
         elif self.relearn_every and hasattr(self.model, "relearn"):
-            due = self.relearn_every - self.model.n_learned % self.relearn_every
+            every = self.relearn_every
+            due = next_relearn(self.model.n_learned, every) - self.model.n_learned
             while rows:
                 part, rows = rows[:due], rows[due:]
-                accepted = self._learn_rows(state, X, y, part, rejected)
-                due -= accepted
+                due -= self._learn_rows(state, X, y, part, rejected)
                 if due == 0:
                     self._relearn()
-                    due = self.relearn_every
+                    due = next_relearn(self.model.n_learned, every) - self.model.n_learned
         else:
             self._learn_rows(state, X, y, rows, rejected)
         return rejected

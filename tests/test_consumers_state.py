@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import json
 import random
+from dataclasses import dataclass
 
 import numpy as np
 import pytest
@@ -18,7 +19,13 @@ from consumers.snapshots import (
     read_snapshot,
     write_snapshot,
 )
-from consumers.state import PartitionedModel, PartitionState, copy_model, model_factory
+from consumers.state import (
+    PartitionedModel,
+    PartitionState,
+    copy_model,
+    fingerprint,
+    model_factory,
+)
 from streamnb import TAN, IndifferentNB
 from streamnb.stats.persist import StateFileError
 
@@ -250,7 +257,7 @@ def assert_same_counts(a, b):
 
 
 def test_snapshot_round_trip_and_corruption(tmp_path):
-    states = {("in", 0): PartitionState(one_model(range(0, 40, 2)), 20),
+    states = {("in", 0): PartitionState(one_model(range(0, 40, 2)), 20, 0, 2**63 - 1),
               ("in", 1): PartitionState(TAN(relearn_every=0), 0)}
     states[("in", 1)].model.learn_one(*record(1))
     states[("in", 1)].model.relearn()
@@ -258,7 +265,7 @@ def test_snapshot_round_trip_and_corruption(tmp_path):
     got, meta = read_snapshot(tmp_path)
     assert meta == {"model": "x"} and sorted(got) == sorted(states)
     for key, state in states.items():
-        assert got[key].offset == state.offset
+        assert (got[key].offset, got[key].last) == (state.offset, state.last)
         assert got[key].model.stats.to_dict() == state.model.stats.to_dict()
     assert got[("in", 1)].model.structure_version == 1
     assert read_snapshot(tmp_path / "none") == ({}, {})
@@ -270,16 +277,49 @@ def test_snapshot_round_trip_and_corruption(tmp_path):
 
 
 def test_changelog_record_round_trip_and_limits():
-    state = PartitionState(one_model(range(200)), 200)
+    state = PartitionState(one_model(range(200)), 200, 1, 12345)
     data = encode_partition(("in", 3), state)
     key, got = decode_partition(data, 10_000_000)
-    assert key == ("in", 3) and got.offset == 200
+    assert key == ("in", 3) and (got.offset, got.epoch, got.last) == (200, 1, 12345)
     assert got.model.stats.to_dict() == state.model.stats.to_dict()
     assert copy_model(got.model).stats.to_dict() == state.model.stats.to_dict()
     with pytest.raises(StateFileError, match="inflates past"):
         decode_partition(data, 1000)
     with pytest.raises(StateFileError, match="not a compressed state"):
         decode_partition(b"garbage", 1000)
+
+
+@dataclass
+class KafkaRecord:  # the fields of kafka-python's ConsumerRecord a fingerprint reads
+    key: bytes | None
+    value: bytes | None
+    timestamp: int
+
+
+def test_a_fingerprint_tells_records_apart_and_fits_64_bits():
+    a = KafkaRecord(b"m1", b'{"id": "m1"}', 1_764_000_000_000)
+    assert fingerprint(a) == fingerprint(KafkaRecord(b"m1", b'{"id": "m1"}', a.timestamp))
+    for other in (KafkaRecord(b"m1", b'{"id": "m2"}', a.timestamp),
+                  KafkaRecord(b"m2", b'{"id": "m1"}', a.timestamp),
+                  KafkaRecord(b"m1", b'{"id": "m1"}', a.timestamp + 1)):
+        assert fingerprint(other) != fingerprint(a)
+    for record in (a, KafkaRecord(None, None, -1), KafkaRecord(b"", b"x" * 99, 2**45)):
+        assert 0 <= fingerprint(record) < 2**63
+
+
+def test_a_state_moves_forward_with_the_fingerprint_of_its_last_record():
+    pm = PartitionedModel(IndifferentNB)
+    pm.take(("t", 0), PartitionState(IndifferentNB(), 5, 0, 7))
+    pm.advance(("t", 0), 9, 8)
+    assert (pm.own[("t", 0)].offset, pm.own[("t", 0)].last) == (9, 8)
+    pm.advance(("t", 0), 9, 99)  # not past: nothing moves
+    pm.advance(("t", 0), 3, 99)
+    assert (pm.own[("t", 0)].offset, pm.own[("t", 0)].last) == (9, 8)
+
+
+def test_a_snapshot_without_fingerprints_loads_as_unchecked(tmp_path):
+    write_snapshot(tmp_path, {("in", 0): PartitionState(one_model(range(4)), 4)}, {})
+    assert read_snapshot(tmp_path)[0][("in", 0)].last is None
 
 
 def test_output_messages_are_json_with_every_class():

@@ -59,6 +59,7 @@ from streamnb.cli import main
 from streamnb.models.base import load_model
 
 OLD, NEW = (0, 3000), (10_000, 11_000)  # the records before and after the re-creation
+REFILL = (20_000, 24_000)  # a re-created topic refilled past the old state's offset
 
 
 def reference(*ranges: tuple[int, int]) -> IndifferentNB:
@@ -111,6 +112,14 @@ def test_offset_gap_policies_after_the_topic_is_recreated(kafka_broker, tmp_path
     before = (tmp_path / "fail" / "snapshot.snb").read_bytes()
     service = ServiceProcess(args("fail", "--changelog-topic", changelog),
                              tmp_path / "fail.log")
+    # the check confirms the log's end for ~10 s: never ready meanwhile (before, the partition
+    # left the "being checked" set before that read, and /readyz said ready)
+    answers = set()
+    while service.alive():
+        answers.add(http_get(url.replace("/metrics", "/readyz")))
+        time.sleep(0.1)
+    assert (503, "not ready: partitions being checked against the broker's log\n") in answers
+    assert not any(status == 200 for status, _ in answers), answers
     code = service.process.wait(60)
     service.log.close()
     logs = service.logs()
@@ -163,6 +172,63 @@ def test_offset_gap_policies_after_the_topic_is_recreated(kafka_broker, tmp_path
     assert service.terminate() == 0
     assert load_model(tmp_path / "reset" / "model.snb").stats.to_dict() == reference(
         NEW).stats.to_dict()
+
+
+def test_a_recreated_topic_refilled_past_the_state_is_a_gap(kafka_broker, tmp_path):
+    """Offsets cannot tell this log from the old one (it holds more records than the state
+    read); the fingerprint of the record before the state's offset does."""
+    bootstrap = kafka_broker.bootstrap_servers
+    topic = unique("refill")
+    create_topic(bootstrap, topic)
+    produce(bootstrap, topic, labelled_messages(*OLD))
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/metrics"
+
+    def args(state, *extra):
+        return ["--bootstrap-servers", bootstrap, "--input-topic", topic, "--group-id", "",
+                "--model", "indifferent", "--output-topic", f"{topic}-out",
+                "--dead-letter-topic", f"{topic}-dlq", "--snapshot-dir", str(tmp_path / state),
+                "--changelog-topic", "", "--metrics-address", f"127.0.0.1:{port}", *extra]
+
+    first = ServiceProcess(args("first"), tmp_path / "first.log")
+    wait_for(lambda: scrape(url, "streamnb_model_records") == 3000, 120, "3000 records",
+             alive=first.alive)
+    assert first.terminate() == 0
+    assert read_snapshot(tmp_path / "first")[0][(topic, 0)].last is not None
+    # a restart on the same log finds the same record before the offset: no gap
+    again = ServiceProcess(args("first"), tmp_path / "again.log")
+    wait_for(lambda: http_get(url.replace("/metrics", "/readyz")) == (200, "ready\n"), 120,
+             "ready", alive=again.alive)
+    assert again.terminate() == 0
+    assert "offset gap" not in again.logs()
+
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+    admin.delete_topics([topic])
+    admin.close()
+    create_topic(bootstrap, topic)
+    produce(bootstrap, topic, labelled_messages(*REFILL))
+    for name in ("fail", "continue"):
+        shutil.copytree(tmp_path / "first", tmp_path / name)
+
+    service = ServiceProcess(args("fail"), tmp_path / "fail.log")
+    assert service.process.wait(60) == EXIT_OFFSET_GAP
+    service.log.close()
+    lines = [line for line in service.logs().splitlines() if "offset gap" in line]
+    assert len(lines) == 1, service.logs()
+    assert (f"offset gap on {topic}:0: the state expects offset 3000 next, but its record at "
+            "offset 2999 is not the one the state read there" in lines[0]), lines
+
+    service = ServiceProcess(args("continue", "--offset-gap-policy", "continue-from-earliest"),
+                             tmp_path / "continue.log")
+    wait_for(lambda: scrape(url, "streamnb_model_records") == 7000, 120, "7000 records",
+             alive=service.alive)
+    assert scrape(url, "streamnb_offset_gaps_total", {"topic": topic, "partition": "0",
+                                                      "kind": "log_replaced"}) == 1
+    assert service.terminate() == 0
+    got = load_model(tmp_path / "continue" / "model.snb")
+    assert got.stats.to_dict() == reference(OLD, REFILL).stats.to_dict()
+    state = read_snapshot(tmp_path / "continue")[0][(topic, 0)]
+    assert (state.epoch, state.offset) == (1, 4000) and state.last is not None
 
 
 # -- snapshot generations ------------------------------------------------------------------------

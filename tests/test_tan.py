@@ -101,8 +101,8 @@ def test_relearn_every_swaps_the_tree_while_learning():
     for x, y in DATA:
         model.learn_one(x, y)
         versions.append(model.structure_version)
-    # after 1, 2 and 4 records (the warm-up doubling), then every 3: after 7
-    assert versions == [1, 2, 2, 3, 3, 3, 4, 4]
+    # after 1 and 2 records (the powers of two below 3), then at the multiples of 3
+    assert versions == [1, 2, 3, 3, 3, 4, 4, 4]
 
 
 def test_a_batch_trained_tan_has_a_tree():

@@ -1,16 +1,44 @@
-"""When a structure is re-learned from the counts: one schedule for every model."""
+"""When a structure is re-learned from the counts: one schedule for every model and for the
+service's shared candidate lists."""
 
 from __future__ import annotations
 
-__all__ = ["relearn_due"]
+__all__ = ["next_relearn", "relearn_due", "relearn_point"]
+
+
+def relearn_point(k: int, every: int) -> int:
+    """The number of learned records at the ``k``-th structure update (``k`` = 1, 2, …):
+    1, 2, 4, … while below ``every``, then the multiples of ``every``. Points are counts of
+    records, never "so many after the last update", so where they fall does not depend on how
+    the records were batched.
+
+    >>> [relearn_point(k, 100) for k in range(1, 11)]
+    [1, 2, 4, 8, 16, 32, 64, 100, 200, 300]
+    >>> [relearn_point(k, 1) for k in range(1, 5)], [relearn_point(k, 8) for k in range(1, 6)]
+    ([1, 2, 3, 4], [1, 2, 4, 8, 16])
+    """
+    if not (type(k) is int and k >= 1 and type(every) is int and every >= 1):
+        raise ValueError(f"need k >= 1 and every >= 1, got k={k!r}, every={every!r}")
+    doubling = (every - 1).bit_length()  # the powers of two below every
+    return 2 ** (k - 1) if k <= doubling else (k - doubling) * every
+
+
+def next_relearn(last: int, every: int) -> int:
+    """The first :func:`relearn_point` after ``last`` learned records.
+
+    >>> next_relearn(0, 100), next_relearn(64, 100), next_relearn(150, 100), next_relearn(5, 100)
+    (1, 100, 200, 8)
+    """
+    power = 1 << max(last, 0).bit_length()  # the first power of two past last
+    return power if power < every else (last // every + 1) * every
 
 
 def relearn_due(since: int, every: int, learned: int) -> bool:
-    """Whether a structure update is due ``since`` records after the last one, with
-    ``learned`` records learned in all: after 1, 2, 4, 8, … records, then every ``every``
-    (0: never, only on demand). The first structure comes as soon as there are counts — a
-    model trained on fewer than ``every`` records is never left without one — and it is
-    refined while the counts are young, for log2(every) extra updates.
+    """Whether a structure update is due with ``learned`` records learned in all, ``since`` of
+    them after the last update: once ``learned`` reaches the first :func:`relearn_point` past
+    the last update (``every`` 0: never, only on demand). The first structure comes as soon as
+    there are counts — a model trained on fewer than ``every`` records is never left without
+    one — and it is refined while the counts are young, at the powers of two below ``every``.
 
     >>> done, last = [], 0
     >>> for n in range(1, 400):
@@ -18,8 +46,8 @@ def relearn_due(since: int, every: int, learned: int) -> bool:
     ...         done.append(n)
     ...         last = n
     >>> done
-    [1, 2, 4, 8, 16, 32, 64, 128, 228, 328]
+    [1, 2, 4, 8, 16, 32, 64, 100, 200, 300]
     """
     if not every:
         return False
-    return since >= min(every, max(learned - since, 1))
+    return since > 0 and learned >= next_relearn(learned - since, every)
