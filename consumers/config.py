@@ -31,6 +31,7 @@ SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 SASL_MECHANISMS = ("PLAIN", "GSSAPI", "OAUTHBEARER", "SCRAM-SHA-256", "SCRAM-SHA-512")
 LOG_LEVELS = ("debug", "info", "warning", "error")
 OFFSET_GAP_POLICIES = ("fail", "reset-state", "continue-from-earliest")
+DRIFT_DETECTORS = ("page-hinkley", "ddm")  # consumers.drift.DETECTORS (config imports no river)
 
 
 class ConfigError(ValueError):
@@ -154,6 +155,14 @@ OPTIONS: tuple[Option, ...] = (
     Option("decay-every", int, 0,
            "with a half-life, decay at every offset that is a multiple of this (0: half-life/16, "
            "at least 1); between two points the counts stay put", minimum=0),
+    Option("drift-detector", str, "none",
+           "react to drift: each partition's state predicts each labelled record before "
+           "learning it, and this river detector reads its errors; on a drift the partition's "
+           "counts are multiplied by --drift-decay and its structure re-learned",
+           choices=("none", *DRIFT_DETECTORS)),
+    Option("drift-decay", float, 0.5,
+           "with a drift detector, the factor applied to a partition's counts at a drift, in "
+           "(0, 1] (1: re-learn the structure only)", minimum=0.0),
     Option("max-candidates", int, 100,
            "attributes with pairwise counts (tan, aode)", minimum=2),
     Option("publisher-process", bool, True,
@@ -402,6 +411,9 @@ def _validate(values: Mapping[str, Any]) -> None:
         raise ConfigError(f"option 'heartbeat-interval-ms' ({values['heartbeat_interval_ms']}) "
                           f"must be below 'session-timeout-ms' "
                           f"({values['session_timeout_ms']})")
+    if not 0 < values["drift_decay"] <= 1:
+        raise ConfigError(f"option 'drift-decay' must be in (0, 1], got "
+                          f"{values['drift_decay']!r}")
     if 0 < values["half_life"] < 1:
         raise ConfigError(f"option 'half-life' must be 0 (never forget) or >= 1 offset, got "
                           f"{values['half_life']!r}")

@@ -132,6 +132,9 @@ class ServiceMetrics:
         self.dead_letters = Counter("streamnb_dead_letters", "Messages sent to the dead-letter "
                                     "topic", ["reason"], registry=r)
         self.relearns = Counter("streamnb_relearns", "Structure re-learnings", registry=r)
+        self.drifts = Counter("streamnb_drifts", "Drifts the --drift-detector found in a "
+                              "partition's prequential errors (each one reacted to)",
+                              ["topic", "partition"], registry=r)
         self.snapshots = Counter("streamnb_snapshots", "Snapshots written", registry=r)
         self.learn_latency = Histogram("streamnb_learn_latency_seconds", "Time to learn one "
                                        "batch", buckets=_LATENCY_BUCKETS, registry=r)

@@ -152,7 +152,11 @@ class Service:
                                       relearn_every=config.relearn_every,
                                       on_relearn=self._relearned, propose=self._propose,
                                       half_life=config.half_life,
-                                      decay_every=config.decay_every)
+                                      decay_every=config.decay_every,
+                                      drift_detector=("" if config.drift_detector == "none"
+                                                      else config.drift_detector),
+                                      drift_decay=config.drift_decay,
+                                      on_drift=self._drifted)
         self.snapshot_dir = Path(config.snapshot_dir)
         self.metrics_url = ""
         self._stop = threading.Event()
@@ -708,6 +712,12 @@ class Service:
         log.info("candidate list %d: %d attributes%s", version, len(recorded),
                  "" if recorded == names else " (another member's proposal)")
         return recorded
+
+    def _drifted(self, key: tuple[str, int], offset: int | None) -> None:
+        self.metrics.drifts.labels(topic=key[0], partition=str(key[1])).inc()
+        log.info("drift detected on %s:%s at offset %s (%s): the partition's counts multiplied "
+                 "by %g, its structure re-learned", *key, offset, self.config.drift_detector,
+                 self.config.drift_decay)
 
     def _relearned(self, seconds: float) -> None:
         self.metrics.relearns.inc()

@@ -43,7 +43,7 @@ def _pack(states: Mapping[Hashable, PartitionState]) -> tuple[list[dict], dict[s
         header, model_arrays = state.model.to_state()
         entries.append({"topic": topic, "partition": int(partition),
                         "offset": int(state.offset), "epoch": int(state.epoch),
-                        "last": state.last, "model": header})
+                        "last": state.last, "drift": state.drift, "model": header})
         arrays.update({f"p{i}.{name}": array for name, array in model_arrays.items()})
     return entries, arrays
 
@@ -63,8 +63,12 @@ def _unpack(entries: Any, arrays: Mapping[str, np.ndarray], source: str
                 raise ValueError(f"negative offset {offset} or epoch {epoch}")
             if last is not None and (type(last) is not int or last < 0):
                 raise ValueError(f"record fingerprint {last!r} is not a non-negative integer")
+            drift = entry.get("drift")  # absent before drift detectors: None
+            if drift is not None and not (isinstance(drift, dict) and isinstance(
+                    drift.get("detector"), str) and isinstance(drift.get("state"), dict)):
+                raise ValueError(f"drift detector state {drift!r:.100} is malformed")
             out[(str(entry["topic"]), int(entry["partition"]))] = PartitionState(
-                model, offset, epoch, last)
+                model, offset, epoch, last, drift)
     except (AttributeError, KeyError, TypeError, ValueError) as exc:
         if isinstance(exc, StateFileError):
             raise

@@ -32,6 +32,7 @@ Nothing here reads Kafka or files: the service feeds records in and the persiste
 
 from __future__ import annotations
 
+import logging
 import math
 import time
 import zlib
@@ -41,6 +42,7 @@ from typing import Any
 
 import numpy as np
 
+from consumers.drift import DETECTORS, detector_state, load_detector, make_detector
 from streamnb.models.aode import AODE
 from streamnb.models.base import CountClassifier
 from streamnb.models.pairwise import PairwiseNaiveBayes
@@ -54,6 +56,7 @@ __all__ = ["PartitionState", "PartitionedModel", "candidate_point", "copy_model"
            "fingerprint", "model_factory"]
 
 Key = Hashable  # (topic, partition)
+log = logging.getLogger("streamnb.service")
 
 
 def _shared(model: PairwiseNaiveBayes) -> PairwiseNaiveBayes:
@@ -129,12 +132,18 @@ class PartitionState:
     it was not read: a new state, one moved by a gap policy, or one saved by a version before
     fingerprints). The service compares it with what the broker holds there, so that a topic
     re-created and refilled past the state's offset is not taken for the log the state read.
+
+    ``drift`` is the state of the partition's drift detector (``--drift-detector``) as plain
+    data, ``{"detector": name, "state": {...}}`` (:func:`consumers.drift.detector_state`), or
+    ``None``: it travels with the state so that a restart or another member detects the same
+    drift at the same record.
     """
 
     model: CountClassifier
     offset: int
     epoch: int = 0
     last: int | None = None
+    drift: dict | None = None
 
     @property
     def position(self) -> tuple[int, int]:
@@ -176,6 +185,16 @@ class PartitionedModel:
         of offsets only, so a restart, a rebalance or another batching gives the same state.
     decay_every
         Offsets between two decays (0: ``half_life / 16``, at least 1).
+    drift_detector
+        ``""`` (none) or a name of :data:`consumers.drift.DETECTORS`: each own partition's
+        state predicts every record before it learns it (one by one, so that the errors are
+        those of the partition's own records, whatever the batching), and a detector of that
+        kind reads the errors (0 or 1). When it detects a drift, the partition's counts are
+        multiplied by ``drift_decay`` and its structure re-learned (models with ``relearn``;
+        shared candidates: the sum's, at the next rebuild), and ``on_drift(key, offset)`` is
+        called with the offset of the record that revealed it.
+    drift_decay
+        The factor of a drift reaction, in (0, 1] (1: re-learn the structure only).
     propose
         Shared candidates: called as ``propose(version, names, cut)`` by the first partition
         to reach a list's point, with the list chosen now and the offsets of the states it was
@@ -201,7 +220,9 @@ class PartitionedModel:
     def __init__(self, factory: Callable[[], CountClassifier], relearn_every: int = 0,
                  on_relearn: Callable[[float], None] | None = None,
                  propose: Callable[[int, list, dict[str, int]], list] | None = None,
-                 half_life: float = 0.0, decay_every: int = 0) -> None:
+                 half_life: float = 0.0, decay_every: int = 0, drift_detector: str = "",
+                 drift_decay: float = 0.5,
+                 on_drift: Callable[[Key, int | None], None] | None = None) -> None:
         if not (isinstance(relearn_every, int) and relearn_every >= 0):
             raise ValueError(f"relearn_every must be a non-negative int, got {relearn_every!r}")
         if not (half_life == 0 or 1 <= half_life < math.inf):
@@ -209,6 +230,13 @@ class PartitionedModel:
                              f"offsets >= 1, got {half_life!r}")
         if not (isinstance(decay_every, int) and decay_every >= 0):
             raise ValueError(f"decay_every must be a non-negative int, got {decay_every!r}")
+        if drift_detector and drift_detector not in DETECTORS:
+            raise ValueError(f"unknown drift detector {drift_detector!r}; choose one of "
+                             f"{sorted(DETECTORS)}")
+        self.drift_detector = drift_detector
+        self.drift_decay = check_decay_factor(drift_decay)
+        self.on_drift = on_drift
+        self._detectors: dict[Key, Any] = {}  # own partitions' live detectors
         self.half_life = half_life
         self.decay_every = (decay_every or max(1, int(half_life / 16))) if half_life else 0
         self.decay_factor = (check_decay_factor(2.0 ** (-self.decay_every / half_life))
@@ -255,6 +283,20 @@ class PartitionedModel:
         self._cut.pop(key, None)
         self._decayed.pop(key, None)
         self.own[key] = state
+        if self.drift_detector:
+            saved = state.drift or {}
+            try:
+                if saved.get("detector") != self.drift_detector:
+                    raise ValueError(f"a {saved.get('detector')} detector's state")
+                self._detectors[key] = load_detector(self.drift_detector, saved["state"])
+            except ValueError as exc:
+                # none yet, another kind (a restart with another option), or fields another
+                # river version does not have: a fresh detector
+                if state.drift is not None:
+                    log.warning("partition %s: a new %s drift detector (the saved one cannot "
+                                "go on: %s)", key, self.drift_detector, exc)
+                self._detectors[key] = make_detector(self.drift_detector)
+                self._watched(key, state)
 
     def release(self, key: Key) -> PartitionState | None:
         """Stop owning ``key``; its state stays in the sum as another member's until that
@@ -262,6 +304,7 @@ class PartitionedModel:
         state = self.own.pop(key, None)
         self._cut.pop(key, None)
         self._decayed.pop(key, None)
+        self._detectors.pop(key, None)
         if state is not None:
             self.others[key] = state
         return state
@@ -408,7 +451,7 @@ class PartitionedModel:
             due = candidate_point(state.model.candidate_version + 1, every) - state.model.n_learned
             while rows:
                 part, rows = rows[:due], rows[due:]
-                due -= self._learn_rows(state, X, y, part, rejected)
+                due -= self._learn_rows(key, X, y, part, offsets, rejected)
                 if offsets is not None and part:
                     self._cut[key] = offsets[part[-1]] + 1
                 if due == 0:
@@ -420,12 +463,12 @@ class PartitionedModel:
             due = next_relearn(self.model.n_learned, every) - self.model.n_learned
             while rows:
                 part, rows = rows[:due], rows[due:]
-                due -= self._learn_rows(state, X, y, part, rejected)
+                due -= self._learn_rows(key, X, y, part, offsets, rejected)
                 if due == 0:
                     self._relearn()
                     due = next_relearn(self.model.n_learned, every) - self.model.n_learned
         else:
-            self._learn_rows(state, X, y, rows, rejected)
+            self._learn_rows(key, X, y, rows, offsets, rejected)
         return rejected
 
     def _targets(self, state: PartitionState) -> list[CountClassifier]:
@@ -440,10 +483,14 @@ class PartitionedModel:
             return [state.model]
         return [self.model, state.model]
 
-    def _learn_rows(self, state: PartitionState, X: Sequence[dict], y: Sequence[Any],
-                    rows: list[int], rejected: list[tuple[int, InvalidRecord]]) -> int:
+    def _learn_rows(self, key: Key, X: Sequence[dict], y: Sequence[Any], rows: list[int],
+                    offsets: Sequence[int] | None, rejected: list[tuple[int, InvalidRecord]]
+                    ) -> int:
         """Learn ``rows`` of the batch, dropping the rows the model rejects; how many learned."""
+        state = self.own[key]
         first, *rest = self._targets(state)
+        if first is state.model and self.drift_detector:
+            return self._learn_watched(key, X, y, rows, offsets, rejected)
         while rows:
             xs, ys = [X[i] for i in rows], [y[i] for i in rows]
             try:
@@ -454,9 +501,53 @@ class PartitionedModel:
                 rows = rows[:row] + rows[row + 1:]
                 continue
             for model in rest:
-                model.learn_many(xs, ys)
+                if model is state.model and self.drift_detector:
+                    self._learn_watched(key, X, y, rows, offsets, [])
+                else:
+                    model.learn_many(xs, ys)
             return len(rows)
         return 0
+
+    def _learn_watched(self, key: Key, X: Sequence[dict], y: Sequence[Any], rows: list[int],
+                       offsets: Sequence[int] | None,
+                       rejected: list[tuple[int, InvalidRecord]]) -> int:
+        """Learn ``rows`` into partition ``key``'s state one by one, each predicted first and
+        its error given to the drift detector; how many learned."""
+        state, detector = self.own[key], self._detectors[key]
+        learned = 0
+        for i in rows:
+            try:
+                predicted = state.model.predict_one(X[i])
+            except InvalidRecord:
+                predicted = None  # an error, if the record can still be learned
+            try:
+                state.model.learn_one(X[i], y[i])
+            except InvalidRecord as exc:
+                rejected.append((i, exc))
+                continue
+            learned += 1
+            detector.update(int(predicted != y[i]))
+            if detector.drift_detected:
+                self._react(key, state, None if offsets is None else offsets[i])
+        self._watched(key, state)
+        return learned
+
+    def _watched(self, key: Key, state: PartitionState) -> None:
+        state.drift = {"detector": self.drift_detector,
+                       "state": detector_state(self._detectors[key])}
+
+    def _react(self, key: Key, state: PartitionState, offset: int | None) -> None:
+        """A drift in ``key``'s records: forget harder, re-learn the structure."""
+        if self.drift_decay < 1:
+            state.model.decay(self.drift_decay)
+        if not self.shared and hasattr(state.model, "relearn"):
+            state.model.relearn()
+        if state.model is not self.model:
+            self._stale = True  # the sum holds the counts before the reaction: re-summed later
+        elif self.shared and hasattr(self.model, "relearn"):
+            self._relearn()
+        if self.on_drift is not None:
+            self.on_drift(key, offset)
 
     def _adopt_next(self, key: Key, state: PartitionState) -> None:
         """``state`` reached the point of its next candidate list: adopt it (choose and record

@@ -482,3 +482,100 @@ def test_half_life_of_two_partitions_is_re_summed():
 def test_half_life_must_be_finite_and_at_least_one_offset(half_life):
     with pytest.raises(ValueError, match="half_life must be 0"):
         PartitionedModel(IndifferentNB, half_life=half_life)
+
+
+# -- drift reaction: each partition's own prequential errors ------------------------------------
+FLIP = 600  # the labels invert here
+
+
+def drifting(i: int) -> tuple[dict, str]:
+    label = label_of(i)
+    return labelled_features(i), label if i < FLIP else {"spam": "ham", "ham": "spam"}[label]
+
+
+def drift_run(sizes: list[int], detector: str = "ddm", partitions: int = 1,
+              start_state: PartitionState | None = None, start: int = 0
+              ) -> tuple[PartitionedModel, list, float]:
+    """Partition 0 learns the drifting stream in batches of ``sizes`` (other partitions, if
+    any, the plain stream); returns the model, the drift offsets and the prequential accuracy
+    of the sum on records FLIP.. (each batch predicted before it is learned)."""
+    events: list = []
+    pm = PartitionedModel(IndifferentNB, drift_detector=detector, drift_decay=0.25,
+                          on_drift=lambda key, offset: events.append((key, offset)))
+    pm.take(("t", 0), start_state or PartitionState(IndifferentNB(), 0))
+    for p in range(1, partitions):
+        pm.take(("t", p), PartitionState(IndifferentNB(), 0))
+    pm.rebuild()
+    correct = seen = 0
+    for size in sizes:
+        offsets = list(range(start, start + size))
+        X, y = zip(*(drifting(o) for o in offsets), strict=True)
+        predicted = pm.model.predict_many(list(X)) if pm.model.n_learned else [None] * size
+        correct += sum(p == t for o, p, t in zip(offsets, predicted, y, strict=True) if o >= FLIP)
+        seen += sum(o >= FLIP for o in offsets)
+        pm.learn(("t", 0), list(X), list(y), offsets)
+        pm.advance(("t", 0), start + size)
+        for p in range(1, partitions):
+            pm.learn(("t", p), [labelled_features(o) for o in offsets],
+                     [label_of(o) for o in offsets], offsets)
+        if pm.dirty:
+            pm.rebuild()
+        start += size
+    return pm, events, correct / max(seen, 1)
+
+
+@pytest.mark.parametrize("detector", ["page-hinkley", "ddm"])
+def test_a_drift_is_detected_after_the_flip_and_reacted_to(detector):
+    pm, events, accuracy = drift_run([20] * 60, detector)
+    offsets = [o for _, o in events]
+    assert offsets and FLIP <= offsets[0] < FLIP + 100, offsets  # none before the flip
+    state = pm.own[("t", 0)]
+    assert state.model.n_learned == 1200
+    weight = 0.0  # by hand: each record weighs 1, times 0.25 at every drift at or after it
+    for o in range(1200):
+        weight = (weight + 1) * (0.25 if o in offsets else 1)
+    assert sum(state.model.stats.to_dict()["classes"].values()) == pytest.approx(weight)
+    assert weight < 1200 - FLIP / 2  # the old concept mostly forgotten
+    _, none, plain = drift_run([20] * 60, "")
+    assert none == [] and accuracy > plain + 0.05, (accuracy, plain)
+
+
+@pytest.mark.parametrize("detector", ["page-hinkley", "ddm"])
+def test_drift_reaction_does_not_depend_on_batching_or_other_partitions(detector):
+    runs = [drift_run(sizes, detector, partitions) for sizes, partitions in (
+        ([1200], 1), ([7, 130, 1, 400, 62, 600], 1), ([300, 3, 897], 3))]
+    first = runs[0][0].own[("t", 0)]
+    for pm, events, _ in runs[1:]:
+        state = pm.own[("t", 0)]
+        assert state.model.stats.to_dict() == first.model.stats.to_dict()  # exactly
+        assert state.drift == first.drift
+        assert [e for e in events if e[0] == ("t", 0)] == runs[0][1]
+    three = runs[2][0]
+    total = copy_model(three.own[("t", 0)].model)
+    for p in (1, 2):
+        total.merge(three.own[("t", p)].model)
+    for table, counts in total.stats.to_dict().items():
+        assert three.model.stats.to_dict()[table] == pytest.approx(counts), table
+
+
+def test_a_restored_drift_detector_goes_on_exactly(tmp_path):
+    whole, events, _ = drift_run([1200])
+    head, head_events, _ = drift_run([650])
+    write_snapshot(tmp_path, dict(head.own), {})
+    restored = read_snapshot(tmp_path)[0][("t", 0)]
+    assert restored.drift == head.own[("t", 0)].drift and restored.drift["detector"] == "ddm"
+    tail, tail_events, _ = drift_run([550], start_state=restored, start=650)
+    assert tail.own[("t", 0)].model.stats.to_dict() == whole.own[("t", 0)].model.stats.to_dict()
+    assert tail.own[("t", 0)].drift == whole.own[("t", 0)].drift
+    assert head_events + tail_events == events
+
+
+def test_drift_detector_names_and_factor_are_checked():
+    from consumers.config import DRIFT_DETECTORS
+    from consumers.drift import DETECTORS
+
+    assert set(DRIFT_DETECTORS) == set(DETECTORS)
+    with pytest.raises(ValueError, match="unknown drift detector 'adwin'"):
+        PartitionedModel(IndifferentNB, drift_detector="adwin")
+    with pytest.raises(ValueError):
+        PartitionedModel(IndifferentNB, drift_detector="ddm", drift_decay=0.0)

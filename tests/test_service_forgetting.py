@@ -104,3 +104,48 @@ def test_sigkilled_forgetting_service_equals_uninterrupted_and_hand_decayed(kafk
         want = hand_decayed(mine, N // 2).stats.to_dict()
         for table in ("classes", "cells", "observed"):
             assert state.model.stats.to_dict()[table] == pytest.approx(want[table], rel=1e-9)
+
+
+def test_sigkilled_drift_reacting_service_equals_uninterrupted(kafka_broker, tmp_path):
+    """--drift-detector: each partition's detector state travels in its snapshot, and its
+    errors are its own records' (predicted one by one), so kills change nothing."""
+    bootstrap = kafka_broker.bootstrap_servers
+    topic = unique("drift")
+    create_topic(bootstrap, topic, partitions=2)
+    n, flip = 4000, 2000
+    flipped = {"spam": "ham", "ham": "spam"}
+    values = [dumps({"id": f"m{i}", "features": labelled_features(i),
+                     "label": label_of(i) if i < flip else flipped[label_of(i)]})
+              for i in range(n)]
+    produce(bootstrap, topic, values, partition_of=lambda i: i % 2)
+
+    def args(state: str, port: int) -> list[str]:
+        return [*serve_args(bootstrap, topic, tmp_path / state, port)[:-6],
+                "--drift-detector", "ddm", "--drift-decay", "0.25",
+                "--metrics-address", f"127.0.0.1:{port}", "--log-level", "info"]
+
+    rng = random.Random(7)
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/metrics"
+    for target in sorted(rng.sample(range(300, n - 300), 3)):
+        service = ServiceProcess(args("killed", port), tmp_path / "killed.log")
+        wait_for(lambda t=target: (scrape(url, "streamnb_model_version") or 0) >= t, 120,
+                 f"{target} learned records", interval=0.02, alive=service.alive)
+        service.kill()
+    run_to_the_end(args("killed", port), tmp_path / "killed.log", url, n)
+    port2 = free_port()
+    calm_log = tmp_path / "calm.log"
+    run_to_the_end(args("calm", port2), calm_log, f"http://127.0.0.1:{port2}/metrics", n)
+
+    killed, _ = read_snapshot(tmp_path / "killed")
+    calm, _ = read_snapshot(tmp_path / "calm")
+    assert killed.keys() == calm.keys() == {(topic, 0), (topic, 1)}
+    drifts = [line for line in calm_log.read_text().splitlines() if "drift detected" in line]
+    for p in (0, 1):
+        assert any(f"{topic}:{p} at offset" in line for line in drifts), drifts
+        offsets = [int(line.split(" at offset ")[1].split()[0]) for line in drifts
+                   if f"{topic}:{p} at offset" in line]
+        assert min(offsets) >= flip // 2, offsets  # none before the flip (offset i // 2)
+    for key, state in killed.items():
+        assert state.model.stats.to_dict() == calm[key].model.stats.to_dict()  # exactly
+        assert state.drift == calm[key].drift and state.drift["detector"] == "ddm"

@@ -47,8 +47,8 @@ def learned(url: str) -> float:
     return scrape(url, "streamnb_messages_learned_total") or 0.0
 
 
-def records(url: str) -> float:
-    return scrape(url, "streamnb_model_records") or 0.0
+def records(url: str, metric: str = "streamnb_model_records") -> float:
+    return scrape(url, metric) or 0.0
 
 
 def assignment(logs: str) -> dict[int, int]:
@@ -71,14 +71,17 @@ def assignment(logs: str) -> dict[int, int]:
 
 def run_group(bootstrap: str, topic: str, group: str, changelog: str, tmp_path,
               phases: list[list[bytes]], flags: list[str], timeouts: tuple[float, float],
-              mid_stream: bool = False) -> tuple[ServiceProcess, float]:
+              mid_stream: bool = False, count: str = "streamnb_model_records"
+              ) -> tuple[ServiceProcess, float]:
     """The three phases on a 4-partition topic: members a and b learn part of phase 1, b is
     SIGKILLed (``mid_stream``: b's first run never snapshots, and the changelog is checked to
     hold none of what it learned — the killed member had learned past its last published
     state, so its records must be learned again, once), phase 2 goes to a alone
     (it owns every partition once b's session expires), b restarts and gets partitions back,
     phase 3 goes to both; returns when both members' sums hold every record, with the two
-    processes stopped (SIGTERM): member a, and the messages the restarted b learned."""
+    processes stopped (SIGTERM): member a, and the messages the restarted b learned. ``count``
+    is the metric that counts the records in a sum (with a half-life, ``streamnb_model_version``:
+    ``streamnb_model_records`` is then a decayed weight)."""
     short, long = timeouts
     total = sum(len(p) for p in phases)
 
@@ -113,14 +116,14 @@ def run_group(bootstrap: str, topic: str, group: str, changelog: str, tmp_path,
                 state = published.get((topic, partition))
                 assert (state.offset if state else 0) <= start, (partition, start, state)
         produce(bootstrap, topic, phases[1], partition_of=lambda i: i % 4)
-        wait_for(lambda: records(urls["a"]) == len(phases[0]) + len(phases[1]), long,
+        wait_for(lambda: records(urls["a"], count) == len(phases[0]) + len(phases[1]), long,
                  "the survivor to own and learn every partition", alive=a.alive)
         b = ServiceProcess(member("b", ports["b"]), tmp_path / "b.log")
         wait_for(lambda: b.logs().count(f"assigned {topic}") == 2, short,
                  "the restarted member to get partitions", alive=lambda: a.alive() and b.alive())
         produce(bootstrap, topic, phases[2], partition_of=lambda i: i % 4)
         for name in ("a", "b"):
-            wait_for(lambda n=name: records(urls[n]) == total, long,
+            wait_for(lambda n=name: records(urls[n], count) == total, long,
                      f"member {name}'s sum to hold every record",
                      alive=lambda: a.alive() and b.alive())
         b_learned = learned(urls["b"])
@@ -166,6 +169,53 @@ def test_two_members_one_killed_sum_to_the_single_process_model(kafka_broker, tm
     # the group really moved partitions around: a took all four over, b took some back
     assert any(line.count(f"{topic}:") == 4 for line in a.logs().splitlines()
                if "assigned" in line)
+
+
+def test_forgetting_and_drift_reacting_partitions_move_between_members(kafka_broker, tmp_path):
+    """--half-life and --drift-detector are functions of each partition's records and offsets,
+    and their state travels with the partition's: after partitions moved from a killed member
+    to the survivor and back, every partition's last published state equals the state one
+    process computes from that partition's records alone, exactly, detector state included."""
+    bootstrap = kafka_broker.bootstrap_servers
+    topic, group, changelog = unique("scaleforget"), unique("group"), unique("changelog")
+    create_topic(bootstrap, topic, partitions=4)
+    flip = 3 * PHASE // 2  # in the survivor's phase: labels invert there
+    flipped = {"spam": "ham", "ham": "spam"}
+
+    def label(i: int) -> str:
+        return label_of(i) if i < flip else flipped[label_of(i)]
+
+    messages = [dumps({"id": f"m{i}", "features": labelled_features(i), "label": label(i)})
+                for i in range(3 * PHASE)]
+    options = {"half_life": 700, "decay_every": 50, "drift_detector": "ddm", "drift_decay": 0.25}
+    run_group(bootstrap, topic, group, changelog, tmp_path,
+              [messages[k * PHASE:(k + 1) * PHASE] for k in range(3)],
+              ["--model", "indifferent", "--snapshot-every-records", "400",
+               "--snapshot-every-seconds", "0.5", "--max-poll-records", "100",
+               *[f"--{k.replace('_', '-')}={v}" for k, v in options.items()]], (60, 90),
+              mid_stream=True, count="streamnb_model_version")
+
+    latest: dict = {}
+    for record in read_topic(bootstrap, changelog, idle=2):
+        key, state = decode_partition(record.value, 64_000_000)
+        if key not in latest or state.offset >= latest[key].offset:
+            latest[key] = state
+    assert sorted(latest) == [(topic, p) for p in range(4)]
+    for p in range(4):
+        mine = list(range(p, 3 * PHASE, 4))  # message i is at offset i // 4 of partition i % 4
+        drifts: list = []
+        alone = PartitionedModel(IndifferentNB, on_drift=lambda key, o, d=drifts: d.append(o),
+                                 **options)
+        alone.take(p, PartitionState(IndifferentNB(), 0))
+        alone.rebuild()
+        alone.learn(p, [labelled_features(i) for i in mine], [label(i) for i in mine],
+                    [i // 4 for i in mine])
+        alone.advance(p, len(mine))
+        got = latest[(topic, p)]
+        assert got.offset == len(mine)
+        assert got.model.stats.to_dict() == alone.own[p].model.stats.to_dict(), p  # exactly
+        assert got.drift == alone.own[p].drift, p
+        assert drifts and min(drifts) >= flip // 4, (p, drifts)  # a drift after the flip only
 
 
 def test_tan_on_text_two_members_one_killed_sum_to_the_same_model(kafka_broker, tmp_path):
