@@ -79,7 +79,8 @@ def main() -> None:
                                               strict=True)) / len(second)
             print(f"half-life {half_life:>6g}, drift {detector:>12}: accuracy "
                   f"{result.accuracy():.4f}, second half {late:.4f}, 1-ROCA% "
-                  f"{result.one_minus_roca():.3f}, drifts {len(model.drifts)} "
+                  f"{result.one_minus_roca():.3f}, ham called spam "
+                  f"{result.ham_misclassification():.2f} %, drifts {len(model.drifts)} "
                   f"({time.perf_counter() - start:.0f} s)", flush=True)
 
 
