@@ -2,16 +2,21 @@
 
 Counters: ``streamnb_messages_consumed_total{topic}``, ``streamnb_messages_learned_total``,
 ``streamnb_messages_predicted_total``, ``streamnb_dead_letters_total{reason}``,
-``streamnb_relearns_total``, ``streamnb_snapshots_total``,
-``streamnb_offset_gaps_total{topic,partition,kind}``,
-``streamnb_records_lost_total{topic,partition}``, ``streamnb_snapshot_fallbacks_total{to}``.
+``streamnb_relearns_total``, ``streamnb_drifts_total{topic,partition}``,
+``streamnb_snapshots_total``, ``streamnb_offset_gaps_total{topic,partition,kind}``,
+``streamnb_records_lost_total{topic,partition}``, ``streamnb_snapshot_fallbacks_total{to}``,
+``streamnb_publish_errors_total``, ``streamnb_commit_errors_total``,
+``streamnb_snapshot_errors_total``, ``streamnb_predictions_total{class}``.
 Histograms:
 ``streamnb_learn_latency_seconds`` and ``streamnb_predict_latency_seconds`` (per batch),
 ``streamnb_batch_size``, ``streamnb_relearn_duration_seconds``. Gauges:
 ``streamnb_prequential_accuracy{window,class}`` and ``streamnb_prequential_log_loss{window,class}``
 (``class="all"`` overall), ``streamnb_model_records``, ``streamnb_structure_version``,
 ``streamnb_model_version``, ``streamnb_snapshot_age_seconds``,
-``streamnb_consumer_lag{topic,partition}``.
+``streamnb_consumer_lag{topic,partition}``, ``streamnb_ready``, ``streamnb_broker_reachable``,
+``streamnb_last_poll_timestamp_seconds``, ``streamnb_last_commit_timestamp_seconds``,
+``streamnb_last_snapshot_timestamp_seconds``; ``streamnb_build_info``. docs/service.md has the
+whole table.
 """
 
 from __future__ import annotations
@@ -165,7 +170,8 @@ class ServiceMetrics:
                          "partition", ["topic", "partition"], registry=r)
         self.offset_gaps = Counter("streamnb_offset_gaps", "Partition states found outside the "
                                    "broker's log (kind: before_log_start, records deleted "
-                                   "unread; after_log_end, the log is shorter than the state)",
+                                   "unread; after_log_end, the log is shorter than the state; "
+                                   "log_replaced, another record before the state's offset)",
                                    ["topic", "partition", "kind"], registry=r)
         self.records_lost = Counter("streamnb_records_lost", "Records deleted from the broker "
                                     "before they were read (counted when the offset gap "
