@@ -152,9 +152,14 @@ OPTIONS: tuple[Option, ...] = (
            "forget: a partition's counts halve every this many offsets of its log (a function "
            "of offsets, not of time, so restarts and rebalances give the same state; 0: never "
            "forget)", minimum=0.0),
+    Option("half-life-seconds", float, 0.0,
+           "forget by time instead: a partition's counts halve every this many seconds of its "
+           "records' timestamps (the largest read so far: a function of the log, not of the "
+           "wall clock; 0: never forget)", minimum=0.0),
     Option("decay-every", int, 0,
-           "with a half-life, decay at every offset that is a multiple of this (0: half-life/16, "
-           "at least 1); between two points the counts stay put", minimum=0),
+           "with a half-life, decay at every offset (with --half-life-seconds: second of the "
+           "partition's clock) that is a multiple of this (0: half-life/16, at least 1); "
+           "between two points the counts stay put", minimum=0),
     Option("drift-detector", str, "none",
            "react to drift: each partition's state predicts each labelled record before "
            "learning it, and this river detector reads its errors; on a drift the partition's "
@@ -414,6 +419,12 @@ def _validate(values: Mapping[str, Any]) -> None:
     if not 0 < values["drift_decay"] <= 1:
         raise ConfigError(f"option 'drift-decay' must be in (0, 1], got "
                           f"{values['drift_decay']!r}")
+    if values["half_life"] and values["half_life_seconds"]:
+        raise ConfigError("options 'half-life' (offsets) and 'half-life-seconds' (time) "
+                          "exclude each other: give one")
+    if 0 < values["half_life_seconds"] < 0.001:
+        raise ConfigError(f"option 'half-life-seconds' must be 0 (never forget) or >= 0.001, "
+                          f"got {values['half_life_seconds']!r}")
     if 0 < values["half_life"] < 1:
         raise ConfigError(f"option 'half-life' must be 0 (never forget) or >= 1 offset, got "
                           f"{values['half_life']!r}")

@@ -151,8 +151,13 @@ class Service:
         self.model = PartitionedModel(model_factory(config.model, config.max_candidates),
                                       relearn_every=config.relearn_every,
                                       on_relearn=self._relearned, propose=self._propose,
-                                      half_life=config.half_life,
-                                      decay_every=config.decay_every,
+                                      # by time: milliseconds of record timestamps
+                                      half_life=(config.half_life_seconds * 1000
+                                                 or config.half_life),
+                                      decay_every=(config.decay_every * 1000
+                                                   if config.half_life_seconds
+                                                   else config.decay_every),
+                                      by_time=config.half_life_seconds > 0,
                                       drift_detector=("" if config.drift_detector == "none"
                                                       else config.drift_detector),
                                       drift_decay=config.drift_decay,
@@ -560,13 +565,20 @@ class Service:
     # -- the batch ------------------------------------------------------------------------------
     def _process(self, batch: dict[TopicPartition, list]) -> None:
         m = self.metrics
-        records = []
+        records, clocks = [], []
+        ends: dict[TopicPartition, int] = {}  # each partition's clock after the batch
         for tp, recs in batch.items():
             state = self.model.own.get((tp.topic, tp.partition))
             if state is None:  # not ours (any more): its next owner reads it
                 continue
             # a record before the state's offset is already in the state
-            records += [(tp, r) for r in recs if r.offset >= state.offset]
+            clock = state.clock
+            for r in recs:
+                if r.offset >= state.offset:
+                    clock = max(clock, r.timestamp)  # the partition's clock (--half-life-seconds)
+                    records.append((tp, r))
+                    clocks.append(clock)
+            ends[tp] = clock
             m.consumed.labels(topic=tp.topic).inc(len(recs))
         if not records:
             return
@@ -597,7 +609,7 @@ class Service:
         model_version = self.model.model.n_learned
         structure_version = getattr(self.model.model, "structure_version", 0)
 
-        learned = self._learn(records, decoded, predicted)
+        learned = self._learn(records, decoded, predicted, clocks)
         self._prequential(decoded, predicted, learned, proba, classes)
         publish = [i for i in predicted if decoded[i].label is None or (
             self.config.publish_labelled and i in learned)]
@@ -608,15 +620,16 @@ class Service:
             state = self.model.own.get((tp.topic, tp.partition))
             if state is not None and recs:
                 self.model.advance((tp.topic, tp.partition), recs[-1].offset + 1,
-                                   fingerprint(recs[-1]))
+                                   fingerprint(recs[-1]), ends.get(tp))
         self.processed += len(records)
         self._since_snapshot += len(records)
         self._changed = True
         self._update_model_gauges()
 
-    def _learn(self, records: list, decoded: list, predicted: dict[int, int]) -> set[int]:
-        """Learn the labelled, classified records per partition, in offset order; the batch
-        indices learned."""
+    def _learn(self, records: list, decoded: list, predicted: dict[int, int],
+               clocks: list[int]) -> set[int]:
+        """Learn the labelled, classified records per partition, in offset order (``clocks``:
+        each one's partition clock); the batch indices learned."""
         by_partition: dict[tuple[str, int], list[int]] = {}
         for i in predicted:
             if decoded[i].label is not None:
@@ -645,7 +658,8 @@ class Service:
                         continue
                 rejected = self.model.learn(key, [decoded[i].features for i in group],
                                             [labels[i] for i in group],
-                                            [records[i][1].offset for i in group])
+                                            [records[i][1].offset for i in group],
+                                            [clocks[i] for i in group])
                 bad = {group[j] for j, _ in rejected}
                 for j, exc in rejected:
                     # a label the model does not learn (SpamFilter: neither spam nor ham)

@@ -43,7 +43,8 @@ def _pack(states: Mapping[Hashable, PartitionState]) -> tuple[list[dict], dict[s
         header, model_arrays = state.model.to_state()
         entries.append({"topic": topic, "partition": int(partition),
                         "offset": int(state.offset), "epoch": int(state.epoch),
-                        "last": state.last, "drift": state.drift, "model": header})
+                        "last": state.last, "drift": state.drift, "clock": int(state.clock),
+                        "model": header})
         arrays.update({f"p{i}.{name}": array for name, array in model_arrays.items()})
     return entries, arrays
 
@@ -64,11 +65,14 @@ def _unpack(entries: Any, arrays: Mapping[str, np.ndarray], source: str
             if last is not None and (type(last) is not int or last < 0):
                 raise ValueError(f"record fingerprint {last!r} is not a non-negative integer")
             drift = entry.get("drift")  # absent before drift detectors: None
+            clock = entry.get("clock", 0)  # absent before time half-lives: 0
+            if type(clock) is not int or clock < 0:
+                raise ValueError(f"clock {clock!r} is not a non-negative integer")
             if drift is not None and not (isinstance(drift, dict) and isinstance(
                     drift.get("detector"), str) and isinstance(drift.get("state"), dict)):
                 raise ValueError(f"drift detector state {drift!r:.100} is malformed")
             out[(str(entry["topic"]), int(entry["partition"]))] = PartitionState(
-                model, offset, epoch, last, drift)
+                model, offset, epoch, last, drift, clock)
     except (AttributeError, KeyError, TypeError, ValueError) as exc:
         if isinstance(exc, StateFileError):
             raise

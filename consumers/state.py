@@ -144,6 +144,7 @@ class PartitionState:
     epoch: int = 0
     last: int | None = None
     drift: dict | None = None
+    clock: int = 0  # the largest record timestamp (ms) read, for a half-life in time
 
     @property
     def position(self) -> tuple[int, int]:
@@ -185,6 +186,14 @@ class PartitionedModel:
         of offsets only, so a restart, a rebalance or another batching gives the same state.
     decay_every
         Offsets between two decays (0: ``half_life / 16``, at least 1).
+    by_time
+        ``half_life`` and ``decay_every`` are milliseconds of the partition's **clock**, the
+        largest record timestamp it has read (:attr:`PartitionState.clock`), instead of
+        offsets: a record weighs ``2 ** (-decay_every * (C // decay_every - c // decay_every)
+        / half_life)`` when the clock was ``c`` at the record and is ``C`` now. The clock is a
+        function of the partition's records (their timestamps, in log order), never of the
+        wall clock, so restarts and rebalances still give the same state; a record older than
+        one read before it moves nothing.
     drift_detector
         ``""`` (none) or a name of :data:`consumers.drift.DETECTORS`: each own partition's
         state predicts every record before it learns it (one by one, so that the errors are
@@ -220,7 +229,8 @@ class PartitionedModel:
     def __init__(self, factory: Callable[[], CountClassifier], relearn_every: int = 0,
                  on_relearn: Callable[[float], None] | None = None,
                  propose: Callable[[int, list, dict[str, int]], list] | None = None,
-                 half_life: float = 0.0, decay_every: int = 0, drift_detector: str = "",
+                 half_life: float = 0.0, decay_every: int = 0, by_time: bool = False,
+                 drift_detector: str = "",
                  drift_decay: float = 0.5,
                  on_drift: Callable[[Key, int | None], None] | None = None) -> None:
         if not (isinstance(relearn_every, int) and relearn_every >= 0):
@@ -238,6 +248,7 @@ class PartitionedModel:
         self.on_drift = on_drift
         self._detectors: dict[Key, Any] = {}  # own partitions' live detectors
         self.half_life = half_life
+        self.by_time = by_time
         self.decay_every = (decay_every or max(1, int(half_life / 16))) if half_life else 0
         self.decay_factor = (check_decay_factor(2.0 ** (-self.decay_every / half_life))
                              if half_life else 1.0)
@@ -255,7 +266,7 @@ class PartitionedModel:
         self._alias: PartitionState | None = None  # the state whose model *is* the sum
         self._stale = False  # an own state learned records the sum could not take
         self._cut: dict[Key, int] = {}  # own states' offsets in the middle of a batch
-        self._decayed: dict[Key, int] = {}  # offset an own state is decayed to, mid-batch
+        self._decayed: dict[Key, int] = {}  # position an own state is decayed to, mid-batch
 
     # -- which states ---------------------------------------------------------------------------
     def states(self) -> dict[Key, PartitionState]:
@@ -386,48 +397,54 @@ class PartitionedModel:
 
     # -- learning and prediction -----------------------------------------------------------------
     def learn(self, key: Key, X: Sequence[dict], y: Sequence[Any],
-              offsets: Sequence[int] | None = None) -> list[tuple[int, InvalidRecord]]:
+              offsets: Sequence[int] | None = None, clocks: Sequence[int] | None = None
+              ) -> list[tuple[int, InvalidRecord]]:
         """Learn the labelled records ``X, y`` of partition ``key`` into the partition's state
         and the sum (the caller then moves the state past the whole batch with
         :meth:`advance`; the records' own ``offsets``, if given, tell where a shared candidate
         list was chosen). Records the model rejects are left out and returned as ``(index,
-        error)``; nothing of them is counted. With a ``half_life``, ``offsets`` are required:
-        the batch is split at the decay points between them."""
+        error)``; nothing of them is counted. With a ``half_life``, ``offsets`` (``by_time``:
+        ``clocks``, the partition's clock at each record) are required: the batch is split at
+        the decay points between them."""
         if not self.decay_every:
             return self._learn_batch(key, X, y, offsets)
-        if offsets is None:
-            raise ValueError("learning with a half-life needs the records' offsets")
+        positions = clocks if self.by_time else offsets
+        if positions is None:
+            raise ValueError("learning with a half-life needs the records' "
+                             + ("clocks" if self.by_time else "offsets"))
         rejected: list[tuple[int, InvalidRecord]] = []
         start = 0
         while start < len(X):
-            # the records before the next decay point after offsets[start] go in together
+            # the records before the next decay point after positions[start] go in together
             end = start + 1
-            point = (offsets[start] // self.decay_every + 1) * self.decay_every
-            while end < len(X) and offsets[end] < point:
+            point = (positions[start] // self.decay_every + 1) * self.decay_every
+            while end < len(X) and positions[end] < point:
                 end += 1
-            self._decay_to(key, offsets[start])
+            self._decay_to(key, positions[start])
             rejected += [(start + j, exc) for j, exc in self._learn_batch(
-                key, X[start:end], y[start:end], offsets[start:end])]
+                key, X[start:end], y[start:end], None if offsets is None else offsets[start:end])]
             start = end
         return rejected
 
-    def advance(self, key: Key, offset: int, last: int | None = None) -> None:
+    def advance(self, key: Key, offset: int, last: int | None = None,
+                clock: int | None = None) -> None:
         """Partition ``key``'s records before ``offset`` are handled: its state moves there
         (never back), decaying at the points it passes; ``last`` is the :func:`fingerprint`
-        of the record at ``offset - 1``."""
+        of the record at ``offset - 1``, ``clock`` the largest timestamp read (``by_time``)."""
         state = self.own[key]
+        clock = max(state.clock, clock or 0)
         if self.decay_every:
-            self._decay_to(key, offset)
+            self._decay_to(key, clock if self.by_time else offset)
             self._decayed.pop(key, None)
         if offset > state.offset:
-            state.offset, state.last = offset, last
+            state.offset, state.last, state.clock = offset, last, clock
 
     def _decay_to(self, key: Key, offset: int) -> None:
         """Apply the decays of the points in ``(decayed, offset]`` to ``key``'s state. One
         ``decay`` per point, never ``factor ** n``: the last bits of the counts must not depend
         on how many points one batch happened to pass."""
         state = self.own[key]
-        done = self._decayed.get(key, state.offset)
+        done = self._decayed.get(key, state.clock if self.by_time else state.offset)
         if offset <= done:
             return
         self._decayed[key] = offset

@@ -57,15 +57,18 @@ def create_topic(bootstrap: str, name: str, partitions: int = 1) -> None:
 
 def produce(bootstrap: str, topic: str, values: Iterable[bytes],
             partition_of: Callable[[int], int] | None = None,
-            keys: Iterable[bytes | None] | None = None) -> int:
-    """Send ``values`` (acknowledged), message i to partition ``partition_of(i)``."""
+            keys: Iterable[bytes | None] | None = None,
+            timestamp_of: Callable[[int], int] | None = None) -> int:
+    """Send ``values`` (acknowledged), message i to partition ``partition_of(i)``, with the
+    record timestamp ``timestamp_of(i)`` (ms; default: the producer's clock)."""
     producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all", linger_ms=5,
                              max_request_size=8_000_000)
     n = 0
     keys = iter(keys) if keys is not None else None
     for i, value in enumerate(values):
         producer.send(topic, value=value, key=next(keys) if keys else None,
-                      partition=partition_of(i) if partition_of else None)
+                      partition=partition_of(i) if partition_of else None,
+                      timestamp_ms=timestamp_of(i) if timestamp_of else None)
         n += 1
     producer.flush()
     producer.close()

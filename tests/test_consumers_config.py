@@ -51,6 +51,9 @@ def test_flags_beat_environment_beat_file(tmp_path):
     ({"STREAMNB_HALF_LIFE": "0.5"}, "'half-life' must be 0 (never forget) or >= 1 offset, "
      "got 0.5"),
     ({"STREAMNB_DECAY_EVERY": "-2"}, "'decay-every' must be >= 0, got -2"),
+    ({"STREAMNB_HALF_LIFE": "100", "STREAMNB_HALF_LIFE_SECONDS": "60"},
+     "options 'half-life' (offsets) and 'half-life-seconds' (time) exclude each other"),
+    ({"STREAMNB_HALF_LIFE_SECONDS": "inf"}, "'half-life-seconds' must be a finite number"),
     ({"STREAMNB_DRIFT_DETECTOR": "adwin"}, "'drift-detector' must be one of"),
     ({"STREAMNB_DRIFT_DECAY": "0"}, "'drift-decay' must be in (0, 1], got 0.0"),
     ({"STREAMNB_DRIFT_DECAY": "1.5"}, "'drift-decay' must be in (0, 1], got 1.5"),

@@ -579,3 +579,42 @@ def test_drift_detector_names_and_factor_are_checked():
         PartitionedModel(IndifferentNB, drift_detector="adwin")
     with pytest.raises(ValueError):
         PartitionedModel(IndifferentNB, drift_detector="ddm", drift_decay=0.0)
+
+
+# -- forgetting by time: the partition's clock, the largest record timestamp read ---------------
+def test_half_life_by_time_weights_records_by_the_clock_and_not_by_batching():
+    rng = random.Random(6)
+    # timestamps mostly rising, some late records (older than one read before them)
+    times = [1000 * i + rng.choice([0, 0, 0, -2500]) for i in range(300)]
+    labelled = sorted(rng.sample(range(300), 200))
+    results = []
+    for cuts in ([], sorted(rng.sample(range(1, 300), 25))):
+        pm = PartitionedModel(IndifferentNB, half_life=40_000, decay_every=5_000, by_time=True)
+        pm.take(("t", 0), PartitionState(IndifferentNB(), 0))
+        pm.rebuild()
+        clock = 0
+        for a, b in itertools.pairwise([0, *cuts, 300]):
+            mine, clocks = [], []
+            for o in range(a, b):
+                clock = max(clock, times[o])
+                if o in labelled:
+                    mine.append(o)
+                    clocks.append(clock)
+            pm.learn(("t", 0), [labelled_features(o) for o in mine],
+                     [label_of(o) for o in mine], mine, clocks)
+            pm.advance(("t", 0), b, None, clock)
+        results.append(pm.own[("t", 0)])
+    end = max(times)
+    assert results[0].clock == results[1].clock == end
+    assert results[0].model.stats.to_dict() == results[1].model.stats.to_dict()  # exactly
+    factor = 2 ** (-5_000 / 40_000)
+    weights = {"spam": 0.0, "ham": 0.0}
+    for o in labelled:  # one factor per multiple of 5 s in (clock at the record, end]
+        at = max(times[: o + 1])
+        weights[label_of(o)] += factor ** (end // 5_000 - at // 5_000)
+    assert results[0].model.stats.to_dict()["classes"] == pytest.approx(weights, rel=1e-12)
+
+
+def test_the_clock_survives_a_snapshot(tmp_path):
+    write_snapshot(tmp_path, {("in", 0): PartitionState(one_model(range(4)), 4, clock=17)}, {})
+    assert read_snapshot(tmp_path)[0][("in", 0)].clock == 17

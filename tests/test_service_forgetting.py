@@ -149,3 +149,60 @@ def test_sigkilled_drift_reacting_service_equals_uninterrupted(kafka_broker, tmp
     for key, state in killed.items():
         assert state.model.stats.to_dict() == calm[key].model.stats.to_dict()  # exactly
         assert state.drift == calm[key].drift and state.drift["detector"] == "ddm"
+
+
+def test_sigkilled_service_forgetting_by_time_equals_uninterrupted(kafka_broker, tmp_path):
+    """--half-life-seconds: the decay points are seconds of each partition's clock, the largest
+    record timestamp it has read, saved with its state; kills change nothing and the class
+    weights are the hand-computed ones."""
+    bootstrap = kafka_broker.bootstrap_servers
+    topic = unique("forgettime")
+    create_topic(bootstrap, topic, partitions=2)
+    n, base = 3000, 1_700_000_000_000
+    rng = random.Random(9)
+    # a second per message, a few of them late (older than messages produced before them)
+    times = [base + 1000 * i - (4000 if rng.random() < 0.05 else 0) for i in range(n)]
+    values = [dumps({"id": f"m{i}", "features": labelled_features(i), "label": label_of(i)})
+              for i in range(n)]
+    produce(bootstrap, topic, values, partition_of=lambda i: i % 2,
+            timestamp_of=lambda i: times[i])
+    half_life, every = 600, 30  # seconds
+
+    def args(state: str, port: int) -> list[str]:
+        return ["--bootstrap-servers", bootstrap, "--input-topic", topic, "--group-id", "",
+                "--model", "indifferent", "--changelog-topic", "",
+                "--output-topic", f"{topic}-out", "--dead-letter-topic", f"{topic}-dlq",
+                "--snapshot-dir", str(tmp_path / state), "--snapshot-every-records", "400",
+                "--snapshot-every-seconds", "0.2", "--max-poll-records", "130",
+                "--half-life-seconds", str(half_life), "--decay-every", str(every),
+                "--metrics-address", f"127.0.0.1:{port}"]
+
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/metrics"
+    for target in sorted(rng.sample(range(300, n - 300), 3)):
+        service = ServiceProcess(args("killed", port), tmp_path / "killed.log")
+        wait_for(lambda t=target: (scrape(url, "streamnb_model_version") or 0) >= t, 120,
+                 f"{target} learned records", interval=0.02, alive=service.alive)
+        service.kill()
+    run_to_the_end(args("killed", port), tmp_path / "killed.log", url, n)
+    port2 = free_port()
+    run_to_the_end(args("calm", port2), tmp_path / "calm.log",
+                   f"http://127.0.0.1:{port2}/metrics", n)
+
+    killed, _ = read_snapshot(tmp_path / "killed")
+    calm, _ = read_snapshot(tmp_path / "calm")
+    factor = 2 ** (-every / half_life)
+    for key, state in killed.items():
+        assert state.model.stats.to_dict() == calm[key].model.stats.to_dict()  # exactly
+        mine = [i for i in range(n) if i % 2 == key[1]]
+        clock, weights = 0, {"spam": 0.0, "ham": 0.0}
+        at = {}
+        for i in mine:
+            clock = max(clock, times[i])
+            at[i] = clock
+        assert state.clock == calm[key].clock == clock
+        step = every * 1000
+        for i in mine:  # one factor per multiple of 30 s in (clock at the record, clock]
+            weights[label_of(i)] += factor ** (clock // step - at[i] // step)
+        assert state.model.stats.to_dict()["classes"] == pytest.approx(weights, rel=1e-9)
+        assert sum(weights.values()) < len(mine) / 2  # forgot
