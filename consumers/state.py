@@ -47,7 +47,7 @@ from streamnb.models.aode import AODE
 from streamnb.models.base import CountClassifier
 from streamnb.models.pairwise import PairwiseNaiveBayes
 from streamnb.models.registry import MODELS
-from streamnb.models.schedule import next_relearn, relearn_point
+from streamnb.models.schedule import learn_watching_drift, next_relearn, relearn_point
 from streamnb.models.tan import TAN
 from streamnb.stats import InvalidRecord
 from streamnb.stats.forgetting import check_decay_factor
@@ -534,17 +534,13 @@ class PartitionedModel:
         learned = 0
         for i in rows:
             try:
-                predicted = state.model.predict_one(X[i])
-            except InvalidRecord:
-                predicted = None  # an error, if the record can still be learned
-            try:
-                state.model.learn_one(X[i], y[i])
+                drifted = learn_watching_drift(state.model, detector, X[i], y[i],
+                                               lambda i=i: state.model.learn_one(X[i], y[i]))
             except InvalidRecord as exc:
                 rejected.append((i, exc))
                 continue
             learned += 1
-            detector.update(int(predicted != y[i]))
-            if detector.drift_detected:
+            if drifted:
                 self._react(key, state, None if offsets is None else offsets[i])
         self._watched(key, state)
         return learned

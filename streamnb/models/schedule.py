@@ -1,9 +1,14 @@
 """When a structure is re-learned from the counts: one schedule for every model and for the
-service's shared candidate lists."""
+service's shared candidate lists, and one way to feed a drift detector."""
 
 from __future__ import annotations
 
-__all__ = ["next_relearn", "relearn_due", "relearn_point"]
+from collections.abc import Callable
+from typing import Any
+
+from streamnb.stats import InvalidRecord
+
+__all__ = ["learn_watching_drift", "next_relearn", "relearn_due", "relearn_point"]
 
 
 def relearn_point(k: int, every: int) -> int:
@@ -51,3 +56,39 @@ def relearn_due(since: int, every: int, learned: int) -> bool:
     if not every:
         return False
     return since > 0 and learned >= next_relearn(learned - since, every)
+
+
+def learn_watching_drift(model: Any, detector: Any, x: Any, y: Any,
+                         learn: Callable[[], None]) -> bool:
+    """Learn one record with ``learn()`` and give ``detector`` (a river drift detector, or
+    ``None``) ``model``'s prequential error on it: 1 unless the model, predicting before it
+    learned the record, said ``y``. The error is given once the record is learned (a record
+    the model refuses raises and changes nothing, detector included) and once the model knows
+    a class. Whether the detector now signals a drift. Every model's ``drift_detector`` and the
+    service's ``--drift-detector`` are fed here.
+
+    >>> from river import drift
+    >>> from streamnb import IndifferentNB
+    >>> model, detector = IndifferentNB(), drift.binary.DDM(warm_start=5)
+    >>> flips = [learn_watching_drift(model, detector, {"w": i % 2 == 0}, i % 2 == (i < 40),
+    ...                               lambda i=i: model.learn_one({"w": i % 2 == 0},
+    ...                                                           i % 2 == (i < 40)))
+    ...          for i in range(60)]
+    >>> flips.index(True) > 40  # the labels invert at record 40
+    True
+    """
+    if detector is None:
+        learn()
+        return False
+    fed = bool(model.stats.n_classes)
+    predicted = None
+    if fed:
+        try:
+            predicted = model.predict_one(x)
+        except InvalidRecord:
+            predicted = None  # an error, if the record can still be learned
+    learn()
+    if not fed:
+        return False
+    detector.update(int(predicted != y))
+    return bool(detector.drift_detected)

@@ -62,7 +62,7 @@ from streamnb.models.params import (
     Real,
     validate_params,
 )
-from streamnb.models.schedule import relearn_due
+from streamnb.models.schedule import learn_watching_drift, relearn_due
 from streamnb.stats.frames import encode_batch
 from streamnb.stats.pairs import PairCounts
 from streamnb.stats.reservoir import ColumnValues, Reservoir, column_map
@@ -271,11 +271,12 @@ class SelectiveClassifier(CountClassifier):
 
     # -- learning ------------------------------------------------------------------------------
     def learn_one(self, x: Mapping, y: Any) -> None:
-        detector = self.drift_detector
-        drifted = False
-        if detector is not None and self.stats.n_classes:
-            detector.update(int(self.predict_one(x) != y))
-            drifted = detector.drift_detected
+        if learn_watching_drift(self, self.drift_detector, x, y, lambda: self._learn_one(x, y)):
+            self.relearn()
+        else:
+            self._count_towards_relearn(1)
+
+    def _learn_one(self, x: Mapping, y: Any) -> None:
         stats = self.stats
         stats.update(x, y, self.n_learned + 1)
         self.n_learned += 1
@@ -298,10 +299,6 @@ class SelectiveClassifier(CountClassifier):
                 if network is not None:
                     row = tuple(cell[:-1])
                     network.update_row(i, row, table[row], self.alpha)
-        if drifted:
-            self.relearn()
-        else:
-            self._count_towards_relearn(1)
 
     def learn_many(self, X: Any, y: Any) -> None:
         """Learn a batch (DataFrame or sequence of mappings): the same counts and reservoir as

@@ -11,6 +11,7 @@ from streamnb.estimators import Estimator
 from streamnb.models.explanation import Explanation, theorem2_holds
 from streamnb.models.pairwise import PairwiseNaiveBayes
 from streamnb.models.params import DRIFT_DETECTOR, RELEARN_EVERY, OneOf, validate_params
+from streamnb.models.schedule import learn_watching_drift
 from streamnb.stats.codec import from_json_value, to_json_value
 from streamnb.stats.missing import fill_missing, is_missing, nominal_modes
 from streamnb.stats.pairs import PairCounts
@@ -255,12 +256,12 @@ class TAN(PairwiseNaiveBayes):
 
     def learn_one(self, x: Mapping, y: Any) -> None:
         x = self._imputed_one(x)
-        stats = self.stats
-        detector = self.drift_detector
-        drifted = False
-        if detector is not None and stats.n_classes:
-            detector.update(int(self.predict_one(x) != y))
-            drifted = detector.drift_detected
+        if learn_watching_drift(self, self.drift_detector, x, y, lambda: self._learn_one(x, y)):
+            self.relearn()
+        else:
+            self._count_towards_relearn(1)
+
+    def _learn_one(self, x: Mapping, y: Any) -> None:
         c = self._count_one(x, y)
         self._families_fresh = False
         self._families()
@@ -268,10 +269,6 @@ class TAN(PairwiseNaiveBayes):
             edges, u, v = self._edge_cells(x)
             if len(edges):
                 self._packed[edges, u, v, c] += 1.0
-        if drifted:
-            self.relearn()
-        else:
-            self._count_towards_relearn(1)
 
     def learn_many(self, X: Any, y: Any) -> None:
         labels = list(y)
