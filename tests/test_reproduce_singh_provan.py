@@ -3,25 +3,18 @@ method of Tables 2–3 on two random splits of Voting, and the report's tables."
 
 from __future__ import annotations
 
-import importlib.util
 import sys
-from pathlib import Path
 
 import pytest
+from benchmark_scripts import load_script
 
 from streamnb.structure import CLASS
-
-SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "reproduce_singh_provan.py"
 
 
 @pytest.fixture(scope="module")
 def reproduction():
-    spec = importlib.util.spec_from_file_location("reproduce_singh_provan", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    yield module
-    del sys.modules[spec.name]
+    yield load_script("reproduce_singh_provan")
+    del sys.modules["reproduce_singh_provan"]
 
 
 def test_data_sets_are_prepared_as_the_paper_describes(reproduction):

@@ -31,13 +31,15 @@ N = 6000
 HALF_LIFE, DECAY_EVERY = 700, 50
 
 
-def serve_args(bootstrap: str, topic: str, snapshot_dir, port: int) -> list[str]:
+def serve_args(bootstrap: str, topic: str, snapshot_dir, port: int,
+               forgetting: tuple[str, ...] = ("--half-life", str(HALF_LIFE), "--decay-every",
+                                              str(DECAY_EVERY))) -> list[str]:
     return ["--bootstrap-servers", bootstrap, "--input-topic", topic, "--group-id", "",
             "--model", "indifferent", "--changelog-topic", "", "--output-topic", f"{topic}-out",
             "--dead-letter-topic", f"{topic}-dlq", "--snapshot-dir", str(snapshot_dir),
             "--snapshot-every-records", "400", "--snapshot-every-seconds", "0.2",
-            "--max-poll-records", "130", "--half-life", str(HALF_LIFE),
-            "--decay-every", str(DECAY_EVERY), "--metrics-address", f"127.0.0.1:{port}"]
+            "--max-poll-records", "130", *forgetting, "--metrics-address", f"127.0.0.1:{port}",
+            "--log-level", "info"]
 
 
 # streamnb_model_records is the decayed weight; streamnb_model_version counts records learned
@@ -46,6 +48,28 @@ def run_to_the_end(args: list[str], log, url: str, n_learned: int) -> None:
     wait_for(lambda: scrape(url, "streamnb_model_version") == n_learned, 240,
              "the service to learn every labelled record", alive=service.alive)
     assert service.terminate() == 0, service.logs()
+
+
+def killed_and_calm(bootstrap: str, topic: str, tmp_path, n_learned: int, kills: list[int],
+                    forgetting: tuple[str, ...] | None = None) -> tuple[dict, dict]:
+    """The final partition states of a service SIGKILLed once it has learned each of ``kills``
+    records (and restarted), and of an uninterrupted one; the calm run logs to calm.log."""
+    extra = {} if forgetting is None else {"forgetting": forgetting}
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/metrics"
+    args = serve_args(bootstrap, topic, tmp_path / "killed", port, **extra)
+    for target in kills:
+        service = ServiceProcess(args, tmp_path / "killed.log")
+        wait_for(lambda t=target: (scrape(url, "streamnb_model_version") or 0) >= t, 120,
+                 f"{target} learned records", interval=0.02, alive=service.alive)
+        service.kill()
+    run_to_the_end(args, tmp_path / "killed.log", url, n_learned)
+    port2 = free_port()
+    run_to_the_end(serve_args(bootstrap, topic, tmp_path / "calm", port2, **extra),
+                   tmp_path / "calm.log", f"http://127.0.0.1:{port2}/metrics", n_learned)
+    killed, calm = read_snapshot(tmp_path / "killed")[0], read_snapshot(tmp_path / "calm")[0]
+    assert killed.keys() == calm.keys() == {(topic, 0), (topic, 1)}
+    return killed, calm
 
 
 def hand_decayed(labelled: list[int], end: int) -> IndifferentNB:
@@ -74,22 +98,8 @@ def test_sigkilled_forgetting_service_equals_uninterrupted_and_hand_decayed(kafk
               for i in range(N)]
     produce(bootstrap, topic, values, partition_of=lambda i: i % 2)  # message i at offset i // 2
 
-    port = free_port()
-    url = f"http://127.0.0.1:{port}/metrics"
-    args = serve_args(bootstrap, topic, tmp_path / "killed", port)
-    for target in sorted(rng.sample(range(300, len(labelled) - 300), 5)):
-        service = ServiceProcess(args, tmp_path / "killed.log")
-        wait_for(lambda t=target: (scrape(url, "streamnb_model_version") or 0) >= t, 120,
-                 f"{target} learned records", interval=0.02, alive=service.alive)
-        service.kill()
-    run_to_the_end(args, tmp_path / "killed.log", url, len(labelled))
-    port2 = free_port()
-    run_to_the_end(serve_args(bootstrap, topic, tmp_path / "calm", port2), tmp_path / "calm.log",
-                   f"http://127.0.0.1:{port2}/metrics", len(labelled))
-
-    killed, _ = read_snapshot(tmp_path / "killed")
-    calm, _ = read_snapshot(tmp_path / "calm")
-    assert killed.keys() == calm.keys() == {(topic, 0), (topic, 1)}
+    killed, calm = killed_and_calm(bootstrap, topic, tmp_path, len(labelled),
+                                   sorted(rng.sample(range(300, len(labelled) - 300), 5)))
     factor = 2 ** (-DECAY_EVERY / HALF_LIFE)
     for key, state in killed.items():
         assert state.offset == calm[key].offset == N // 2
@@ -119,27 +129,10 @@ def test_sigkilled_drift_reacting_service_equals_uninterrupted(kafka_broker, tmp
               for i in range(n)]
     produce(bootstrap, topic, values, partition_of=lambda i: i % 2)
 
-    def args(state: str, port: int) -> list[str]:
-        return [*serve_args(bootstrap, topic, tmp_path / state, port)[:-6],
-                "--drift-detector", "ddm", "--drift-decay", "0.25",
-                "--metrics-address", f"127.0.0.1:{port}", "--log-level", "info"]
-
-    rng = random.Random(7)
-    port = free_port()
-    url = f"http://127.0.0.1:{port}/metrics"
-    for target in sorted(rng.sample(range(300, n - 300), 3)):
-        service = ServiceProcess(args("killed", port), tmp_path / "killed.log")
-        wait_for(lambda t=target: (scrape(url, "streamnb_model_version") or 0) >= t, 120,
-                 f"{target} learned records", interval=0.02, alive=service.alive)
-        service.kill()
-    run_to_the_end(args("killed", port), tmp_path / "killed.log", url, n)
-    port2 = free_port()
+    killed, calm = killed_and_calm(
+        bootstrap, topic, tmp_path, n, sorted(random.Random(7).sample(range(300, n - 300), 3)),
+        forgetting=("--drift-detector", "ddm", "--drift-decay", "0.25"))
     calm_log = tmp_path / "calm.log"
-    run_to_the_end(args("calm", port2), calm_log, f"http://127.0.0.1:{port2}/metrics", n)
-
-    killed, _ = read_snapshot(tmp_path / "killed")
-    calm, _ = read_snapshot(tmp_path / "calm")
-    assert killed.keys() == calm.keys() == {(topic, 0), (topic, 1)}
     drifts = [line for line in calm_log.read_text().splitlines() if "drift detected" in line]
     for p in (0, 1):
         assert any(f"{topic}:{p} at offset" in line for line in drifts), drifts
@@ -168,29 +161,9 @@ def test_sigkilled_service_forgetting_by_time_equals_uninterrupted(kafka_broker,
             timestamp_of=lambda i: times[i])
     half_life, every = 600, 30  # seconds
 
-    def args(state: str, port: int) -> list[str]:
-        return ["--bootstrap-servers", bootstrap, "--input-topic", topic, "--group-id", "",
-                "--model", "indifferent", "--changelog-topic", "",
-                "--output-topic", f"{topic}-out", "--dead-letter-topic", f"{topic}-dlq",
-                "--snapshot-dir", str(tmp_path / state), "--snapshot-every-records", "400",
-                "--snapshot-every-seconds", "0.2", "--max-poll-records", "130",
-                "--half-life-seconds", str(half_life), "--decay-every", str(every),
-                "--metrics-address", f"127.0.0.1:{port}"]
-
-    port = free_port()
-    url = f"http://127.0.0.1:{port}/metrics"
-    for target in sorted(rng.sample(range(300, n - 300), 3)):
-        service = ServiceProcess(args("killed", port), tmp_path / "killed.log")
-        wait_for(lambda t=target: (scrape(url, "streamnb_model_version") or 0) >= t, 120,
-                 f"{target} learned records", interval=0.02, alive=service.alive)
-        service.kill()
-    run_to_the_end(args("killed", port), tmp_path / "killed.log", url, n)
-    port2 = free_port()
-    run_to_the_end(args("calm", port2), tmp_path / "calm.log",
-                   f"http://127.0.0.1:{port2}/metrics", n)
-
-    killed, _ = read_snapshot(tmp_path / "killed")
-    calm, _ = read_snapshot(tmp_path / "calm")
+    killed, calm = killed_and_calm(
+        bootstrap, topic, tmp_path, n, sorted(rng.sample(range(300, n - 300), 3)),
+        forgetting=("--half-life-seconds", str(half_life), "--decay-every", str(every)))
     factor = 2 ** (-every / half_life)
     for key, state in killed.items():
         assert state.model.stats.to_dict() == calm[key].model.stats.to_dict()  # exactly

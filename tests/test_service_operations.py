@@ -78,6 +78,15 @@ def test_find_gap():
     assert find_gap(50, None, None) is None
 
 
+def gap_args(bootstrap: str, topic: str, state_dir, port: int, *extra: str) -> list[str]:
+    """A standalone indifferent-NB service on ``topic`` without a changelog (unless ``extra``
+    gives one)."""
+    return ["--bootstrap-servers", bootstrap, "--input-topic", topic, "--group-id", "",
+            "--model", "indifferent", "--output-topic", f"{topic}-out",
+            "--dead-letter-topic", f"{topic}-dlq", "--snapshot-dir", str(state_dir),
+            "--changelog-topic", "", "--metrics-address", f"127.0.0.1:{port}", *extra]
+
+
 def test_offset_gap_policies_after_the_topic_is_recreated(kafka_broker, tmp_path):
     bootstrap = kafka_broker.bootstrap_servers
     topic, changelog = unique("gap"), unique("gap-changelog")
@@ -87,10 +96,7 @@ def test_offset_gap_policies_after_the_topic_is_recreated(kafka_broker, tmp_path
     url = f"http://127.0.0.1:{port}/metrics"
 
     def args(state, *extra):
-        return ["--bootstrap-servers", bootstrap, "--input-topic", topic, "--group-id", "",
-                "--model", "indifferent", "--output-topic", f"{topic}-out",
-                "--dead-letter-topic", f"{topic}-dlq", "--snapshot-dir", str(tmp_path / state),
-                "--changelog-topic", "", "--metrics-address", f"127.0.0.1:{port}", *extra]
+        return gap_args(bootstrap, topic, tmp_path / state, port, *extra)
 
     first = ServiceProcess(args("first", "--changelog-topic", changelog),
                            tmp_path / "first.log")
@@ -185,10 +191,7 @@ def test_a_recreated_topic_refilled_past_the_state_is_a_gap(kafka_broker, tmp_pa
     url = f"http://127.0.0.1:{port}/metrics"
 
     def args(state, *extra):
-        return ["--bootstrap-servers", bootstrap, "--input-topic", topic, "--group-id", "",
-                "--model", "indifferent", "--output-topic", f"{topic}-out",
-                "--dead-letter-topic", f"{topic}-dlq", "--snapshot-dir", str(tmp_path / state),
-                "--changelog-topic", "", "--metrics-address", f"127.0.0.1:{port}", *extra]
+        return gap_args(bootstrap, topic, tmp_path / state, port, *extra)
 
     first = ServiceProcess(args("first"), tmp_path / "first.log")
     wait_for(lambda: scrape(url, "streamnb_model_records") == 3000, 120, "3000 records",

@@ -69,6 +69,17 @@ def assignment(logs: str) -> dict[int, int]:
     return owned
 
 
+def latest_states(bootstrap: str, changelog: str, topic: str) -> dict:
+    """The changelog's last state (highest offset) of each of ``topic``'s four partitions."""
+    latest: dict = {}
+    for record in read_topic(bootstrap, changelog, idle=2):
+        key, state = decode_partition(record.value, 64_000_000)
+        if key not in latest or state.offset >= latest[key].offset:
+            latest[key] = state
+    assert sorted(latest) == [(topic, p) for p in range(4)]
+    return latest
+
+
 def run_group(bootstrap: str, topic: str, group: str, changelog: str, tmp_path,
               phases: list[list[bytes]], flags: list[str], timeouts: tuple[float, float],
               mid_stream: bool = False, count: str = "streamnb_model_records"
@@ -154,12 +165,7 @@ def test_two_members_one_killed_sum_to_the_single_process_model(kafka_broker, tm
         assert got.stats.to_dict() == want.stats.to_dict(), name
         assert got.n_learned == 3 * PHASE
     # the changelog: last state of each partition (highest offset), summed
-    latest: dict = {}
-    for record in read_topic(bootstrap, changelog, idle=2):
-        key, state = decode_partition(record.value, 64_000_000)
-        if key not in latest or state.offset >= latest[key].offset:
-            latest[key] = state
-    assert sorted(latest) == [(topic, p) for p in range(4)]
+    latest = latest_states(bootstrap, changelog, topic)
     assert sum(s.offset for s in latest.values()) == 3 * PHASE
     total = PartitionedModel(IndifferentNB)
     for key, state in latest.items():
@@ -195,12 +201,7 @@ def test_forgetting_and_drift_reacting_partitions_move_between_members(kafka_bro
                *[f"--{k.replace('_', '-')}={v}" for k, v in options.items()]], (60, 90),
               mid_stream=True, count="streamnb_model_version")
 
-    latest: dict = {}
-    for record in read_topic(bootstrap, changelog, idle=2):
-        key, state = decode_partition(record.value, 64_000_000)
-        if key not in latest or state.offset >= latest[key].offset:
-            latest[key] = state
-    assert sorted(latest) == [(topic, p) for p in range(4)]
+    latest = latest_states(bootstrap, changelog, topic)
     for p in range(4):
         mine = list(range(p, 3 * PHASE, 4))  # message i is at offset i // 4 of partition i % 4
         drifts: list = []

@@ -4,21 +4,12 @@ embedded broker (it pauses it with SIGSTOP, which the session's broker must not 
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-
 import pytest
-from kafka_helpers import ROOT
-
-SCRIPT = ROOT / "benchmarks" / "soak.py"
+from benchmark_scripts import load_script
 
 
 def load_soak():
-    spec = importlib.util.spec_from_file_location("soak", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
+    return load_script("soak")
 
 
 def test_a_short_soak_loses_and_duplicates_nothing(tmp_path):

@@ -3,16 +3,13 @@ messages, so that the harness cannot rot unnoticed: its helpers, and every varia
 
 from __future__ import annotations
 
-import importlib.util
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
+from benchmark_scripts import load_script
 
 from streamnb import SpamFilter
-
-SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "spam_filter_variants.py"
 
 MAIL = (b"From a@example.com  Mon Jul  1 10:00:00 2002\n"
         b"Received: from relay.example.net by mx.example.org\n"
@@ -26,12 +23,8 @@ MAIL = (b"From a@example.com  Mon Jul  1 10:00:00 2002\n"
 
 @pytest.fixture(scope="module")
 def bench():
-    spec = importlib.util.spec_from_file_location("spam_filter_variants", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up there
-    spec.loader.exec_module(module)
-    yield module
-    del sys.modules[spec.name]
+    yield load_script("spam_filter_variants")
+    del sys.modules["spam_filter_variants"]
 
 
 def test_word_pairs_and_character_grams(bench):

@@ -4,14 +4,12 @@ full table is in docs/accuracy.md)."""
 
 from __future__ import annotations
 
-import importlib.util
 import shutil
 import sys
-from pathlib import Path
 
 import pytest
+from benchmark_scripts import load_script
 
-SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "spam_filters.py"
 # The stream opens with 134 spam messages in a row; messages 600-799 hold 96 ham and 104 spam.
 START, COUNT = 600, 200
 
@@ -22,12 +20,8 @@ pytestmark = pytest.mark.skipif(
 
 @pytest.fixture(scope="module")
 def bench():
-    spec = importlib.util.spec_from_file_location("spam_filters", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up there
-    spec.loader.exec_module(module)
-    yield module
-    del sys.modules[spec.name]
+    yield load_script("spam_filters")
+    del sys.modules["spam_filters"]
 
 
 @pytest.fixture(scope="module")

@@ -4,24 +4,18 @@
 
 from __future__ import annotations
 
-import importlib.util
 import shutil
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
+from benchmark_scripts import load_script
 
 from streamnb.datasets import load
 from streamnb.datasets.arff import load_arff
 from streamnb.evaluate import stratified_kfold
 from streamnb.features.discretize import interval_labels, mdl_cuts
 
-SCRIPT = Path(__file__).resolve().parent.parent / "benchmarks" / "weka_comparison.py"
-spec = importlib.util.spec_from_file_location("weka_comparison", SCRIPT)
-wc = importlib.util.module_from_spec(spec)
-sys.modules["weka_comparison"] = wc  # its dataclass looks its module up there
-spec.loader.exec_module(wc)
+wc = load_script("weka_comparison")
 
 pytestmark = pytest.mark.skipif(not (wc.WEKA_JAR.exists() and shutil.which("java")),
                                 reason="Debian's weka (and Java) are not installed")
