@@ -45,6 +45,8 @@ _RANK_TOL = 1e-6
 # n records (ICA after a PCA reduction): with fewer records per dimension the fixed point is
 # ill-determined (it then depends on rounding: batch and one-by-one learning would disagree)
 _PER_DIMENSION = 5
+# the shortest relaxed FastICA step (fast_ica) before giving up on a cycling fixed point
+_MIN_STEP = 1.0 / 64
 # records per prediction chunk: (records × classes × components × mixture terms) floats stay
 # near _BUDGET (a kernel estimate has as many terms as its class sample has records)
 _BUDGET = 1 << 21
@@ -69,12 +71,32 @@ def fast_ica(z: np.ndarray, w_init: np.ndarray, max_iter: int = 200, tol: float 
     whitened data ``z`` (n, r): the orthogonal W (r, r) whose rows make W z maximally
     non-Gaussian. Fixed point W⁺ = E[g(Wz) zᵀ] − diag(E[g'(Wz)]) W, g = tanh, then
     symmetric decorrelation; stops when no row turns by more than ``tol`` (|diag W⁺Wᵀ| ≥ 1 − tol),
-    as scikit-learn's ``FastICA(algorithm="parallel", whiten=False)``."""
+    as scikit-learn's ``FastICA(algorithm="parallel", whiten=False)``.
+
+    If ``max_iter`` iterations do not converge, up to ``max_iter`` more take half steps,
+    W ← decorrelate(½ W + ½ W⁺) (rows of W⁺ signed to agree with W; shorter where the half step
+    is near-singular, and none below ``_MIN_STEP``: W is kept): symmetric FastICA can
+    cycle without converging (on Letter's 16,000 training records it did for 12 of the 26
+    classes, rows still turning by up to 0.98 after 200 iterations, so W was wherever the cycle
+    stopped); a fixed point of W⁺ is one of the half step, and the half steps reach one (all 26
+    classes)."""
     w = _sym_decorrelate(w_init)
     n = z.shape[0]
-    for _ in range(max_iter):
+    for it in range(2 * max_iter):
         g = np.tanh(z @ w.T)                                   # (n, r)
         w_new = _sym_decorrelate(g.T @ z / n - (1.0 - g * g).mean(axis=0)[:, None] * w)
+        if it >= max_iter:
+            sign = np.where(np.einsum("ij,ij->i", w_new, w) < 0.0, -1.0, 1.0)
+            step = sign[:, None] * w_new - w
+            # a cycle that swaps two rows makes their average one row twice (singular):
+            # shorten the step until every singular value of W + μ·step is ≥ ½
+            mu = 0.5
+            while mu > _MIN_STEP and np.linalg.eigvalsh(
+                    (w + mu * step) @ (w + mu * step).T)[0] < 0.25:
+                mu /= 2
+            if mu <= _MIN_STEP:
+                break
+            w_new = _sym_decorrelate(w + mu * step)
         change = float(np.max(np.abs(np.abs(np.einsum("ij,ij->i", w_new, w)) - 1.0)))
         w = w_new
         if change < tol:
