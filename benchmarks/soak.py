@@ -26,9 +26,9 @@ run goes on past ``--minutes`` until each kind has happened):
   topic deleted and re-created empty (its offsets start again at 0), and the service
   restarted. Every second reset it restarts before anything new is produced, so that each
   partition state is past the new log's end (an ``after_log_end`` gap); the first and every
-  other reset the new topic is first refilled past every state's offset with new messages, so that offsets
-  alone cannot tell the logs apart and only the fingerprint of the record before the state's
-  offset does (a ``log_replaced`` gap). Either gap the policy reports and continues from
+  other reset the new topic is first refilled past every state's offset with new messages, so
+  that offsets alone cannot tell the logs apart and only the fingerprint of the record before
+  the state's offset does (a ``log_replaced`` gap). Either gap the policy reports and continues from
   offset 0. The records of
   the old topic after the state's restored offset (learned only in memory before the kill) are
   lost with the old topic; they count as lost *and reported*, attributed from the gap lines of
