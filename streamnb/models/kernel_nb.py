@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
@@ -12,10 +11,10 @@ from streamnb.models.discriminant import GaussianDiscriminant
 from streamnb.models.params import VAR_SMOOTHING, Integer, validate_params
 from streamnb.stats.binned_density import BinnedDensity
 from streamnb.stats.cache import StateCache
+from streamnb.stats.kde import log_mixture_density, silverman_bandwidth
 
 __all__ = ["KernelNB"]
 
-_LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
 _CHUNK = 256
 
 
@@ -112,9 +111,9 @@ class KernelNB(GaussianDiscriminant):
         sigma = np.sqrt(var + np.maximum(floor, 1e-300))
         width = np.ldexp(1.0, s.exponent)
         with np.errstate(divide="ignore"):
-            h = np.maximum(1.06 * sigma * np.where(n > 0, n, 1.0) ** -0.2, width)
-            log_counts = np.log(s.counts)
-            log_n = np.log(np.where(n > 0, n, 1.0))
+            h = np.maximum(silverman_bandwidth(sigma, np.where(n > 0, n, 1.0)), width)
+            # log(N_b / n): the bins as the kernel estimate's weighted centres
+            log_weight = np.log(s.counts) - np.log(np.where(n > 0, n, 1.0))[..., None]
         centres = np.ldexp(s.origin[..., None] + np.arange(s.n_bins) + 0.5,
                            s.exponent[..., None])
         total = float(s.class_weight.sum())
@@ -123,16 +122,14 @@ class KernelNB(GaussianDiscriminant):
                 s.n_classes)
         active = np.flatnonzero((n > 0).all(axis=0)) if s.n_classes else np.zeros(
             0, dtype=np.int64)
-        return {"h": h, "log_counts": log_counts, "centres": centres,
-                "norm": log_n + np.log(h) + _LOG_SQRT_2PI, "log_prior": log_prior,
+        return {"h": h, "log_weight": log_weight, "centres": centres, "log_prior": log_prior,
                 "active": active}
 
     def _log_density(self, terms: dict[str, Any], a: int, t: np.ndarray) -> np.ndarray:
         """log f_{a,y}(t) for values ``t`` (m,), all classes: (m, k)."""
-        z = (t[:, None, None] - terms["centres"][None, :, a]) / terms["h"][None, :, a, None]
-        e = terms["log_counts"][None, :, a] - 0.5 * z * z
-        top = e.max(axis=2, keepdims=True)
-        return (top[..., 0] + np.log(np.exp(e - top).sum(axis=2))) - terms["norm"][None, :, a]
+        with np.errstate(divide="ignore"):  # a class without values: log 0
+            return log_mixture_density(t[:, None], terms["log_weight"][None, :, a],
+                                       terms["centres"][None, :, a], terms["h"][None, :, a, None])
 
     def log_density(self, label: Any, attribute: Any, value: float) -> float:
         """log f_{attribute, label}(value), the kernel density estimate."""
