@@ -8,10 +8,17 @@ A synthetic bag-of-words stream: ``--n`` messages of ``--tokens`` draws from a
   prediction is O(vocabulary), so it runs prequentially only on ``--bernoulli-n`` messages:
   the first ones, and the last ones after learning the rest; streamnb runs on the same ones);
 - batch prequential at ``--batch`` records (predict_proba_many, then learn_many) vs
-  scikit-learn MultinomialNB (DictVectorizer.transform + predict_proba + partial_fit).
+  scikit-learn MultinomialNB (DictVectorizer.transform + predict_proba + partial_fit);
+- the same batch prequential against the numpy limit (issue 15): a bare-numpy Bernoulli NB
+  (Laplace, the absent tokens summed over the vocabulary once per batch) on pre-encoded token
+  ids (CSR index arrays: the cost of the arithmetic alone), and the same with a dict encoding
+  step (a Python dict token → id, grown as tokens appear: the least a dict input costs);
+  streamnb's NaiveBayes encodes each batch once for both calls (``encode_many``).
 
 Targets (issue 2): one-by-one ≥ 15× river MultinomialNB and ≥ 500× river BernoulliNB; batch
-≥ 2× scikit-learn. Run: ``python benchmarks/bench_naive_bayes.py``.
+≥ 2× scikit-learn. Issue 15: the batch path ≥ 80 % of the dict-encoding limit on token dicts
+(and ≥ 50 % of the pre-encoded limit for pre-encoded input, which streamnb does not accept
+yet). Run: ``python benchmarks/bench_naive_bayes.py``.
 """
 
 from __future__ import annotations
@@ -65,6 +72,40 @@ def prequential_batches(predict: Callable, learn: Callable, xs, ys, batch: int
         learn(bx, by)
     seconds = time.perf_counter() - start
     return len(xs) / seconds, correct / (len(xs) - min(batch, len(xs)))
+
+
+class NumpyBernoulliNB:
+    """The numpy limit: Bernoulli NB with Laplace smoothing on token ids, two classes, the
+    vocabulary pre-sized (``size``); a batch is ``(indptr, indices)`` of its records' ids."""
+
+    def __init__(self, size: int) -> None:
+        self.counts = np.zeros((2, size))
+        self.n = np.zeros(2)
+
+    def predict(self, indptr: np.ndarray, indices: np.ndarray) -> np.ndarray:
+        theta = (self.counts + 1.0) / (self.n + 2.0)[:, None]
+        present, absent = np.log(theta), np.log1p(-theta)
+        base = np.log((self.n + 1.0) / (self.n.sum() + 2.0)) + absent.sum(axis=1)
+        gathered = (present - absent)[:, indices]  # classes x tokens of the batch
+        # rows with no token get the base alone: reduceat would read the next row's first
+        sums = np.add.reduceat(gathered, indptr[:-1], axis=1) if len(indices) else 0.0
+        sums = np.where(np.diff(indptr) > 0, sums, 0.0)
+        return np.argmax(base[:, None] + sums, axis=0)
+
+    def learn(self, indptr: np.ndarray, indices: np.ndarray, y: np.ndarray) -> None:
+        rows = np.repeat(y, np.diff(indptr))
+        size = self.counts.shape[1]
+        self.counts += np.bincount(rows * size + indices, minlength=2 * size).reshape(2, size)
+        self.n += np.bincount(y, minlength=2)
+
+
+def encode_ids(xs: list[dict], vocabulary: dict) -> tuple[np.ndarray, np.ndarray]:
+    """A batch of token dicts as CSR ``(indptr, indices)``, new tokens added to
+    ``vocabulary`` (token → id)."""
+    ids = [vocabulary.setdefault(t, len(vocabulary)) for x in xs for t in x]
+    indptr = np.zeros(len(xs) + 1, dtype=np.int64)
+    np.cumsum([len(x) for x in xs], out=indptr[1:])
+    return indptr, np.asarray(ids, dtype=np.int64)
 
 
 def main() -> None:
@@ -145,6 +186,47 @@ def main() -> None:
     print(f"  {'scikit-learn MultinomialNB partial_fit':40s} {sk_rate:>10,.0f} rec/s   "
           f"accuracy {sk_acc:.4f}")
     print(f"  ratio streamnb / scikit-learn: {ours / sk_rate:6.1f}x  (target 2x)")
+
+    print(f"\nbatch prequential against the numpy limit, batches of {args.batch:,}; median of "
+          f"{args.repeat} runs")
+    vocabulary: dict = {}
+    encoded = [encode_ids(xs[lo: lo + args.batch], vocabulary)
+               for lo in range(0, len(xs), args.batch)]
+    labels = [np.asarray(ys[lo: lo + args.batch]) for lo in range(0, len(xs), args.batch)]
+
+    def numpy_run(pre_encoded: bool) -> tuple[float, float]:
+        model, words, correct = NumpyBernoulliNB(len(vocabulary)), {}, 0
+        start = time.perf_counter()
+        for k, lo in enumerate(range(0, len(xs), args.batch)):
+            indptr, indices = encoded[k] if pre_encoded else encode_ids(
+                xs[lo: lo + args.batch], words)
+            if lo:
+                correct += int((model.predict(indptr, indices) == labels[k]).sum())
+            model.learn(indptr, indices, labels[k])
+        return len(xs) / (time.perf_counter() - start), correct / (len(xs) - args.batch)
+
+    def streamnb_run() -> tuple[float, float]:
+        model, correct = NaiveBayes(), 0
+        start = time.perf_counter()
+        for k, lo in enumerate(range(0, len(xs), args.batch)):
+            batch = model.encode_many(xs[lo: lo + args.batch])
+            if lo:
+                correct += int((model.predict_many(batch).to_numpy() == labels[k]).sum())
+            model.learn_many(batch, ys[lo: lo + args.batch])
+        return len(xs) / (time.perf_counter() - start), correct / (len(xs) - args.batch)
+
+    limits = {}
+    for name, run in [("numpy Bernoulli NB, pre-encoded ids", lambda: numpy_run(True)),
+                      ("numpy Bernoulli NB + dict encoding", lambda: numpy_run(False)),
+                      ("streamnb NaiveBayes, encode_many once", streamnb_run)]:
+        runs = [run() for _ in range(args.repeat)]
+        limits[name] = float(np.median([r for r, _ in runs]))
+        print(f"  {name:40s} {limits[name]:>10,.0f} rec/s   accuracy {runs[0][1]:.4f}")
+    ours = limits["streamnb NaiveBayes, encode_many once"]
+    dict_limit = limits["numpy Bernoulli NB + dict encoding"]
+    print(f"  streamnb / dict-encoding limit: {ours / dict_limit:.2f}"
+          f"  (target 0.80);  / pre-encoded limit: "
+          f"{ours / limits['numpy Bernoulli NB, pre-encoded ids']:.2f}")
 
 
 if __name__ == "__main__":
