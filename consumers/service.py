@@ -565,20 +565,23 @@ class Service:
     # -- the batch ------------------------------------------------------------------------------
     def _process(self, batch: dict[TopicPartition, list]) -> None:
         m = self.metrics
-        records, clocks = [], []
-        ends: dict[TopicPartition, int] = {}  # each partition's clock after the batch
+        records: list = []
+        # the partitions' clocks at each record and after the batch (--half-life-seconds only)
+        clocks: list[int] | None = [] if self.model.by_time else None
+        ends: dict[TopicPartition, int] = {}
         for tp, recs in batch.items():
             state = self.model.own.get((tp.topic, tp.partition))
             if state is None:  # not ours (any more): its next owner reads it
                 continue
             # a record before the state's offset is already in the state
-            clock = state.clock
-            for r in recs:
-                if r.offset >= state.offset:
-                    clock = max(clock, r.timestamp)  # the partition's clock (--half-life-seconds)
-                    records.append((tp, r))
+            fresh = [r for r in recs if r.offset >= state.offset]
+            records += [(tp, r) for r in fresh]
+            if clocks is not None:
+                clock = state.clock
+                for r in fresh:
+                    clock = max(clock, r.timestamp)
                     clocks.append(clock)
-            ends[tp] = clock
+                ends[tp] = clock
             m.consumed.labels(topic=tp.topic).inc(len(recs))
         if not records:
             return
@@ -627,7 +630,7 @@ class Service:
         self._update_model_gauges()
 
     def _learn(self, records: list, decoded: list, predicted: dict[int, int],
-               clocks: list[int]) -> set[int]:
+               clocks: list[int] | None) -> set[int]:
         """Learn the labelled, classified records per partition, in offset order (``clocks``:
         each one's partition clock); the batch indices learned."""
         by_partition: dict[tuple[str, int], list[int]] = {}
@@ -659,7 +662,8 @@ class Service:
                 rejected = self.model.learn(key, [decoded[i].features for i in group],
                                             [labels[i] for i in group],
                                             [records[i][1].offset for i in group],
-                                            [clocks[i] for i in group])
+                                            None if clocks is None
+                                            else [clocks[i] for i in group])
                 bad = {group[j] for j, _ in rejected}
                 for j, exc in rejected:
                     # a label the model does not learn (SpamFilter: neither spam nor ham)

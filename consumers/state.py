@@ -245,11 +245,6 @@ class PartitionedModel:
                              f"{sorted(DETECTORS)}")
         self.drift_detector = drift_detector
         self.drift_decay = check_decay_factor(drift_decay)
-        if drift_detector and isinstance(factory(), TAN) and factory().shared_candidates:
-            # a partition state's tree is whatever the sum's was while the state stood for
-            # it: neither its own records' nor valid after its next candidate list
-            raise ValueError("a drift detector needs the partition states' own predictions; "
-                             "a TAN with shared candidates has no tree of its own")
         self.on_drift = on_drift
         self._detectors: dict[Key, Any] = {}  # own partitions' live detectors
         self.half_life = half_life
@@ -266,6 +261,11 @@ class PartitionedModel:
         self.model = factory()
         self.model_class = type(self.model)
         self.shared = isinstance(self.model, PairwiseNaiveBayes) and self.model.shared_candidates
+        if drift_detector and self.shared and isinstance(self.model, TAN):
+            # a partition state's tree is whatever the sum's was while the state stood for
+            # it: neither its own records' nor valid after its next candidate list
+            raise ValueError("a drift detector needs the partition states' own predictions; "
+                             "a TAN with shared candidates has no tree of its own")
         self.decisions: dict[int, list] = {}  # candidate list of each version (shared)
         self._summed: dict[Key, PartitionState] = {}  # what ``model`` is the sum of
         self._alias: PartitionState | None = None  # the state whose model *is* the sum

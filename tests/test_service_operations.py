@@ -18,6 +18,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 
 import pytest
 from kafka.admin import KafkaAdminClient
@@ -78,25 +79,28 @@ def test_find_gap():
     assert find_gap(50, None, None) is None
 
 
-def gap_args(bootstrap: str, topic: str, state_dir, port: int, *extra: str) -> list[str]:
-    """A standalone indifferent-NB service on ``topic`` without a changelog (unless ``extra``
-    gives one)."""
-    return ["--bootstrap-servers", bootstrap, "--input-topic", topic, "--group-id", "",
-            "--model", "indifferent", "--output-topic", f"{topic}-out",
-            "--dead-letter-topic", f"{topic}-dlq", "--snapshot-dir", str(state_dir),
-            "--changelog-topic", "", "--metrics-address", f"127.0.0.1:{port}", *extra]
+def old_topic(bootstrap: str, name: str, tmp_path) -> tuple[str, str, Callable[..., list]]:
+    """A topic holding the OLD records; its metrics URL, and the options of a standalone
+    indifferent-NB service on it without a changelog (unless ``extra`` gives one), with its
+    state in ``tmp_path / state``."""
+    topic = unique(name)
+    create_topic(bootstrap, topic)
+    produce(bootstrap, topic, labelled_messages(*OLD))
+    port = free_port()
+
+    def args(state: str, *extra: str) -> list[str]:
+        return ["--bootstrap-servers", bootstrap, "--input-topic", topic, "--group-id", "",
+                "--model", "indifferent", "--output-topic", f"{topic}-out",
+                "--dead-letter-topic", f"{topic}-dlq", "--snapshot-dir", str(tmp_path / state),
+                "--changelog-topic", "", "--metrics-address", f"127.0.0.1:{port}", *extra]
+
+    return topic, f"http://127.0.0.1:{port}/metrics", args
 
 
 def test_offset_gap_policies_after_the_topic_is_recreated(kafka_broker, tmp_path):
     bootstrap = kafka_broker.bootstrap_servers
-    topic, changelog = unique("gap"), unique("gap-changelog")
-    create_topic(bootstrap, topic)
-    produce(bootstrap, topic, labelled_messages(*OLD))
-    port = free_port()
-    url = f"http://127.0.0.1:{port}/metrics"
-
-    def args(state, *extra):
-        return gap_args(bootstrap, topic, tmp_path / state, port, *extra)
+    changelog = unique("gap-changelog")
+    topic, url, args = old_topic(bootstrap, "gap", tmp_path)
 
     first = ServiceProcess(args("first", "--changelog-topic", changelog),
                            tmp_path / "first.log")
@@ -184,14 +188,7 @@ def test_a_recreated_topic_refilled_past_the_state_is_a_gap(kafka_broker, tmp_pa
     """Offsets cannot tell this log from the old one (it holds more records than the state
     read); the fingerprint of the record before the state's offset does."""
     bootstrap = kafka_broker.bootstrap_servers
-    topic = unique("refill")
-    create_topic(bootstrap, topic)
-    produce(bootstrap, topic, labelled_messages(*OLD))
-    port = free_port()
-    url = f"http://127.0.0.1:{port}/metrics"
-
-    def args(state, *extra):
-        return gap_args(bootstrap, topic, tmp_path / state, port, *extra)
+    topic, url, args = old_topic(bootstrap, "refill", tmp_path)
 
     first = ServiceProcess(args("first"), tmp_path / "first.log")
     wait_for(lambda: scrape(url, "streamnb_model_records") == 3000, 120, "3000 records",
