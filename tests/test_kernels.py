@@ -22,12 +22,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from streamnb._accel import kernels
+from streamnb.stats.schema import Schema
 
 _kernels = pytest.importorskip("streamnb._accel._kernels", reason="C kernels not built")
 
 # Every kernel of the C module's method table, each with a test below.
-KERNELS = ["encode_tokens", "encode_many", "token_log_odds", "score_tokens", "posterior",
-           "predict_tokens", "token_increment", "learn_tokens", "class_absent_sum",
+KERNELS = ["encode_tokens", "encode_many", "text_columns", "token_log_odds", "score_tokens",
+           "posterior", "predict_tokens", "token_increment", "learn_tokens", "class_absent_sum",
            "class_terms", "email_words", "email_hosts", "html_text"]
 
 
@@ -173,6 +174,56 @@ def test_encode_many_same(seed, grow):
                    else odd[rng.integers(0, len(odd))] for _ in range(rng.integers(0, 20))]
         return [records, *_tokens(rng, bad_column=rng.random() < 0.3), grow]
     same("encode_many", _args(seed, build))
+
+
+# Bags of a text value: drawn once per token (set, frozenset, dict of str to True), and the
+# shapes the kernel leaves to the general rule (a list, a count other than True, a token that
+# is not a str, a str subclass, not a bag at all).
+class _Str(str):
+    pass
+
+
+def _bag(rng: np.random.Generator) -> Any:
+    tokens = [f"t{i}" for i in rng.integers(0, WIDTH + 10, size=rng.integers(0, 12))]
+    shape = rng.integers(0, 8)
+    if shape == 0:
+        return set(tokens)
+    if shape == 1:
+        return frozenset(tokens)
+    bag: dict = dict.fromkeys(tokens, True)
+    odd: list[Any] = [1, 1.0, np.True_, None]
+    if shape == 3 and bag:
+        bag[tokens[0]] = odd[rng.integers(0, len(odd))]
+    elif shape == 4:
+        bag[[3, _Str("t1"), None][rng.integers(0, 3)]] = True
+    elif shape == 5:
+        return frozenset([*tokens, [7, _Str("t2"), 2.5][rng.integers(0, 3)]])
+    elif shape == 6:
+        return [tokens, "t1 t2", None, 3][rng.integers(0, 4)]
+    return bag
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("grow", [False, True])
+def test_text_columns_same(seed, grow):
+    def build(rng):
+        return [_bag(rng), {f"t{i}": i for i in range(WIDTH)}, grow]
+    outcome, _ = same("text_columns", _args(seed, build))
+    assert outcome[0] == "returned"
+
+
+def test_text_columns_reads_what_the_rule_reads():
+    """Where the kernel answers, it gives the text rule's tokens (each drawn once) in order:
+    known ones by column, unknown ones as places to register when growing."""
+    values = {"a": 0, "b": 1}
+    for bag in ({"b": True, "z": True, "a": True}, ["b", "z", "a"]):
+        got = kernels.text_columns(bag, values, True)
+        if isinstance(bag, list):
+            assert got is None  # a list may repeat a token: counts are the rule's business
+            continue
+        assert got == ([1, None, 0], [(1, "z")])
+        assert list(Schema.text_draws(bag, "r", "f")) == ["b", "z", "a"]
+        assert kernels.text_columns(bag, values, False) == ([1, 0], [])
 
 
 def _odds_args(rng: np.random.Generator, a_present: float, a_absent: float) -> list:

@@ -168,6 +168,78 @@ fail:
 }
 
 /*
+ * text_columns(bag, values, grow) -> (columns, new) or None
+ *
+ * A text value drawn once per token (a set or frozenset of str, or a dict of str to True):
+ * the columns of its known tokens (values: token -> column) in the bag's order; with grow an
+ * unknown token's place holds None and (place, token) is listed in new, for the caller to
+ * register; without, it is left out. None, with nothing read, for any other value: the text
+ * kind's general rule decides (and names the error).
+ */
+static PyObject *
+text_columns(PyObject *Py_UNUSED(self), PyObject *args)
+{
+    PyObject *bag, *values;
+    int grow;
+    if (!PyArg_ParseTuple(args, "OO!p", &bag, &PyDict_Type, &values, &grow))
+        return NULL;
+    int is_dict = PyDict_CheckExact(bag);
+    if (!is_dict && !PyFrozenSet_CheckExact(bag) && !PySet_CheckExact(bag))
+        Py_RETURN_NONE;
+    PyObject *token, *value;
+    if (is_dict) {
+        Py_ssize_t pos = 0;
+        while (PyDict_Next(bag, &pos, &token, &value))
+            if (!PyUnicode_CheckExact(token) || value != Py_True)
+                Py_RETURN_NONE;
+    }
+    else {
+        PyObject *check = PyObject_GetIter(bag);
+        if (check == NULL)
+            return NULL;
+        int simple = 1;
+        while (simple && (token = PyIter_Next(check)) != NULL) {
+            simple = PyUnicode_CheckExact(token);
+            Py_DECREF(token);
+        }
+        Py_DECREF(check);
+        if (PyErr_Occurred())
+            return NULL;
+        if (!simple)
+            Py_RETURN_NONE;
+    }
+    PyObject *columns = PyList_New(0), *new = PyList_New(0), *it = PyObject_GetIter(bag);
+    if (columns == NULL || new == NULL || it == NULL)
+        goto fail;
+    while ((token = PyIter_Next(it)) != NULL) {
+        PyObject *column = PyDict_GetItemWithError(values, token);
+        int bad = 0;
+        if (column != NULL)
+            bad = PyList_Append(columns, column) < 0;
+        else if (PyErr_Occurred())
+            bad = 1;
+        else if (grow) {
+            PyObject *entry = Py_BuildValue("(nO)", PyList_GET_SIZE(columns), token);
+            bad = entry == NULL || PyList_Append(new, entry) < 0
+                  || PyList_Append(columns, Py_None) < 0;
+            Py_XDECREF(entry);
+        }
+        Py_DECREF(token);
+        if (bad)
+            goto fail;
+    }
+    if (PyErr_Occurred())
+        goto fail;
+    Py_DECREF(it);
+    return Py_BuildValue("(NN)", columns, new);
+fail:
+    Py_XDECREF(columns);
+    Py_XDECREF(new);
+    Py_XDECREF(it);
+    return NULL;
+}
+
+/*
  * encode_many(records, token_column, attribute_index, grow) -> (columns, lengths, special)
  *
  * The batch form: present-token columns of every record, concatenated (columns, int64 bytes),
@@ -1141,6 +1213,7 @@ html_text(PyObject *Py_UNUSED(module), PyObject *text)
 static PyMethodDef methods[] = {
     {"encode_tokens", encode_tokens, METH_VARARGS, "Token columns of a record (fast path)."},
     {"encode_many", encode_many, METH_VARARGS, "Present-token columns of a batch."},
+    {"text_columns", text_columns, METH_VARARGS, "Columns of a text value drawn once a token."},
     {"token_log_odds", token_log_odds, METH_VARARGS, "Σ log θ(present)/θ(absent) per class."},
     {"score_tokens", score_tokens, METH_VARARGS, "encode_tokens + token_log_odds."},
     {"posterior", posterior, METH_VARARGS, "Probabilities from log-likelihoods."},

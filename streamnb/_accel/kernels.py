@@ -20,7 +20,8 @@ import numpy as np
 __all__ = ["ACCELERATED", "class_absent_sum", "class_terms", "email_hosts", "email_words",
            "encode_many", "encode_tokens", "html_text",
            "learn_tokens",
-           "posterior", "predict_tokens", "score_tokens", "token_increment", "token_log_odds"]
+           "posterior", "predict_tokens", "score_tokens", "text_columns", "token_increment",
+           "token_log_odds"]
 
 
 def _ssize(j: Any) -> int:
@@ -289,6 +290,35 @@ def _encode_many(records: list, token_column: dict, attribute_index: dict, grow:
     return array("q", columns).tobytes(), array("q", lengths).tobytes(), special
 
 
+def _text_columns(bag: Any, values: dict, grow: bool) -> tuple[list, list] | None:
+    """A text value drawn once per token — a set or frozenset of str, or a dict of str to
+    True: ``(columns, new)``, the columns of its known tokens (``values``: token → column) in
+    the bag's order; with ``grow`` an unknown token's place holds None and ``(place, token)``
+    is in ``new`` for the caller to register; without, it is left out. None, with nothing
+    read, for any other value: the text kind's general rule decides (and names the error)."""
+    if bag.__class__ is dict:
+        for token, value in bag.items():
+            if token.__class__ is not str or value is not True:
+                return None
+    elif bag.__class__ is frozenset or bag.__class__ is set:
+        for token in bag:
+            if token.__class__ is not str:
+                return None
+    else:
+        return None
+    columns: list = []
+    new: list = []
+    for token in bag:
+        column = values.get(token)
+        if column is None:
+            if grow:
+                new.append((len(columns), token))
+                columns.append(None)
+            continue
+        columns.append(column)
+    return columns, new
+
+
 # E-mail words (streamnb.features.email): letters, digits and underscore (``\w``), "$", "!" and
 # apostrophes; a word is a maximal run of them stripped of apostrophes at both ends.
 _EMAIL_WORD = re.compile(r"[\w$!][\w$!']*")
@@ -400,6 +430,7 @@ class_terms = _class_terms
 predict_tokens = _predict_tokens
 learn_tokens = _learn_tokens
 encode_many = _encode_many
+text_columns = _text_columns
 email_words = _email_words
 email_hosts = _email_hosts
 html_text = _html_text
@@ -421,6 +452,7 @@ if os.environ.get("STREAMNB_PURE_PYTHON", "") in ("", "0"):
         predict_tokens = _kernels.predict_tokens
         learn_tokens = _kernels.learn_tokens
         encode_many = _kernels.encode_many
+        text_columns = _kernels.text_columns
         email_words = _kernels.email_words
         email_hosts = _kernels.email_hosts
         html_text = _kernels.html_text

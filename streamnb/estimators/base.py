@@ -19,7 +19,7 @@ taken as the limit of a vanishing softening (the classes with the fewest zero fa
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import ClassVar
 
 import numpy as np
@@ -60,6 +60,15 @@ class Estimator(base.Base):
                                ) -> np.ndarray:
         """``A_i`` of the attributes of ``columns``."""
         a, a_absent = self.cell_pseudocounts(stats)
+        schema = stats.schema
+        if np.ndim(a) == 0 and np.ndim(a_absent) == 0:
+            # one pseudo-count for every cell: A_i = a·#A_i (a token: a + a_absent), read for
+            # these columns only — summing over every column would cost O(vocabulary) a record
+            sizes = schema.column_sizes(columns)
+            if a == a_absent:
+                return a * sizes
+            token = (schema.nominal_slots(columns) < 0) & (schema.text_slots(columns) < 0)
+            return np.where(token, a + a_absent, a * sizes)
         cols = stats.schema.arrays()
         n_cols = stats.schema.n_columns
         a = np.broadcast_to(np.asarray(a, dtype=np.float64), (n_cols,))
@@ -103,21 +112,28 @@ class Estimator(base.Base):
         a = a[columns] if np.ndim(a) else a
         A = self.attribute_pseudocounts(stats, columns)
         num = stats.value_counts[:, columns] + a
-        slot = schema.nominal_slots(columns)
-        totals = np.where(slot >= 0, stats.observed_counts[:, np.maximum(slot, 0)]
-                          if schema.n_nominal else 0.0, stats.class_counts[:, None])
+        # the total each cell is a share of: N(c) for a token's presence, the class's observed
+        # records of the attribute for a nominal value, its draws for a text token (each kind's
+        # lookup only when the schema has that kind: this runs for every record scored)
+        totals = stats.class_counts[:, None]
+        if schema.n_nominal:
+            slot = schema.nominal_slots(columns)
+            totals = np.where(slot >= 0, stats.observed_counts[:, np.maximum(slot, 0)], totals)
         if schema.n_text:
             text = schema.text_slots(columns)
             totals = np.where(text >= 0, stats.draw_counts[:, np.maximum(text, 0)], totals)
-        return self._ratio(num, totals + A, schema.column_sizes(columns))
+        return self._ratio(num, totals + A, lambda: schema.column_sizes(columns))
 
     @staticmethod
-    def _ratio(num: np.ndarray, den: np.ndarray, size: np.ndarray) -> LogProb:
+    def _ratio(num: np.ndarray, den: np.ndarray, size: Callable[[], np.ndarray]) -> LogProb:
+        """log(num/den) and the zero factors, where num, den >= 0."""
+        if den.size and den.min() > 0.0 and num.min() > 0.0:  # the common case: no 0 factor
+            return np.log(num) - np.log(den), np.zeros(num.shape, dtype=np.int64)
         # A cell whose attribute was never observed in the class (0/0, possible only without
         # pseudo-counts) is uninformative: θ = 1/#A_i.
         undefined = den <= 0.0
         num = np.where(undefined, 1.0, num)
-        den = np.where(undefined, size, den)
+        den = np.where(undefined, size(), den)
         logs, zeros = _log_with_zeros(num)
         return logs - np.log(den), zeros
 
@@ -136,7 +152,7 @@ class Estimator(base.Base):
         a_absent = a_absent[tokens] if np.ndim(a_absent) else a_absent
         A = self.attribute_pseudocounts(stats, tokens)
         absent = np.maximum(N[:, None] - stats.value_counts[:, tokens], 0.0) + a_absent
-        logs, zeros = self._ratio(absent, N[:, None] + A, np.full(len(tokens), 2.0))
+        logs, zeros = self._ratio(absent, N[:, None] + A, lambda: np.full(len(tokens), 2.0))
         return logs.sum(axis=1), zeros.sum(axis=1)
 
     def add_token_log_odds(self, stats: CountStatistics, columns: list[int],
@@ -173,7 +189,3 @@ class UniformEstimator(Estimator):
     def cell_pseudocounts(self, stats: CountStatistics) -> tuple[float, float]:
         a = self._cell()
         return a, a
-
-    def attribute_pseudocounts(self, stats: CountStatistics, columns: np.ndarray
-                               ) -> np.ndarray:
-        return self._cell() * stats.schema.column_sizes(columns)

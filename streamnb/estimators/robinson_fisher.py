@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.stats import chi2
+from scipy.special import chdtr, chdtrc
 
 __all__ = ["RobinsonFisher", "fisher_log_odds", "token_spamicity"]
 
@@ -45,6 +45,17 @@ def token_spamicity(n_spam: np.ndarray, n_ham: np.ndarray, N_spam: float, N_ham:
     return (s * x + n * p) / (s + n)
 
 
+def _log_tails(stat: float, dof: int) -> tuple[float, float]:
+    """ln Q and ln(1 − Q) of the χ² survival Q(stat; dof): the smaller tail by its own log, the
+    larger as log1p of minus the smaller (as scipy.stats' logsf/logcdf, without their ~0.25 ms
+    of distribution-object overhead a call)."""
+    sf = float(chdtrc(dof, stat))
+    if sf < 0.5:
+        return (math.log(sf) if sf > 0.0 else -math.inf), math.log1p(-sf)
+    cdf = float(chdtr(dof, stat))
+    return math.log1p(-cdf), (math.log(cdf) if cdf > 0.0 else -math.inf)
+
+
 def fisher_log_odds(f: np.ndarray) -> float:
     """ln I − ln(1 − I) of Fisher's combined indicator over the spamicities ``f``."""
     m = len(f)
@@ -53,8 +64,8 @@ def fisher_log_odds(f: np.ndarray) -> float:
     dof = 2 * m
     spam_stat = -2.0 * float(np.log(f).sum())  # small when every f is near 1
     ham_stat = -2.0 * float(np.log1p(-f).sum())
-    log_h, log_not_h = chi2.logsf(spam_stat, dof), chi2.logcdf(spam_stat, dof)
-    log_s, log_not_s = chi2.logsf(ham_stat, dof), chi2.logcdf(ham_stat, dof)
+    log_h, log_not_h = _log_tails(spam_stat, dof)
+    log_s, log_not_s = _log_tails(ham_stat, dof)
     # I = (H + (1 − S)) / 2,  1 − I = ((1 − H) + S) / 2
     return float(np.logaddexp(log_h, log_not_s) - np.logaddexp(log_not_h, log_s))
 

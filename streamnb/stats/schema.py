@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from streamnb._accel.kernels import encode_many, encode_tokens
+from streamnb._accel.kernels import encode_many, encode_tokens, text_columns
 from streamnb.stats.codec import decode, encode, normalize_name
 from streamnb.stats.domain import Domain
 
@@ -468,6 +468,23 @@ class Schema:
             self.version += 1
         return column
 
+    def _add_text_values(self, a: int, tokens: list[str]) -> range:
+        """Register distinct new tokens of text attribute ``a`` in bulk (what
+        ``_add_nominal_value`` does for each, a list or array operation at a time: a message
+        brings tens of new tokens); their columns."""
+        n, column, slot = len(tokens), len(self.column_attribute), self.slots[a]
+        columns = range(column, column + n)
+        self.text_values[slot].update(zip(tokens, columns, strict=True))
+        self.column_attribute.extend([a] * n)
+        self.column_value.extend(tokens)
+        self._column_attribute.extend(np.full(n, a))
+        self._column_slot.extend(np.full(n, -1))
+        self._column_text.extend(np.full(n, slot))
+        self._attribute_size.data[a] += float(n)
+        self._undo.extend((a, token) for token in tokens)
+        self.version += 1
+        return columns
+
     def mark(self) -> Mark:
         """A point to roll back to if the records encoded after it are rejected."""
         return (self.n_attributes, self.n_columns, self.n_nominal, self.n_numeric, self.n_text,
@@ -690,6 +707,21 @@ class Schema:
         elif kind == TEXT:
             slot = self.slots[a]
             values = self.text_values[slot]
+            once = text_columns(value, values, grow)
+            if once is not None:  # each token drawn once: one kernel pass gives what the rule
+                columns, new = once  # below gives, in the same order
+                if len(new) < 8:  # below this, the numpy calls' fixed cost exceeds the appends'
+                    for place, token in new:
+                        columns[place] = self._add_nominal_value(a, token)
+                else:
+                    for (place, _), column in zip(
+                            new, self._add_text_values(a, [token for _, token in new]),
+                            strict=True):
+                        columns[place] = column
+                out.text_columns += columns
+                out.text_counts += [1.0] * len(columns)
+                out.text_slots += [slot] * len(columns)
+                return
             for token, count in self.text_draws(value, record, name).items():
                 column = values.get(token)
                 if column is None:

@@ -1,0 +1,104 @@
+"""SpamFilter's prequential rate on raw e-mail against bogofilter and river (issue 15's targets).
+
+Every SpamAssassin message (``m.raw``, the bytes as received, in time order), one pass:
+
+- **streamnb SpamFilter**, prequential: ``score_one(raw)`` then ``learn_one(raw, label)`` —
+  tokenising, scoring and learning each message, from an empty filter;
+- **river** ``BagOfWords() | MultinomialNB()``, prequential on the same messages as text
+  (``m.text``: river's ``BagOfWords`` takes a ``str``): ``predict_proba_one`` then
+  ``learn_one``, from an empty model;
+- **bogofilter** 1.2.5 ``-M -T`` (tokenise and score every message of one mbox, in one process,
+  in C) against a word list in which every message was registered before — its bulk
+  tokenise+score rate, which does no learning at all (``bench_tokenizer.bogofilter_speed``).
+
+SpamFilter and river run interleaved in chunks of 250 messages (each keeps its own state from
+chunk to chunk), so that both see the same machine load; bogofilter runs after them, ``--repeat``
+passes. Rates per CPU second (process time; bogofilter: its child processes' CPU time), and
+per wall-clock second. Targets: SpamFilter ≥ 2× bogofilter's rate and ≥ 10× river's.
+
+Run: ``python benchmarks/bench_spam_filter.py [--limit N] [--repeat 3]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import time
+from pathlib import Path
+
+from river import feature_extraction, naive_bayes
+
+from streamnb import SpamFilter
+from streamnb.datasets import iter_spamassassin_stream
+
+sys.path.insert(0, str(Path(__file__).parent))
+from bench_tokenizer import bogofilter_speed  # a sibling script, not a package
+
+CHUNK = 250
+
+
+def prequential_rates(messages: list) -> dict[str, tuple[float, float, float]]:
+    """CPU seconds, wall seconds and accuracy of SpamFilter and river, interleaved by chunk."""
+    spam_filter = SpamFilter()
+    river = feature_extraction.BagOfWords() | naive_bayes.MultinomialNB()
+
+    def streamnb_step(m) -> bool:
+        predicted = spam_filter.score_one(m.raw) > spam_filter.threshold
+        spam_filter.learn_one(m.raw, m.label)
+        return predicted == (m.label == "spam")
+
+    def river_step(m) -> bool:
+        proba = river.predict_proba_one(m.text)
+        predicted = max(proba, key=proba.get) if proba else None
+        river.learn_one(m.text, m.label)
+        return predicted == m.label
+
+    systems = {"streamnb SpamFilter (tokenise + score + learn)": streamnb_step,
+               "river BagOfWords \\| MultinomialNB (tokenise + score + learn)": river_step}
+    cpu = dict.fromkeys(systems, 0.0)
+    wall = dict.fromkeys(systems, 0.0)
+    right = dict.fromkeys(systems, 0)
+    for start in range(0, len(messages), CHUNK):
+        chunk = messages[start:start + CHUNK]
+        for name, step in systems.items():
+            c, w = time.process_time(), time.perf_counter()
+            right[name] += sum(step(m) for m in chunk)
+            cpu[name] += time.process_time() - c
+            wall[name] += time.perf_counter() - w
+    return {name: (cpu[name], wall[name], right[name] / len(messages)) for name in systems}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--limit", type=int, default=0, help="first N messages only")
+    parser.add_argument("--repeat", type=int, default=3, help="bogofilter passes")
+    args = parser.parse_args()
+    messages = list(iter_spamassassin_stream())
+    if args.limit:
+        messages = messages[:args.limit]
+    n = len(messages)
+    print(f"SpamAssassin in time order: {n:,} messages\n")
+    rates = {name: (n / cpu, n / wall, accuracy)
+             for name, (cpu, wall, accuracy) in prequential_rates(messages).items()}
+    if shutil.which("bogofilter"):
+        seconds = bogofilter_speed([m.raw for m in messages], [m.label for m in messages],
+                                   args.repeat)
+        name = "bogofilter -M -T (tokenise + score, C)"
+        cpu, wall = seconds["bogofilter -M -T (tokenise + score)"]
+        rates[name] = (n * args.repeat / cpu, n * args.repeat / wall, float("nan"))
+    print("| system | msg/s (CPU) | msg/s (wall) | prequential accuracy |")
+    print("|---|---|---|---|")
+    for name, (cpu_rate, wall_rate, accuracy) in rates.items():
+        shown = "" if accuracy != accuracy else f"{accuracy:.4f}"
+        print(f"| {name} | {cpu_rate:,.0f} | {wall_rate:,.0f} | {shown} |")
+    ours, river, *bogofilter = rates.values()
+    print(f"\nSpamFilter / river: {ours[0] / river[0]:.1f}x (CPU), {ours[1] / river[1]:.1f}x "
+          "(wall); target 10x")
+    if bogofilter:
+        print(f"SpamFilter / bogofilter -M -T: {ours[0] / bogofilter[0][0]:.2f}x (CPU), "
+              f"{ours[1] / bogofilter[0][1]:.2f}x (wall); target 2x")
+
+
+if __name__ == "__main__":
+    main()
