@@ -1,4 +1,4 @@
-"""DataFrames are encoded column by column exactly as their rows would be, record by record."""
+"""DataFrames and sparse matrices are encoded exactly as their rows would be, record by record."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 from streamnb import InvalidRecord, NaiveBayes
+from streamnb.models.registry import MODELS, NUMERIC_ONLY
 from streamnb.stats import CountStatistics
 from streamnb.stats.frames import records_of
 
@@ -104,3 +105,126 @@ def test_encoding_rejects_what_learning_would_and_registers_nothing():
         stats.update_many(encoded, ["a"])
     with pytest.raises(TypeError, match=r"CountStatistics\.encode"):
         stats.update_many(stats.schema.encode_many([{"tok": True}], "row", grow=False), ["a"])
+
+
+# -- scipy sparse matrices: column j is the token named j -------------------------------------
+def sparse_batches(seed: int):
+    """Token-presence matrices as a hashing or vocabulary transformer gives them: int and bool
+    entries, explicitly stored zeros, duplicate COO entries (summed), and columns that first
+    appear in later batches."""
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(seed)
+    for lo in range(0, 120, 30):
+        width = 20 + lo  # the vocabulary grows from batch to batch
+        rows = np.concatenate([np.arange(30), rng.integers(0, 30, 120)])  # no row empty
+        cols = rng.integers(0, width, 150)
+        data = rng.integers(0, 3, 150)  # 0: a stored zero, the token absent
+        matrix = sp.coo_matrix((data, (rows, cols)), shape=(30, width))
+        yield matrix.astype(bool) if seed % 2 else matrix
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_sparse_batches_equal_their_records(seed):
+    """learn_many, encode_many and every predict_*_many on a sparse matrix give what the same
+    calls give on its rows as records (``records_of``): same counts, same registration order,
+    bit-equal predictions."""
+    labels = [("p", "q", "r")[i % 3] for i in range(30)]
+    sparse, records, encoded = NaiveBayes(), NaiveBayes(), NaiveBayes()
+    for matrix in sparse_batches(seed):
+        rows = records_of(matrix)
+        if sparse.stats.n_classes:
+            want = records.predict_log_proba_many(rows).to_numpy()
+            assert np.array_equal(sparse.predict_log_proba_many(matrix).to_numpy(), want)
+            assert np.array_equal(sparse.predict_proba_many(matrix.tocsr()).to_numpy(),
+                                  records.predict_proba_many(rows).to_numpy())
+            batch = encoded.encode_many(matrix)
+            assert np.array_equal(encoded.predict_log_proba_many(batch).to_numpy(), want)
+        else:
+            batch = encoded.encode_many(matrix)
+        sparse.learn_many(matrix, labels)
+        records.learn_many(rows, labels)
+        encoded.learn_many(batch, labels)
+        for model in (sparse, encoded):
+            assert model.stats.to_dict() == records.stats.to_dict()
+            assert model.stats.schema.to_json() == records.stats.schema.to_json()
+            assert model.n_learned == records.n_learned
+
+
+def test_sparse_columns_after_a_rejected_batch_and_a_reload():
+    """The sparse path's id → column map follows the schema through a rollback (a rejected
+    batch registers nothing) and a save/load."""
+    import scipy.sparse as sp
+
+    model = NaiveBayes()
+    model.learn_many(sp.csr_matrix(np.array([[1, 0, 1], [0, 1, 0]])), ["p", "q"])
+    wide = sp.csr_matrix(np.array([[0, 0, 0, 1, 1], [1, 0, 0, 0, 0]]))
+    with pytest.raises(ValueError, match="2 records but 3 labels"):
+        model.learn_many(wide, ["p", "q", "r"])
+    model.learn_one({"w": "nominal"}, "p")  # a mixed model: the ids then a nominal attribute
+    model.encode_many(wide)  # registers 3 and 4, then rolls back
+    assert model.stats.schema.n_tokens == 3
+    reloaded = NaiveBayes.from_state(*model.to_state())
+    for m in (model, reloaded):
+        m.learn_many(wide, ["q", "p"])
+    assert reloaded.stats.to_dict() == model.stats.to_dict()
+    assert model.stats.schema.attributes.values == [0, 2, 1, "w", 3, 4]
+    assert np.array_equal(model.predict_proba_many(wide).to_numpy(),
+                          model.predict_proba_many(records_of(wide)).to_numpy())
+
+
+def test_a_sparse_column_named_like_another_kind_follows_the_record_rules():
+    """Column 0 of a sparse batch where attribute 0 is nominal (and 2 a new token): read as
+    the records read it (the int entry is then a value of the nominal attribute)."""
+    import scipy.sparse as sp
+
+    matrix = sp.csr_matrix(np.array([[0, 1, 1], [1, 0, 0]]))
+    models = [NaiveBayes(), NaiveBayes()]
+    for model, batch in zip(models, (matrix, records_of(matrix)), strict=True):
+        model.learn_one({0: "x", 1: True}, "p")
+        model.learn_many(batch, ["p", "q"])
+    assert models[0].stats.to_dict() == models[1].stats.to_dict()
+    assert models[0].stats.schema.to_json() == models[1].stats.schema.to_json()
+    assert models[0].stats.schema.kinds == [0, 1, 1]  # nominal, token, token
+
+
+def test_an_empty_sparse_row_is_a_record_without_features():
+    """Learning refuses it as it refuses ``{}`` (naming the row); prediction gives the prior."""
+    import scipy.sparse as sp
+
+    model = NaiveBayes()
+    model.learn_many(sp.csr_matrix(np.array([[1, 0], [0, 1]])), ["p", "q"])
+    empty = sp.csr_matrix(np.array([[1, 0], [0, 0]]))
+    with pytest.raises(InvalidRecord, match="row 1: the record has no features"):
+        model.learn_many(empty, ["p", "q"])
+    assert model.n_learned == 2
+    assert np.array_equal(model.predict_proba_many(empty).to_numpy()[1],
+                          model.predict_proba_many([{}]).to_numpy()[0])
+
+
+def test_float_sparse_entries_are_numeric_attributes_like_the_records():
+    import scipy.sparse as sp
+
+    matrix = sp.csr_matrix(np.array([[0.5, 0.0], [0.0, 1.5], [2.0, 0.25]]))
+    model, records = NaiveBayes(), NaiveBayes()
+    model.learn_many(matrix, ["p", "q", "p"])
+    records.learn_many(records_of(matrix), ["p", "q", "p"])
+    assert model.stats.schema.to_json() == records.stats.schema.to_json()
+    assert np.array_equal(model.predict_proba_many(matrix).to_numpy(),
+                          records.predict_proba_many(records_of(matrix)).to_numpy())
+
+
+@pytest.mark.parametrize("name", sorted(set(MODELS) - NUMERIC_ONLY - {"spam-filter"}))
+def test_every_count_model_reads_a_sparse_batch_as_its_records(name):
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(5)
+    rows = np.concatenate([np.arange(60), rng.integers(0, 60, 200)])
+    matrix = sp.coo_matrix((np.ones(260, dtype=np.int64), (rows, rng.integers(0, 25, 260))),
+                           shape=(60, 25))
+    labels = list(rng.choice(["a", "b"], 60))
+    sparse, records = MODELS[name](), MODELS[name]()
+    sparse.learn_many(matrix, labels)
+    records.learn_many(records_of(matrix), labels)
+    assert np.array_equal(sparse.predict_proba_many(matrix).to_numpy(),
+                          records.predict_proba_many(records_of(matrix)).to_numpy())

@@ -12,7 +12,7 @@ from streamnb._accel.kernels import posterior
 from streamnb.estimators import Estimator
 from streamnb.models.pairwise import PairwiseNaiveBayes
 from streamnb.models.params import RELEARN_EVERY, Integer, validate_params
-from streamnb.stats.frames import records_of
+from streamnb.stats.frames import labels_of, records_of
 from streamnb.stats.pairs import PairCounts
 from streamnb.stats.schema import TOKEN, Schema
 
@@ -97,7 +97,7 @@ class AODE(PairwiseNaiveBayes):
         self._count_towards_refresh(1)
 
     def learn_many(self, X: Any, y: Any) -> None:
-        labels = list(y)
+        labels = labels_of(y)
         super().learn_many(X, labels)
         self._count_towards_refresh(len(labels))
 

@@ -19,6 +19,7 @@ from streamnb.estimators import ESTIMATORS, Estimator
 from streamnb.stats import CountStatistics, InvalidRecord, Schema, read_state, write_state
 from streamnb.stats.cache import StateCache
 from streamnb.stats.codec import from_json_value, to_json_value
+from streamnb.stats.frames import labels_of, n_rows
 from streamnb.stats.persist import StateFileError
 from streamnb.stats.schema import EncodedBatch
 
@@ -117,8 +118,8 @@ class CountClassifier(base.MiniBatchClassifier):
         """Learn a batch (DataFrame, sequence of mappings or :meth:`encode_many`'s batch); same
         counts as ``learn_one`` on each row in order. A bad row rejects the whole batch and
         changes nothing."""
-        self.stats.update_many(X, list(y), record="row")
-        self.n_learned += len(X)
+        self.stats.update_many(X, labels_of(y), record="row")
+        self.n_learned += n_rows(X)
 
     # -- prediction ---------------------------------------------------------------------------
     @staticmethod
@@ -159,7 +160,7 @@ class CountClassifier(base.MiniBatchClassifier):
 
         index = X.index if isinstance(X, pd.DataFrame) else None
         if not self.stats.n_classes:
-            return pd.DataFrame(index=index if index is not None else range(len(X)))
+            return pd.DataFrame(index=index if index is not None else range(n_rows(X)))
         finite, zeros = self._joint_log_likelihood(X, "row")  # rows checked when encoded
         return pd.DataFrame(self._posterior(finite, zeros), index=index,
                             columns=list(self.stats.labels.values))
@@ -171,7 +172,7 @@ class CountClassifier(base.MiniBatchClassifier):
 
         index = X.index if isinstance(X, pd.DataFrame) else None
         if not self.stats.n_classes:
-            return pd.DataFrame(index=index if index is not None else range(len(X)))
+            return pd.DataFrame(index=index if index is not None else range(n_rows(X)))
         finite, zeros = self._joint_log_likelihood(X, "row")
         return pd.DataFrame(self._log_posterior(finite, zeros), index=index,
                             columns=list(self.stats.labels.values))

@@ -13,7 +13,7 @@ from streamnb._accel.kernels import posterior, predict_tokens, score_tokens
 from streamnb.estimators import Estimator, make_estimator
 from streamnb.models.base import CountClassifier
 from streamnb.models.params import VAR_SMOOTHING, validate_params
-from streamnb.stats.frames import encode_batch
+from streamnb.stats.frames import encode_batch, n_rows
 from streamnb.stats.schema import Encoded
 
 __all__ = ["NaiveBayes"]
@@ -222,7 +222,7 @@ class NaiveBayes(CountClassifier):
                               ) -> tuple[np.ndarray, np.ndarray]:
         stats, est = self.stats, self._estimator
         terms = self._state_terms()
-        k, n = stats.n_classes, len(records)  # records: a DataFrame or a sequence of mappings
+        k, n = stats.n_classes, n_rows(records)  # a DataFrame, sparse matrix or mappings
         base, base_zeros, _, _ = self._current_class_terms()  # the one-record path's, too
         finite = np.empty((n, k))
         finite[:] = np.frombuffer(base)

@@ -32,6 +32,7 @@ from streamnb.estimators import Estimator
 from streamnb.models.naive_bayes import NaiveBayes
 from streamnb.models.params import Integer, validate_params
 from streamnb.models.schedule import relearn_due
+from streamnb.stats.frames import labels_of
 from streamnb.stats.pairs import PairCounts
 from streamnb.stats.schema import TOKEN, Schema
 from streamnb.structure import PairwiseCounts, attribute_class_information
@@ -128,7 +129,7 @@ class PairwiseNaiveBayes(NaiveBayes):
         self._count_one(x, y)
 
     def learn_many(self, X: Any, y: Any) -> None:
-        labels = list(y)
+        labels = labels_of(y)
         batch = self.stats.update_many(X, labels, record="row")
         self.pairs.observe_schema(self.stats)
         index = self.stats.labels.index

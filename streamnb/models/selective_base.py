@@ -63,7 +63,7 @@ from streamnb.models.params import (
     validate_params,
 )
 from streamnb.models.schedule import learn_watching_drift, relearn_due
-from streamnb.stats.frames import encode_batch
+from streamnb.stats.frames import encode_batch, labels_of
 from streamnb.stats.pairs import PairCounts
 from streamnb.stats.reservoir import ColumnValues, Reservoir, column_map
 from streamnb.stats.schema import NOMINAL, TOKEN, EncodedBatch
@@ -304,7 +304,7 @@ class SelectiveClassifier(CountClassifier):
         """Learn a batch (DataFrame or sequence of mappings): the same counts and reservoir as
         ``learn_one`` on each row in order. A relearn that falls due inside the batch happens
         after it (as in :class:`~streamnb.TAN`), and the drift detector is not fed."""
-        labels = list(y)
+        labels = labels_of(y)
         stats = self.stats
         batch = stats.update_many(X, labels, record="row")
         index = stats.labels.index

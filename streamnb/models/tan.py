@@ -13,6 +13,7 @@ from streamnb.models.pairwise import PairwiseNaiveBayes
 from streamnb.models.params import DRIFT_DETECTOR, RELEARN_EVERY, OneOf, validate_params
 from streamnb.models.schedule import learn_watching_drift
 from streamnb.stats.codec import from_json_value, to_json_value
+from streamnb.stats.frames import labels_of
 from streamnb.stats.missing import fill_missing, is_missing, nominal_modes
 from streamnb.stats.pairs import PairCounts
 from streamnb.stats.schema import TEXT, TOKEN, EncodedBatch, Schema
@@ -271,7 +272,7 @@ class TAN(PairwiseNaiveBayes):
                 self._packed[edges, u, v, c] += 1.0
 
     def learn_many(self, X: Any, y: Any) -> None:
-        labels = list(y)
+        labels = labels_of(y)
         super().learn_many(self._imputed(X, learning=True), labels)
         self._invalidate_families()
         self._count_towards_relearn(len(labels))

@@ -11,7 +11,7 @@ from streamnb._accel.kernels import learn_tokens, token_increment
 from streamnb.stats.codec import normalize_label
 from streamnb.stats.domain import Domain
 from streamnb.stats.forgetting import check_decay_factor
-from streamnb.stats.frames import encode_batch
+from streamnb.stats.frames import encode_batch, labels_of, n_rows
 from streamnb.stats.moments import Moments
 from streamnb.stats.schema import TOKEN, EncodedBatch, InvalidRecord, RecordName, Schema
 from streamnb.stats.token_histogram import TokenHistogram
@@ -237,9 +237,9 @@ class CountStatistics:
         """Count a batch (a sequence of mappings, a DataFrame, or an :class:`EncodedBatch`
         from :meth:`encode`); equal to ``update`` on each record in order. A bad record rejects
         the whole batch (its row is named) and leaves the statistics unchanged."""
-        ys = list(ys)
-        if len(ys) != len(xs):
-            raise ValueError(f"{len(xs)} records but {len(ys)} labels")
+        ys = labels_of(ys)
+        if len(ys) != n_rows(xs):
+            raise ValueError(f"{n_rows(xs)} records but {len(ys)} labels")
         labels = [y if type(y) is str or type(y) is int or type(y) is bool
                   else self.encode_label(y, RecordName(record, i)) for i, y in enumerate(ys)]
         if isinstance(xs, EncodedBatch):
@@ -324,9 +324,16 @@ class CountStatistics:
         if not len(columns):
             return
         n_cols = self.schema.n_columns
-        cells, inverse = np.unique(classes * n_cols + columns, return_inverse=True)
-        self._vc[cells // n_cols, cells % n_cols] += np.bincount(inverse, weights=weights,
-                                                                 minlength=len(cells))
+        keys = classes * n_cols + columns
+        if weights is None:  # counts of ones: each distinct cell's run length in sorted order
+            ordered = np.sort(keys)
+            starts = np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1])))
+            cells = ordered[starts]
+            added = np.diff(np.append(starts, len(ordered))).astype(np.float64)
+        else:  # the weights summed in batch order, as a bincount over every cell would
+            cells, inverse = np.unique(keys, return_inverse=True)
+            added = np.bincount(inverse, weights=weights, minlength=len(cells))
+        self._vc[cells // n_cols, cells % n_cols] += added
 
     def _rebuild_histogram(self) -> None:
         tokens = self.schema.token_columns()

@@ -28,7 +28,7 @@ from streamnb.stats.schema import (
     _kind_of,
 )
 
-__all__ = ["encode_batch", "records_of"]
+__all__ = ["encode_batch", "is_sparse", "labels_of", "n_rows", "records_of"]
 
 
 def _is_frame(X: Any) -> bool:
@@ -39,11 +39,43 @@ def _is_frame(X: Any) -> bool:
     return isinstance(X, pd.DataFrame)
 
 
+def is_sparse(X: Any) -> bool:
+    """Whether ``X`` is a scipy sparse matrix or array (without importing scipy for others)."""
+    return type(X).__module__.startswith("scipy.sparse") and hasattr(X, "tocsr")
+
+
+def n_rows(X: Any) -> int:
+    """How many records a batch holds (a sparse matrix has no ``len``)."""
+    return X.shape[0] if is_sparse(X) else len(X)
+
+
+def labels_of(y: Any) -> list:
+    """A batch's labels as a list of Python values: a numpy array or pandas Series through
+    ``tolist`` (its int64 or str_ scalars become int and str, whose check is one type test),
+    anything else through ``list``."""
+    return y.tolist() if hasattr(y, "tolist") and hasattr(y, "dtype") else list(y)
+
+
+def _csr(X: Any) -> Any:
+    """``X`` in canonical CSR form: row-major, each row's columns sorted and listed once."""
+    csr = X.tocsr()
+    if not csr.has_canonical_format:
+        csr = csr.copy()
+        csr.sum_duplicates()
+    return csr
+
+
 def records_of(X: Any) -> list:
-    """The records of a batch: a sequence of mappings, or a DataFrame's rows without their
-    missing cells (sparse frames read through their stored entries)."""
+    """The records of a batch: a sequence of mappings, a DataFrame's rows without their
+    missing cells (sparse frames read through their stored entries), or a scipy sparse
+    matrix's rows as ``{column index: stored value}`` (column j is the attribute named j)."""
     if isinstance(X, Sequence) and not isinstance(X, str):
         return list(X)
+    if is_sparse(X):
+        csr = _csr(X)
+        return [dict(zip(csr.indices[lo:hi].tolist(), csr.data[lo:hi].tolist(), strict=True))
+                for lo, hi in zip(csr.indptr[:-1].tolist(), csr.indptr[1:].tolist(),
+                                  strict=True)]
     if _is_frame(X):
         import pandas as pd
 
@@ -69,7 +101,42 @@ def encode_batch(schema: Schema, X: Any, where: str, grow: bool) -> EncodedBatch
     if _is_frame(X) and not any(type(t).__name__ == "SparseDtype" for t in X.dtypes) and not (
             _has_text(schema, X)):
         return _encode_frame(schema, X, where, grow)
+    if is_sparse(X) and X.dtype.kind in "biu":
+        return _encode_sparse(schema, _csr(X), where, grow)
     return schema.encode_many(records_of(X), where, grow)
+
+
+def _encode_sparse(schema: Schema, csr: Any, where: str, grow: bool) -> EncodedBatch:
+    """A sparse matrix of token presences (bool or integer entries: column j is the token
+    named j, present where its entry is non-zero, absent where it is 0): what
+    :meth:`Schema.encode_many` gives for :func:`records_of`'s records — the same columns, new
+    tokens registered in the same order (first appearance, row by row) — with numpy
+    operations on the stored entries instead of a dict lookup per token."""
+    n = csr.shape[0]
+    if grow and n and np.diff(csr.indptr).min() == 0:  # the record rule for {}
+        row = int(np.flatnonzero(np.diff(csr.indptr) == 0)[0])
+        raise InvalidRecord(RecordName(where, row), None, "the record has no features")
+    present = csr.data != 0  # a stored zero is an absent token: nothing to register or count
+    ids = csr.indices[present].astype(np.int64, copy=False)
+    rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(csr.indptr))[present]
+    columns = schema.id_columns(ids)
+    unknown = columns < 0
+    if unknown.any():
+        first = np.unique(ids[unknown], return_index=True)[1]
+        new = ids[unknown][np.sort(first)]  # in order of first appearance
+        if any(schema.attributes.get(i) is not None for i in new.tolist()):
+            # a name that another kind holds (or a token named True for 1): the record rules
+            # decide, record by record
+            return schema.encode_many(records_of(csr), where, grow)
+        if grow:
+            schema.add_tokens(new.tolist())
+            columns = schema.id_columns(ids)
+    known = columns >= 0  # all of them when learning; prediction leaves unknown ones out
+    empty = np.zeros(0, dtype=np.int64)
+    return EncodedBatch.from_arrays(
+        n, token_rows=rows[known], token_columns=columns[known], nominal_rows=empty,
+        nominal_columns=empty, nominal_slots=empty, numeric_rows=empty, numeric_slots=empty,
+        numeric_values=np.zeros(0))
 
 
 def _has_text(schema: Schema, frame: Any) -> bool:

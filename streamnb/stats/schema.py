@@ -292,6 +292,11 @@ class Schema:
         self._cache: dict[str, Any] = {}
         self._cache_version = -1
         self._free, self._free_version = 0, -1
+        # column of the token named by each int id (−1: none), for sparse-matrix input; kept
+        # for the attributes below _ids_upto (read lazily, reset on rollback and rebuild)
+        self._ids = np.full(0, -1, dtype=np.int64)
+        self._ids_upto = 0
+        self._ids_set = _Growing(np.int64)  # attributes whose ids are set, in order, to undo
         for name, values in (domains or {}).items():
             name = normalize_name(name)
             a = self._add_attribute(name, NOMINAL)
@@ -443,6 +448,36 @@ class Schema:
         self._attribute_size.extend(np.full(n, 2.0))
         self.version += 1
 
+    def id_columns(self, ids: np.ndarray) -> np.ndarray:
+        """The columns of the tokens named by the non-negative ints ``ids`` (−1 where no token
+        has that name): a sparse matrix's column indices, read as a batch."""
+        names, kinds = self.attributes.values, self.kinds
+        for a in range(self._ids_upto, len(kinds)):  # tokens registered since the last call
+            name = names[a]
+            if kinds[a] == TOKEN and type(name) is int and name >= 0:
+                if name >= len(self._ids):
+                    grown = np.full(max(name + 1, 2 * len(self._ids)), -1, dtype=np.int64)
+                    grown[: len(self._ids)] = self._ids
+                    self._ids = grown
+                self._ids[name] = self.slots[a]
+                self._ids_set.append(a)
+        self._ids_upto = len(kinds)
+        out = np.full(len(ids), -1, dtype=np.int64)
+        inside = ids < len(self._ids)
+        out[inside] = self._ids[ids[inside]]
+        return out
+
+    def _forget_ids(self, n_attributes: int) -> None:
+        """The attributes from ``n_attributes`` on are gone (a rollback): so are their ids."""
+        if self._ids_upto <= n_attributes:
+            return
+        attributes = self._ids_set.view()
+        keep = int(np.searchsorted(attributes, n_attributes))
+        for a in attributes[keep:].tolist():
+            self._ids[self.attributes.values[a]] = -1
+        self._ids_set.truncate(keep)
+        self._ids_upto = n_attributes
+
     def _append_column(self, a: int, value: Any, slot: int, text_slot: int) -> None:
         self.column_attribute.append(a)
         self.column_value.append(value)
@@ -505,6 +540,7 @@ class Schema:
         self._token_columns.truncate(n_tokens)
         for name in self.attributes.values[n_attributes:]:
             self.token_column.pop(name, None)
+        self._forget_ids(n_attributes)
         self.attributes.truncate(n_attributes)
         del self.kinds[n_attributes:], self.slots[n_attributes:]
         del self.column_attribute[n_columns:], self.column_value[n_columns:]
@@ -838,6 +874,7 @@ class Schema:
         return schema
 
     def _rebuild_mirrors(self) -> None:
+        self._ids, self._ids_upto, self._ids_set = np.full(0, -1, np.int64), 0, _Growing(np.int64)
         self._column_attribute, self._column_slot = _Growing(np.int64), _Growing(np.int64)
         self._column_text = _Growing(np.int64)
         self._token_columns, self._attribute_size = _Growing(np.int64), _Growing(np.float64)
