@@ -224,6 +224,11 @@ def test_text_columns_reads_what_the_rule_reads():
         assert got == ([1, None, 0], [(1, "z")])
         assert list(Schema.text_draws(bag, "r", "f")) == ["b", "z", "a"]
         assert kernels.text_columns(bag, values, False) == ([1, 0], [])
+    for bag in ({"a"}, frozenset({"a", "b"}), {"a": True}, {}, set()):
+        assert Schema.drawn_once(bag)
+    for bag in (["a"], ("a",), {"a": 1}, {"a": 2.0}, {"a": np.True_}, {1: True}, {_Str("a")},
+                "a b", None):
+        assert not Schema.drawn_once(bag)
 
 
 def _odds_args(rng: np.random.Generator, a_present: float, a_absent: float) -> list:

@@ -152,11 +152,11 @@ class SpamFilter(CountClassifier):
             return self._cache.get("tokens", (text,),
                                    lambda: _TOKENIZERS[self.tokenizer](text))
         if isinstance(text, Mapping):
-            if type(text) is dict and set(map(type, text.values())) == {bool} \
-                    and all(text.values()) and set(map(type, text)) == {str}:
+            if Schema.drawn_once(text):
                 # {str token: True}, what the service decodes a text message into, scored
-                # then learned: these checks at C speed give what the per-token rule below
-                # gives (each True is a count of 1), which was ~40 % of the service's time
+                # then learned: the text rule's whole-bag check, at C speed, gives what the
+                # per-token rule below gives (each True a count of 1), which was ~40 % of the
+                # service's time
                 return frozenset(text)
             # the text kind's rule for each count, naming the token (the caller's field) at fault
             return frozenset(t for t, n in text.items() if Schema.text_draws({t: n}, where, t))

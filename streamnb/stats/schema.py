@@ -235,6 +235,7 @@ def _kind_of(value: Any) -> int | None:
 
 
 _BAGS = (Mapping, list, tuple, set, frozenset)
+_NO_COLUMNS: dict[str, int] = {}  # drawn_once's lookup table: it only checks the shape
 _NUMERIC_REFUSED = (
     "a numeric (float) attribute, but this model takes discrete attributes only: discretise "
     "it first (streamnb.features.MDLDiscretizer or EqualFrequencyDiscretizer; `streamnb "
@@ -673,6 +674,13 @@ class Schema:
         raise InvalidRecord(record, name, f"{type(value).__name__} value {value!r} for a text "
                             "attribute (text takes {token: count}, or a list, tuple or set of "
                             "str tokens)")
+
+    @staticmethod
+    def drawn_once(value: Any) -> bool:
+        """Whether a text value is a bag that draws each token once — a set or frozenset of
+        str, or a dict of str to True — checked in one C pass (the shape the text rule reads
+        without a per-token step; any other value goes through :meth:`text_draws`)."""
+        return text_columns(value, _NO_COLUMNS, False) is not None
 
     # -- encoding -----------------------------------------------------------------------------
     def encode(self, x: Any, record: str, grow: bool) -> Encoded:
