@@ -416,10 +416,6 @@ def _validate(values: Mapping[str, Any]) -> None:
         raise ConfigError(f"option 'heartbeat-interval-ms' ({values['heartbeat_interval_ms']}) "
                           f"must be below 'session-timeout-ms' "
                           f"({values['session_timeout_ms']})")
-    if values["drift_detector"] != "none" and values["model"] == "tan":
-        raise ConfigError("option 'drift-detector' does not go with model 'tan': its partition "
-                          "states share candidate lists and have no tree of their own to "
-                          "predict with (the summed model's tree is re-learned by the service)")
     if not 0 < values["drift_decay"] <= 1:
         raise ConfigError(f"option 'drift-decay' must be in (0, 1], got "
                           f"{values['drift_decay']!r}")

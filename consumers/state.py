@@ -261,11 +261,12 @@ class PartitionedModel:
         self.model = factory()
         self.model_class = type(self.model)
         self.shared = isinstance(self.model, PairwiseNaiveBayes) and self.model.shared_candidates
-        if drift_detector and self.shared and isinstance(self.model, TAN):
-            # a partition state's tree is whatever the sum's was while the state stood for
-            # it: neither its own records' nor valid after its next candidate list
-            raise ValueError("a drift detector needs the partition states' own predictions; "
-                             "a TAN with shared candidates has no tree of its own")
+        # A structure re-learned by the service for the sum (TAN's tree with shared candidates)
+        # belongs to the sum only: the sum is then never a partition state's own model, so no
+        # state carries a tree learned while it stood for the sum (which would depend on when
+        # another partition started, i.e. on batching); a state keeps the structure it was
+        # built with, and its own predictions (drift detection) are a function of its records.
+        self._own_sum = self.shared and hasattr(self.model, "relearn")
         self.decisions: dict[int, list] = {}  # candidate list of each version (shared)
         self._summed: dict[Key, PartitionState] = {}  # what ``model`` is the sum of
         self._alias: PartitionState | None = None  # the state whose model *is* the sum
@@ -358,7 +359,7 @@ class PartitionedModel:
         previous = getattr(self.model, "structure_version", 0)
         if not nonempty:
             self.model, self._alias = self.factory(), None
-        elif len(nonempty) == 1:
+        elif len(nonempty) == 1 and not self._own_sum:
             self.model, self._alias = nonempty[0].model, nonempty[0]
         else:
             latest = max(s.model.candidate_version for s in nonempty) if self.shared else 0
@@ -391,11 +392,12 @@ class PartitionedModel:
 
     def _separate(self, state: PartitionState) -> None:
         """Before learning ``state``'s records: the sum may be ``state``'s own model when every
-        other state is empty, and must not be another state's model."""
+        other state is empty (not when the sum has a structure of its own: ``_own_sum``), and
+        must not be another state's model."""
         if self._alias is state:
             return
-        if not self.dirty and all(s is state or not s.model.n_learned
-                                  for s in self.states().values()):
+        if not self._own_sum and not self.dirty and all(s is state or not s.model.n_learned
+                                                        for s in self.states().values()):
             self.model, self._alias = state.model, state
         elif self._alias is not None:
             self.model, self._alias = copy_model(self.model), None
