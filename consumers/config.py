@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from consumers.drift import DETECTORS
+
 __all__ = ["OPTIONS", "ConfigError", "Option", "RedactSecrets", "Secret", "ServiceConfig",
            "add_arguments", "dump_config", "load_config"]
 
@@ -31,7 +33,7 @@ SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 SASL_MECHANISMS = ("PLAIN", "GSSAPI", "OAUTHBEARER", "SCRAM-SHA-256", "SCRAM-SHA-512")
 LOG_LEVELS = ("debug", "info", "warning", "error")
 OFFSET_GAP_POLICIES = ("fail", "reset-state", "continue-from-earliest")
-DRIFT_DETECTORS = ("page-hinkley", "ddm")  # consumers.drift.DETECTORS (config imports no river)
+DRIFT_DETECTORS = tuple(DETECTORS)
 
 
 class ConfigError(ValueError):

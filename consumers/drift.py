@@ -11,14 +11,24 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from river import drift, stats
-from river.drift import binary
-
 __all__ = ["DETECTORS", "detector_state", "load_detector", "make_detector"]
 
-# river's detectors fed with the prequential error (0 or 1) of each learned record; Page-Hinkley
-# only for a rise of the error (its default, "both", also calls a falling error a drift)
-DETECTORS = {"page-hinkley": lambda: drift.PageHinkley(mode="up"), "ddm": binary.DDM}
+
+# river's detectors fed with the prequential error (0 or 1) of each learned record, imported
+# when one is made (the configuration reads these names without importing river)
+def _page_hinkley() -> Any:
+    from river import drift
+
+    return drift.PageHinkley(mode="up")  # a rise of the error only ("both" also calls a fall)
+
+
+def _ddm() -> Any:
+    from river.drift import binary
+
+    return binary.DDM()
+
+
+DETECTORS = {"page-hinkley": _page_hinkley, "ddm": _ddm}
 
 
 def make_detector(name: str) -> Any:
@@ -35,6 +45,8 @@ def _number(value: float) -> float | str:
 
 def detector_state(detector: Any) -> dict[str, Any]:
     """The detector's changing attributes (not its parameters) as JSON-able data."""
+    from river import stats
+
     params = detector._get_params()
     state: dict[str, Any] = {}
     for name, value in vars(detector).items():
@@ -52,6 +64,8 @@ def detector_state(detector: Any) -> dict[str, Any]:
 
 def load_detector(name: str, state: dict[str, Any]) -> Any:
     """A detector of kind ``name`` with the attributes :func:`detector_state` saved."""
+    from river import stats
+
     detector = make_detector(name)
     expected = detector_state(detector).keys()
     if not isinstance(state, dict) or state.keys() != expected:
