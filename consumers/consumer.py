@@ -102,7 +102,7 @@ class InputConsumer(Protocol):
     def highwater(self, tp: TopicPartition) -> int | None: ...
     def commit(self, offsets: dict[TopicPartition, int]) -> None: ...
     def connected(self) -> bool: ...
-    def close(self, timeout: float) -> None: ...
+    def close(self, timeout: float = 30.0) -> None: ...
 
 
 # -- kafka-python --------------------------------------------------------------------------------
@@ -206,7 +206,7 @@ class KafkaPythonConsumer:
         except (AttributeError, KeyError, TypeError):
             return False
 
-    def close(self, timeout: float) -> None:
+    def close(self, timeout: float = 30.0) -> None:
         self._consumer.close(autocommit=False, timeout_ms=max(int(timeout * 1000), 1))
 
 
@@ -215,9 +215,12 @@ class _ConfluentRecords:
     __slots__ = ("messages", "offsets", "values")
 
     def __init__(self, messages: list) -> None:
+        from confluent_kafka import Message
+
         self.messages = messages
-        self.offsets = [m.offset() for m in messages]
-        self.values = [m.value() for m in messages]
+        # map over the C methods: no Python frame per message
+        self.offsets = list(map(Message.offset, messages))
+        self.values = list(map(Message.value, messages))
 
     def timestamps(self) -> list[int]:
         return [m.timestamp()[1] for m in self.messages]
@@ -376,27 +379,32 @@ class ConfluentConsumer:
         if self._out_of_range:  # reported with the records of the poll before
             out, self._out_of_range = self._out_of_range, {}
             raise OffsetsOutOfRange(out)
+        from confluent_kafka import Message
+
         messages = self._consumer.consume(max_records, timeout_ms / 1000)
         if not messages:
             return {}
+        if any(map(Message.error, messages)):  # error events come as messages
+            good = []
+            for m in messages:
+                if m.error() is None:
+                    good.append(m)
+                else:
+                    self._message_error(m)
+            messages = good
+            if self._out_of_range and not messages:
+                out, self._out_of_range = self._out_of_range, {}
+                raise OffsetsOutOfRange(out)
+        # one partition per poll is the common case: one check, no per-message grouping
+        keys = list(zip(map(Message.topic, messages), map(Message.partition, messages),
+                        strict=True))
+        if not keys:
+            return {}
+        if keys[0] == keys[-1] and keys.count(keys[0]) == len(keys):
+            return {TopicPartition(*keys[0]): _ConfluentRecords(messages)}
         groups: dict[tuple[str, int], list] = {}
-        errors = []
-        # consume() returns each partition's messages as runs: group them run by run
-        run_key, run = None, []
-        for m in messages:
-            if m.error() is not None:
-                errors.append(m)
-                continue
-            key = (m.topic(), m.partition())
-            if key != run_key:
-                run_key = key
-                run = groups.setdefault(key, [])
-            run.append(m)
-        for m in errors:
-            self._message_error(m)
-        if self._out_of_range and not groups:
-            out, self._out_of_range = self._out_of_range, {}
-            raise OffsetsOutOfRange(out)
+        for key, m in zip(keys, messages, strict=True):
+            groups.setdefault(key, []).append(m)
         return {TopicPartition(*key): _ConfluentRecords(ms) for key, ms in groups.items()}
 
     def _message_error(self, message: Any) -> None:
@@ -448,7 +456,8 @@ class ConfluentConsumer:
             return False
         return True
 
-    def close(self, timeout: float) -> None:
+    def close(self, timeout: float = 30.0) -> None:
+        """librdkafka's close has no timeout (the service bounds it in a helper thread)."""
         self._consumer.close()
 
 
