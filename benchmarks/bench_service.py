@@ -1,4 +1,5 @@
-"""The Kafka service end to end against the raw kafka-python consumer, in the same run.
+"""The Kafka service end to end against the raw consumer of its client, in the same run, with
+each consumer client (``--consumer-client``: kafka-python, and confluent-kafka when installed).
 
 A broker (an embedded tansu unless ``--bootstrap-servers``) holds an input topic of
 ``--train`` labelled messages followed by ``--n`` messages of the measured workload, each
@@ -14,16 +15,20 @@ A broker (an embedded tansu unless ``--bootstrap-servers``) holds an input topic
 The service (``consumers.service.Service``, standalone, in this process) first learns the
 training prefix and snapshots; each measured run restarts from that snapshot and handles the
 ``--n`` messages, timed from ``run()`` to its return (connection, the final producer flush and
-snapshot included). The raw consume rate is a plain ``KafkaConsumer`` with the same client
-settings (``max_poll_records``, checksum checks) reading the same ``--n`` records and doing
-nothing with them, timed from construction to the last record; the raw produce rate a plain
-``KafkaProducer`` with the service's settings sending ``--n`` prediction-sized records keyed by
-id (what the unlabelled workload must also do). Runs alternate raw / service
-``--repeat`` times. The machine's speed drifts (on a shared virtual machine the same raw
-consumer's CPU time per message varies by up to 2x between runs minutes apart), so each service
-run is compared with the raw run just before it and the median of these paired ratios is the
-result; best over best is printed too. CPU time per message is reported too (the least of the
-runs): with a core per process the throughput follows the process that needs the most. Every
+snapshot included). The raw consume rate is a plain consumer of the same client
+(``KafkaConsumer``, or confluent-kafka's ``Consumer``) with the same ``max_poll_records``
+reading the same ``--n`` records and taking their values, timed from construction to the last
+record; each service run is paired with the raw run of its own client in the same repeat, and
+the service runs of the two clients with each other (a table of those ratios closes the output).
+The raw produce rate is a plain ``KafkaProducer`` with the service's settings sending ``--n``
+prediction-sized records keyed by id (what the unlabelled workload must also do). The unlabelled
+variants: the publisher process with confluent-kafka's producer for each consumer client, with
+kafka-python's producer for the kafka-python consumer, and one process for each. Runs alternate
+raw / service ``--repeat`` times. The machine's speed drifts (on a shared virtual machine the
+same raw consumer's CPU time per message varies by up to 2x between runs minutes apart), so each
+service run is compared with the raw run just before it and the median of these paired ratios is
+the result; best over best is printed too. CPU time per message is reported too (the least of
+the runs): with a core per process the throughput follows the process that needs the most. Every
 published prediction is counted on the output topic after the runs.
 
 Rates are given twice: over the whole run (start to exit: loading the model, connecting, the

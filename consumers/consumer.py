@@ -275,8 +275,8 @@ _TIMEOUT = 30.0  # seconds a broker query (watermarks, metadata) may take, as ka
 class ConfluentConsumer:
     """confluent-kafka's ``Consumer`` behind :class:`InputConsumer`.
 
-    ``config``: librdkafka settings (:func:`confluent_config`). Rebalances are eager (the
-    default assignment strategies, as kafka-python's, so both clients can share a group).
+    ``config``: librdkafka settings (:func:`confluent_config`). Rebalances are eager
+    (librdkafka's default assignment strategies), as kafka-python's.
     Inside ``on_assign`` the service's seeks and pauses are collected and the assignment is
     made with them, so no partition ever starts from a committed offset."""
 

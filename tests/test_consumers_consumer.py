@@ -11,7 +11,7 @@ import pytest
 from kafka import KafkaConsumer, TopicPartition
 from kafka_helpers import GROUP_FLAGS, create_topic, produce, unique
 
-from consumers.config import load_config
+from consumers.config import ConfigError, load_config
 from consumers.consumer import (
     ConfluentConsumer,
     confluent_config,
@@ -173,3 +173,14 @@ def test_open_consumer_picks_the_client(monkeypatch):
     assert open_consumer(opts, "auto") == "kp" and built[0][0] == opts
     with pytest.raises(ImportError, match="fast-publisher"):
         open_consumer(opts, "confluent-kafka")
+
+
+def test_consumer_client_option_from_flag_environment_and_file(tmp_path):
+    assert load_config({}, environ={}).consumer_client == "auto"
+    assert load_config({}, environ={"STREAMNB_CONSUMER_CLIENT": "kafka-python"}
+                       ).consumer_client == "kafka-python"
+    path = tmp_path / "service.toml"
+    path.write_text('consumer-client = "confluent-kafka"\n', encoding="utf-8")
+    assert load_config({}, environ={}, config_file=path).consumer_client == "confluent-kafka"
+    with pytest.raises(ConfigError, match="consumer-client"):
+        load_config({"consumer_client": "rdkafka"}, environ={})
