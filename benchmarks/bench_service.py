@@ -1,4 +1,5 @@
-"""The Kafka service end to end against the raw kafka-python consumer, in the same run.
+"""The Kafka service end to end against the raw consumer of its client, in the same run, with
+each consumer client (``--consumer-client``: kafka-python, and confluent-kafka when installed).
 
 A broker (an embedded tansu unless ``--bootstrap-servers``) holds an input topic of
 ``--train`` labelled messages followed by ``--n`` messages of the measured workload, each
@@ -14,16 +15,20 @@ A broker (an embedded tansu unless ``--bootstrap-servers``) holds an input topic
 The service (``consumers.service.Service``, standalone, in this process) first learns the
 training prefix and snapshots; each measured run restarts from that snapshot and handles the
 ``--n`` messages, timed from ``run()`` to its return (connection, the final producer flush and
-snapshot included). The raw consume rate is a plain ``KafkaConsumer`` with the same client
-settings (``max_poll_records``, checksum checks) reading the same ``--n`` records and doing
-nothing with them, timed from construction to the last record; the raw produce rate a plain
-``KafkaProducer`` with the service's settings sending ``--n`` prediction-sized records keyed by
-id (what the unlabelled workload must also do). Runs alternate raw / service
-``--repeat`` times. The machine's speed drifts (on a shared virtual machine the same raw
-consumer's CPU time per message varies by up to 2x between runs minutes apart), so each service
-run is compared with the raw run just before it and the median of these paired ratios is the
-result; best over best is printed too. CPU time per message is reported too (the least of the
-runs): with a core per process the throughput follows the process that needs the most. Every
+snapshot included). The raw consume rate is a plain consumer of the same client
+(``KafkaConsumer``, or confluent-kafka's ``Consumer``) with the same ``max_poll_records``
+reading the same ``--n`` records and taking their values, timed from construction to the last
+record; each service run is paired with the raw run of its own client in the same repeat, and
+the service runs of the two clients with each other (a table of those ratios closes the output).
+The raw produce rate is a plain ``KafkaProducer`` with the service's settings sending ``--n``
+prediction-sized records keyed by id (what the unlabelled workload must also do). The unlabelled
+variants: the publisher process with confluent-kafka's producer for each consumer client, with
+kafka-python's producer for the kafka-python consumer, and one process for each. Runs alternate
+raw / service ``--repeat`` times. The machine's speed drifts (on a shared virtual machine the
+same raw consumer's CPU time per message varies by up to 2x between runs minutes apart), so each
+service run is compared with the raw run just before it and the median of these paired ratios is
+the result; best over best is printed too. CPU time per message is reported too (the least of
+the runs): with a core per process the throughput follows the process that needs the most. Every
 published prediction is counted on the output topic after the runs.
 
 Rates are given twice: over the whole run (start to exit: loading the model, connecting, the
@@ -127,23 +132,40 @@ class Clock:
         self.children = self._children() - self.children
 
 
-def raw_rate(bootstrap: str, topic: str, start: int, n: int, max_poll_records: int
-             ) -> tuple[float, float, float]:
+def raw_rate(bootstrap: str, topic: str, start: int, n: int, max_poll_records: int,
+             client: str = "kafka-python") -> tuple[float, float, float]:
     """Messages/s, CPU µs per message and steady-state messages/s (first records to last) of
-    a plain consumer reading ``n`` records."""
+    a plain consumer of ``client`` reading ``n`` records and taking each one's value (what
+    the service reads first); the client's own call, not the service's consumer interface."""
     clock = Clock().__enter__()
-    consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=None,
-                             enable_auto_commit=False, max_poll_records=max_poll_records)
-    tp = TopicPartition(topic, 0)
-    consumer.assign([tp])
-    consumer.seek(tp, start)
     seen = first = 0
     began = 0.0
-    while seen < n:
-        for records in consumer.poll(timeout_ms=500, max_records=max_poll_records).values():
-            if not seen:
+    if client == "kafka-python":
+        consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=None,
+                                 enable_auto_commit=False, max_poll_records=max_poll_records)
+        tp = TopicPartition(topic, 0)
+        consumer.assign([tp])
+        consumer.seek(tp, start)
+        while seen < n:
+            for records in consumer.poll(timeout_ms=500,
+                                         max_records=max_poll_records).values():
+                if not seen:
+                    began, first = time.perf_counter(), len(records)
+                values = [r.value for r in records]
+                seen += len(values)
+    else:
+        from confluent_kafka import Consumer
+        from confluent_kafka import TopicPartition as Part
+
+        consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "bench-raw",
+                             "enable.auto.commit": False, "auto.offset.reset": "error"})
+        consumer.assign([Part(topic, 0, start)])
+        while seen < n:
+            records = consumer.consume(max_poll_records, 0.5)
+            if records and not seen:
                 began, first = time.perf_counter(), len(records)
-            seen += len(records)
+            values = [m.value() for m in records if m.error() is None]
+            seen += len(values)
     ended = time.perf_counter()
     clock.__exit__()
     consumer.close()
@@ -248,7 +270,7 @@ def main() -> None:
     args.n = args.n or (5_000 if text else 30_000)
     args.train = args.train or (1_000 if text else 5_000)
     args.model = args.model or ("spam-filter" if text else "indifferent")
-    baseline = "one process, no Kafka" if text else "raw kafka-python consume"
+    baseline = "one process, no Kafka" if text else "raw consume (same client)"
     if text:  # what the corpus holds after the training prefix
         from streamnb.datasets import iter_spamassassin_stream
 
@@ -267,7 +289,11 @@ def main() -> None:
               f"{args.train} training + {args.n} measured messages per workload; "
               f"max_poll_records {args.max_poll_records}; {args.repeat} runs")
         rows = []
+        pairs: list[tuple[str, list[tuple], list[tuple]]] = []
         expected: dict[str, int] = {}
+        fast = importlib.util.find_spec("confluent_kafka") is not None
+        # raw-text: the baseline has no consumer; the service's is the default one
+        clients = [""] if text else ["kafka-python", *(["confluent-kafka"] if fast else [])]
         for workload in ("unlabelled", "labelled"):
             topic = f"bench-{workload}-{int(time.time())}"
             for name in (topic, f"{topic}-out", f"{topic}-dlq"):
@@ -294,31 +320,44 @@ def main() -> None:
             split = trainer.processed - len(train)
             train, measured = train + measured[:split], measured[split:]
             n = len(measured)
-            raw, produced = [], []
-            # unlabelled: predictions published from the helper process (confluent-kafka's or
+            # the baseline of each consumer client (raw-text: one process, no consumer)
+            raw: dict[str, list[tuple]] = {c: [] for c in (("",) if text else clients)}
+            produced: list[tuple] = []
+            # (label, publisher process, its producer, consumer client); unlabelled:
+            # predictions published from the helper process (confluent-kafka's or
             # kafka-python's producer), or from the service's own process
-            variants = [("", True, "kafka-python")]
-            if workload == "unlabelled":
-                variants = [(", publisher process, kafka-python", True, "kafka-python"),
-                            (", one process", False, "kafka-python")]
-                if importlib.util.find_spec("confluent_kafka") is not None:
-                    variants.insert(0, (", publisher process, confluent-kafka", True,
-                                        "confluent-kafka"))
+            variants = []
+            for consumer in clients:
+                name = f", {consumer} consumer" if consumer else ""
+                if workload == "labelled":
+                    variants.append((name, True, "kafka-python", consumer))
+                    continue
+                if fast:
+                    variants.append((name + ", publisher process, confluent-kafka", True,
+                                     "confluent-kafka", consumer))
+                if consumer in ("kafka-python", ""):
+                    variants.append((name + ", publisher process, kafka-python", True,
+                                     "kafka-python", consumer))
+                variants.append((name + ", one process", False, "kafka-python", consumer))
             served: dict[str, list[tuple]] = {v[0]: [] for v in variants}
             for r in range(args.repeat):
-                raw.append(one_process_rate(args.model, train, measured, args.max_poll_records)
-                           if text else raw_rate(bootstrap, topic, len(train), n,
-                                                 args.max_poll_records))
+                for consumer in raw:
+                    raw[consumer].append(
+                        one_process_rate(args.model, train, measured, args.max_poll_records)
+                        if text else raw_rate(bootstrap, topic, len(train), n,
+                                              args.max_poll_records, consumer))
                 if workload == "unlabelled":
                     ensure_topic({"bootstrap_servers": bootstrap}, f"{topic}-raw-{r}", 1)
                     produced.append(raw_produce_rate(bootstrap, f"{topic}-raw-{r}", n,
                                                      config.producer_options()))
-                for label, helper, client in variants:
-                    state = work / f"{workload}-{r}-{len(served[label])}-{helper}-{client}"
+                for label, helper, client, consumer in variants:
+                    state = work / (f"{workload}-{r}-{len(served[label])}-{helper}-{client}-"
+                                    f"{consumer}")
                     shutil.copytree(work / f"{workload}-trained", state)
                     service = Service(config.replace(snapshot_dir=str(state),
                                                      publisher_process=helper,
-                                                     publisher_client=client))
+                                                     publisher_client=client,
+                                                     consumer_client=consumer or "auto"))
                     stop = threading.Event()
                     steady = steady_rate(service, n, stop)
                     with Clock() as clock:
@@ -332,9 +371,18 @@ def main() -> None:
             expected[workload] = len(variants) * args.repeat * n + split
             published = count(bootstrap, f"{topic}-out", expected[workload]) \
                 if workload == "unlabelled" else 0
-            for label, helper, _ in variants:
-                rows.append((workload + label, raw, served[label], produced, published,
-                             helper))
+            for label, helper, _, consumer in variants:
+                rows.append((workload + label, raw["" if text else consumer], served[label],
+                             produced, published, helper))
+            if not text and len(clients) > 1:  # one client against the other, pair by pair
+                pairs.append((f"{workload}, raw consume", raw["confluent-kafka"],
+                              raw["kafka-python"]))
+                for label, _, _, consumer in variants:
+                    twin = label.replace("confluent-kafka consumer", "kafka-python consumer")
+                    if consumer == "confluent-kafka" and twin in served:
+                        pairs.append((workload + label.replace(", confluent-kafka consumer",
+                                                               ", service"),
+                                      served[label], served[twin]))
 
         def runs(values: list[tuple], part: int = 0) -> str:
             rates = [v[part] for v in values]
@@ -373,6 +421,15 @@ def main() -> None:
             print(f"| {workload} | {cpu(raw):.0f} | "
                   f"{f'{cpu(produced):.0f}' if produced else '-'} | {cpu(served):.0f} | "
                   f"{publisher} | {cpu(raw) / busiest:.2f} |")
+        if pairs:
+            print("\n| confluent-kafka consumer / kafka-python consumer, paired | whole run: "
+                  "median (each repeat) | steady state: median |\n|---|---|---|")
+            for what, fast_runs, slow_runs in pairs:
+                steady = 2 if "raw" in what else 3
+                whole = [a[0] / b[0] for a, b in zip(fast_runs, slow_runs, strict=True)]
+                calm = [a[steady] / b[steady] for a, b in zip(fast_runs, slow_runs, strict=True)]
+                print(f"| {what} | **{np.median(whole):.2f}** "
+                      f"({', '.join(f'{v:.2f}' for v in whole)}) | {np.median(calm):.2f} |")
         for workload, _, _, _, published, _ in rows:
             if workload.startswith("unlabelled"):
                 print(f"\npredictions on the output topic: {published:,} "

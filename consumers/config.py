@@ -179,6 +179,10 @@ OPTIONS: tuple[Option, ...] = (
            "producer of the publisher process: confluent-kafka (librdkafka, the fast-publisher "
            "extra) when installed, else kafka-python", choices=("auto", "kafka-python",
                                                                   "confluent-kafka")),
+    Option("consumer-client", str, "auto",
+           "client reading the input topics: confluent-kafka (librdkafka, the fast-publisher "
+           "extra) when installed and every setting translates, else kafka-python",
+           choices=("auto", "kafka-python", "confluent-kafka")),
     Option("publish-labelled", bool, False,
            "also publish the prequential prediction of each labelled message"),
     # -- state ----------------------------------------------------------------------------------
@@ -216,8 +220,9 @@ OPTIONS: tuple[Option, ...] = (
            minimum=1, kafka="session_timeout_ms"),
     Option("heartbeat-interval-ms", int, 3000, "group heartbeat interval",
            minimum=1, kafka="heartbeat_interval_ms"),
-    Option("check-crcs", bool, True, "verify record checksums (kafka-python computes them in "
-           "Python unless the crc32c package is installed)", kafka="check_crcs"),
+    Option("check-crcs", bool, True, "verify record checksums (librdkafka computes them in C; "
+           "kafka-python in Python unless the crc32c package is installed)",
+           kafka="check_crcs"),
     Option("shutdown-timeout-seconds", float, 30.0,
            "longest shutdown on SIGTERM/SIGINT: flushing, publishing and committing give up "
            "after this long (the local snapshot is written regardless; exit status 4 if "

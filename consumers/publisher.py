@@ -21,8 +21,9 @@ flush, answered on the child's stdout by ``K`` or ``E <error>``. End of input: f
 The child's producer is confluent-kafka's (librdkafka, C: a few microseconds per record instead
 of kafka-python's ~50) when that package is installed (the ``fast-publisher`` extra) and every
 setting has a librdkafka equivalent, kafka-python's otherwise (``client``: ``"auto"``, or one
-of :data:`CLIENTS` to insist). The consumer stays kafka-python's. Both producers partition keyed
-records alike (murmur2, as the Java client does).
+of :data:`CLIENTS` to insist); the service's consumer is chosen alike
+(:mod:`consumers.consumer`). Both producers partition keyed records alike (murmur2, as the Java
+client does).
 """
 
 from __future__ import annotations

@@ -15,6 +15,7 @@ between the last snapshot and a crash are classified again after the restart.
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import logging
 import os
@@ -29,12 +30,11 @@ from typing import Any
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 import numpy as np
-from kafka import ConsumerRebalanceListener, KafkaConsumer, KafkaProducer, TopicPartition
-from kafka.errors import OffsetOutOfRangeError
-from kafka.structs import OffsetAndMetadata
+from kafka import KafkaProducer, TopicPartition
 
 from consumers.changelog import ChangelogReader, publish_candidates, publish_state
 from consumers.config import RedactSecrets, ServiceConfig
+from consumers.consumer import InputConsumer, OffsetsOutOfRange, PartitionRecords, open_consumer
 from consumers.messages import Record, Rejection, decode_batch
 from consumers.metrics import ServiceMetrics
 from consumers.publisher import ProcessPublisher, ProducerPublisher
@@ -109,15 +109,27 @@ class _HealthServer6(_HealthServer):
     address_family = socket.AF_INET6
 
 
-class _Listener(ConsumerRebalanceListener):
-    def __init__(self, service: Service) -> None:
-        self.service = service
+class _BatchRecords:
+    """The fresh records of one poll, numbered 0.. in batch order: ``offsets`` per record, the
+    record itself (for dead letters) on demand."""
 
-    def on_partitions_revoked(self, revoked):
-        self.service._revoke(list(revoked))
+    __slots__ = ("offsets", "segments", "starts")
 
-    def on_partitions_assigned(self, assigned):
-        self.service._assign(list(assigned))
+    def __init__(self, segments: list[tuple[TopicPartition, PartitionRecords, int, int]],
+                 offsets: list[int]) -> None:
+        self.segments = segments  # (partition, its records, first fresh one, its batch index)
+        self.starts = [first for _, _, _, first in segments]
+        self.offsets = offsets
+
+    def ranges(self) -> list[tuple[TopicPartition, int, int]]:
+        """Each partition's ``(partition, first, end)`` batch indices."""
+        ends = [*self.starts[1:], len(self.offsets)]
+        return [(tp, first, end) for (tp, _, _, first), end in
+                zip(self.segments, ends, strict=True)]
+
+    def record(self, i: int) -> Any:
+        _, recs, start, first = self.segments[bisect.bisect_right(self.starts, i) - 1]
+        return recs.record(start + i - first)
 
 
 class Service:
@@ -165,7 +177,7 @@ class Service:
         self.snapshot_dir = Path(config.snapshot_dir)
         self.metrics_url = ""
         self._stop = threading.Event()
-        self._consumer: KafkaConsumer | None = None
+        self._consumer: InputConsumer | None = None
         self._producer: KafkaProducer | None = None
         self._outputs: ProcessPublisher | ProducerPublisher | None = None
         self._changelog: ChangelogReader | None = None
@@ -182,7 +194,8 @@ class Service:
         self.processed = 0  # records handled (learned, predicted or dead-lettered) by this run
         self._restored = False  # nothing to save before the state was restored
         self._unchecked: set[TopicPartition] = set()  # assigned, paused until checked
-        self._probe: KafkaConsumer | None = None
+        self._probe: InputConsumer | None = None
+        self._probe_at = 0  # where the probe reads next
         self.exit_code = 0
         self._assigned = False  # an assignment arrived (standalone: the partitions found)
         self._broker_ok = False
@@ -224,10 +237,10 @@ class Service:
                 if self._unchecked:
                     self._check_offsets(list(self._unchecked))
                 try:
-                    batch = self._consumer.poll(timeout_ms=self.config.poll_timeout_ms,
-                                                max_records=self.config.max_poll_records)
-                except OffsetOutOfRangeError as exc:
-                    out = exc.args[0] if exc.args and isinstance(exc.args[0], dict) else {}
+                    batch = self._consumer.poll(self.config.max_poll_records,
+                                                self.config.poll_timeout_ms)
+                except OffsetsOutOfRange as exc:
+                    out = exc.offsets
                     log.info("the broker reports offsets out of range: %s", ", ".join(
                         f"{tp.topic}:{tp.partition}@{o}" for tp, o in out.items()))
                     self._check_offsets(list(out), out_of_range=True)
@@ -297,12 +310,9 @@ class Service:
         return ready, "ready" if ready else "not ready: " + "; ".join(missing)
 
     def _check_broker(self) -> None:
-        """Whether the consumer has a broker connection (kafka-python's own count)."""
-        try:
-            count = self._consumer.metrics()["consumer-metrics"]["connection-count"]
-        except (AttributeError, KeyError, TypeError):
-            count = 0
-        if bool(count) != self._broker_ok and self._restored:
+        """Whether the consumer has a broker connection (as its client tells)."""
+        count = self._consumer.connected()
+        if count != self._broker_ok and self._restored:
             if count:
                 log.info("a Kafka broker is reachable again")
             else:
@@ -323,7 +333,9 @@ class Service:
                                   "max.message.bytes": str(cfg.changelog_max_bytes)})
             self._changelog = ChangelogReader(cfg.changelog_topic, client,
                                               cfg.changelog_max_bytes)
-        self._consumer = KafkaConsumer(**cfg.consumer_options())
+        self._consumer = open_consumer(cfg.consumer_options(), cfg.consumer_client,
+                                       on_assign=self._assign, on_revoke=self._revoke)
+        log.info("consuming with %s", self._consumer.client)
 
     def _restore(self) -> None:
         """Load this instance's snapshot and the changelog; partitions are restored from them
@@ -358,8 +370,7 @@ class Service:
         for version, names in meta.get("candidates", []):  # without a changelog: only here
             self.model.decisions.setdefault(int(version), list(names))
         if self.config.group_id:
-            self._consumer.subscribe(topics=list(self.config.input_topic),
-                                     listener=_Listener(self))
+            self._consumer.subscribe(list(self.config.input_topic))
         else:
             self._assign_all()
 
@@ -383,8 +394,7 @@ class Service:
                     log.info("waiting for topic %s", topic)
                     self._stop.wait(1.0)
             tps += [TopicPartition(topic, p) for p in sorted(partitions or ())]
-        self._consumer.assign(tps)
-        self._assign(tps)
+        self._consumer.assign(tps)  # which calls _assign
         self._assigned = True
 
     def _offer(self, states: dict[tuple[str, int], PartitionState]) -> None:
@@ -404,7 +414,8 @@ class Service:
 
     # -- rebalancing ----------------------------------------------------------------------------
     def _assign(self, tps: list[TopicPartition]) -> None:
-        """Own ``tps``: each from the furthest state known, the consumer seeked to its offset."""
+        """Own ``tps`` (the consumer's on_assign): each from the furthest state known, the
+        consumer positioned at its offset."""
         self._assigned = True
         for tp in tps:
             key = (tp.topic, tp.partition)
@@ -468,6 +479,10 @@ class Service:
                 # report (tansu after batched produce) is too low, and a re-created topic
                 # refilled past the offset has a record there, but not the one read
                 kind = self._compare_log(tp, state)
+                if self._stop.is_set():
+                    # the probe was cut short, so "no record there" means nothing: decide no
+                    # gap, leave the partitions paused (nothing is read); the next start checks
+                    return
             if kind is not None:
                 self._gap(tp, state, kind, begin.get(tp) or 0, end.get(tp))
             elif out_of_range:
@@ -500,20 +515,23 @@ class Service:
         service's own positions and buffers are untouched; an out-of-range answer is asked
         again until then (a broker's end offset can lag behind records it already served)."""
         if self._probe is None:
-            self._probe = KafkaConsumer(**self.config.kafka_options(), group_id=None,
-                                        enable_auto_commit=False, auto_offset_reset="none")
-        self._probe.assign([tp])
+            probe: InputConsumer = open_consumer(
+                {**self.config.kafka_options(), "enable_auto_commit": False,
+                 "auto_offset_reset": "none"}, self.config.consumer_client,
+                on_assign=lambda tps: [probe.seek(t, self._probe_at) for t in tps])
+            self._probe = probe
         deadline = time.monotonic() + _PROBE_SECONDS
+        self._probe_at = offset - 1
         try:
             while time.monotonic() < deadline and not self._stop.is_set():
-                self._probe.seek(tp, offset - 1)
+                self._probe.assign([tp])  # at offset - 1 (its on_assign)
                 try:
-                    records = self._probe.poll(timeout_ms=500, max_records=1).get(tp)
-                except OffsetOutOfRangeError:
+                    records = self._probe.poll(1, 500).get(tp)
+                except OffsetsOutOfRange:
                     self._stop.wait(0.2)
                     continue
-                if records:
-                    return fingerprint(records[0])
+                if records and records.offsets[0] == offset - 1:
+                    return fingerprint(records.record(0))
         finally:
             self._probe.assign([])
         return None
@@ -563,9 +581,13 @@ class Service:
         self._changed = True  # the next checkpoint records the moved state
 
     # -- the batch ------------------------------------------------------------------------------
-    def _process(self, batch: dict[TopicPartition, list]) -> None:
+    def _process(self, batch: dict[TopicPartition, PartitionRecords]) -> None:
         m = self.metrics
-        records: list = []
+        values: list = []
+        offsets: list[int] = []
+        # each partition's fresh records: (partition, its records, first fresh one, its index
+        # in the batch)
+        segments: list[tuple[TopicPartition, PartitionRecords, int, int]] = []
         # the partitions' clocks at each record and after the batch (--half-life-seconds only)
         clocks: list[int] | None = [] if self.model.by_time else None
         ends: dict[TopicPartition, int] = {}
@@ -573,24 +595,30 @@ class Service:
             state = self.model.own.get((tp.topic, tp.partition))
             if state is None:  # not ours (any more): its next owner reads it
                 continue
+            m.consumed.labels(topic=tp.topic).inc(len(recs.offsets))
             # a record before the state's offset is already in the state
-            fresh = [r for r in recs if r.offset >= state.offset]
-            records += [(tp, r) for r in fresh]
+            start = recs.start(state.offset)
+            if start == len(recs.offsets):
+                continue
+            segments.append((tp, recs, start, len(values)))
+            values += recs.values[start:]
+            offsets += recs.offsets[start:]
             if clocks is not None:
                 clock = state.clock
-                for r in fresh:
-                    clock = max(clock, r.timestamp)
+                for t in recs.timestamps()[start:]:
+                    clock = max(clock, t)
                     clocks.append(clock)
                 ends[tp] = clock
-            m.consumed.labels(topic=tp.topic).inc(len(recs))
-        if not records:
+        if not values:
             return
-        m.batch_size.observe(len(records))
-        decoded = decode_batch([r.value for _, r in records], self.config.max_message_bytes)
+        records = _BatchRecords(segments, offsets)
+        m.batch_size.observe(len(values))
+        decoded = decode_batch(values, self.config.max_message_bytes)
         valid = [i for i, d in enumerate(decoded) if isinstance(d, Record)]
-        for i, d in enumerate(decoded):
-            if isinstance(d, Rejection):
-                self._dead_letter(records[i][1], d.reason, d.detail)
+        if len(valid) < len(decoded):
+            for i, d in enumerate(decoded):
+                if isinstance(d, Rejection):
+                    self._dead_letter(records.record(i), d.reason, d.detail)
 
         start = time.perf_counter()
         # with the model's own scores (SpamFilter's spam log-odds), published beside proba
@@ -598,7 +626,7 @@ class Service:
                                                                       for i in valid])
         m.predict_latency.observe(time.perf_counter() - start)
         for j, exc in rejected:
-            self._dead_letter(records[valid[j]][1], "invalid_record", str(exc))
+            self._dead_letter(records.record(valid[j]), "invalid_record", str(exc))
         predicted = {valid[j]: k for k, j in enumerate(rows)}  # batch index -> proba row
         m.predicted.inc(len(predicted))
         if len(rows):
@@ -619,25 +647,25 @@ class Service:
         self._publish(decoded, publish, predicted, proba, classes, model_version,
                       structure_version, scores)
 
-        for tp, recs in batch.items():
-            state = self.model.own.get((tp.topic, tp.partition))
-            if state is not None and recs:
-                self.model.advance((tp.topic, tp.partition), recs[-1].offset + 1,
-                                   fingerprint(recs[-1]), ends.get(tp))
-        self.processed += len(records)
-        self._since_snapshot += len(records)
+        for tp, recs, _, _ in segments:
+            last = len(recs.offsets) - 1
+            self.model.advance((tp.topic, tp.partition), recs.offsets[last] + 1,
+                               fingerprint(recs.record(last)), ends.get(tp))
+        self.processed += len(values)
+        self._since_snapshot += len(values)
         self._changed = True
         self._update_model_gauges()
 
-    def _learn(self, records: list, decoded: list, predicted: dict[int, int],
+    def _learn(self, records: _BatchRecords, decoded: list, predicted: dict[int, int],
                clocks: list[int] | None) -> set[int]:
         """Learn the labelled, classified records per partition, in offset order (``clocks``:
         each one's partition clock); the batch indices learned."""
         by_partition: dict[tuple[str, int], list[int]] = {}
-        for i in predicted:
-            if decoded[i].label is not None:
-                tp = records[i][0]
-                by_partition.setdefault((tp.topic, tp.partition), []).append(i)
+        for tp, first, end in records.ranges():
+            indices = [i for i in range(first, end)
+                       if i in predicted and decoded[i].label is not None]
+            if indices:
+                by_partition[(tp.topic, tp.partition)] = indices
         learned: set[int] = set()
         start = time.perf_counter()
         limit = self.config.max_classes
@@ -654,21 +682,21 @@ class Service:
                 if limit and len(group) == 1:
                     classes = state.model.classes
                     if labels[group[0]] not in classes and len(classes) >= limit:
-                        self._dead_letter(records[group[0]][1], "too_many_classes",
+                        self._dead_letter(records.record(group[0]), "too_many_classes",
                                           f"label {labels[group[0]]!r:.100} would be class "
                                           f"{len(classes) + 1} of this partition's state; "
                                           f"--max-classes is {limit}")
                         continue
                 rejected = self.model.learn(key, [decoded[i].features for i in group],
                                             [labels[i] for i in group],
-                                            [records[i][1].offset for i in group],
+                                            [records.offsets[i] for i in group],
                                             None if clocks is None
                                             else [clocks[i] for i in group])
                 bad = {group[j] for j, _ in rejected}
                 for j, exc in rejected:
                     # a label the model does not learn (SpamFilter: neither spam nor ham)
                     reason = "invalid_label" if exc.field == "label" else "invalid_record"
-                    self._dead_letter(records[group[j]][1], reason, str(exc))
+                    self._dead_letter(records.record(group[j]), reason, str(exc))
                 learned.update(i for i in group if i not in bad)
         if by_partition:
             self.metrics.learn_latency.observe(time.perf_counter() - start)
@@ -854,7 +882,7 @@ class Service:
             self.metrics.publish_errors.inc()
             self._failures.append("publish")
         if commit and self.config.group_id and self.model.own:
-            offsets = {TopicPartition(*key): OffsetAndMetadata(state.offset, "", -1)
+            offsets = {TopicPartition(*key): state.offset
                        for key, state in self.model.own.items()}
             try:
                 if self._bounded("committing the offsets",
@@ -910,8 +938,7 @@ class Service:
                     log.info("no partitions assigned yet: not leaving the group")
                 else:
                     closing.append(("closing the consumer", lambda: consumer.close(
-                        autocommit=False,
-                        timeout_ms=max(int((deadline - time.monotonic()) * 1000), 1))))
+                        max(deadline - time.monotonic(), 0.001))))
             if self._outputs is not None:
                 closing.append(("closing the publisher", self._outputs.close))
             if self._producer is not None:

@@ -11,11 +11,13 @@ the service itself.
 from __future__ import annotations
 
 __all__ = [
-    "CORRUPTIONS", "GROUP_FLAGS", "ROOT", "ServiceProcess", "corrupt", "create_topic", "dumps",
+    "CONSUMER_CLIENTS", "CORRUPTIONS", "GROUP_FLAGS", "ROOT", "ServiceProcess", "corrupt",
+    "create_topic", "dumps",
     "free_port", "label_of", "labelled_features", "labelled_messages", "metric_value",
     "metrics_text", "produce", "read_topic", "scrape", "unique", "wait_for",
 ]
 
+import importlib.util
 import json
 import os
 import signal
@@ -35,6 +37,9 @@ from kafka.admin import KafkaAdminClient, NewTopic
 ROOT = Path(__file__).resolve().parents[1]
 # Group timings the broker needs in tests (joins take about session_timeout_ms / 2).
 GROUP_FLAGS = ["--session-timeout-ms", "6000", "--heartbeat-interval-ms", "1000"]
+# the service's consumer clients installed here (the default, auto, is the last one)
+CONSUMER_CLIENTS = ["kafka-python", *(["confluent-kafka"]
+                                      if importlib.util.find_spec("confluent_kafka") else [])]
 
 
 def unique(prefix: str) -> str:

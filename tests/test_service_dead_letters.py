@@ -9,6 +9,7 @@ import json
 import random
 from collections import Counter
 
+import pytest
 from kafka_helpers import (
     ServiceProcess,
     create_topic,
@@ -23,6 +24,7 @@ from test_consumers_messages import MAX, oracle
 
 from conftest import assert_same_stats
 from consumers.service import MODEL_FILE
+from consumers.testing import CONSUMER_CLIENTS
 from streamnb import IndifferentNB
 from streamnb.features import tokenize_text
 from streamnb.models.base import load_model
@@ -76,7 +78,9 @@ def random_payload(rng: random.Random, i: int) -> bytes:
     return json.dumps(valid_message(rng, i)).encode()
 
 
-def test_fuzzed_payloads_go_to_the_dead_letter_topic_and_change_nothing(kafka_broker, tmp_path):
+@pytest.mark.parametrize("client", CONSUMER_CLIENTS)
+def test_fuzzed_payloads_go_to_the_dead_letter_topic_and_change_nothing(kafka_broker, tmp_path,
+                                                                        client):
     rng = random.Random(5)
     payloads = [json.dumps(valid_message(rng, i)).encode() for i in range(300)]
     payloads += [random_payload(rng, i) for i in range(300, 1500)]
@@ -114,7 +118,7 @@ def test_fuzzed_payloads_go_to_the_dead_letter_topic_and_change_nothing(kafka_br
         ["--bootstrap-servers", bootstrap, "--input-topic", topic, "--group-id", "",
          "--model", "indifferent", "--changelog-topic", "", "--dead-letter-topic", f"{topic}-dlq",
          "--output-topic", f"{topic}-out", "--snapshot-dir", str(tmp_path / "state"),
-         "--max-message-bytes", str(MAX), "--max-poll-records", "1",
+         "--max-message-bytes", str(MAX), "--max-poll-records", "1", "--consumer-client", client,
          "--metrics-address", f"127.0.0.1:{port}"], tmp_path / "service.log")
     wait_for(lambda: scrape(url, "streamnb_messages_consumed_total") == len(payloads), 120,
              "every payload consumed", alive=service.alive)

@@ -16,6 +16,7 @@ import random
 import time
 
 import numpy as np
+import pytest
 from kafka import KafkaConsumer, TopicPartition
 from kafka.structs import OffsetAndMetadata
 from kafka_helpers import (
@@ -38,6 +39,7 @@ from consumers.config import load_config
 from consumers.service import MODEL_FILE, Service
 from consumers.snapshots import read_snapshot, write_snapshot
 from consumers.state import PartitionState
+from consumers.testing import CONSUMER_CLIENTS
 from streamnb import IndifferentNB
 from streamnb.cli import main
 from streamnb.models.base import load_model
@@ -99,7 +101,8 @@ def run_to_the_end(args, log, url, expected_records) -> None:
     assert service.terminate() == 0, service.logs()
 
 
-def test_sigkill_at_random_points_changes_no_count(kafka_broker, tmp_path):
+@pytest.mark.parametrize("client", CONSUMER_CLIENTS)
+def test_sigkill_at_random_points_changes_no_count(kafka_broker, tmp_path, client):
     bootstrap = kafka_broker.bootstrap_servers
     topic = unique("exactly-once")
     create_topic(bootstrap, topic, partitions=2)
@@ -112,7 +115,7 @@ def test_sigkill_at_random_points_changes_no_count(kafka_broker, tmp_path):
     snapshots = tmp_path / "killed"
     port = free_port()
     url = f"http://127.0.0.1:{port}/metrics"
-    args = serve_args(bootstrap, topic, snapshots, port)
+    args = [*serve_args(bootstrap, topic, snapshots, port), "--consumer-client", client]
     log = tmp_path / "killed.log"
     progress_kills = sorted(rng.sample(range(500, n_learned - 500), 10))
     kills = []
@@ -135,7 +138,8 @@ def test_sigkill_at_random_points_changes_no_count(kafka_broker, tmp_path):
     # an uninterrupted run of the same service on the same topic
     port2 = free_port()
     calm = tmp_path / "calm"
-    run_to_the_end(serve_args(bootstrap, topic, calm, port2), tmp_path / "calm.log",
+    run_to_the_end([*serve_args(bootstrap, topic, calm, port2), "--consumer-client", client],
+                   tmp_path / "calm.log",
                    f"http://127.0.0.1:{port2}/metrics", n_learned)
     uninterrupted = load_model(calm / MODEL_FILE)
 

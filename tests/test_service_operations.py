@@ -55,6 +55,7 @@ from consumers.service import (
 )
 from consumers.snapshots import read_snapshot, read_snapshot_file, snapshot_paths, write_snapshot
 from consumers.state import PartitionState
+from consumers.testing import CONSUMER_CLIENTS
 from streamnb import IndifferentNB
 from streamnb.cli import main
 from streamnb.models.base import load_model
@@ -184,11 +185,16 @@ def test_offset_gap_policies_after_the_topic_is_recreated(kafka_broker, tmp_path
         NEW).stats.to_dict()
 
 
-def test_a_recreated_topic_refilled_past_the_state_is_a_gap(kafka_broker, tmp_path):
+@pytest.mark.parametrize("client", CONSUMER_CLIENTS)
+def test_a_recreated_topic_refilled_past_the_state_is_a_gap(kafka_broker, tmp_path, client):
     """Offsets cannot tell this log from the old one (it holds more records than the state
-    read); the fingerprint of the record before the state's offset does."""
+    read); the fingerprint of the record before the state's offset does (read by the probe
+    consumer, of either client)."""
     bootstrap = kafka_broker.bootstrap_servers
-    topic, url, args = old_topic(bootstrap, "refill", tmp_path)
+    topic, url, service_args = old_topic(bootstrap, "refill", tmp_path)
+
+    def args(state: str, *extra: str) -> list[str]:
+        return service_args(state, "--consumer-client", client, *extra)
 
     first = ServiceProcess(args("first"), tmp_path / "first.log")
     wait_for(lambda: scrape(url, "streamnb_model_records") == 3000, 120, "3000 records",

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pytest
 from kafka_helpers import (
     GROUP_FLAGS,
     ServiceProcess,
@@ -35,6 +36,7 @@ from consumers.messages import decode_one
 from consumers.service import MODEL_FILE
 from consumers.snapshots import decode_partition
 from consumers.state import PartitionedModel, PartitionState, candidate_point, model_factory
+from consumers.testing import CONSUMER_CLIENTS
 from streamnb import TAN, IndifferentNB
 from streamnb.datasets import iter_spamassassin_stream
 from streamnb.models.base import load_model
@@ -145,7 +147,8 @@ def run_group(bootstrap: str, topic: str, group: str, changelog: str, tmp_path,
     return a, b_learned
 
 
-def test_two_members_one_killed_sum_to_the_single_process_model(kafka_broker, tmp_path):
+@pytest.mark.parametrize("client", CONSUMER_CLIENTS)
+def test_two_members_one_killed_sum_to_the_single_process_model(kafka_broker, tmp_path, client):
     bootstrap = kafka_broker.bootstrap_servers
     topic, group, changelog = unique("scale"), unique("group"), unique("changelog")
     create_topic(bootstrap, topic, partitions=4)
@@ -153,7 +156,8 @@ def test_two_members_one_killed_sum_to_the_single_process_model(kafka_broker, tm
         bootstrap, topic, group, changelog, tmp_path,
         [labelled_messages(k * PHASE, (k + 1) * PHASE) for k in range(3)],
         ["--model", "indifferent", "--snapshot-every-records", "400",
-         "--snapshot-every-seconds", "0.5", "--max-poll-records", "100"], (60, 90),
+         "--snapshot-every-seconds", "0.5", "--max-poll-records", "100",
+         "--consumer-client", client], (60, 90),
         mid_stream=True)
     assert b_learned > 0
 
