@@ -52,7 +52,9 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.spam_filter_variants import _DELIVERY_FIELDS, Message, measure, messages
+# a sibling script: run as `python benchmarks/spam_compression.py`, its directory is on the path
+from spam_filter_variants import _DELIVERY_FIELDS, Message, measure, messages
+
 from streamnb import SpamFilter
 
 MAX_ORDER = 6  # 7 bytes (context + symbol) and the order tag fit in 63 bits
