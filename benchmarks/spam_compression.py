@@ -31,13 +31,17 @@ and two readings of "the model of class c" are measured, as in the paper:
   content once. Computed exactly, vectorised: the in-message counts of each key before each
   position are group ranks.
 
-The combination with SpamFilter's log-odds z is a fixed sum of log-odds, z + w · ppm(x), with
-one weight chosen on one corpus and checked on the other (see ``--weights``). Scores are cached
+The combination with SpamFilter's log-odds z is a fixed sum of log-odds with one weight chosen
+on one corpus and checked on the other (see ``--weights``): ``--combine mean`` adds w · ppm(x),
+the per-byte ratio; ``--combine total`` adds w · ppm(x) · L / limit, the whole message's
+log-likelihood ratio scaled so that w means the same for a message of ``limit`` bytes — a short
+text (an SMS) then moves z little. Scores are cached
 in ``--cache`` (a directory of .npy per corpus and scorer) so that the combinations are read
 off the same runs. Run::
 
     python benchmarks/spam_compression.py [--corpus spamassassin,sms] [--orders 4,5,6]
                                           [--modes static,adaptive] [--weights 1,2,4,8]
+                                          [--combine mean|total] [--text raw|sender|body]
 
 Prototype only: numpy, with an open-addressing table of the exact context keys (an order-k
 context and its byte fit in 8(k + 1) ≤ 56 bits, so order ≤ 6: no key is confused with another).
@@ -292,6 +296,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--text", default="raw", choices=("raw", "sender", "body"),
                         help="what of an e-mail the model reads (see message_bytes)")
     parser.add_argument("--weights", default="", help="w in z + w·ppm, comma-separated")
+    parser.add_argument("--combine", default="mean", choices=("mean", "total"))
     parser.add_argument("--cache", default="/tmp/spam_compression")
     args = parser.parse_args(argv)
     cache = Path(args.cache)
@@ -305,6 +310,8 @@ def main(argv: list[str] | None = None) -> None:
         z, seconds = cached(cache, f"{corpus}-default",
                             lambda stream=stream: default_scores(stream))
         print(row("SpamFilter default", corpus, stream, z, seconds), flush=True)
+        length = np.array([len(message_bytes(m, args.limit, args.text)) for m in stream])
+        scale = length / args.limit if args.combine == "total" else np.ones(len(stream))
         for mode in args.modes.split(","):
             for order in map(int, args.orders.split(",")):
                 name = f"{corpus}-ppm{order}-{mode}-{args.limit}-{args.text}"
@@ -312,11 +319,11 @@ def main(argv: list[str] | None = None) -> None:
                                       lambda o=order, a=mode == "adaptive", stream=stream:
                                       ppm_scores(stream, o, a, args.limit, args.text))
                 print(row(f"PPM-D order {order}, {mode}, {args.text}, {args.limit} B", corpus,
-                          stream,
-                          ppm, seconds), flush=True)
+                          stream, ppm, seconds), flush=True)
                 for w in weights:
-                    print(row(f"SpamFilter + {w:g} · PPM-D order {order} {mode}", corpus,
-                              stream, z + w * ppm, None), flush=True)
+                    print(row(f"SpamFilter + {w:g} · PPM-D order {order} {mode}"
+                              f" ({args.combine})", corpus, stream, z + w * scale * ppm, None),
+                          flush=True)
 
 
 if __name__ == "__main__":
