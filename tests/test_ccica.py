@@ -160,7 +160,7 @@ def test_selection_scores_are_the_pairwise_divergences_averaged(iris, selection)
     mean_{C_i} log p_i(s_m) − mean_{C_j} log p_i(s_m) (eq. 11), averaged over j ≠ i as is
     (eq. 12) or as 1 − exp(−max(D', 0) / 4) (Swain–Davis); each class keeps its top scores."""
     frame, labels = iris
-    model = _fitted(frame, labels, selection=selection, n_features=2)
+    model = _fitted(frame, labels, selection=selection, reduction="none", n_features=2)
     logp = model.component_log_densities(frame)                         # (n, k, p)
     names = list(model.stats.labels.values)
     means = np.stack([logp[labels == v].mean(axis=0) for v in names])   # [j, i, m]
