@@ -3,7 +3,8 @@
 Per class k the record is projected on that class's independent components
 s = W_k (x − x̄_k) (eq. 3) and p(x | C_k) is the product of the components' marginal densities
 (eq. 4), restricted to the ``n_features`` components of class k with the largest divergence
-(eq. 10–12). W_k = R_k V_k: V_k whitens class k (from its exact, mergeable moments,
+(eq. 10–12; by default chosen among the principal components, then rotated by ICA within them:
+``reduction``). W_k = R_k V_k: V_k whitens class k (from its exact, mergeable moments,
 :class:`~streamnb.stats.covariance.ClassCovariance`), R_k is the FastICA rotation of the whitened
 class sample (a bounded per-class priority sample, :class:`~streamnb.stats.vector_sample.
 ClassSample`). Whitening, rotation, marginal densities and selection are the *structure*: it is
@@ -242,7 +243,9 @@ class CCICANB(GaussianDiscriminant):
     untransformed average D'_{A_k}^m (eq. 12).
 
     Representations: ``"cc-ica"`` W_k = R_k D_k^(−½) E_kᵀ (class k's covariance
-    E_k D_k E_kᵀ, R_k from FastICA on the whitened class sample); ``"cc-pca"`` W_k = D_k^(−½)
+    E_k D_k E_kᵀ, R_k from FastICA on the whitened class sample; by default ICA after a PCA
+    reduction: S_k is chosen among the principal components by the rule above, and R_k rotates
+    within them, see ``reduction``); ``"cc-pca"`` W_k = D_k^(−½)
     E_kᵀ (the paper's second-order baseline; its components in order of variance unless
     ``selection="divergence"``); ``"ica"`` one W = R D^(−½) Eᵀ from the covariance and sample
     of all records, centred on the global mean, class-specific marginals; ``"original"``
@@ -269,6 +272,17 @@ class CCICANB(GaussianDiscriminant):
         variance for PCA, attribute order for ``"original"``). ``None``: ``"order"`` for
         ``"cc-pca"`` (the paper's baseline) and ``"transformed"`` for the others (chosen on a
         validation split of Letter, checked on the digits: docs/ccica.md).
+    reduction
+        ``"cc-ica"`` only. ``"divergence"``: each class keeps the ``n_features`` principal
+        components of largest score (the CC-PCA selection) and FastICA rotates within that
+        subspace (ICA after a PCA reduction, Hyvärinen et al. §13.2.2; the paper's M_k ≤ N,
+        eq. 2), so ``select`` re-estimates the rotation and marginals of the new subspaces from
+        the class samples. ``"none"``: FastICA rotates all components, then the selection
+        chooses among the independent components (the paper's order). Equal when every
+        component is kept; ``"divergence"`` was chosen by 4-fold cross-validation on Letter's
+        training records; on the digits (~120 records per class in 64 dimensions, where ICA
+        over-fits the low-variance subspaces the selection picks) ``"none"`` is better
+        (docs/ccica.md).
     capacity
         Records kept per class for the rotation, the mixtures and the divergences.
     relearn_every
