@@ -4,7 +4,8 @@ Every (attribute, value) cell whose count is stored gets one *column*; all count
 ``(classes, columns)``, so a record is a list of column indices and a batch update is one
 ``np.bincount`` over flat ``class * columns + column`` indices.
 
-An attribute's kind is fixed the first time it is seen, from the value's type:
+An attribute's kind is fixed the first time it is seen, from the value's type (the kinds and
+their value rules live in :mod:`streamnb.stats.values`, re-exported here):
 
 - ``str`` → **nominal**: one column per value; a missing value (absent key, None, NaN) is not
   counted, so ``N_i(c)`` (class-c records where attribute i was observed) is stored per attribute.
