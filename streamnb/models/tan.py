@@ -16,7 +16,14 @@ from streamnb.stats.codec import from_json_value, to_json_value
 from streamnb.stats.missing import fill_missing, nominal_modes
 from streamnb.stats.pairs import CandidateRows, PairCounts
 from streamnb.stats.schema import EncodedBatch
-from streamnb.stats.values import NUMERIC, TEXT, TOKEN, is_missing, token_present
+from streamnb.stats.values import (
+    NUMERIC,
+    TEXT,
+    TOKEN,
+    is_missing,
+    nominal_value,
+    token_present,
+)
 from streamnb.structure import TAN_WEIGHTS, TreeStructure, learn_tan_structure
 
 __all__ = ["MISSING_POLICIES", "TAN"]
@@ -388,7 +395,8 @@ class TAN(PairwiseNaiveBayes):
                     continue
                 logs = self._naive_log_theta(a, [True, False])[0]
             else:
-                column = schema.nominal_values[schema.slots[a]].get(value)
+                column = schema.nominal_values[schema.slots[a]].get(
+                    nominal_value(value, "record", name))
                 if column is None:
                     continue
                 logs = self._estimator.log_theta(stats, np.array([column]))[0][:, 0]

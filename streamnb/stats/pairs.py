@@ -714,7 +714,8 @@ class CandidateRows:
     def record(self, x: Any) -> np.ndarray:
         """Each candidate's value row in record ``x`` (a mapping; anything else has every
         value missing, every token absent: validation is the encoder's)."""
-        out = np.full(self.n_keys, -1, dtype=np.int64)
+        # a list, one array at the end: a numpy item assignment costs several list ones
+        out = [-1] * self.n_keys
         get = x.get if isinstance(x, Mapping) else (lambda name, default=None: default)
         for i, name, _ in self.tokens:
             value = get(name)
@@ -723,14 +724,16 @@ class CandidateRows:
                                             and token_present(value, "record", name)) else 1
         for i, name, rows, _ in self.nominal:
             value = get(name)
-            if value is not None:
+            if value.__class__ is str:  # its own nominal value: the common case, no call
+                out[i] = rows.get(value, -1)
+            elif value is not None:
                 out[i] = rows.get(nominal_value(value, "record", name), -1)
         for name, tokens in self.text.items():
             bag = get(name)
             drawn = text_draws(bag, "record", name) if bag else {}
             for i, token, _ in tokens:
                 out[i] = 0 if token in drawn else 1
-        return out
+        return np.array(out, dtype=np.int64)
 
     def batch(self, batch: EncodedBatch) -> np.ndarray:
         """:meth:`record` of every record of an encoded batch, from its columns: ``(keys,
