@@ -241,3 +241,57 @@ def test_different_adoption_sequences_refuse_to_merge():
     b.adopt(stats_b, ["free", "money"])  # the same names, but "money" since a later snapshot
     with pytest.raises(ValueError, match="different points"):
         a.check_mergeable(b)
+
+
+def _row_of(pairs, key, x):
+    """A candidate's value row in ``x`` by its definition: a token (or a text token) is
+    present iff its value is non-zero (its bag holds it); a nominal value's row is its place
+    in the attribute's values, −1 when missing or unseen."""
+    schema = pairs.schema
+    if key < 0:
+        name, token = pairs.name_of(key)
+        bag = x.get(name) or ()
+        return 0 if token in bag and (not isinstance(bag, dict) or bag[token]) else 1
+    name = schema.attributes.values[key]
+    value = x.get(name)
+    values = pairs.value_list(key)
+    if values == [True, False]:
+        return 0 if value else 1
+    if value is None or value != value:
+        return -1
+    return values.index(value) if value in values else -1
+
+
+@given(st.lists(st.fixed_dictionaries({"c": st.sampled_from(["k", "l"])}, optional={
+    "t": st.sampled_from([True, False, 0, 1, 3]),
+    "u": st.sampled_from([True, 2, 0]),
+    "a": st.sampled_from(["x", "y", "z", None, float("nan")]),
+    "b": st.sampled_from(["p", "q", None]),
+    "w": st.sampled_from([frozenset(), frozenset({"hi"}), ("hi", "yo", "hi"), {"yo": 2},
+                          {"hi": 0}]),
+}), min_size=1, max_size=12), st.lists(st.fixed_dictionaries({}, optional={
+    "t": st.sampled_from([True, False, 5]),
+    "a": st.sampled_from(["x", "new", None, float("nan")]),
+    "b": st.sampled_from(["q", "r"]),
+    "w": st.sampled_from([frozenset({"hi", "unseen"}), ["yo"], None]),
+    "other": st.sampled_from(["v", 1]),
+}), min_size=1, max_size=8))
+@settings(max_examples=60, deadline=None)
+def test_candidate_rows_of_a_record_and_of_an_encoded_batch_agree(learned, probes):
+    from streamnb.stats.pairs import CandidateRows
+
+    stats = CountStatistics()
+    pairs = PairCounts(stats.schema, text_tokens=True)
+    learn([(x, "+-"[i % 2]) for i, x in enumerate(learned)], pairs, stats)
+    rows = CandidateRows(pairs, pairs.candidates[::-1])  # any order of keys
+    batch = stats.schema.encode_many(probes, "row", grow=False)
+    table = rows.batch(batch)
+    assert table.shape == (len(pairs.candidates), len(probes))
+    for r, x in enumerate(probes):
+        want = [_row_of(pairs, key, x) for key in rows.keys]
+        assert rows.record(x).tolist() == want
+        assert table[:, r].tolist() == want
+    assert not rows.stale(stats.schema)
+    stats.update({"a": "brand new", "b": "brand new", "c": "brand new"}, "+")
+    assert rows.stale(stats.schema) == any(
+        stats.schema.kinds[k] == 0 for k in rows.keys if k >= 0)

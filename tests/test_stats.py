@@ -405,3 +405,14 @@ def test_distinct_columns_equal_numpys_unique(n):
     values = np.random.default_rng(n).integers(0, max(n // 4, 1), n)
     assert np.array_equal(_distinct(values), np.unique(values))
     assert _distinct(values).dtype == values.dtype
+
+
+def test_is_missing_is_none_or_a_nan_of_any_float_type():
+    from streamnb.stats.missing import is_missing as reexported
+    from streamnb.stats.values import is_missing
+
+    assert reexported is is_missing
+    for value in (None, float("nan"), np.nan, np.float32("nan"), np.float64("nan")):
+        assert is_missing(value), value
+    for value in (0, 0.0, "", False, "nan", np.float32(1.5), frozenset(), math.inf):
+        assert not is_missing(value), value

@@ -99,8 +99,9 @@ class Estimator(base.Base):
             prior, prior_zeros = self.log_class_prior(stats)
             base, base_zeros = self.token_absent_baseline(stats)
             return (prior + base).tolist(), (prior_zeros + base_zeros).tolist()
-        return stats.tokens.class_terms(stats._cc, stats.n_classes, b, a, a_absent,
-                                        len(stats.schema.token_column), stats._vc)
+        return stats.tokens.class_terms(stats.class_count_buffer, stats.n_classes, b, a,
+                                        a_absent, len(stats.schema.token_column),
+                                        stats.value_count_buffer)
 
     def log_theta(self, stats: CountStatistics, columns: np.ndarray) -> LogProb:
         """log θ_{i,v,c} for the cells of ``columns`` (nominal values, present tokens or text
@@ -161,8 +162,8 @@ class Estimator(base.Base):
         ``finite`` (and zero-factor counts to ``zeros``), in place: the one-record path."""
         a, a_absent = self.cell_pseudocounts(stats)
         if isinstance(a, float) and isinstance(a_absent, float):
-            token_log_odds(stats._vc, stats.n_classes, columns, stats._cc, a, a_absent, finite,
-                           zeros)
+            token_log_odds(stats.value_count_buffer, stats.n_classes, columns,
+                           stats.class_count_buffer, a, a_absent, finite, zeros)
             return
         f, z = self.token_corrections(stats, np.asarray(columns, dtype=np.int64))
         np.frombuffer(finite)[:] += f.sum(axis=1)  # buffers of any kind, updated in place

@@ -112,10 +112,9 @@ class RobinsonFisher:
         f = token_spamicity(n_spam, n_ham, N_spam, N_ham, self.s, self.x)
         deviation = np.abs(f - 0.5)
         kept = np.flatnonzero(deviation >= self.min_dev)
-        if len(kept) > self.max_tokens:
-            kept = kept[np.argsort(-deviation[kept], kind="stable")[: self.max_tokens]]
-        else:
-            kept = kept[np.argsort(-deviation[kept], kind="stable")]
+        # most extreme first, among equal deviations the smaller f: an order of the values
+        # alone, so the χ² sums round alike whatever order the tokens come in
+        kept = kept[np.lexsort((f[kept], -deviation[kept]))[: self.max_tokens]]
         return kept, np.clip(f[kept], 1e-300, 1.0 - 1e-16)
 
     def log_odds(self, n_spam: np.ndarray, n_ham: np.ndarray, N_spam: float,

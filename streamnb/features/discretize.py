@@ -36,16 +36,14 @@ from typing import Any
 import numpy as np
 from river import base
 
+from streamnb.stats.values import is_missing
+
 __all__ = ["EqualFrequencyDiscretizer", "MDLDiscretizer", "equal_frequency_cuts", "mdl_cuts"]
 
 
 def _is_number(value: Any) -> bool:
     return isinstance(value, int | float | np.integer | np.floating) and not isinstance(
         value, bool | np.bool_)
-
-
-def _is_missing(value: Any) -> bool:
-    return value is None or (_is_number(value) and math.isnan(value))
 
 
 def interval_labels(cuts: Sequence[float]) -> list[str]:
@@ -278,7 +276,7 @@ class _Discretizer:
         missing: None or NaN, as pandas stores it)."""
         import pandas as pd
 
-        rows = [self.transform_one({k: (None if _is_missing(v) else v) for k, v in r.items()})
+        rows = [self.transform_one({k: (None if is_missing(v) else v) for k, v in r.items()})
                 for r in X.to_dict(orient="records")]
         return pd.DataFrame.from_records(rows, index=X.index, columns=list(X.columns))
 

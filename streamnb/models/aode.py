@@ -13,8 +13,8 @@ from streamnb.estimators import Estimator
 from streamnb.models.pairwise import PairwiseNaiveBayes
 from streamnb.models.params import RELEARN_EVERY, Integer, validate_params
 from streamnb.stats.frames import labels_of, records_of
-from streamnb.stats.pairs import PairCounts
-from streamnb.stats.schema import TOKEN, Schema
+from streamnb.stats.pairs import CandidateRows, PairCounts
+from streamnb.stats.values import TOKEN
 
 __all__ = ["AODE"]
 
@@ -217,69 +217,51 @@ class _CandidateIndex:
 
     def __init__(self, pairs: PairCounts) -> None:
         schema = pairs.schema
-        names = schema.attributes.values
         epochs = sorted({pairs.epoch[a] for a in pairs.candidates} | {-1})  # as in _Counts
-        self.tokens: list[tuple[str, int, int]] = []
-        self.nominal: list[tuple[str, dict, int, list[int]]] = []
-        self.text: dict[Any, list[tuple[Any, int, int]]] = {}  # name -> [(token, position, rank)]
+        # tokens, then text tokens grouped by text attribute, then nominal attributes: the
+        # order of a record's cells, which fixes the order of the sums below
+        tokens, nominal = [], []
+        text: dict[Any, list[int]] = {}
         for a in pairs.candidates:
-            rank = epochs.index(pairs.epoch[a])
             if a < 0:
-                name, token = pairs.name_of(a)
-                self.text.setdefault(name, []).append((token, pairs.position[-1 - a], rank))
+                text.setdefault(pairs.name_of(a)[0], []).append(a)
             elif schema.kinds[a] == TOKEN:
-                self.tokens.append((names[a], pairs.position[schema.slots[a]], rank))
+                tokens.append(a)
             else:
-                values = schema.nominal_values[schema.slots[a]]
-                positions = {v: pairs.position[j] for v, j in values.items()}
-                self.nominal.append((names[a], positions, rank, list(positions.values())))
+                nominal.append(a)
+        keys = tokens + [a for group in text.values() for a in group] + nominal
+        self.rows = CandidateRows(pairs, keys)
+        columns = [pairs.attribute_columns(a) for a in keys]
+        width = max([len(c) for c in columns], default=1)
+        # position of each (candidate, value row); a token's absent row shares its column's
+        self.position = np.zeros((len(keys), max(width, 2)), dtype=np.int64)
+        for i, cs in enumerate(columns):
+            self.position[i, : len(cs)] = [pairs.position[j] for j in cs]
+            if len(cs) == 1 and i < len(keys) - len(nominal):
+                self.position[i, 1] = self.position[i, 0]
+        self.is_token = np.arange(len(keys)) < len(keys) - len(nominal)
+        self.rank = np.array([epochs.index(pairs.epoch[a]) for a in keys], dtype=np.int64)
+        self.size = np.array([2 if t else len(c) for t, c in zip(self.is_token, columns,
+                                                                 strict=True)], dtype=float)
+        self.groups = [np.array(self.position[i, : len(c)]) for i, c in enumerate(columns)]
 
     def observe(self, x: Mapping) -> tuple | None:
         """Arrays over the candidates observed in ``x``: position, token absent, is a token,
         snapshot rank, #A, and the nominal ones' value positions (for reduceat)."""
-        get = x.get if isinstance(x, Mapping) else (lambda name, default=None: default)
-        p, neg, token, rank, size = [], [], [], [], []
-        for name, position, r in self.tokens:
-            value = get(name)
-            p.append(position)
-            neg.append(not (value is True or (value is not None and value is not False
-                                              and Schema._token_present(value, "record",
-                                                                        name))))
-            token.append(True)
-            rank.append(r)
-            size.append(2)
-        for name, tokens in self.text.items():
-            bag = get(name)
-            drawn = Schema.text_draws(bag, "record", name) if bag else {}
-            for word, position, r in tokens:
-                p.append(position)
-                neg.append(word not in drawn)
-                token.append(True)
-                rank.append(r)
-                size.append(2)
-        members, groups = [], []
-        for name, positions, r, group in self.nominal:
-            value = get(name)
-            if value is None or (isinstance(value, float) and value != value):
-                continue
-            position = positions.get(value)
-            if position is None:
-                continue
-            members.append(len(p))
-            groups.append(group)
-            p.append(position)
-            neg.append(False)
-            token.append(False)
-            rank.append(r)
-            size.append(len(group))
-        if not p:
+        rows = self.rows.record(x)
+        seen = np.flatnonzero(rows >= 0)
+        if not len(seen):
             return None
+        row = rows[seen]
+        token = self.is_token[seen]
         nominal: tuple = ()
-        if groups:
+        members = np.flatnonzero(~token)
+        if len(members):
+            groups = [self.groups[i] for i in seen[members].tolist()]
             starts = np.cumsum([0] + [len(g) for g in groups[:-1]])
-            nominal = (np.concatenate(groups), starts, np.array(members))
-        return (np.array(p), np.array(neg), np.array(token), np.array(rank),
-                np.array(size, dtype=float), nominal)
+            nominal = (np.concatenate(groups), starts, members)
+        return (self.position[seen, row], token & (row == 1), token, self.rank[seen],
+                self.size[seen], nominal)
 
 
 class _Counts:
@@ -289,7 +271,7 @@ class _Counts:
     def __init__(self, stats: Any, pairs: PairCounts) -> None:
         k, m = stats.n_classes, pairs.n_positions
         epochs = sorted({pairs.epoch[a] for a in pairs.candidates} | {-1})
-        since = [pairs._since(stats, e) for e in epochs]
+        since = [pairs.since(stats, e) for e in epochs]
         self.classes = np.stack([c for c, _ in since])  # (periods, k)
         self.columns = np.stack([v for _, v in since])  # (periods, k, m)
         self.co = pairs.co[:k, :m, :m]

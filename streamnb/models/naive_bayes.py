@@ -127,29 +127,32 @@ class NaiveBayes(CountClassifier):
     def predict_proba_one(self, x: Mapping) -> dict[Any, float]:
         stats = self.stats
         if type(x) is dict and x and stats.labels.values:  # a message: one kernel call
-            base, base_zeros, a, a_absent = self._cache.get(  # the hot path: one call
+            base, base_zeros, a, a_absent, values, classes = self._cache.get(  # one call
                 "class_terms", (stats, stats.version), self._class_terms)
             if a.__class__ is float and a_absent.__class__ is float:
                 schema = stats.schema
                 proba = predict_tokens(x, schema.token_column, schema.attributes.index,
-                                       stats._vc, stats._cc, a, a_absent, base, base_zeros,
+                                       values, classes, a, a_absent, base, base_zeros,
                                        stats.labels.values)
                 if proba is not None:
                     return proba
         scores = self._log_likelihood_one(x)
         return posterior(stats.labels.values, *scores) if scores else {}
 
-    def _current_class_terms(self) -> tuple[Any, Any, Any, Any]:
-        """The estimator's class terms and pseudo-counts, once per state version."""
+    def _current_class_terms(self) -> tuple[Any, Any, Any, Any, np.ndarray, np.ndarray]:
+        """The estimator's class terms and pseudo-counts, and the count buffers the kernels
+        read (``value_count_buffer``, ``class_count_buffer``: replaced only by a mutation,
+        which makes a new version), once per state version."""
         stats = self.stats
         return self._cache.get("class_terms", (stats, stats.version), self._class_terms)
 
-    def _class_terms(self) -> tuple[Any, Any, Any, Any]:
+    def _class_terms(self) -> tuple[Any, Any, Any, Any, np.ndarray, np.ndarray]:
         stats = self.stats
         finite, zeros = self._estimator.class_terms(stats)
         if not isinstance(finite, array):
             finite, zeros = array("d", finite), array("q", zeros)
-        return (finite, zeros, *self._estimator.cell_pseudocounts(stats))
+        return (finite, zeros, *self._estimator.cell_pseudocounts(stats),
+                stats.value_count_buffer, stats.class_count_buffer)
 
     def predict_log_proba_one(self, x: Mapping) -> dict[Any, float]:
         """log P(c | x), exact where ``predict_proba_one`` underflows to 0 (long messages make
@@ -177,18 +180,18 @@ class NaiveBayes(CountClassifier):
         labels = stats.labels.values
         if not labels:
             return None
-        base, base_zeros, a, a_absent = self._current_class_terms()
+        base, base_zeros, a, a_absent, values, classes = self._current_class_terms()
         finite = array("d", base)
         zeros = array("q", base_zeros)
         schema = stats.schema
         if type(x) is dict and a.__class__ is float and a_absent.__class__ is float:
-            rest = score_tokens(x, schema.token_column, schema.attributes.index, stats._vc,
-                                len(labels), stats._cc, a, a_absent, finite, zeros)
+            rest = score_tokens(x, schema.token_column, schema.attributes.index, values,
+                                len(labels), classes, a, a_absent, finite, zeros)
             if not rest:
                 return finite, zeros
             enc = Encoded()
             for name in rest:
-                schema._encode_field(enc, name, x[name], "record to predict", False)
+                schema.encode_field(enc, name, x[name], "record to predict", False)
         else:
             enc = schema.encode(x, "record to predict", grow=False)
         if enc.token_columns:
@@ -223,7 +226,7 @@ class NaiveBayes(CountClassifier):
         stats, est = self.stats, self._estimator
         terms = self._state_terms()
         k, n = stats.n_classes, n_rows(records)  # a DataFrame, sparse matrix or mappings
-        base, base_zeros, _, _ = self._current_class_terms()  # the one-record path's, too
+        base, base_zeros, *_ = self._current_class_terms()  # the one-record path's, too
         finite = np.empty((n, k))
         finite[:] = np.frombuffer(base)
         zeros = np.empty((n, k), dtype=np.int64)

@@ -34,13 +34,10 @@ from streamnb.models.params import Integer, validate_params
 from streamnb.models.schedule import relearn_due
 from streamnb.stats.frames import labels_of
 from streamnb.stats.pairs import PairCounts
-from streamnb.stats.schema import TOKEN, Schema
+from streamnb.stats.values import NOMINAL, TOKEN
 from streamnb.structure import PairwiseCounts, attribute_class_information
 
 __all__ = ["PairwiseNaiveBayes"]
-
-_MISSING = object()
-
 
 def _presence_information(class_counts: np.ndarray, present: np.ndarray) -> np.ndarray:
     """I(X; C) of binary attributes from their presence counts ``(k, T)`` and N(c)."""
@@ -62,7 +59,7 @@ def _by_information(stats: Any, by_name: bool, pairs: PairCounts | None = None) 
     a stream's partitions) from its draws capped at N(c): exact when the bags are sets (the
     binary multinomial), a proxy when they hold counts."""
     schema = stats.schema
-    discrete = [a for a, kind in enumerate(schema.kinds) if kind in (0, 1)]
+    discrete = [a for a, kind in enumerate(schema.kinds) if kind in (NOMINAL, TOKEN)]
     text: np.ndarray = np.zeros(0, dtype=np.int64)
     if schema.n_text:
         text = np.flatnonzero(schema.text_slots(np.arange(schema.n_columns)) >= 0)
@@ -357,20 +354,6 @@ class PairwiseNaiveBayes(NaiveBayes):
         columns = np.array([schema.nominal_values[schema.slots[a]][v] for v in values])
         logs, _ = self._estimator.log_theta(stats, columns)
         return logs.T
-
-    def _value_row(self, x: Mapping, a: int, rows: dict) -> Any:
-        schema = self.stats.schema
-        if a < 0:
-            name, token = self.pairs.name_of(a)
-            bag = x.get(name) if isinstance(x, Mapping) else None
-            return rows[bool(bag) and token in Schema.text_draws(bag, "record", name)]
-        name = schema.attributes.values[a]
-        value = x.get(name, _MISSING) if isinstance(x, Mapping) else _MISSING
-        if schema.kinds[a] == TOKEN:
-            return rows[value is not _MISSING and Schema._token_present(value, "record", name)]
-        if value is _MISSING or value is None or (isinstance(value, float) and value != value):
-            return None
-        return rows.get(value)
 
     # -- persistence ---------------------------------------------------------------------------
     def _extra_state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:

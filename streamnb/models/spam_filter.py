@@ -224,10 +224,10 @@ class SpamFilter(CountClassifier):
         rows, totals, columns, ratio = self._evidence(tokens, where)
         if not len(columns):
             return 0.0
-        if self.top_tokens is not None and len(ratio) > self.top_tokens:
-            # the most extreme first; among equal |d| the larger d, so ties do not depend on
-            # the order tokens were registered in
-            ratio = ratio[np.lexsort((-ratio, -np.abs(ratio)))[: self.top_tokens]]
+        # the most extreme first, among equal |d| the larger d: an order of the values alone,
+        # so that which tokens are kept and the sums' rounding do not depend on the order the
+        # tokens were registered in (a set's iteration order, which varies with str hashing)
+        ratio = ratio[np.lexsort((-ratio, -np.abs(ratio)))[: self.top_tokens]]
         multinomial = float(ratio.mean())
         fisher = self._fisher.log_odds(rows[0], rows[1], totals[0, 0], totals[1, 0])
         return multinomial + self.fisher_weight * min(max(fisher, -self._clip), self._clip)

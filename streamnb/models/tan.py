@@ -14,9 +14,17 @@ from streamnb.models.params import DRIFT_DETECTOR, RELEARN_EVERY, OneOf, validat
 from streamnb.models.schedule import learn_watching_drift
 from streamnb.stats.codec import from_json_value, to_json_value
 from streamnb.stats.frames import labels_of
-from streamnb.stats.missing import fill_missing, is_missing, nominal_modes
-from streamnb.stats.pairs import PairCounts
-from streamnb.stats.schema import TEXT, TOKEN, EncodedBatch, Schema
+from streamnb.stats.missing import fill_missing, nominal_modes
+from streamnb.stats.pairs import CandidateRows, PairCounts
+from streamnb.stats.schema import EncodedBatch
+from streamnb.stats.values import (
+    NUMERIC,
+    TEXT,
+    TOKEN,
+    is_missing,
+    nominal_value,
+    token_present,
+)
 from streamnb.structure import TAN_WEIGHTS, TreeStructure, learn_tan_structure
 
 __all__ = ["MISSING_POLICIES", "TAN"]
@@ -43,30 +51,13 @@ class _EdgeIndex:
 
     def __init__(self, pairs: PairCounts, families: list[_Family]) -> None:
         schema = pairs.schema
-        rows: dict[int, dict] = {}
-        for f in families:
-            rows.setdefault(f.child, f.child_rows)
-            rows.setdefault(f.parent, f.parent_rows)
-        attributes = list(rows)
-        self.attributes = attributes
+        attributes = list(dict.fromkeys(a for f in families for a in (f.child, f.parent)))
         at = {a: i for i, a in enumerate(attributes)}
         self.child = np.array([at[f.child] for f in families], dtype=np.int64)
         self.parent = np.array([at[f.parent] for f in families], dtype=np.int64)
-        names = schema.attributes.values
-        self.tokens = [(i, names[a]) for i, a in enumerate(attributes)
-                       if a >= 0 and schema.kinds[a] == TOKEN]
-        self.nominal = [(i, names[a], rows[a]) for i, a in enumerate(attributes)
-                        if a >= 0 and schema.kinds[a] != TOKEN]
-        # text tokens (keys < 0), grouped by text attribute: {name: [(i, token, column)]}
-        self.text: dict[Any, list[tuple[int, Any, int]]] = {}
-        for i, a in enumerate(attributes):
-            if a < 0:
-                name, token = pairs.name_of(a)
-                self.text.setdefault(name, []).append((i, token, -1 - a))
-        self.n_attributes = len(attributes)
-        # a nominal attribute of the tree whose domain grew makes the tables stale
-        self.domains = [(schema.slots[a], len(rows[a])) for a in attributes
-                        if a >= 0 and schema.kinds[a] != TOKEN]
+        # each tree attribute's value row in a record (or a batch): the rows of the families'
+        # tables, since both follow PairCounts.value_list
+        self.rows = CandidateRows(pairs, attributes)
         # the schema column of each (edge, child row) and whether that row is a token's absence,
         # so that the naive factors θ(x | c) of all edges are read at once
         width = max([len(f.child_rows) for f in families], default=1)
@@ -74,37 +65,13 @@ class _EdgeIndex:
         self.child_absent = np.zeros((len(families), width), dtype=bool)
         for e, f in enumerate(families):
             if pairs.kind(f.child) == TOKEN:
-                self.child_columns[e, :2] = pairs._attribute_columns(f.child)[0]
+                self.child_columns[e, :2] = pairs.attribute_columns(f.child)[0]
                 self.child_absent[e, 1] = True
             else:
                 values = schema.nominal_values[schema.slots[f.child]]
                 self.child_columns[e, : len(f.child_values)] = [values[v] for v in
                                                                 f.child_values]
         self.child_sizes = np.array([len(f.child_rows) for f in families], dtype=float)
-
-    def stale(self, schema: Schema) -> bool:
-        nominal_values = schema.nominal_values
-        return any(len(nominal_values[slot]) != size for slot, size in self.domains)
-
-    def rows(self, x: Mapping) -> np.ndarray:
-        """Each tree attribute's value row in ``x`` (-1: missing or unseen)."""
-        out = np.full(self.n_attributes, -1, dtype=np.int64)
-        get = x.get if isinstance(x, Mapping) else (lambda name, default=None: default)
-        for i, name in self.tokens:
-            value = get(name)
-            out[i] = 0 if value is True or (
-                value is not None and value is not False
-                and Schema._token_present(value, "record", name)) else 1
-        for i, name, rows in self.nominal:
-            value = get(name)
-            if not is_missing(value):
-                out[i] = rows.get(value, -1)
-        for name, tokens in self.text.items():
-            bag = get(name)
-            drawn = Schema.text_draws(bag, "record", name) if bag else {}
-            for i, token, _ in tokens:
-                out[i] = 0 if token in drawn else 1
-        return out
 
 
 class TAN(PairwiseNaiveBayes):
@@ -317,7 +284,7 @@ class TAN(PairwiseNaiveBayes):
         if self._families_key == key and self._families_schema != (schema.version,
                                                                     stats.n_classes):
             if (self._packed.shape[3] < stats.n_classes
-                    or self._edge_index.stale(schema)):
+                    or self._edge_index.rows.stale(schema)):
                 self._families_key = None
             self._families_schema = (schema.version, stats.n_classes)
         if self._families_key != key:
@@ -346,7 +313,7 @@ class TAN(PairwiseNaiveBayes):
     def _edge_cells(self, x: Mapping) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The edges whose child and parent are both observed in ``x``, and their cells."""
         index = self._edge_index
-        rows = index.rows(x)
+        rows = index.rows.record(x)
         u, v = rows[index.child], rows[index.parent]
         edges = np.flatnonzero((u >= 0) & (v >= 0))
         return edges, u[edges], v[edges]
@@ -422,14 +389,15 @@ class TAN(PairwiseNaiveBayes):
         out = {}
         for name, value in x.items():
             a = schema.attributes.get(name)
-            if a is None or schema.kinds[a] in (2, TEXT):  # text: in "(rest)"
+            if a is None or schema.kinds[a] in (NUMERIC, TEXT):  # text: in "(rest)"
                 continue
             if schema.kinds[a] == TOKEN:
-                if not Schema._token_present(value, "record", name):
+                if not token_present(value, "record", name):
                     continue
                 logs = self._naive_log_theta(a, [True, False])[0]
             else:
-                column = schema.nominal_values[schema.slots[a]].get(value)
+                column = schema.nominal_values[schema.slots[a]].get(
+                    nominal_value(value, "record", name))
                 if column is None:
                     continue
                 logs = self._estimator.log_theta(stats, np.array([column]))[0][:, 0]
@@ -463,24 +431,8 @@ class TAN(PairwiseNaiveBayes):
         families = self._families()
         if not families:
             return
-        schema, index, n = self.stats.schema, self._edge_index, batch.n
-        column_attribute = schema._column_attribute.view()
-        rows = np.full((index.n_attributes, n), -1, dtype=np.int64)
-        for i, _ in index.tokens:
-            rows[i] = 1  # absent
-            slot = schema.slots[index.attributes[i]]
-            rows[i, batch.token_rows[batch.token_columns == slot]] = 0
-        for tokens in index.text.values():
-            for i, _, column in tokens:
-                rows[i] = 1  # absent
-                rows[i, batch.text_rows[batch.text_columns == column]] = 0
-        for i, _, value_rows in index.nominal:
-            a = index.attributes[i]
-            mine = column_attribute[batch.nominal_columns] == a
-            values = schema.nominal_values[schema.slots[a]]
-            rank = np.full(schema.n_columns, -1, dtype=np.int64)
-            rank[[values[v] for v in value_rows]] = list(value_rows.values())
-            rows[i, batch.nominal_rows[mine]] = rank[batch.nominal_columns[mine]]
+        index, n = self._edge_index, batch.n
+        rows = index.rows.batch(batch)
         u, v = rows[index.child], rows[index.parent]  # (edges, records)
         edges, records = np.nonzero((u >= 0) & (v >= 0))
         if len(edges):

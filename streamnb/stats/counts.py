@@ -93,6 +93,20 @@ class CountStatistics:
         return self._vc[: self.n_classes, : self.schema.n_columns]
 
     @property
+    def value_count_buffer(self) -> np.ndarray:
+        """The C-contiguous array behind :attr:`value_counts` (rows and columns past
+        ``n_classes`` and the schema's columns are spare capacity, zero): what the kernels of
+        :mod:`streamnb._accel` index by class and column. Read it only; it is replaced when the
+        counts grow, so fetch it again after learning."""
+        return self._vc
+
+    @property
+    def class_count_buffer(self) -> np.ndarray:
+        """The array behind :attr:`class_counts` (spare capacity past ``n_classes``), for the
+        same kernels, on the same terms as :attr:`value_count_buffer`."""
+        return self._cc
+
+    @property
     def observed_counts(self) -> np.ndarray:
         return self._oc[: self.n_classes, : self.schema.n_nominal]
 

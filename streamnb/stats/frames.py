@@ -8,24 +8,26 @@ lookup per cell, so a batch costs O(cells) numpy work and O(distinct values) Pyt
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from streamnb.stats.codec import normalize_name
-from streamnb.stats.schema import (
-    _BAGS,
-    _MISSING,
+from streamnb.stats.schema import EncodedBatch, Schema
+from streamnb.stats.values import (
+    BAGS,
+    MISSING,
     NOMINAL,
     TEXT,
     TOKEN,
-    EncodedBatch,
     InvalidRecord,
     RecordName,
-    Schema,
-    _kind_of,
+    is_missing,
+    kind_of,
+    nominal_value,
+    numeric_value,
+    token_present,
 )
 
 __all__ = ["encode_batch", "is_sparse", "labels_of", "n_rows", "records_of"]
@@ -85,7 +87,7 @@ def records_of(X: Any) -> list:
             return [{columns[j]: v for j, v in zip(csr.indices[lo:hi].tolist(),
                                                    csr.data[lo:hi].tolist(), strict=True)}
                     for lo, hi in zip(csr.indptr[:-1], csr.indptr[1:], strict=True)]
-        return [{k: v for k, v in r.items() if not (isinstance(v, float) and math.isnan(v))}
+        return [{k: v for k, v in r.items() if not is_missing(v)}
                 for r in X.to_dict(orient="records")]
     raise TypeError(f"expected a pandas DataFrame or a sequence of mappings, got "
                     f"{type(X).__name__}")
@@ -150,7 +152,7 @@ def _has_text(schema: Schema, frame: Any) -> bool:
                 return True
             continue
         observed = series.dropna()
-        if len(observed) and isinstance(observed.iat[0], _BAGS):
+        if len(observed) and isinstance(observed.iat[0], BAGS):
             return True
     return False
 
@@ -191,7 +193,7 @@ def _encode_frame(schema: Schema, frame: Any, where: str, grow: bool) -> Encoded
         else:
             first = int(observed[0])
             try:
-                kind = _kind_of(series.iat[first])
+                kind = kind_of(series.iat[first])
             except TypeError as exc:
                 errors.append((first, position, InvalidRecord(RecordName(where, first), name,
                                                               str(exc))))
@@ -214,11 +216,11 @@ def _encode_frame(schema: Schema, frame: Any, where: str, grow: bool) -> Encoded
             coerced = []
             for u, row in zip(uniques, first_rows.tolist(), strict=True):
                 try:
-                    coerced.append(Schema._nominal_value(u, RecordName(where, row), name))
+                    coerced.append(nominal_value(u, RecordName(where, row), name))
                 except InvalidRecord as exc:
                     errors.append((row, position, exc))
-                    coerced.append(_MISSING)
-            keep = np.array([v is not _MISSING for v in coerced] + [False])[codes]
+                    coerced.append(MISSING)
+            keep = np.array([v is not MISSING for v in coerced] + [False])[codes]
             plan.rows = np.flatnonzero(keep)
             plan.codes = codes[plan.rows]
             plan.values, plan.first = coerced, first_rows
@@ -230,8 +232,7 @@ def _encode_frame(schema: Schema, frame: Any, where: str, grow: bool) -> Encoded
                 present = np.zeros(n, dtype=bool)
                 for row in observed.tolist():
                     try:
-                        present[row] = Schema._token_present(values[row],
-                                                             RecordName(where, row), name)
+                        present[row] = token_present(values[row], RecordName(where, row), name)
                     except InvalidRecord as exc:
                         errors.append((row, position, exc))
                         break
@@ -249,11 +250,11 @@ def _encode_frame(schema: Schema, frame: Any, where: str, grow: bool) -> Encoded
                 numbers = np.full(n, np.nan)
                 for row in observed.tolist():
                     try:
-                        value = Schema._numeric_value(values[row], RecordName(where, row), name)
+                        value = numeric_value(values[row], RecordName(where, row), name)
                     except InvalidRecord as exc:
                         errors.append((row, position, exc))
                         break
-                    numbers[row] = np.nan if value is _MISSING else value
+                    numbers[row] = np.nan if value is MISSING else value
             plan.rows = np.flatnonzero(~np.isnan(numbers))
             plan.numbers = numbers[plan.rows]
         plans.append(plan)
@@ -267,7 +268,7 @@ def _first_bad_nominal(series: Any, observed: np.ndarray, position: int, name: A
                        where: str) -> tuple[int, int, InvalidRecord]:
     for row in observed.tolist():
         try:
-            Schema._nominal_value(series.iat[row], RecordName(where, row), name)
+            nominal_value(series.iat[row], RecordName(where, row), name)
         except InvalidRecord as exc:
             return row, position, exc
     row = int(observed[0])
@@ -287,7 +288,7 @@ def _register(schema: Schema, plans: list[_Column], grow: bool) -> None:
             a = schema.attributes.get(plan.name)
             known = schema.nominal_values[schema.slots[a]] if a is not None else {}
             for value, row in zip(plan.values, plan.first.tolist(), strict=True):
-                if value is not _MISSING and value not in known:
+                if value is not MISSING and value not in known:
                     events.append((row, plan.position, 1, plan, value))
     for _, _, _, plan, value in sorted(events, key=lambda e: e[:3]):
         a = schema.attributes.get(plan.name)
@@ -312,7 +313,7 @@ def _assemble(schema: Schema, plans: list[_Column], n: int) -> EncodedBatch:
             parts["token_columns"].append(np.full(len(plan.rows), slot, dtype=np.int64))
         elif plan.kind == NOMINAL:
             domain = schema.nominal_values[slot]
-            lookup = np.array([domain.get(v, -1) if v is not _MISSING else -1
+            lookup = np.array([domain.get(v, -1) if v is not MISSING else -1
                                for v in plan.values], dtype=np.int64)
             columns = lookup[plan.codes]
             seen = columns >= 0  # values unseen at prediction are missing

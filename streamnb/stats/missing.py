@@ -1,6 +1,7 @@
 """Missing values: what counts as one, and mode imputation from the counts.
 
-A missing nominal value can be skipped (its factor left out, the default of every model) or
+What is missing is :func:`~streamnb.stats.values.is_missing`'s rule (None or NaN; re-exported
+here). A missing nominal value can be skipped (its factor left out, the default of every model) or
 replaced by the attribute's mode, as Weka's ``ReplaceMissingValues`` does before ``BayesNet``
 learns and predicts. Here the mode is read from :class:`~streamnb.stats.CountStatistics`
 (all classes together), optionally with the values observed in a batch about to be learned, so
@@ -15,14 +16,10 @@ from typing import Any
 import numpy as np
 
 from streamnb.stats.frames import _is_frame
-from streamnb.stats.schema import NOMINAL, InvalidRecord, Schema
+from streamnb.stats.schema import Schema
+from streamnb.stats.values import NOMINAL, InvalidRecord, is_missing, nominal_value
 
 __all__ = ["fill_missing", "is_missing", "nominal_modes"]
-
-
-def is_missing(value: Any) -> bool:
-    """None or NaN: a value that was not observed."""
-    return value is None or (isinstance(value, float) and value != value)
 
 
 def nominal_modes(stats: Any, records: Sequence[Mapping] | Any = ()) -> dict[Hashable, Any]:
@@ -65,7 +62,7 @@ def nominal_modes(stats: Any, records: Sequence[Mapping] | Any = ()) -> dict[Has
                        else name in schema.declared_nominal or isinstance(value, str | np.str_))
             if nominal:
                 try:
-                    key = Schema._nominal_value(value, "record", name)
+                    key = nominal_value(value, "record", name)
                 except InvalidRecord:
                     continue  # likewise
                 counts = totals.setdefault(name, {})

@@ -45,9 +45,10 @@ from typing import Any
 import numpy as np
 
 from streamnb.stats.codec import from_json_value, to_json_value
-from streamnb.stats.schema import NOMINAL, TEXT, TOKEN, EncodedBatch, Schema
+from streamnb.stats.schema import EncodedBatch, Schema
+from streamnb.stats.values import NOMINAL, TEXT, TOKEN, nominal_value, text_draws, token_present
 
-__all__ = ["PairCounts"]
+__all__ = ["CandidateRows", "PairCounts"]
 
 
 class PairCounts:
@@ -182,7 +183,7 @@ class PairCounts:
             return
         for a in new:
             self.candidates.append(a)
-            for column in self._attribute_columns(a):
+            for column in self.attribute_columns(a):
                 self._add_column(column)
         epoch = -1
         if not since_first_seen:
@@ -269,7 +270,7 @@ class PairCounts:
         drop = set(attributes) & set(self.epoch)
         if not drop:
             return
-        dropped_columns = {j for a in drop for j in self._attribute_columns(a)}
+        dropped_columns = {j for a in drop for j in self.attribute_columns(a)}
         keep = [p for p, j in enumerate(self.columns) if j not in dropped_columns]
         m = self.n_positions
         self.co = np.ascontiguousarray(self.co[:, :m, :m][:, keep][:, :, keep])
@@ -336,7 +337,7 @@ class PairCounts:
                 continue
             self.candidates.append(a)
             self.epoch[a] = epoch
-            for column in self._attribute_columns(a):
+            for column in self.attribute_columns(a):
                 self._add_column(column)
         # after the new columns got positions: a new candidate's own count is its baseline
         self.snapshot_classes.append(stats.class_counts.copy())
@@ -347,7 +348,10 @@ class PairCounts:
         """From now on only attributes added with :meth:`add_candidates` are tracked."""
         self._all_attributes = False
 
-    def _attribute_columns(self, a: int) -> list[int]:
+    def attribute_columns(self, a: int) -> list[int]:
+        """The schema columns of candidate key ``a``, in the order of its value rows
+        (:meth:`value_list`): a token's (or text token's) present column, a nominal
+        attribute's value columns."""
         schema = self.schema
         if a < 0:
             return [-1 - a]
@@ -432,7 +436,7 @@ class PairCounts:
         self.co[:k, :m, :m] += np.bincount(flat, minlength=k * m * m).reshape(k, m, m)
 
     # -- tables --------------------------------------------------------------------------------
-    def _since(self, stats: Any, epoch: int) -> tuple[np.ndarray, np.ndarray]:
+    def since(self, stats: Any, epoch: int) -> tuple[np.ndarray, np.ndarray]:
         """Class counts and candidate-column marginals (by position) over the records since
         snapshot ``epoch`` (-1: the whole stream)."""
         classes = stats.class_counts.copy()
@@ -454,14 +458,14 @@ class PairCounts:
         if a is None or b is None or a not in self.epoch or b not in self.epoch:
             raise KeyError(f"({attribute_i!r}, {attribute_j!r}) is not a pair of candidates")
         epoch = max(self.epoch[a], self.epoch[b])
-        classes, marginals = self._since(stats, epoch)
+        classes, marginals = self.since(stats, epoch)
         k, m = stats.n_classes, self.n_positions
         co = self.co[:k, :m, :m]
-        pos_a = [self.position[j] for j in self._attribute_columns(a)]
-        pos_b = [self.position[j] for j in self._attribute_columns(b)]
+        pos_a = [self.position[j] for j in self.attribute_columns(a)]
+        pos_b = [self.position[j] for j in self.attribute_columns(b)]
         both = co[:, pos_a][:, :, pos_b].transpose(1, 2, 0)  # (r_a, r_b, k), present cells
         table = self._complete(both, a, b, pos_a, pos_b, classes, marginals)
-        return table, self._values(a), self._values(b)
+        return table, self.value_list(a), self.value_list(b)
 
     def joint_tables(self, stats: Any) -> dict[tuple[int, int], np.ndarray]:
         """:meth:`joint_table` of every pair of candidates, keyed by their indices in
@@ -471,12 +475,12 @@ class PairCounts:
         k, m = stats.n_classes, self.n_positions
         co = self.co[:k, :m, :m]
         epochs = sorted({self.epoch[a] for a in candidates})
-        since = {e: self._since(stats, e) for e in epochs}
+        since = {e: self.since(stats, e) for e in epochs}
         out: dict[tuple[int, int], np.ndarray] = {}
         tokens = [i for i, a in enumerate(candidates) if kind(a) == TOKEN]
         if len(tokens) > 1:
             t = np.array(tokens)
-            pos = np.array([self.position[self._attribute_columns(candidates[i])[0]]
+            pos = np.array([self.position[self.attribute_columns(candidates[i])[0]]
                             for i in tokens])
             rank = np.searchsorted(epochs, [self.epoch[candidates[i]] for i in tokens])
             period = np.maximum(rank[:, None], rank[None, :])  # each pair's later snapshot
@@ -497,13 +501,15 @@ class PairCounts:
                 if (i, j) not in out:
                     b = candidates[j]
                     epoch = max(self.epoch[a], self.epoch[b])
-                    pos_a = [self.position[c] for c in self._attribute_columns(a)]
-                    pos_b = [self.position[c] for c in self._attribute_columns(b)]
+                    pos_a = [self.position[c] for c in self.attribute_columns(a)]
+                    pos_b = [self.position[c] for c in self.attribute_columns(b)]
                     both = co[:, pos_a][:, :, pos_b].transpose(1, 2, 0)
                     out[i, j] = self._complete(both, a, b, pos_a, pos_b, *since[epoch])
         return out
 
-    def _values(self, a: int) -> list:
+    def value_list(self, a: int) -> list:
+        """The values of candidate key ``a`` in row order: ``[True, False]`` (present,
+        absent) for a token or text token, a nominal attribute's values as registered."""
         schema = self.schema
         if self.kind(a) == TOKEN:
             return [True, False]
@@ -644,3 +650,124 @@ class PairCounts:
             pairs.snapshot_classes.append(np.array(arrays[f"snapshot{i}.classes"]))
             pairs.snapshot_columns.append(np.array(arrays[f"snapshot{i}.columns"]))
         return pairs
+
+
+class CandidateRows:
+    """The value row each of some candidates (keys of ``pairs``) takes in a record: its index
+    in :meth:`PairCounts.value_list` (0 present / 1 absent for a token or text token, a
+    nominal value's rank), −1 where the value is missing or was not registered when the rows
+    were built. The one reading of records for the models that look cells up in pair tables
+    (TAN's edges, AODE's one-dependence models): one record through the value rules of
+    :mod:`streamnb.stats.values`, an :class:`~streamnb.stats.schema.EncodedBatch` through its
+    columns, with the same rows.
+
+    The nominal domains are taken when the rows are built: :meth:`stale` says when one of
+    them grew since (new values would be −1).
+
+    Examples
+    --------
+    >>> from streamnb.stats import CountStatistics
+    >>> stats = CountStatistics()
+    >>> pairs = PairCounts(stats.schema)
+    >>> stats.update({"colour": "red", "spam": True}, "+")
+    >>> stats.update({"colour": "blue"}, "-")
+    >>> pairs.observe_schema(stats)
+    >>> rows = CandidateRows(pairs, pairs.candidates)
+    >>> rows.record({"colour": "blue", "spam": 0}).tolist()   # blue is value 1; token absent
+    [1, 1]
+    >>> rows.record({"spam": 2, "colour": None}).tolist()    # colour missing; token present
+    [-1, 0]
+    >>> batch = stats.schema.encode_many([{"colour": "blue", "spam": 0},
+    ...                                   {"spam": 2, "colour": None}], "row", grow=False)
+    >>> rows.batch(batch).tolist()  # (keys, records)
+    [[1, -1], [1, 0]]
+
+    """
+
+    def __init__(self, pairs: PairCounts, keys: Sequence[int]) -> None:
+        schema = pairs.schema
+        names = schema.attributes.values
+        self.keys = list(keys)
+        self.n_keys = len(self.keys)
+        self.tokens: list[tuple[int, Any, int]] = []  # (i, name, present column)
+        self.nominal: list[tuple[int, Any, dict[Any, int], np.ndarray]] = []
+        self.text: dict[Any, list[tuple[int, Any, int]]] = {}  # name -> [(i, token, column)]
+        for i, a in enumerate(self.keys):
+            if a < 0:
+                name, token = pairs.name_of(a)
+                self.text.setdefault(name, []).append((i, token, -1 - a))
+            elif schema.kinds[a] == TOKEN:
+                self.tokens.append((i, names[a], schema.slots[a]))
+            else:
+                values = pairs.value_list(a)
+                self.nominal.append((i, names[a], {v: r for r, v in enumerate(values)},
+                                     np.asarray(pairs.attribute_columns(a), dtype=np.int64)))
+        self._domains = [(schema.slots[self.keys[i]], len(rows))
+                         for i, _, rows, _ in self.nominal]
+        self._lookup: tuple[np.ndarray, np.ndarray] | None = None
+
+    def stale(self, schema: Schema) -> bool:
+        """Whether a nominal domain of these candidates grew since the rows were built."""
+        nominal_values = schema.nominal_values
+        return any(len(nominal_values[slot]) != size for slot, size in self._domains)
+
+    def record(self, x: Any) -> np.ndarray:
+        """Each candidate's value row in record ``x`` (a mapping; anything else has every
+        value missing, every token absent: validation is the encoder's)."""
+        # a list, one array at the end: a numpy item assignment costs several list ones
+        out = [-1] * self.n_keys
+        get = x.get if isinstance(x, Mapping) else (lambda name, default=None: default)
+        for i, name, _ in self.tokens:
+            value = get(name)
+            # True and absent first: the common cases, without a call
+            out[i] = 0 if value is True or (value is not None and value is not False
+                                            and token_present(value, "record", name)) else 1
+        for i, name, rows, _ in self.nominal:
+            value = get(name)
+            if value.__class__ is str:  # its own nominal value: the common case, no call
+                out[i] = rows.get(value, -1)
+            elif value is not None:
+                out[i] = rows.get(nominal_value(value, "record", name), -1)
+        for name, tokens in self.text.items():
+            bag = get(name)
+            drawn = text_draws(bag, "record", name) if bag else {}
+            for i, token, _ in tokens:
+                out[i] = 0 if token in drawn else 1
+        return np.array(out, dtype=np.int64)
+
+    def batch(self, batch: EncodedBatch) -> np.ndarray:
+        """:meth:`record` of every record of an encoded batch, from its columns: ``(keys,
+        records)``."""
+        n = batch.n
+        out = np.full((self.n_keys, n), -1, dtype=np.int64)
+        for i, _, column in self.tokens:
+            out[i] = 1
+            out[i, batch.token_rows[batch.token_columns == column]] = 0
+        for tokens in self.text.values():
+            for i, _, column in tokens:
+                out[i] = 1
+                out[i, batch.text_rows[batch.text_columns == column]] = 0
+        if self.nominal and len(batch.nominal_columns):
+            # every nominal cell at once: each column's candidate and rank (columns belong to
+            # one attribute each), −1 for the columns of other attributes and newer values
+            cells = batch.nominal_columns
+            top = int(cells.max()) + 1
+            key, rank = self._column_lookup(top)
+            mine = key[cells]
+            hit = mine >= 0
+            out[mine[hit], batch.nominal_rows[hit]] = rank[cells[hit]]
+        return out
+
+    def _column_lookup(self, size: int) -> tuple[np.ndarray, np.ndarray]:
+        """Per schema column below ``size``: its nominal candidate's index (−1: none) and its
+        value row (built once, again only for a batch with newer columns)."""
+        if self._lookup is not None and len(self._lookup[0]) >= size:
+            return self._lookup[0][:size], self._lookup[1][:size]
+        width = max([size] + [int(c.max(initial=-1)) + 1 for *_, c in self.nominal])
+        key = np.full(width, -1, dtype=np.int64)
+        rank = np.full(width, -1, dtype=np.int64)
+        for i, _, _, columns in self.nominal:
+            key[columns] = i
+            rank[columns] = np.arange(len(columns))
+        self._lookup = key, rank
+        return key[:size], rank[:size]

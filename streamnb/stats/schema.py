@@ -4,7 +4,8 @@ Every (attribute, value) cell whose count is stored gets one *column*; all count
 ``(classes, columns)``, so a record is a list of column indices and a batch update is one
 ``np.bincount`` over flat ``class * columns + column`` indices.
 
-An attribute's kind is fixed the first time it is seen, from the value's type:
+An attribute's kind is fixed the first time it is seen, from the value's type (the kinds and
+their value rules live in :mod:`streamnb.stats.values`, re-exported here):
 
 - ``str`` → **nominal**: one column per value; a missing value (absent key, None, NaN) is not
   counted, so ``N_i(c)`` (class-c records where attribute i was observed) is stored per attribute.
@@ -29,7 +30,6 @@ record are rolled back, so bad input never changes the domains.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Hashable, Iterable, Mapping
 from typing import Any
 
@@ -38,41 +38,24 @@ import numpy as np
 from streamnb._accel.kernels import encode_many, encode_tokens, text_columns
 from streamnb.stats.codec import decode, encode, normalize_name
 from streamnb.stats.domain import Domain
+from streamnb.stats.values import (
+    KINDS,
+    MISSING,
+    NOMINAL,
+    NUMERIC,
+    TEXT,
+    TOKEN,
+    InvalidRecord,
+    RecordName,
+    kind_of,
+    nominal_value,
+    numeric_value,
+    text_draws,
+    token_present,
+)
 
 __all__ = ["KINDS", "NOMINAL", "NUMERIC", "TEXT", "TOKEN", "Encoded", "EncodedBatch",
            "InvalidRecord", "RecordName", "Registrations", "Schema"]
-
-NOMINAL, TOKEN, NUMERIC, TEXT = 0, 1, 2, 3
-KINDS = ("nominal", "token", "numeric", "text")
-_MISSING = object()
-
-
-class RecordName(str):
-    """How errors name a record ("row 17", "record 9"), carrying the record's index in its
-    batch as ``row`` (None outside a batch) so callers never parse it back out of the text."""
-
-    row: int | None
-
-    def __new__(cls, where: str, row: int | None = None) -> RecordName:
-        name = super().__new__(cls, where if row is None else f"{where} {row}")
-        name.row = row
-        return name
-
-
-class InvalidRecord(ValueError):
-    """A record (or one of its fields) that cannot be learned or classified.
-
-    ``record`` names it for people; ``row`` is its index in the batch being learned or
-    predicted (None for a single record); ``field`` the attribute at fault, if one is."""
-
-    def __init__(self, record: str, field: Any, reason: str) -> None:
-        self.record = record
-        self.row: int | None = getattr(record, "row", None)
-        self.field = field
-        self.reason = reason
-        where = record if field is None else f"{record}, field {field!r}"
-        super().__init__(f"{where}: {reason}")
-
 
 class Encoded:
     """A record as column indices: nominal cells, present tokens, numeric values and the
@@ -217,24 +200,6 @@ class EncodedBatch:
         return batch
 
 
-def _kind_of(value: Any) -> int | None:
-    """Kind implied by a value's type; None for a missing value."""
-    if value is None:
-        return None
-    if isinstance(value, str | np.str_):
-        return NOMINAL
-    if isinstance(value, bool | int | np.bool_ | np.integer):
-        return TOKEN
-    if isinstance(value, float | np.floating):
-        return None if math.isnan(value) else NUMERIC
-    if isinstance(value, _BAGS):
-        return TEXT
-    raise TypeError(f"unsupported value type {type(value).__name__} ({value!r}); expected "
-                    "str (nominal), bool/int (token presence), float (numeric) or a bag of "
-                    "tokens (text: {token: count}, list, tuple or set of str)")
-
-
-_BAGS = (Mapping, list, tuple, set, frozenset)
 _NO_COLUMNS: dict[str, int] = {}  # drawn_once's lookup table: it only checks the shape
 _NUMERIC_REFUSED = (
     "a numeric (float) attribute, but this model takes discrete attributes only: discretise "
@@ -302,7 +267,7 @@ class Schema:
             name = normalize_name(name)
             a = self._add_attribute(name, NOMINAL)
             for value in values:
-                self._add_nominal_value(a, self._nominal_value(value, "declared domain", name))
+                self._add_nominal_value(a, nominal_value(value, "declared domain", name))
         self._undo.clear()
 
     # -- sizes -------------------------------------------------------------------------------
@@ -590,90 +555,8 @@ class Schema:
         add_through(first + len(attributes) - 1)
         self.add_tokens(tokens)
 
-    # -- value coercion -----------------------------------------------------------------------
-    @staticmethod
-    def _nominal_value(value: Any, record: str, name: Any) -> Any:
-        if value is None:
-            return _MISSING
-        if isinstance(value, float | np.floating):
-            if math.isnan(value):
-                return _MISSING
-            if float(value).is_integer():  # integer codes that went through a float column
-                return int(value)
-            raise InvalidRecord(record, name, f"float {value!r} for a nominal attribute; "
-                                "nominal values are str, int or bool")
-        if isinstance(value, bool | np.bool_):
-            return bool(value)
-        if isinstance(value, str | np.str_):
-            return str(value)
-        if isinstance(value, int | np.integer):
-            return int(value)
-        raise InvalidRecord(record, name, f"unsupported type {type(value).__name__} for a "
-                            "nominal attribute")
-
-    @staticmethod
-    def _token_present(value: Any, record: str, name: Any) -> bool:
-        if value is None:
-            return False
-        if isinstance(value, bool | int | np.bool_ | np.integer):
-            return bool(value)
-        if isinstance(value, float | np.floating):
-            if math.isnan(value):
-                return False
-            if float(value).is_integer():
-                return value != 0
-            raise InvalidRecord(record, name, f"non-integral float {value!r} for a token "
-                                "attribute (tokens take bool or int counts)")
-        raise InvalidRecord(record, name, f"{type(value).__name__} value {value!r} for a token "
-                            "attribute (tokens take bool or int counts)")
-
-    @staticmethod
-    def _numeric_value(value: Any, record: str, name: Any) -> Any:
-        if value is None:
-            return _MISSING
-        if isinstance(value, int | float | np.integer | np.floating) and not isinstance(
-                value, bool | np.bool_):
-            value = float(value)
-            if math.isnan(value):
-                return _MISSING
-            if math.isinf(value):
-                raise InvalidRecord(record, name, f"non-finite value {value!r}")
-            return value
-        raise InvalidRecord(record, name, f"{type(value).__name__} value {value!r} for a numeric "
-                            "attribute")
-
-    @staticmethod
-    def text_draws(value: Any, record: str, name: Any) -> dict[str, float]:
-        """``{token: draws}`` of a text value; empty for a missing one (None, NaN)."""
-        if value is None or (isinstance(value, float | np.floating) and math.isnan(value)):
-            return {}
-        if isinstance(value, set | frozenset | list | tuple):
-            draws: dict[str, float] = {}
-            once = isinstance(value, set | frozenset)
-            for token in value:
-                if type(token) is not str:
-                    raise InvalidRecord(record, name, f"{type(token).__name__} token {token!r} "
-                                        "in a text attribute (tokens are str)")
-                draws[token] = 1.0 if once else draws.get(token, 0.0) + 1.0
-            return draws
-        if isinstance(value, Mapping):
-            draws = {}
-            for token, count in value.items():
-                if type(token) is not str:
-                    raise InvalidRecord(record, name, f"{type(token).__name__} token {token!r} "
-                                        "in a text attribute (tokens are str)")
-                if isinstance(count, float | np.floating) and math.isnan(count):
-                    continue  # a missing count: the token is absent, as NaN is missing anywhere
-                if not isinstance(count, int | float | np.integer | np.floating) or not (
-                        0.0 <= count < math.inf):
-                    raise InvalidRecord(record, name, f"count {count!r} of token {token!r}: "
-                                        "counts are finite numbers >= 0")
-                if count:
-                    draws[token] = float(count)
-            return draws
-        raise InvalidRecord(record, name, f"{type(value).__name__} value {value!r} for a text "
-                            "attribute (text takes {token: count}, or a list, tuple or set of "
-                            "str tokens)")
+    # -- value rules (streamnb.stats.values), for callers that reach them through Schema ----
+    text_draws = staticmethod(text_draws)
 
     @staticmethod
     def drawn_once(value: Any) -> bool:
@@ -699,10 +582,10 @@ class Schema:
             out.token_columns, rest = encode_tokens(x, self.token_column, self.attributes.index,
                                                     grow)
             for name in rest:
-                self._encode_field(out, name, x[name], record, grow)
+                self.encode_field(out, name, x[name], record, grow)
         else:
             for name, value in x.items():
-                self._encode_field(out, name, value, record, grow)
+                self.encode_field(out, name, value, record, grow)
         return out
 
     def encode_many(self, records: list, where: str, grow: bool) -> EncodedBatch:
@@ -720,8 +603,10 @@ class Schema:
         return EncodedBatch(len(records), np.repeat(np.arange(len(records)), lengths),
                             np.frombuffer(columns, dtype=np.int64), encoded)
 
-    def _encode_field(self, out: Encoded, name: Any, value: Any, record: str,
-                      grow: bool) -> None:
+    def encode_field(self, out: Encoded, name: Any, value: Any, record: str,
+                     grow: bool) -> None:
+        """Encode one field of a record into ``out``: what :meth:`encode` does for each
+        field (callers that score some fields in a kernel encode the rest with this)."""
         if type(name) is not str:
             try:
                 name = normalize_name(name)
@@ -733,20 +618,20 @@ class Schema:
                 kind = NOMINAL
             else:
                 try:
-                    kind = _kind_of(value)
+                    kind = kind_of(value)
                 except TypeError as exc:
                     raise InvalidRecord(record, name, str(exc)) from None
                 if kind is None or (kind in (TOKEN, TEXT) and not value):
                     return  # missing, an absent token or an empty text: nothing to register
             if not grow:
                 if kind == TEXT:  # unknown, so skipped, but a malformed bag is still an error
-                    self.text_draws(value, record, name)
+                    text_draws(value, record, name)
                 return
             self.check_new(kind, record, name)
             a = self._add_attribute(name, kind)
         kind = self.kinds[a]
         if kind == TOKEN:
-            if self._token_present(value, record, name):
+            if token_present(value, record, name):
                 out.token_columns.append(self.slots[a])
         elif kind == TEXT:
             slot = self.slots[a]
@@ -766,7 +651,7 @@ class Schema:
                 out.text_counts += [1.0] * len(columns)
                 out.text_slots += [slot] * len(columns)
                 return
-            for token, count in self.text_draws(value, record, name).items():
+            for token, count in text_draws(value, record, name).items():
                 column = values.get(token)
                 if column is None:
                     if not grow:
@@ -776,8 +661,8 @@ class Schema:
                 out.text_counts.append(count)
                 out.text_slots.append(slot)
         elif kind == NOMINAL:
-            value = self._nominal_value(value, record, name)
-            if value is _MISSING:
+            value = nominal_value(value, record, name)
+            if value is MISSING:
                 return
             column = self.nominal_values[self.slots[a]].get(value)
             if column is None:
@@ -787,8 +672,8 @@ class Schema:
             out.nominal_columns.append(column)
             out.nominal_slots.append(self.slots[a])
         else:
-            value = self._numeric_value(value, record, name)
-            if value is not _MISSING:
+            value = numeric_value(value, record, name)
+            if value is not MISSING:
                 out.numeric_slots.append(self.slots[a])
                 out.numeric_values.append(value)
 

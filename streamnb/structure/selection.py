@@ -32,13 +32,14 @@ Conventions:
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
 from scipy.special import chdtrc
+
+from streamnb.stats.domain import index_records
 
 __all__ = [
     "METRICS",
@@ -176,19 +177,7 @@ class DiscreteData:
         records, labels = list(records), list(labels)
         if len(records) != len(labels):
             raise ValueError(f"{len(records)} records but {len(labels)} labels")
-        if names is None:
-            seen: dict[Hashable, None] = {}
-            for r in records:
-                seen.update(dict.fromkeys(r))
-            names = list(seen)
-        names = list(names)
-        domains: list[dict[Hashable, int]] = [{} for _ in names]
-        values = np.full((len(records), len(names)), -1, dtype=np.int64)
-        for row, r in enumerate(records):
-            for i, name in enumerate(names):
-                v = r.get(name)
-                if v is not None and not (isinstance(v, float) and math.isnan(v)):
-                    values[row, i] = domains[i].setdefault(v, len(domains[i]))
+        names, values, domains = index_records(records, names)
         class_index: dict[Hashable, int] = {}
         classes = np.array([class_index.setdefault(y, len(class_index)) for y in labels],
                            dtype=np.int64)

@@ -29,7 +29,8 @@ from typing import Any, Literal
 
 import numpy as np
 
-from streamnb.stats.missing import is_missing
+from streamnb.stats.domain import index_records
+from streamnb.stats.values import NOMINAL, TOKEN
 from streamnb.structure.k2 import dirichlet_log_score
 
 __all__ = [
@@ -200,12 +201,9 @@ class PairwiseCounts:
         if len(records) != len(labels):
             raise ValueError(f"records and labels differ in length: {len(records)} != "
                              f"{len(labels)}")
-        if names is None:
-            seen: dict[Hashable, None] = {}
-            for rec in records:
-                seen.update(dict.fromkeys(rec))
-            names = list(seen)
-        names = list(names)
+        # Encode once to an (m, n) index matrix, -1 marking a missing value, so that every
+        # table below is a single bincount over the rows where its attributes were observed.
+        names, x, domains = index_records(records, names)
         n, m = len(names), len(records)
 
         class_index: dict[Hashable, int] = {}
@@ -216,15 +214,6 @@ class PairwiseCounts:
             y[row] = class_index.setdefault(label, len(class_index))
         k = len(class_index)
 
-        # Encode once to an (m, n) index matrix, -1 marking a missing value, so that every
-        # table below is a single bincount over the rows where its attributes were observed.
-        domains: list[dict[Hashable, int]] = [{} for _ in range(n)]
-        x = np.full((m, n), -1, dtype=np.intp)
-        for row, rec in enumerate(records):
-            for i, name in enumerate(names):
-                v = rec.get(name)
-                if not is_missing(v):
-                    x[row, i] = domains[i].setdefault(v, len(domains[i]))
         r = [len(d) for d in domains]
 
         class_counts = np.bincount(y, minlength=k).astype(np.float64)
@@ -563,7 +552,7 @@ def attribute_class_information(stats: Any, attributes: Sequence[int]) -> np.nda
     """
     schema = stats.schema
     out = np.empty(len(attributes))
-    tokens = [i for i, a in enumerate(attributes) if schema.kinds[a] == 1]
+    tokens = [i for i, a in enumerate(attributes) if schema.kinds[a] == TOKEN]
     if tokens:
         present = stats.value_counts[:, [schema.slots[attributes[i]] for i in tokens]]
         table = np.stack([present, stats.class_counts[:, None] - present])  # (2, k, T)
@@ -573,10 +562,10 @@ def attribute_class_information(stats: Any, attributes: Sequence[int]) -> np.nda
             terms = np.where(p > 0, p * np.log(p / expected), 0.0)
         out[tokens] = terms.sum(axis=(0, 1))
     for i, a in enumerate(attributes):
-        if schema.kinds[a] == 0:
+        if schema.kinds[a] == NOMINAL:
             columns = list(schema.nominal_values[schema.slots[a]].values())
             out[i] = class_mutual_information(stats.value_counts[:, columns].T)
-        elif schema.kinds[a] != 1:
+        elif schema.kinds[a] != TOKEN:
             raise ValueError(f"attribute {schema.attributes.values[a]!r} is numeric: class "
                              "information needs discrete attributes")
     return out

@@ -1,0 +1,180 @@
+"""The attribute kinds and their value rules: what a value means for an attribute of each kind.
+
+Every encoder of records reads these (:meth:`Schema.encode <streamnb.stats.Schema.encode>`, the
+DataFrame encoder of :mod:`streamnb.stats.frames`, the candidate rows of
+:mod:`streamnb.stats.pairs` that TAN and AODE read, mode imputation), so a rule is written
+once. The C kernels of :mod:`streamnb._accel` apply the token rule to dicts of messages; their
+Python twins are tested against them.
+
+- **missing** (:func:`is_missing`): None or a float NaN, whatever the kind; an absent key is
+  missing too, except for a token, where it means *absent*.
+- **nominal** (``str`` values, or any attribute declared nominal): :func:`nominal_value`.
+- **token** (``bool`` / ``int`` values: presence, or a count from river's ``BagOfWords``):
+  :func:`token_present`, present iff non-zero.
+- **numeric** (``float``): :func:`numeric_value`, finite.
+- **text** (a bag of tokens: ``{token: count}``, a list/tuple, or a set): :func:`text_draws`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+__all__ = ["BAGS", "KINDS", "MISSING", "NOMINAL", "NUMERIC", "TEXT", "TOKEN", "TOKEN_TYPES",
+           "InvalidRecord", "RecordName", "is_missing", "kind_of", "nominal_value",
+           "numeric_value", "text_draws", "token_present"]
+
+#: The attribute kinds; compare a schema's ``kinds`` with these names, never with integers.
+NOMINAL, TOKEN, NUMERIC, TEXT = 0, 1, 2, 3
+#: Each kind's name (``KINDS[TOKEN] == "token"``), as saved states and messages spell it.
+KINDS = ("nominal", "token", "numeric", "text")
+#: What :func:`nominal_value` and :func:`numeric_value` return for a missing value.
+MISSING = object()
+#: Values that make a new attribute a token: presence (bool) or a count (int).
+TOKEN_TYPES = (bool, int, np.bool_, np.integer)
+#: Values that make a new attribute text: bags of tokens.
+BAGS = (Mapping, list, tuple, set, frozenset)
+
+
+class RecordName(str):
+    """How errors name a record ("row 17", "record 9"), carrying the record's index in its
+    batch as ``row`` (None outside a batch) so callers never parse it back out of the text."""
+
+    row: int | None
+
+    def __new__(cls, where: str, row: int | None = None) -> RecordName:
+        name = super().__new__(cls, where if row is None else f"{where} {row}")
+        name.row = row
+        return name
+
+
+class InvalidRecord(ValueError):
+    """A record (or one of its fields) that cannot be learned or classified.
+
+    ``record`` names it for people; ``row`` is its index in the batch being learned or
+    predicted (None for a single record); ``field`` the attribute at fault, if one is."""
+
+    def __init__(self, record: str, field: Any, reason: str) -> None:
+        self.record = record
+        self.row: int | None = getattr(record, "row", None)
+        self.field = field
+        self.reason = reason
+        where = record if field is None else f"{record}, field {field!r}"
+        super().__init__(f"{where}: {reason}")
+
+
+def is_missing(value: Any) -> bool:
+    """None or NaN: a value that was not observed.
+
+    The rules below test the same inline, inside their type checks (a call per cell would
+    cost a fifth of encoding a tabular record)."""
+    return value is None or (isinstance(value, float | np.floating) and value != value)
+
+
+def kind_of(value: Any) -> int | None:
+    """Kind implied by a value's type; None for a missing value."""
+    if value is None:
+        return None
+    if isinstance(value, str | np.str_):
+        return NOMINAL
+    if isinstance(value, TOKEN_TYPES):
+        return TOKEN
+    if isinstance(value, float | np.floating):
+        return None if math.isnan(value) else NUMERIC
+    if isinstance(value, BAGS):
+        return TEXT
+    raise TypeError(f"unsupported value type {type(value).__name__} ({value!r}); expected "
+                    "str (nominal), bool/int (token presence), float (numeric) or a bag of "
+                    "tokens (text: {token: count}, list, tuple or set of str)")
+
+
+def nominal_value(value: Any, record: str, name: Any) -> Any:
+    """A nominal attribute's value as its domain stores it (``MISSING`` for None or NaN);
+    integral floats are integer codes that went through a float column."""
+    if value is None:
+        return MISSING
+    if isinstance(value, float | np.floating):
+        if math.isnan(value):
+            return MISSING
+        if float(value).is_integer():
+            return int(value)
+        raise InvalidRecord(record, name, f"float {value!r} for a nominal attribute; "
+                            "nominal values are str, int or bool")
+    if isinstance(value, bool | np.bool_):
+        return bool(value)
+    if isinstance(value, str | np.str_):
+        return str(value)
+    if isinstance(value, int | np.integer):
+        return int(value)
+    raise InvalidRecord(record, name, f"unsupported type {type(value).__name__} for a "
+                        "nominal attribute")
+
+
+def token_present(value: Any, record: str, name: Any) -> bool:
+    """Whether a token attribute's value says "present": non-zero (None and NaN: absent)."""
+    if value is None:
+        return False
+    if isinstance(value, TOKEN_TYPES):
+        return bool(value)
+    if isinstance(value, float | np.floating):
+        if math.isnan(value):
+            return False
+        if float(value).is_integer():
+            return value != 0
+        raise InvalidRecord(record, name, f"non-integral float {value!r} for a token "
+                            "attribute (tokens take bool or int counts)")
+    raise InvalidRecord(record, name, f"{type(value).__name__} value {value!r} for a token "
+                        "attribute (tokens take bool or int counts)")
+
+
+def numeric_value(value: Any, record: str, name: Any) -> Any:
+    """A numeric attribute's value as a float (``MISSING`` for None or NaN); infinities and
+    other types are refused."""
+    if value is None:
+        return MISSING
+    if isinstance(value, int | float | np.integer | np.floating) and not isinstance(
+            value, bool | np.bool_):
+        value = float(value)
+        if math.isnan(value):
+            return MISSING
+        if math.isinf(value):
+            raise InvalidRecord(record, name, f"non-finite value {value!r}")
+        return value
+    raise InvalidRecord(record, name, f"{type(value).__name__} value {value!r} for a numeric "
+                        "attribute")
+
+
+def text_draws(value: Any, record: str, name: Any) -> dict[str, float]:
+    """``{token: draws}`` of a text value; empty for a missing one (None, NaN)."""
+    if is_missing(value):
+        return {}
+    if isinstance(value, set | frozenset | list | tuple):
+        draws: dict[str, float] = {}
+        once = isinstance(value, set | frozenset)
+        for token in value:
+            if type(token) is not str:
+                raise InvalidRecord(record, name, f"{type(token).__name__} token {token!r} "
+                                    "in a text attribute (tokens are str)")
+            draws[token] = 1.0 if once else draws.get(token, 0.0) + 1.0
+        return draws
+    if isinstance(value, Mapping):
+        draws = {}
+        for token, count in value.items():
+            if type(token) is not str:
+                raise InvalidRecord(record, name, f"{type(token).__name__} token {token!r} "
+                                    "in a text attribute (tokens are str)")
+            if isinstance(count, float | np.floating) and math.isnan(count):
+                continue  # a NaN count: the token is absent (a None count is an error)
+            if not isinstance(count, int | float | np.integer | np.floating) or not (
+                    0.0 <= count < math.inf):
+                raise InvalidRecord(record, name, f"count {count!r} of token {token!r}: "
+                                    "counts are finite numbers >= 0")
+            if count:
+                draws[token] = float(count)
+        return draws
+    raise InvalidRecord(record, name, f"{type(value).__name__} value {value!r} for a text "
+                        "attribute (text takes {token: count}, or a list, tuple or set of "
+                        "str tokens)")

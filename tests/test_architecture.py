@@ -1,0 +1,101 @@
+"""The layer rules of docs/architecture.md that code review alone would let slip.
+
+- Everything above the stats layer (models, estimators, structure, features, the CLI, the
+  service in consumers/) reads the statistics through their public surface: no
+  ``stats._vc``, ``schema._column_attribute``, ``Schema._token_present``, ``pairs._since``, …
+  (private names of stats-layer objects).
+- Attribute kinds are compared with their names (``NOMINAL``, ``TOKEN``, …), never with bare
+  integers (``kind in (0, 1)``).
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+import streamnb
+
+PACKAGE = Path(streamnb.__file__).parent
+# modules above the stats layer, which must use its public surface
+ABOVE_STATS = sorted([p for p in PACKAGE.rglob("*.py")
+                      if p.relative_to(PACKAGE).parts[0] not in ("stats", "_accel")]
+                     + list((PACKAGE.parent / "consumers").rglob("*.py")))
+# names under which code holds stats-layer objects (an instance or its class)
+STATS_OBJECTS = {"stats", "schema", "pairs", "Schema", "PairCounts", "CountStatistics",
+                 "EncodedBatch", "Encoded", "reservoir", "sample", "tokens", "moments"}
+
+
+def _holder(node: ast.expr) -> str | None:
+    """The name an attribute is read from: ``stats`` in ``stats._vc`` and ``self.stats._vc``."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return None
+
+
+def private_stats_reads(source: str) -> list[str]:
+    """``holder._name`` reads of a private name of a stats-layer object in ``source``."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if (isinstance(node, ast.Attribute) and node.attr.startswith("_")
+                and not node.attr.startswith("__") and _holder(node.value) in STATS_OBJECTS):
+            found.append((node.lineno, f"{_holder(node.value)}.{node.attr}"))
+    return [f"line {line}: {text}" for line, text in sorted(found)]
+
+
+def _is_int_constant(node: ast.expr) -> bool:
+    if isinstance(node, ast.Constant):
+        return type(node.value) is int
+    if isinstance(node, ast.Tuple | ast.List | ast.Set):
+        return any(_is_int_constant(e) for e in node.elts)
+    return False
+
+
+def _mentions_kind(node: ast.expr) -> bool:
+    """``kind``, ``x.kind``, ``kinds[a]``, ``schema.kinds[a]``, ``self.kind(a)``."""
+    if isinstance(node, ast.Call):
+        node = node.func
+    if isinstance(node, ast.Subscript):
+        node = node.value
+    name = _holder(node)
+    return name in {"kind", "kinds"}
+
+
+def bare_kind_comparisons(source: str) -> list[str]:
+    """Comparisons of an attribute kind with integer literals in ``source``."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Compare):
+            sides = [node.left, *node.comparators]
+            if any(_mentions_kind(s) for s in sides) and any(_is_int_constant(s) for s in sides):
+                found.append((node.lineno, ast.unparse(node)))
+    return [f"line {line}: {text}" for line, text in sorted(found)]
+
+
+def test_the_scanners_find_what_they_look_for():
+    # the rules below pass because the code is clean, not because the scanners see nothing
+    assert private_stats_reads("a = stats._vc[0]\nb = self.stats._cc\nc = self._vc\n"
+                               "Schema._token_present(v, r, n)\npairs._since(s, -1)\n"
+                               "d = schema.__class__\n") == [
+        "line 1: stats._vc", "line 2: stats._cc", "line 4: Schema._token_present",
+        "line 5: pairs._since"]
+    assert bare_kind_comparisons("a = kind in (0, 1)\nb = schema.kinds[a] == 2\n"
+                                 "c = kinds[a] != TOKEN\nd = self.kind(a) == 1\n"
+                                 "e = len(kinds) == 0\n") == [
+        "line 1: kind in (0, 1)", "line 2: schema.kinds[a] == 2",
+        "line 4: self.kind(a) == 1"]
+
+
+@pytest.mark.parametrize("path", ABOVE_STATS, ids=lambda p: str(p.relative_to(PACKAGE.parent)))
+def test_models_read_the_statistics_through_their_public_surface(path: Path):
+    assert private_stats_reads(path.read_text(encoding="utf-8")) == []
+
+
+@pytest.mark.parametrize("path", [p for p in sorted(PACKAGE.rglob("*.py"))
+                                  if p.name != "values.py"],
+                         ids=lambda p: str(p.relative_to(PACKAGE.parent)))
+def test_attribute_kinds_are_compared_by_name(path: Path):
+    assert bare_kind_comparisons(path.read_text(encoding="utf-8")) == []
