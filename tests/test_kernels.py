@@ -22,7 +22,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from streamnb._accel import kernels
-from streamnb.stats.schema import Schema
+from streamnb.stats.values import drawn_once, text_draws
 
 _kernels = pytest.importorskip("streamnb._accel._kernels", reason="C kernels not built")
 
@@ -222,13 +222,13 @@ def test_text_columns_reads_what_the_rule_reads():
             assert got is None  # a list may repeat a token: counts are the rule's business
             continue
         assert got == ([1, None, 0], [(1, "z")])
-        assert list(Schema.text_draws(bag, "r", "f")) == ["b", "z", "a"]
+        assert list(text_draws(bag, "r", "f")) == ["b", "z", "a"]
         assert kernels.text_columns(bag, values, False) == ([1, 0], [])
     for bag in ({"a"}, frozenset({"a", "b"}), {"a": True}, {}, set()):
-        assert Schema.drawn_once(bag)
+        assert drawn_once(bag)
     for bag in (["a"], ("a",), {"a": 1}, {"a": 2.0}, {"a": np.True_}, {1: True}, {_Str("a")},
                 "a b", None):
-        assert not Schema.drawn_once(bag)
+        assert not drawn_once(bag)
 
 
 def _odds_args(rng: np.random.Generator, a_present: float, a_absent: float) -> list:

@@ -15,8 +15,9 @@ from streamnb.features.sms import tokenize_sms
 from streamnb.features.text import tokenize_text
 from streamnb.models.base import CountClassifier
 from streamnb.models.params import Integer, OneOf, Real, validate_params
-from streamnb.stats import InvalidRecord, RecordName, Schema
+from streamnb.stats import InvalidRecord, RecordName
 from streamnb.stats.frames import records_of
+from streamnb.stats.values import drawn_once, text_draws
 
 __all__ = ["SpamFilter"]
 
@@ -146,20 +147,21 @@ class SpamFilter(CountClassifier):
     def tokens(self, text: str | bytes | Mapping, where: str = "message") -> frozenset[str]:
         """The presence tokens of a message (what the filter learns and scores): the raw text
         tokenised, or the keys of an already tokenised ``{token: count}`` (river's
-        ``BagOfWords``) whose counts are non-zero (Schema.text_draws checks them: finite, >= 0)."""
+        ``BagOfWords``) whose counts are non-zero (the text rule, ``text_draws``, checks them:
+        finite, >= 0)."""
         if isinstance(text, str | bytes):
             # prequential use scores a message, then learns the same one: tokenise it once
             return self._cache.get("tokens", (text,),
                                    lambda: _TOKENIZERS[self.tokenizer](text))
         if isinstance(text, Mapping):
-            if Schema.drawn_once(text):
+            if drawn_once(text):
                 # {str token: True}, what the service decodes a text message into, scored
                 # then learned: the text rule's whole-bag check, at C speed, gives what the
                 # per-token rule below gives (each True a count of 1), which was ~40 % of the
                 # service's time
                 return frozenset(text)
             # the text kind's rule for each count, naming the token (the caller's field) at fault
-            return frozenset(t for t, n in text.items() if Schema.text_draws({t: n}, where, t))
+            return frozenset(t for t, n in text.items() if text_draws({t: n}, where, t))
         raise InvalidRecord(where, None, f"expected the message text (str or bytes) or "
                             f"{{token: count}}, got {type(text).__name__}")
 

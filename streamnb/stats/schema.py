@@ -200,7 +200,6 @@ class EncodedBatch:
         return batch
 
 
-_NO_COLUMNS: dict[str, int] = {}  # drawn_once's lookup table: it only checks the shape
 _NUMERIC_REFUSED = (
     "a numeric (float) attribute, but this model takes discrete attributes only: discretise "
     "it first (streamnb.features.MDLDiscretizer or EqualFrequencyDiscretizer; `streamnb "
@@ -554,16 +553,6 @@ class Schema:
                 self._add_nominal_value(a, value)
         add_through(first + len(attributes) - 1)
         self.add_tokens(tokens)
-
-    # -- value rules (streamnb.stats.values), for callers that reach them through Schema ----
-    text_draws = staticmethod(text_draws)
-
-    @staticmethod
-    def drawn_once(value: Any) -> bool:
-        """Whether a text value is a bag that draws each token once — a set or frozenset of
-        str, or a dict of str to True — checked in one C pass (the shape the text rule reads
-        without a per-token step; any other value goes through :meth:`text_draws`)."""
-        return text_columns(value, _NO_COLUMNS, False) is not None
 
     # -- encoding -----------------------------------------------------------------------------
     def encode(self, x: Any, record: str, grow: bool) -> Encoded:

@@ -23,9 +23,11 @@ from typing import Any
 
 import numpy as np
 
+from streamnb._accel.kernels import text_columns
+
 __all__ = ["BAGS", "KINDS", "MISSING", "NOMINAL", "NUMERIC", "TEXT", "TOKEN", "TOKEN_TYPES",
-           "InvalidRecord", "RecordName", "is_missing", "kind_of", "nominal_value",
-           "numeric_value", "text_draws", "token_present"]
+           "InvalidRecord", "RecordName", "drawn_once", "is_missing", "kind_of",
+           "nominal_value", "numeric_value", "text_draws", "token_present"]
 
 #: The attribute kinds; compare a schema's ``kinds`` with these names, never with integers.
 NOMINAL, TOKEN, NUMERIC, TEXT = 0, 1, 2, 3
@@ -145,6 +147,16 @@ def numeric_value(value: Any, record: str, name: Any) -> Any:
         return value
     raise InvalidRecord(record, name, f"{type(value).__name__} value {value!r} for a numeric "
                         "attribute")
+
+
+_NO_COLUMNS: dict[str, int] = {}  # drawn_once's lookup table: it only checks the shape
+
+
+def drawn_once(value: Any) -> bool:
+    """Whether a text value is a bag that draws each token once — a set or frozenset of str,
+    or a dict of str to True — checked in one C pass: the shape :func:`text_draws` reads as a
+    count of 1 per token, told without its per-token step."""
+    return text_columns(value, _NO_COLUMNS, False) is not None
 
 
 def text_draws(value: Any, record: str, name: Any) -> dict[str, float]:
