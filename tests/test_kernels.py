@@ -28,7 +28,7 @@ _kernels = pytest.importorskip("streamnb._accel._kernels", reason="C kernels not
 
 # Every kernel of the C module's method table, each with a test below.
 KERNELS = ["encode_tokens", "encode_many", "text_columns", "token_log_odds", "score_tokens",
-           "posterior", "predict_tokens", "token_increment", "learn_tokens", "class_absent_sum",
+           "posterior", "token_increment", "learn_tokens", "class_absent_sum",
            "class_terms", "email_words", "email_hosts", "html_text"]
 
 
@@ -258,30 +258,40 @@ def test_score_tokens_same(seed, a_present, a_absent):
 
 
 @pytest.mark.parametrize("seed", SEEDS)
-def test_posterior_same(seed):
+@pytest.mark.parametrize("log", [False, True, None])
+def test_posterior_same(seed, log):
     def build(rng):
         k = rng.integers(1, 6)
         finite = array("d", rng.normal(size=k) * [1e-3, 1.0, 300.0, 1e6][rng.integers(0, 4)])
         zeros = array("q", rng.integers(0, 3, size=k))
         labels = [f"c{c}" for c in range(k + (rng.random() < 0.1))]  # one too many: refused
-        return [labels, finite, zeros]
+        return [labels, finite, zeros] + ([] if log is None else [log])
     outcome, _ = same("posterior", _args(seed, build))
     if outcome[0] == "returned":
-        assert sum(float.fromhex(p) for _, p in outcome[1]) == pytest.approx(1.0)
+        values = [float.fromhex(p) for _, p in outcome[1]]
+        total = sum(math.exp(v) for v in values) if log else sum(values)
+        assert total == pytest.approx(1.0)
 
 
 @pytest.mark.parametrize("seed", SEEDS)
-@pytest.mark.parametrize(("a_present", "a_absent"), SMOOTHING)
-def test_predict_tokens_same(seed, a_present, a_absent):
-    def build(rng):
-        state = _counts(rng, corrupt=False)
-        base = array("d", rng.normal(size=K) * 20)
-        base_zeros = array("q", rng.integers(0, 2, size=K))
-        labels = ["ham", "spam", "other"][: K - (rng.random() < 0.1)] or ["ham"]
-        return [_record(rng, simple=rng.random() < 0.7),
-                *_tokens(rng, bad_column=rng.random() < 0.3), state["value_counts"],
-                state["class_counts"], a_present, a_absent, base, base_zeros, labels]
-    same("predict_tokens", _args(seed, build))
+def test_posterior_is_the_batch_posterior_row_by_row(seed):
+    """The one-record posterior (C and twin) and the batch one (CountClassifier._log_posterior)
+    are one rule: equal on every row, zero factors and underflowing probabilities included."""
+    from streamnb.models.base import CountClassifier
+
+    rng = np.random.default_rng(seed)
+    k = int(rng.integers(1, 6))
+    finite = rng.normal(size=(20, k)) * [1e-3, 1.0, 300.0, 1e6][rng.integers(0, 4)]
+    zeros = rng.integers(0, 3, size=(20, k))
+    batch = CountClassifier._log_posterior(finite, zeros)
+    labels = [f"c{c}" for c in range(k)]
+    for posterior in (_kernels.posterior, kernels._posterior):
+        for row in range(20):
+            logs = posterior(labels, array("d", finite[row]), array("q", zeros[row]), True)
+            np.testing.assert_allclose(list(logs.values()), batch[row], rtol=1e-12, atol=1e-12)
+            proba = posterior(labels, array("d", finite[row]), array("q", zeros[row]))
+            np.testing.assert_allclose(list(proba.values()), np.exp(batch[row]), rtol=1e-12,
+                                       atol=1e-300)
 
 
 def _class(rng: np.random.Generator) -> int:

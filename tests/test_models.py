@@ -664,3 +664,35 @@ def test_large_batches_read_nominal_theta_from_a_table_bit_for_bit(estimator):
     via_table = model._nominal_log_theta(columns)
     direct = model._estimator.log_theta(model.stats, columns)
     assert np.array_equal(via_table[0], direct[0]) and np.array_equal(via_table[1], direct[1])
+
+
+def test_one_record_and_batch_predictions_are_one_path():
+    """Every registry model predicts one record through one path (``_log_likelihood_one``, or
+    SpamFilter's score) and one posterior rule: ``predict_proba_one`` is
+    exp(``predict_log_proba_one``) and both equal the batch rows, on data the model has not
+    seen (nominal with missing values for the count models, numbers for the continuous ones, texts for
+    SpamFilter)."""
+    from streamnb.datasets import load, load_sms_spam
+    from streamnb.models.registry import MODELS, NUMERIC_ONLY, make_model
+
+    sms = load_sms_spam()
+    data = {"count": list(load("soybean")), "numeric": list(load("diabetes")),
+            "text": [(m.text, m.label) for m in sms[:400]]}
+    for name in sorted(MODELS):
+        kind = ("text" if name == "spam-filter" else
+                "numeric" if name in NUMERIC_ONLY else "count")
+        records = data[kind]
+        model = make_model(name)
+        model.learn_many([x for x, _ in records[:300]], [y for _, y in records[:300]])
+        test = [x for x, _ in records[300:360]]
+        proba = model.predict_proba_many(test)
+        logs = model.predict_log_proba_many(test)
+        for r, x in enumerate(test):
+            one, log_one = model.predict_proba_one(x), model.predict_log_proba_one(x)
+            assert list(one) == list(log_one) == list(proba.columns), name
+            np.testing.assert_allclose(list(one.values()), np.exp(list(log_one.values())),
+                                       rtol=1e-12, atol=1e-300, err_msg=name)
+            np.testing.assert_allclose(list(log_one.values()), logs.iloc[r].to_numpy(),
+                                       rtol=1e-9, atol=1e-9, err_msg=name)
+            np.testing.assert_allclose(list(one.values()), proba.iloc[r].to_numpy(),
+                                       rtol=1e-9, atol=1e-12, err_msg=name)

@@ -372,9 +372,11 @@ log_odds_core(const double *counts, Py_ssize_t width, Py_ssize_t k, const Py_ssi
     }
 }
 
-/* {label: probability}: softmax of finite over the classes with the fewest zero factors. */
+/* {label: probability} (or its log): softmax of finite over the classes with the fewest zero
+ * factors; the others get 0 (-inf). The log form is exact where probabilities underflow. */
 static PyObject *
-posterior_core(PyObject *labels, const double *finite, const long long *zeros, Py_ssize_t k)
+posterior_core(PyObject *labels, const double *finite, const long long *zeros, Py_ssize_t k,
+               int take_log)
 {
     long long fewest = zeros[0];
     for (Py_ssize_t c = 1; c < k; c++)
@@ -387,11 +389,17 @@ posterior_core(PyObject *labels, const double *finite, const long long *zeros, P
     for (Py_ssize_t c = 0; c < k; c++)
         if (zeros[c] == fewest)
             sum += exp(finite[c] - top);
+    double log_sum = log(sum);
     PyObject *result = PyDict_New();
     if (result == NULL)
         return NULL;
     for (Py_ssize_t c = 0; c < k; c++) {
-        PyObject *p = PyFloat_FromDouble(zeros[c] == fewest ? exp(finite[c] - top) / sum : 0.0);
+        double v;
+        if (take_log)
+            v = zeros[c] == fewest ? finite[c] - top - log_sum : -INFINITY;
+        else
+            v = zeros[c] == fewest ? exp(finite[c] - top) / sum : 0.0;
+        PyObject *p = PyFloat_FromDouble(v);
         if (p == NULL || PyDict_SetItem(result, PyList_GET_ITEM(labels, c), p) < 0) {
             Py_XDECREF(p);
             Py_DECREF(result);
@@ -471,6 +479,46 @@ score_tokens(PyObject *self, PyObject *args)
                           &PyDict_Type, &attribute_index, &vc_obj, &k, &cc_obj, &a_present,
                           &a_absent, &fin_obj, &zer_obj))
         return NULL;
+    /* A record of bools and ints only (a message) is scored without building Python lists: the
+     * one-record prediction path of every naive Bayes model runs through here. */
+    Py_buffer b[4];
+    if (get_buffers((PyObject *[]){vc_obj, cc_obj, fin_obj, zer_obj}, b,
+                    (Py_ssize_t[]){8, 8, 8, 8}, 4, "score_tokens") < 0)
+        return NULL;
+    PyObject *result = NULL;
+    Py_ssize_t *cols = NULL, n = -1;
+    double *total = NULL;
+    long long *z = NULL;
+    if (check_rows(&b[0], k, "value_counts") < 0)
+        goto done;
+    if (b[1].len / 8 < k || b[2].len / 8 < k || b[3].len / 8 < k) {
+        PyErr_SetString(PyExc_ValueError, "class arrays shorter than n_classes");
+        goto done;
+    }
+    n = simple_token_columns(x, token_column, attribute_index, 0, b[0].shape[1], &cols);
+    if (n < 0)
+        goto done;
+    total = PyMem_Malloc(sizeof(double) * (k ? k : 1));
+    z = PyMem_Malloc(sizeof(long long) * (k ? k : 1));
+    if (total == NULL || z == NULL) {
+        PyErr_NoMemory();
+        n = -2;
+        goto done;
+    }
+    log_odds_core(b[0].buf, b[0].shape[1], k, cols, n, b[1].buf, a_present, a_absent, total, z);
+    for (Py_ssize_t c = 0; c < k; c++) {
+        ((double *)b[2].buf)[c] += total[c];
+        ((long long *)b[3].buf)[c] += z[c];
+    }
+    result = PyList_New(0);
+done:
+    PyMem_Free(cols);
+    PyMem_Free(total);
+    PyMem_Free(z);
+    release_buffers(b, 4);
+    if (n != -1)  /* scored, or an error (set) */
+        return result;
+    /* the general encoder's split: token columns here, the rest named for the caller */
     PyObject *encode_args = Py_BuildValue("(OOOi)", x, token_column, attribute_index, 0);
     PyObject *encoded = encode_args ? encode_tokens(self, encode_args) : NULL;
     Py_XDECREF(encode_args);
@@ -478,24 +526,25 @@ score_tokens(PyObject *self, PyObject *args)
         return NULL;
     PyObject *odds_args = Py_BuildValue("(OnOOddOO)", vc_obj, k, PyTuple_GET_ITEM(encoded, 0),
                                         cc_obj, a_present, a_absent, fin_obj, zer_obj);
-    PyObject *done = odds_args ? token_log_odds(self, odds_args) : NULL;
+    PyObject *scored = odds_args ? token_log_odds(self, odds_args) : NULL;
     Py_XDECREF(odds_args);
-    if (done == NULL) {
+    if (scored == NULL) {
         Py_DECREF(encoded);
         return NULL;
     }
-    Py_DECREF(done);
+    Py_DECREF(scored);
     PyObject *rest = Py_NewRef(PyTuple_GET_ITEM(encoded, 1));
     Py_DECREF(encoded);
     return rest;
 }
 
-/* posterior(labels, finite, zeros) -> {label: probability} */
+/* posterior(labels, finite, zeros[, log]) -> {label: probability or log-probability} */
 static PyObject *
 posterior(PyObject *Py_UNUSED(self), PyObject *args)
 {
     PyObject *labels, *fin_obj, *zer_obj;
-    if (!PyArg_ParseTuple(args, "O!OO", &PyList_Type, &labels, &fin_obj, &zer_obj))
+    int take_log = 0;
+    if (!PyArg_ParseTuple(args, "O!OO|p", &PyList_Type, &labels, &fin_obj, &zer_obj, &take_log))
         return NULL;
     Py_buffer b[2];
     if (get_buffers((PyObject *[]){fin_obj, zer_obj}, b, (Py_ssize_t[]){8, 8}, 2,
@@ -506,68 +555,8 @@ posterior(PyObject *Py_UNUSED(self), PyObject *args)
     if (b[0].len / 8 < k || b[1].len / 8 < k || k == 0)
         PyErr_SetString(PyExc_ValueError, "posterior: arrays shorter than the labels");
     else
-        result = posterior_core(labels, b[0].buf, b[1].buf, k);
+        result = posterior_core(labels, b[0].buf, b[1].buf, k, take_log);
     release_buffers(b, 2);
-    return result;
-}
-
-/*
- * predict_tokens(x, token_column, attribute_index, value_counts, class_counts, a_present,
- *                a_absent, base, base_zeros, labels) -> {label: probability} | None
- *
- * The whole one-record prediction of a message of tokens: base (+ base_zeros) per class plus
- * log_odds_core over its present tokens, then the posterior. None when the record needs the
- * general path (see simple_token_columns).
- */
-static PyObject *
-predict_tokens(PyObject *Py_UNUSED(self), PyObject *args)
-{
-    PyObject *x, *token_column, *attribute_index, *vc_obj, *cc_obj, *base_obj, *bz_obj, *labels;
-    double a_present, a_absent;
-    if (!PyArg_ParseTuple(args, "O!O!O!OOddOOO!", &PyDict_Type, &x, &PyDict_Type, &token_column,
-                          &PyDict_Type, &attribute_index, &vc_obj, &cc_obj, &a_present,
-                          &a_absent, &base_obj, &bz_obj, &PyList_Type, &labels))
-        return NULL;
-    Py_buffer b[4];
-    if (get_buffers((PyObject *[]){vc_obj, cc_obj, base_obj, bz_obj}, b,
-                    (Py_ssize_t[]){8, 8, 8, 8}, 4, "predict_tokens") < 0)
-        return NULL;
-    PyObject *result = NULL;
-    Py_ssize_t *cols = NULL, k = PyList_GET_SIZE(labels);
-    double *finite = NULL;
-    long long *zeros = NULL;
-    if (check_rows(&b[0], k, "value_counts") < 0)
-        goto done;
-    if (b[1].len / 8 < k || b[2].len / 8 < k || b[3].len / 8 < k || k == 0) {
-        PyErr_SetString(PyExc_ValueError, "predict_tokens: arrays do not match the labels");
-        goto done;
-    }
-    Py_ssize_t n = simple_token_columns(x, token_column, attribute_index, 0, b[0].shape[1],
-                                        &cols);
-    if (n == -2)
-        goto done;
-    if (n == -1) {
-        result = Py_NewRef(Py_None);
-        goto done;
-    }
-    finite = PyMem_Malloc(sizeof(double) * k);
-    zeros = PyMem_Malloc(sizeof(long long) * k);
-    if (finite == NULL || zeros == NULL) {
-        PyErr_NoMemory();
-        goto done;
-    }
-    log_odds_core(b[0].buf, b[0].shape[1], k, cols, n, b[1].buf, a_present, a_absent, finite,
-                  zeros);
-    for (Py_ssize_t c = 0; c < k; c++) {  /* base + token sum, as token_log_odds adds them */
-        finite[c] = ((const double *)b[2].buf)[c] + finite[c];
-        zeros[c] = ((const long long *)b[3].buf)[c] + zeros[c];
-    }
-    result = posterior_core(labels, finite, zeros, k);
-done:
-    PyMem_Free(cols);
-    PyMem_Free(finite);
-    PyMem_Free(zeros);
-    release_buffers(b, 4);
     return result;
 }
 
@@ -1217,7 +1206,6 @@ static PyMethodDef methods[] = {
     {"token_log_odds", token_log_odds, METH_VARARGS, "Σ log θ(present)/θ(absent) per class."},
     {"score_tokens", score_tokens, METH_VARARGS, "encode_tokens + token_log_odds."},
     {"posterior", posterior, METH_VARARGS, "Probabilities from log-likelihoods."},
-    {"predict_tokens", predict_tokens, METH_VARARGS, "One-record prediction of a message."},
     {"token_increment", token_increment, METH_VARARGS, "Count one record's tokens."},
     {"learn_tokens", learn_tokens, METH_VARARGS, "One-record update of a message."},
     {"class_absent_sum", class_absent_sum, METH_VARARGS, "One class's all-absent log sum."},

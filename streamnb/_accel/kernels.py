@@ -20,7 +20,7 @@ import numpy as np
 __all__ = ["ACCELERATED", "class_absent_sum", "class_terms", "email_hosts", "email_words",
            "encode_many", "encode_tokens", "html_text",
            "learn_tokens",
-           "posterior", "predict_tokens", "score_tokens", "text_columns", "token_increment",
+           "posterior", "score_tokens", "text_columns", "token_increment",
            "token_log_odds"]
 
 
@@ -170,12 +170,18 @@ def _absent_sum(bin_row: np.ndarray, count_row: np.ndarray, N: int, log_table: n
 def _score_tokens(x: dict, token_column: dict, attribute_index: dict, value_counts: np.ndarray,
                   k: int, class_counts: np.ndarray, a_present: float, a_absent: float,
                   finite: Any, zeros: Any) -> list[Any]:
-    columns, rest = _encode_tokens(x, token_column, attribute_index, False)
+    _check_rows(value_counts, k, "value_counts")
+    if min(len(class_counts), len(finite), len(zeros)) < k:
+        raise ValueError("class arrays shorter than n_classes")
+    columns = _simple(x, token_column, attribute_index, False, value_counts.shape[1])
+    rest: list[Any] = []
+    if columns is None:
+        columns, rest = _encode_tokens(x, token_column, attribute_index, False)
     _token_log_odds(value_counts, k, columns, class_counts, a_present, a_absent, finite, zeros)
     return rest
 
 
-def _posterior(labels: list, finite: Any, zeros: Any) -> dict:
+def _posterior(labels: list, finite: Any, zeros: Any, log: bool = False) -> dict:
     if min(len(finite), len(zeros)) < len(labels) or not labels:
         raise ValueError("posterior: arrays shorter than the labels")
     fewest = min(zeros[c] for c in range(len(labels)))
@@ -184,6 +190,10 @@ def _posterior(labels: list, finite: Any, zeros: Any) -> dict:
     for c in range(len(labels)):
         if zeros[c] == fewest:
             total += math.exp(finite[c] - top)
+    if log:
+        log_total = math.log(total)
+        return {label: finite[c] - top - log_total if zeros[c] == fewest else -math.inf
+                for c, label in enumerate(labels)}
     return {label: math.exp(finite[c] - top) / total if zeros[c] == fewest else 0.0
             for c, label in enumerate(labels)}
 
@@ -243,22 +253,6 @@ def _simple(x: dict, token_column: dict, attribute_index: dict, grow: bool,
                 raise IndexError(f"column {j} out of range [0, {limit})")
             columns.append(j)
     return columns
-
-
-def _predict_tokens(x: dict, token_column: dict, attribute_index: dict,
-                    value_counts: np.ndarray, class_counts: np.ndarray, a_present: float,
-                    a_absent: float, base: Any, base_zeros: Any, labels: list) -> dict | None:
-    k = len(labels)
-    _check_rows(value_counts, k, "value_counts")
-    if min(len(class_counts), len(base), len(base_zeros)) < k or k == 0:
-        raise ValueError("predict_tokens: arrays do not match the labels")
-    columns = _simple(x, token_column, attribute_index, False, value_counts.shape[1])
-    if columns is None:
-        return None
-    finite, zeros = array("d", base[: len(labels)]), array("q", base_zeros[: len(labels)])
-    _token_log_odds(value_counts, len(labels), columns, class_counts, a_present, a_absent,
-                    finite, zeros)
-    return _posterior(labels, finite, zeros)
 
 
 def _learn_tokens(x: dict, token_column: dict, attribute_index: dict, value_counts: np.ndarray,
@@ -427,7 +421,6 @@ class_absent_sum = _class_absent_sum
 score_tokens = _score_tokens
 posterior = _posterior
 class_terms = _class_terms
-predict_tokens = _predict_tokens
 learn_tokens = _learn_tokens
 encode_many = _encode_many
 text_columns = _text_columns
@@ -449,7 +442,6 @@ if os.environ.get("STREAMNB_PURE_PYTHON", "") in ("", "0"):
         score_tokens = _kernels.score_tokens
         posterior = _kernels.posterior
         class_terms = _kernels.class_terms
-        predict_tokens = _kernels.predict_tokens
         learn_tokens = _kernels.learn_tokens
         encode_many = _kernels.encode_many
         text_columns = _kernels.text_columns

@@ -8,7 +8,6 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from streamnb._accel.kernels import posterior
 from streamnb.estimators import Estimator
 from streamnb.models.pairwise import PairwiseNaiveBayes
 from streamnb.models.params import RELEARN_EVERY, Integer, validate_params
@@ -185,10 +184,6 @@ class AODE(PairwiseNaiveBayes):
                 prior, _ = self._estimator.log_class_prior(self.stats)
                 finite += spode - prior
         return scores
-
-    def predict_proba_one(self, x: Mapping) -> dict[Any, float]:
-        scores = self._log_likelihood_one(x)
-        return posterior(self.stats.labels.values, *scores) if scores else {}
 
     def _joint_log_likelihood(self, records: Sequence[Mapping], where: str
                               ) -> tuple[np.ndarray, np.ndarray]:

@@ -15,6 +15,7 @@ from typing import Any, ClassVar
 import numpy as np
 from river import base
 
+from streamnb._accel.kernels import posterior
 from streamnb.estimators import ESTIMATORS, Estimator
 from streamnb.stats import CountStatistics, InvalidRecord, Schema, read_state, write_state
 from streamnb.stats.cache import StateCache
@@ -125,7 +126,8 @@ class CountClassifier(base.MiniBatchClassifier):
     @staticmethod
     def _log_posterior(finite: np.ndarray, zeros: np.ndarray) -> np.ndarray:
         """Rows of log-probabilities; the classes with the fewest zero factors share the mass
-        (the others get −inf)."""
+        (the others get −inf): the rule of :func:`~streamnb._accel.kernels.posterior` (one
+        record), vectorised (tested equal)."""
         fewest = zeros.min(axis=1, keepdims=True)
         scores = np.where(zeros == fewest, finite, -np.inf)
         scores = scores - scores.max(axis=1, keepdims=True)
@@ -143,13 +145,26 @@ class CountClassifier(base.MiniBatchClassifier):
             raise InvalidRecord(where, None, f"expected a mapping of features, got "
                                 f"{type(x).__name__}")
 
-    def predict_proba_one(self, x: Mapping) -> dict[Any, float]:
+    def _log_likelihood_one(self, x: Mapping) -> tuple[Any, Any] | None:
+        """Finite part and zero-factor counts of log P(x, c) per class for one record (None
+        before any class): the one-record path of ``predict_proba_one`` and
+        ``predict_log_proba_one``. By default the batch path on one row; a model with a faster
+        one-record computation of the same numbers overrides it."""
         self._check_record(x, "record to predict")
         if not self.stats.n_classes:
-            return {}
+            return None
         finite, zeros = self._joint_log_likelihood([x], "record to predict")
-        return dict(zip(self.stats.labels.values, self._posterior(finite, zeros)[0].tolist(),
-                        strict=True))
+        return finite[0], zeros[0]
+
+    def predict_proba_one(self, x: Mapping) -> dict[Any, float]:
+        scores = self._log_likelihood_one(x)
+        return posterior(self.stats.labels.values, *scores) if scores else {}
+
+    def predict_log_proba_one(self, x: Mapping) -> dict[Any, float]:
+        """log P(c | x), exact where ``predict_proba_one`` underflows to 0 (long messages make
+        posteriors of 1e-300 and below common); −inf only for a true zero (ML estimator)."""
+        scores = self._log_likelihood_one(x)
+        return posterior(self.stats.labels.values, *scores, True) if scores else {}
 
     def predict_one(self, x: Mapping) -> Any:
         proba = self.predict_proba_one(x)

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import math
 from array import array
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, ClassVar
 
 import numpy as np
 
-from streamnb._accel.kernels import posterior, predict_tokens, score_tokens
+from streamnb._accel.kernels import score_tokens
 from streamnb.estimators import Estimator, make_estimator
 from streamnb.models.base import CountClassifier
 from streamnb.models.params import VAR_SMOOTHING, validate_params
@@ -124,21 +123,6 @@ class NaiveBayes(CountClassifier):
         var = var + max(floor, 1e-300)
         return {"mean": mean, "var": var, "observed": w > 0}
 
-    def predict_proba_one(self, x: Mapping) -> dict[Any, float]:
-        stats = self.stats
-        if type(x) is dict and x and stats.labels.values:  # a message: one kernel call
-            base, base_zeros, a, a_absent, values, classes = self._cache.get(  # one call
-                "class_terms", (stats, stats.version), self._class_terms)
-            if a.__class__ is float and a_absent.__class__ is float:
-                schema = stats.schema
-                proba = predict_tokens(x, schema.token_column, schema.attributes.index,
-                                       values, classes, a, a_absent, base, base_zeros,
-                                       stats.labels.values)
-                if proba is not None:
-                    return proba
-        scores = self._log_likelihood_one(x)
-        return posterior(stats.labels.values, *scores) if scores else {}
-
     def _current_class_terms(self) -> tuple[Any, Any, Any, Any, np.ndarray, np.ndarray]:
         """The estimator's class terms and pseudo-counts, and the count buffers the kernels
         read (``value_count_buffer``, ``class_count_buffer``: replaced only by a mutation,
@@ -154,20 +138,6 @@ class NaiveBayes(CountClassifier):
         return (finite, zeros, *self._estimator.cell_pseudocounts(stats),
                 stats.value_count_buffer, stats.class_count_buffer)
 
-    def predict_log_proba_one(self, x: Mapping) -> dict[Any, float]:
-        """log P(c | x), exact where ``predict_proba_one`` underflows to 0 (long messages make
-        posteriors of 1e-300 and below common); −inf only for a true zero (ML estimator)."""
-        scores = self._log_likelihood_one(x)
-        if not scores:
-            return {}
-        finite, zeros = list(scores[0]), list(scores[1])
-        fewest = min(zeros)
-        top = max(f for f, z in zip(finite, zeros, strict=True) if z == fewest)
-        norm = top + math.log(sum(math.exp(f - top)
-                                  for f, z in zip(finite, zeros, strict=True) if z == fewest))
-        return {label: f - norm if z == fewest else -math.inf
-                for label, f, z in zip(self.stats.labels.values, finite, zeros, strict=True)}
-
     def _log_likelihood_one(self, x: Mapping) -> tuple[array, array] | None:
         """Finite part and zero-factor counts of log P(x, c) per class (None before any class).
 
@@ -180,9 +150,9 @@ class NaiveBayes(CountClassifier):
         labels = stats.labels.values
         if not labels:
             return None
-        base, base_zeros, a, a_absent, values, classes = self._current_class_terms()
-        finite = array("d", base)
-        zeros = array("q", base_zeros)
+        base, base_zeros, a, a_absent, values, classes = self._cache.get(  # inline: hot path
+            "class_terms", (stats, stats.version), self._class_terms)
+        finite, zeros = base[:], base_zeros[:]  # copies: the kernel adds into them
         schema = stats.schema
         if type(x) is dict and a.__class__ is float and a_absent.__class__ is float:
             rest = score_tokens(x, schema.token_column, schema.attributes.index, values,

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import math
+from array import array
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, ClassVar
 
 import numpy as np
 
+from streamnb._accel.kernels import posterior
 from streamnb.estimators.dirichlet import Dirichlet
 from streamnb.estimators.robinson_fisher import RobinsonFisher, token_spamicity
 from streamnb.features.email import tokenize_email
@@ -33,9 +35,7 @@ def _messages(X: Any) -> list:
     return list(X)
 
 
-def _log_sigmoid(z: float) -> float:
-    """log(1 / (1 + e^−z)) without overflow or rounding to 0."""
-    return -math.log1p(math.exp(-z)) if z >= 0 else z - math.log1p(math.exp(z))
+_NO_ZERO_FACTORS = array("q", (0, 0))
 
 
 class SpamFilter(CountClassifier):
@@ -249,13 +249,19 @@ class SpamFilter(CountClassifier):
             return "unsure"
         return self.spam_label if z > 0 else self.ham_label
 
-    def predict_log_proba_one(self, x: str | bytes) -> dict[Any, float]:
+    def _posterior_one(self, x: str | bytes, log: bool) -> dict[Any, float]:
+        """σ(∓z) (or its log) of the score z past the threshold: the posterior of every model
+        on the class scores (0, z); exact in log space where a probability underflows."""
         z = self.score_one(x) - self.threshold
         # ham first: where z = 0 an argmax over the dict agrees with predict_one (ham)
-        return {self.ham_label: _log_sigmoid(-z), self.spam_label: _log_sigmoid(z)}
+        return posterior([self.ham_label, self.spam_label], array("d", (0.0, z)),
+                         _NO_ZERO_FACTORS, log)
+
+    def predict_log_proba_one(self, x: str | bytes) -> dict[Any, float]:
+        return self._posterior_one(x, True)
 
     def predict_proba_one(self, x: str | bytes) -> dict[Any, float]:
-        return {c: math.exp(v) for c, v in self.predict_log_proba_one(x).items()}
+        return self._posterior_one(x, False)
 
     def predict_one(self, x: str | bytes) -> Any:
         return self.spam_label if self.score_one(x) > self.threshold else self.ham_label
@@ -267,11 +273,26 @@ class SpamFilter(CountClassifier):
         proba, columns = self.proba_of_scores(self.score_many(X))
         return pd.DataFrame(proba, index=index, columns=columns)
 
+    def predict_log_proba_many(self, X: Sequence[str | bytes]):
+        """log P(c | x) per row: ``predict_proba_many`` in log space, exact where
+        probabilities underflow."""
+        import pandas as pd
+
+        index = X.index if isinstance(X, pd.Series | pd.DataFrame) else None
+        return pd.DataFrame(self._log_posterior(*self._class_scores(self.score_many(X))),
+                            index=index, columns=[self.ham_label, self.spam_label])
+
+    def _class_scores(self, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Rows (0, z − threshold) and their zero-factor counts: the class scores whose
+        posterior is (σ(−z'), σ(z')), the one-record path's, for every row."""
+        z = np.asarray(scores, dtype=np.float64) - self.threshold
+        classes = np.column_stack([np.zeros_like(z), z])
+        return classes, np.zeros(classes.shape, dtype=np.int64)
+
     def proba_of_scores(self, scores: np.ndarray) -> tuple[np.ndarray, list]:
         """Rows (P(ham), P(spam)) of ``score_many``'s scores and their labels: what
         ``predict_proba_many`` gives, for a caller that needs both (the service)."""
-        spam = 1.0 / (1.0 + np.exp(-(np.asarray(scores, dtype=np.float64) - self.threshold)))
-        return np.column_stack([1.0 - spam, spam]), [self.ham_label, self.spam_label]
+        return self._posterior(*self._class_scores(scores)), [self.ham_label, self.spam_label]
 
     def predict_many(self, X: Sequence[str | bytes]):
         import pandas as pd

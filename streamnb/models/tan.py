@@ -415,12 +415,6 @@ class TAN(PairwiseNaiveBayes):
                 finite += log_dd
         return scores
 
-    def predict_proba_one(self, x: Mapping) -> dict[Any, float]:
-        from streamnb._accel.kernels import posterior
-
-        scores = self._log_likelihood_one(x)
-        return posterior(self.stats.labels.values, *scores) if scores else {}
-
     def _joint_log_likelihood(self, records: Any, where: str) -> tuple[np.ndarray, np.ndarray]:
         return super()._joint_log_likelihood(self._imputed(records), where)
 
