@@ -670,8 +670,8 @@ def test_one_record_and_batch_predictions_are_one_path():
     """Every registry model predicts one record through one path (``_log_likelihood_one``, or
     SpamFilter's score) and one posterior rule: ``predict_proba_one`` is
     exp(``predict_log_proba_one``) and both equal the batch rows, on data the model has not
-    seen (nominal with missing values for the count models, numbers for the continuous ones, texts for
-    SpamFilter)."""
+    seen (nominal with missing values for the count models, numbers for the continuous ones,
+    texts for SpamFilter)."""
     from streamnb.datasets import load, load_sms_spam
     from streamnb.models.registry import MODELS, NUMERIC_ONLY, make_model
 

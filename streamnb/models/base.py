@@ -20,9 +20,9 @@ from streamnb.estimators import ESTIMATORS, Estimator
 from streamnb.stats import CountStatistics, InvalidRecord, Schema, read_state, write_state
 from streamnb.stats.cache import StateCache
 from streamnb.stats.codec import from_json_value, to_json_value
+from streamnb.stats.encoded import EncodedBatch
 from streamnb.stats.frames import labels_of, n_rows
 from streamnb.stats.persist import StateFileError
-from streamnb.stats.schema import EncodedBatch
 
 __all__ = ["CountClassifier", "load_model"]
 

@@ -12,8 +12,8 @@ from streamnb._accel.kernels import score_tokens
 from streamnb.estimators import Estimator, make_estimator
 from streamnb.models.base import CountClassifier
 from streamnb.models.params import VAR_SMOOTHING, validate_params
+from streamnb.stats.encoded import Encoded
 from streamnb.stats.frames import encode_batch, n_rows
-from streamnb.stats.schema import Encoded
 
 __all__ = ["NaiveBayes"]
 

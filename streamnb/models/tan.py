@@ -13,10 +13,10 @@ from streamnb.models.pairwise import PairwiseNaiveBayes
 from streamnb.models.params import DRIFT_DETECTOR, RELEARN_EVERY, OneOf, validate_params
 from streamnb.models.schedule import learn_watching_drift
 from streamnb.stats.codec import from_json_value, to_json_value
+from streamnb.stats.encoded import EncodedBatch
 from streamnb.stats.frames import labels_of
 from streamnb.stats.missing import fill_missing, nominal_modes
 from streamnb.stats.pairs import CandidateRows, PairCounts
-from streamnb.stats.schema import EncodedBatch
 from streamnb.stats.values import (
     NUMERIC,
     TEXT,

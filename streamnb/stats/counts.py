@@ -10,10 +10,11 @@ import numpy as np
 from streamnb._accel.kernels import learn_tokens, token_increment
 from streamnb.stats.codec import normalize_label
 from streamnb.stats.domain import Domain
+from streamnb.stats.encoded import EncodedBatch
 from streamnb.stats.forgetting import check_decay_factor
 from streamnb.stats.frames import encode_batch, labels_of, n_rows
 from streamnb.stats.moments import Moments
-from streamnb.stats.schema import TOKEN, EncodedBatch, InvalidRecord, RecordName, Schema
+from streamnb.stats.schema import TOKEN, InvalidRecord, RecordName, Schema
 from streamnb.stats.token_histogram import TokenHistogram
 
 __all__ = ["CountStatistics"]

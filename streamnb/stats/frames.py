@@ -14,7 +14,8 @@ from typing import Any
 import numpy as np
 
 from streamnb.stats.codec import normalize_name
-from streamnb.stats.schema import EncodedBatch, Schema
+from streamnb.stats.encoded import EncodedBatch
+from streamnb.stats.schema import Schema
 from streamnb.stats.values import (
     BAGS,
     MISSING,

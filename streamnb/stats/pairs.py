@@ -45,7 +45,8 @@ from typing import Any
 import numpy as np
 
 from streamnb.stats.codec import from_json_value, to_json_value
-from streamnb.stats.schema import EncodedBatch, Schema
+from streamnb.stats.encoded import EncodedBatch
+from streamnb.stats.schema import Schema
 from streamnb.stats.values import NOMINAL, TEXT, TOKEN, nominal_value, text_draws, token_present
 
 __all__ = ["CandidateRows", "PairCounts"]

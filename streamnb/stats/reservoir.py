@@ -48,8 +48,9 @@ from typing import Any
 
 import numpy as np
 
+from streamnb.stats.encoded import EncodedBatch
 from streamnb.stats.forgetting import check_decay_factor
-from streamnb.stats.schema import NOMINAL, TOKEN, EncodedBatch, Schema
+from streamnb.stats.schema import NOMINAL, TOKEN, Schema
 
 __all__ = ["ColumnValues", "Reservoir", "column_map"]
 

@@ -1,0 +1,130 @@
+"""A record, or a batch of records, encoded as column indices of a :class:`~streamnb.stats.
+schema.Schema`: what every count, pair table and model reads (``Schema.encode``,
+``Schema.encode_many``, ``stats.frames.encode_batch`` make them)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from streamnb.stats.schema import Schema
+
+__all__ = ["Encoded", "EncodedBatch", "Registrations"]
+
+# what an encoding registered, in order: new attributes (name, kind), new columns
+# (attribute, value; None for a token's column)
+Registrations = tuple[list[tuple[Any, int]], list[tuple[int, Any]]]
+
+
+class Encoded:
+    """A record as column indices: nominal cells, present tokens, numeric values and the
+    draws of text attributes (column, count and text slot of each distinct token)."""
+
+    __slots__ = ("nominal_columns", "nominal_slots", "numeric_slots", "numeric_values",
+                 "text_columns", "text_counts", "text_slots", "token_columns")
+
+    def __init__(self) -> None:
+        self.nominal_columns: list[int] = []
+        self.nominal_slots: list[int] = []
+        self.token_columns: list[int] = []
+        self.numeric_slots: list[int] = []
+        self.numeric_values: list[float] = []
+        self.text_columns: list[int] = []
+        self.text_counts: list[float] = []
+        self.text_slots: list[int] = []
+
+    @property
+    def columns(self) -> list[int]:
+        return self.nominal_columns + self.token_columns
+
+    def is_empty(self) -> bool:
+        return not (self.nominal_columns or self.token_columns or self.numeric_slots
+                    or self.text_columns)
+
+
+class EncodedBatch:
+    """A batch of records as flat index arrays, each part with the row it belongs to, in row
+    order (a row's entries in the order its record gives them).
+
+    One made by :meth:`CountStatistics.encode <streamnb.stats.CountStatistics.encode>` is
+    encoded once for both prediction and learning: it carries the attributes and values its
+    records would register (``registrations``, replayed by ``update_many``) and where the
+    schema ended when it was encoded (``known_columns``, ``known_numeric``: prediction reads
+    only the cells below, as an encoding without growth would have given)."""
+
+    __slots__ = ("known_columns", "known_numeric", "n", "nominal_columns", "nominal_rows",
+                 "nominal_slots", "numeric_rows", "numeric_slots", "numeric_values",
+                 "registrations", "schema_version", "text_columns", "text_counts", "text_rows",
+                 "text_slots", "token_columns", "token_rows")
+
+    def __init__(self, n: int, token_rows: np.ndarray, token_columns: np.ndarray,
+                 special: dict[int, Encoded]) -> None:
+        self.n = n
+        self.registrations: Registrations | None = None
+        self.schema_version = -1
+        self.known_columns = self.known_numeric = -1
+        rows = list(special)
+        encs = list(special.values())
+
+        def flat(part: str, dtype: type) -> tuple[np.ndarray, np.ndarray]:
+            lengths = [len(getattr(e, part)) for e in encs]
+            values = np.fromiter((v for e in encs for v in getattr(e, part)), dtype,
+                                 sum(lengths))
+            return np.repeat(np.asarray(rows, dtype=np.int64), lengths), values
+
+        extra_rows, extra_columns = flat("token_columns", np.int64)
+        self.token_rows = np.concatenate([token_rows, extra_rows])
+        self.token_columns = np.concatenate([token_columns, extra_columns])
+        if len(extra_rows) and len(token_rows):
+            # the kernel's rows come first, the others after: back to row order (stable, so a
+            # row keeps its own order), which does not depend on which rows the kernel took
+            order = np.argsort(self.token_rows, kind="stable")
+            self.token_rows, self.token_columns = self.token_rows[order], self.token_columns[order]
+        self.nominal_rows, self.nominal_columns = flat("nominal_columns", np.int64)
+        self.nominal_slots = flat("nominal_slots", np.int64)[1]
+        self.numeric_rows, self.numeric_slots = flat("numeric_slots", np.int64)
+        self.numeric_values = flat("numeric_values", np.float64)[1]
+        self.text_rows, self.text_columns = flat("text_columns", np.int64)
+        self.text_counts = flat("text_counts", np.float64)[1]
+        self.text_slots = flat("text_slots", np.int64)[1]
+
+    def __len__(self) -> int:
+        return self.n
+
+    def known(self, schema: Schema) -> EncodedBatch:
+        """The batch as an encoding without growth would give it: the cells of attributes and
+        values ``schema`` knew before encoding (the others are missing at prediction)."""
+        if self.registrations is None:
+            return self
+        if schema.version != self.schema_version:
+            raise ValueError("the batch was encoded before the model's attributes changed "
+                             "(it learned since?): encode it again")
+        parts: dict[str, np.ndarray] = {}
+        for rows, names, keep in (
+                (self.token_rows, ("token_columns",), self.token_columns < self.known_columns),
+                (self.nominal_rows, ("nominal_columns", "nominal_slots"),
+                 self.nominal_columns < self.known_columns),
+                (self.text_rows, ("text_columns", "text_counts", "text_slots"),
+                 self.text_columns < self.known_columns),
+                (self.numeric_rows, ("numeric_slots", "numeric_values"),
+                 self.numeric_slots < self.known_numeric)):
+            parts[names[0].split("_")[0] + "_rows"] = rows[keep]
+            for name in names:
+                parts[name] = getattr(self, name)[keep]
+        return EncodedBatch.from_arrays(self.n, **parts)
+
+    @classmethod
+    def from_arrays(cls, n: int, **parts: np.ndarray) -> EncodedBatch:
+        """A batch from its flat arrays (the attribute names of this class)."""
+        batch = cls.__new__(cls)
+        batch.n = n
+        batch.registrations, batch.schema_version = None, -1
+        batch.known_columns = batch.known_numeric = -1
+        empty = np.zeros(0, dtype=np.int64)
+        batch.text_rows = batch.text_columns = batch.text_slots = empty
+        batch.text_counts = np.zeros(0)
+        for name, value in parts.items():
+            setattr(batch, name, value)
+        return batch
