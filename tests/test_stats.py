@@ -416,3 +416,31 @@ def test_is_missing_is_none_or_a_nan_of_any_float_type():
         assert is_missing(value), value
     for value in (0, 0.0, "", False, "nan", np.float32(1.5), frozenset(), math.inf):
         assert not is_missing(value), value
+
+
+def test_a_batch_registers_new_tokens_in_record_order_around_other_records():
+    """encode_many registers the new tokens of plain token messages in bulk, around the
+    records the general encoder takes (a nominal field, a text bag, a new token first seen in
+    one): the same attributes, columns and order as update on each record in turn, and a
+    rejected record rolls all of it back."""
+    batch = [
+        {"free": True, "money": 1},
+        {"colour": "red", "money": True, "win": True},  # general encoder: "win" is new here
+        {"win": 1, "now": True, "off": False},  # "off" is absent: never registered
+        {"body": {"hello": 2}, "prize": True},
+        {"prize": True, "cash": 3, "free": True},
+        {"now": True, "zero": 0},
+    ]
+    labels = ["spam", "ham", "spam", "ham", "spam", "ham"]
+    one, many = CountStatistics(), CountStatistics()
+    for x, y in zip(batch, labels, strict=True):
+        one.update(x, y)
+    many.update_many(batch, labels)
+    assert many.schema.to_json() == one.schema.to_json()
+    assert many.schema.attributes.values == ["free", "money", "colour", "win", "now", "body",
+                                             "prize", "cash"]
+    np.testing.assert_array_equal(many.value_counts, one.value_counts)
+    rejected = CountStatistics()
+    with pytest.raises(InvalidRecord, match="row 2"):
+        rejected.update_many([{"a": True}, {"b": True}, {"c": [1]}], ["x", "y", "x"])
+    assert rejected.schema.n_attributes == 0 and rejected.schema.n_tokens == 0

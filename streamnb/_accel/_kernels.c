@@ -73,12 +73,16 @@ check_class_row(const Py_buffer *view, Py_ssize_t c, const char *what)
  * needs the general encoder (a value other than a bool or an exact int, a known non-token
  * attribute, or — when growing — an unknown name with a non-zero value), -2 on error. Other
  * unknown names are skipped: prediction ignores them and an absent token is never registered.
+ * With new_names (growing only), an unknown str name with a non-zero value is no reason for the
+ * general encoder: it is appended to new_names and its place in *cols holds -1, for the caller
+ * to register in bulk (on -1 new_names is left as it was).
  */
 static Py_ssize_t
 simple_token_columns(PyObject *x, PyObject *token_column, PyObject *attribute_index, int grow,
-                     Py_ssize_t limit, Py_ssize_t **cols)
+                     Py_ssize_t limit, Py_ssize_t **cols, PyObject *new_names)
 {
     Py_ssize_t size = PyDict_GET_SIZE(x), n = 0, pos = 0;
+    Py_ssize_t named = new_names ? PyList_GET_SIZE(new_names) : 0;
     PyObject *name, *value;
     *cols = PyMem_Malloc(sizeof(Py_ssize_t) * (size ? size : 1));
     if (*cols == NULL) {
@@ -87,7 +91,7 @@ simple_token_columns(PyObject *x, PyObject *token_column, PyObject *attribute_in
     }
     while (PyDict_Next(x, &pos, &name, &value)) {
         if (!(PyBool_Check(value) || PyLong_CheckExact(value)))
-            return -1;
+            goto general;
         int present = PyObject_IsTrue(value);
         if (present < 0)
             return -2;
@@ -98,8 +102,15 @@ simple_token_columns(PyObject *x, PyObject *token_column, PyObject *attribute_in
             int known = PyDict_Contains(attribute_index, name);
             if (known < 0)
                 return -2;
-            if (known || (grow && present))
-                return -1;
+            if (known)
+                goto general;
+            if (grow && present) {
+                if (new_names == NULL || !PyUnicode_CheckExact(name))
+                    goto general;
+                if (PyList_Append(new_names, name) < 0)
+                    return -2;
+                (*cols)[n++] = -1;
+            }
             continue;
         }
         if (!present)
@@ -114,6 +125,10 @@ simple_token_columns(PyObject *x, PyObject *token_column, PyObject *attribute_in
         (*cols)[n++] = j;
     }
     return n;
+general:
+    if (new_names && PyList_SetSlice(new_names, named, PyList_GET_SIZE(new_names), NULL) < 0)
+        return -2;
+    return -1;
 }
 
 /*
@@ -240,11 +255,13 @@ fail:
 }
 
 /*
- * encode_many(records, token_column, attribute_index, grow) -> (columns, lengths, special)
+ * encode_many(records, token_column, attribute_index, grow) -> (columns, lengths, special, new)
  *
  * The batch form: present-token columns of every record, concatenated (columns, int64 bytes),
  * with per-record counts (lengths, int64 bytes); records that are not non-empty dicts of simple
- * tokens are listed in special (their length is 0) for the general encoder.
+ * tokens are listed in special (their length is 0) for the general encoder. When growing, the
+ * unknown str names of the simple records are in new, in order, and their places in columns
+ * hold -1 (the caller registers them, in record order, and fills them in).
  */
 static PyObject *
 encode_many(PyObject *Py_UNUSED(self), PyObject *args)
@@ -257,9 +274,9 @@ encode_many(PyObject *Py_UNUSED(self), PyObject *args)
     Py_ssize_t n = PyList_GET_SIZE(records), used = 0, capacity = 64;
     long long *columns = PyMem_Malloc(sizeof(long long) * capacity);
     long long *lengths = PyMem_Malloc(sizeof(long long) * (n ? n : 1));
-    PyObject *special = PyList_New(0), *result = NULL;
+    PyObject *special = PyList_New(0), *new_names = PyList_New(0), *result = NULL;
     Py_ssize_t *cols = NULL;
-    if (columns == NULL || lengths == NULL || special == NULL) {
+    if (columns == NULL || lengths == NULL || special == NULL || new_names == NULL) {
         PyErr_NoMemory();
         goto done;
     }
@@ -269,7 +286,7 @@ encode_many(PyObject *Py_UNUSED(self), PyObject *args)
         lengths[r] = 0;
         if (PyDict_CheckExact(x) && PyDict_GET_SIZE(x) > 0) {
             m = simple_token_columns(x, token_column, attribute_index, grow, PY_SSIZE_T_MAX,
-                                     &cols);
+                                     &cols, grow ? new_names : NULL);
             if (m == -2)
                 goto done;
         }
@@ -299,13 +316,15 @@ encode_many(PyObject *Py_UNUSED(self), PyObject *args)
         PyMem_Free(cols);
         cols = NULL;
     }
-    result = Py_BuildValue("(y#y#O)", (const char *)columns, used * (Py_ssize_t)sizeof(long long),
-                           (const char *)lengths, n * (Py_ssize_t)sizeof(long long), special);
+    result = Py_BuildValue("(y#y#OO)", (const char *)columns,
+                           used * (Py_ssize_t)sizeof(long long), (const char *)lengths,
+                           n * (Py_ssize_t)sizeof(long long), special, new_names);
 done:
     PyMem_Free(cols);
     PyMem_Free(columns);
     PyMem_Free(lengths);
     Py_XDECREF(special);
+    Py_XDECREF(new_names);
     return result;
 }
 
@@ -495,7 +514,8 @@ score_tokens(PyObject *self, PyObject *args)
         PyErr_SetString(PyExc_ValueError, "class arrays shorter than n_classes");
         goto done;
     }
-    n = simple_token_columns(x, token_column, attribute_index, 0, b[0].shape[1], &cols);
+    n = simple_token_columns(x, token_column, attribute_index, 0, b[0].shape[1], &cols,
+                             NULL);
     if (n < 0)
         goto done;
     total = PyMem_Malloc(sizeof(double) * (k ? k : 1));
@@ -672,7 +692,8 @@ learn_tokens(PyObject *Py_UNUSED(self), PyObject *args)
         return NULL;
     PyObject *crossed = NULL;
     Py_ssize_t *cols = NULL;
-    Py_ssize_t n = simple_token_columns(x, token_column, attribute_index, 1, limit, &cols);
+    Py_ssize_t n = simple_token_columns(x, token_column, attribute_index, 1, limit, &cols,
+                                        NULL);
     if (n == -1)
         crossed = Py_NewRef(Py_None);
     else if (n >= 0 && (crossed = PyList_New(0)) != NULL &&

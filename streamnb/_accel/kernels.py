@@ -236,23 +236,33 @@ def _class_terms(class_counts: np.ndarray, k: int, b: float, a_present: float, a
 
 
 def _simple(x: dict, token_column: dict, attribute_index: dict, grow: bool,
-            limit: int = sys.maxsize) -> list[int] | None:
+            limit: int = sys.maxsize, new_names: list | None = None) -> list[int] | None:
     # The C kernels' simple_token_columns: a column out of range is an error where it comes in
     # the record, even if a later field would have sent the record to the general path.
     columns: list[int] = []
+    named = len(new_names) if new_names is not None else 0
     for name, value in x.items():
         if not (value.__class__ is bool or value.__class__ is int):
-            return None
+            break
         column = token_column.get(name)
         if column is None:
-            if name in attribute_index or (grow and value):
-                return None
+            if name in attribute_index:
+                break
+            if grow and value:
+                if new_names is None or name.__class__ is not str:
+                    break
+                new_names.append(name)
+                columns.append(-1)
         elif value:
             j = _ssize(column)
             if not 0 <= j < limit:
                 raise IndexError(f"column {j} out of range [0, {limit})")
             columns.append(j)
-    return columns
+    else:
+        return columns
+    if new_names is not None:
+        del new_names[named:]
+    return None
 
 
 def _learn_tokens(x: dict, token_column: dict, attribute_index: dict, value_counts: np.ndarray,
@@ -268,12 +278,14 @@ def _learn_tokens(x: dict, token_column: dict, attribute_index: dict, value_coun
 
 
 def _encode_many(records: list, token_column: dict, attribute_index: dict, grow: bool
-                 ) -> tuple[bytes, bytes, list[int]]:
+                 ) -> tuple[bytes, bytes, list[int], list[str]]:
     columns: list[int] = []
     lengths: list[int] = []
     special: list[int] = []
+    new_names: list[str] = []
     for r, x in enumerate(records):
-        simple = (_simple(x, token_column, attribute_index, grow)
+        simple = (_simple(x, token_column, attribute_index, grow, sys.maxsize,
+                          new_names if grow else None)
                   if type(x) is dict and x else None)
         if simple is None:
             special.append(r)
@@ -281,7 +293,7 @@ def _encode_many(records: list, token_column: dict, attribute_index: dict, grow:
         else:
             columns.extend(simple)
             lengths.append(len(simple))
-    return array("q", columns).tobytes(), array("q", lengths).tobytes(), special
+    return array("q", columns).tobytes(), array("q", lengths).tobytes(), special, new_names
 
 
 def _text_columns(bag: Any, values: dict, grow: bool) -> tuple[list, list] | None:

@@ -34,6 +34,8 @@ LogProb = tuple[np.ndarray, np.ndarray]  # (finite part of log p, number of zero
 
 
 def _log_with_zeros(values: np.ndarray) -> LogProb:
+    if values.size and values.min() > 0.0:  # the common case (pseudo-counts > 0): one pass
+        return np.log(values), np.zeros(values.shape, dtype=np.int64)
     zeros = values <= 0.0
     with np.errstate(divide="ignore"):
         logs = np.log(np.where(zeros, 1.0, values))
@@ -175,9 +177,18 @@ class Estimator(base.Base):
         a = a[columns] if np.ndim(a) else a
         a_absent = a_absent[columns] if np.ndim(a_absent) else a_absent
         N = stats.class_counts[:, None]
-        present = stats.value_counts[:, columns]
-        lp, zp = _log_with_zeros(present + a)
-        la, za = _log_with_zeros(np.maximum(N - present, 0.0) + a_absent)
+        present = stats.value_counts[:, columns]  # a copy (fancy indexing), updated in place
+        absent = N - present
+        np.maximum(absent, 0.0, out=absent)
+        absent += a_absent
+        present += a
+        if np.ndim(a) == np.ndim(a_absent) == 0 and a > 0.0 and a_absent > 0.0:
+            # no zero factor possible: a batch's cells in two logs, no temporaries
+            np.log(present, out=present)
+            present -= np.log(absent, out=absent)
+            return present, np.zeros(present.shape, dtype=np.int64)
+        lp, zp = _log_with_zeros(present)
+        la, za = _log_with_zeros(absent)
         return lp - la, zp - za
 
 

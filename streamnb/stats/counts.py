@@ -255,8 +255,10 @@ class CountStatistics:
         ys = labels_of(ys)
         if len(ys) != n_rows(xs):
             raise ValueError(f"{n_rows(xs)} records but {len(ys)} labels")
-        labels = [y if type(y) is str or type(y) is int or type(y) is bool
-                  else self.encode_label(y, RecordName(record, i)) for i, y in enumerate(ys)]
+        classes = self._known_classes(ys)
+        labels = ys if classes is not None else [
+            y if type(y) is str or type(y) is int or type(y) is bool
+            else self.encode_label(y, RecordName(record, i)) for i, y in enumerate(ys)]
         if isinstance(xs, EncodedBatch):
             batch = xs
             if batch.registrations is None:
@@ -273,10 +275,26 @@ class CountStatistics:
                 self.schema.rollback(mark)
                 raise
         self.schema.commit()
-        index, add = self.labels.index, self.labels.add
-        self.add_batch(batch, [index[label] if label in index else add(label)
-                               for label in labels])
+        if classes is None:
+            index, add = self.labels.index, self.labels.add
+            classes = [index[label] if label in index else add(label) for label in labels]
+        self.add_batch(batch, classes)
         return batch
+
+    def _known_classes(self, ys: list) -> list[int] | None:
+        """The class indices of a batch's labels when each is a str, int or bool of a class
+        seen before (the common case after the first batches), read at C speed; None
+        otherwise (new classes are registered in order of first appearance, and other types
+        checked one by one, by the caller)."""
+        index = self.labels.index
+        try:
+            distinct = set(ys)
+        except TypeError:  # an unhashable label: the caller names its row
+            return None
+        if not all((type(y) is str or type(y) is int or type(y) is bool) and y in index
+                   for y in distinct):
+            return None
+        return list(map(index.__getitem__, ys))
 
     def encode(self, xs: Any, record: str = "row") -> EncodedBatch:
         """Encode a batch once for both prediction and learning (``predict_proba_many`` then

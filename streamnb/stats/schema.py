@@ -272,16 +272,21 @@ class Schema:
     def id_columns(self, ids: np.ndarray) -> np.ndarray:
         """The columns of the tokens named by the non-negative ints ``ids`` (−1 where no token
         has that name): a sparse matrix's column indices, read as a batch."""
-        names, kinds = self.attributes.values, self.kinds
-        for a in range(self._ids_upto, len(kinds)):  # tokens registered since the last call
-            name = names[a]
-            if kinds[a] == TOKEN and type(name) is int and name >= 0:
-                if name >= len(self._ids):
-                    grown = np.full(max(name + 1, 2 * len(self._ids)), -1, dtype=np.int64)
-                    grown[: len(self._ids)] = self._ids
-                    self._ids = grown
-                self._ids[name] = self.slots[a]
-                self._ids_set.append(a)
+        names, kinds, lo = self.attributes.values, self.kinds, self._ids_upto
+        # the tokens registered since the last call, in bulk (a batch registers thousands)
+        picked = [a for a, name, kind in zip(range(lo, len(kinds)), names[lo:], kinds[lo:],
+                                             strict=True)
+                  if kind == TOKEN and type(name) is int and name >= 0]
+        if picked:
+            attributes = np.array(picked, dtype=np.int64)
+            named = np.array([names[a] for a in picked], dtype=np.int64)
+            top = int(named.max())
+            if top >= len(self._ids):
+                grown = np.full(max(top + 1, 2 * len(self._ids)), -1, dtype=np.int64)
+                grown[: len(self._ids)] = self._ids
+                self._ids = grown
+            self._ids[named] = [self.slots[a] for a in picked]
+            self._ids_set.extend(attributes)
         self._ids_upto = len(kinds)
         out = np.full(len(ids), -1, dtype=np.int64)
         inside = ids < len(self._ids)
@@ -294,8 +299,8 @@ class Schema:
             return
         attributes = self._ids_set.view()
         keep = int(np.searchsorted(attributes, n_attributes))
-        for a in attributes[keep:].tolist():
-            self._ids[self.attributes.values[a]] = -1
+        names = self.attributes.values
+        self._ids[[names[a] for a in attributes[keep:].tolist()]] = -1
         self._ids_set.truncate(keep)
         self._ids_upto = n_attributes
 
@@ -434,19 +439,42 @@ class Schema:
         return out
 
     def encode_many(self, records: list, where: str, grow: bool) -> EncodedBatch:
-        """``encode`` for a batch: messages of known tokens in one kernel call, the other
-        records (``where i`` names row i in errors) one by one. Same ``grow`` contract."""
-        columns, lengths, special = encode_many(records, self.token_column,
-                                                self.attributes.index, grow)
+        """``encode`` for a batch: messages of tokens in one kernel call (their new tokens
+        registered in bulk), the other records (``where i`` names row i in errors) one by one.
+        Same ``grow`` contract, and the same registrations in the same order as ``encode`` on
+        each record in turn."""
+        columns, lengths, special, new = encode_many(records, self.token_column,
+                                                     self.attributes.index, grow)
         lengths = np.frombuffer(lengths, dtype=np.int64)
-        encoded = {}
-        for i in special:
+        columns = np.frombuffer(columns, dtype=np.int64)
+        if new:
+            # the kernel's records' new tokens, registered in record order around the others'
+            columns = columns.copy()
+            places = np.flatnonzero(columns < 0)
+            rows = np.repeat(np.arange(len(records)), lengths)[places]
+            before = np.searchsorted(rows, special).tolist()
+        encoded, done = {}, 0
+        for k, i in enumerate(special):
+            if new and before[k] > done:
+                self._add_new_tokens(new[done: before[k]])
+                done = before[k]
             x = records[i]
             if isinstance(x, Mapping) and not x and grow:  # predicting one: the prior
                 raise InvalidRecord(RecordName(where, i), None, "the record has no features")
             encoded[i] = self.encode(x, RecordName(where, i), grow)
+        if new:
+            self._add_new_tokens(new[done:])
+            token_column = self.token_column
+            columns[places] = [token_column[name] for name in new]
         return EncodedBatch(len(records), np.repeat(np.arange(len(records)), lengths),
-                            np.frombuffer(columns, dtype=np.int64), encoded)
+                            columns, encoded)
+
+    def _add_new_tokens(self, names: list[str]) -> None:
+        """Register the tokens among ``names`` not known yet, once each, in order."""
+        known = self.token_column
+        fresh = [name for name in dict.fromkeys(names) if name not in known]
+        if fresh:
+            self.add_tokens(fresh)
 
     def encode_field(self, out: Encoded, name: Any, value: Any, record: str,
                      grow: bool) -> None:
