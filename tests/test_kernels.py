@@ -28,8 +28,8 @@ _kernels = pytest.importorskip("streamnb._accel._kernels", reason="C kernels not
 
 # Every kernel of the C module's method table, each with a test below.
 KERNELS = ["encode_tokens", "encode_many", "text_columns", "token_log_odds", "score_tokens",
-           "posterior", "token_increment", "learn_tokens", "class_absent_sum",
-           "class_terms", "email_words", "email_hosts", "html_text"]
+           "posterior", "token_increment", "token_increment_many", "learn_tokens",
+           "class_absent_sum", "class_terms", "email_words", "email_hosts", "html_text"]
 
 
 def _bits(value: Any) -> Any:
@@ -307,6 +307,56 @@ def test_token_increment_same(seed, binned):
         return [state["value_counts"], _class(rng), _columns(rng, bad=rng.random() < 0.2),
                 state["bins"], state["is_head"], binned]
     same("token_increment", _args(seed, build))
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_token_increment_many_same(seed):
+    """A batch's cells (a column repeated across records, so some cross the last bin mid-batch
+    and their later cells only count), now and then a class or column out of range or a count
+    outside the bins."""
+    def build(rng):
+        state = _counts(rng, corrupt=rng.random() < 0.3)
+        n = int(rng.integers(0, 60))
+        classes = rng.integers(0, K, size=n)
+        columns = rng.integers(0, WIDTH // 4, size=n)  # few columns: many repeats, crossings
+        if n and rng.random() < 0.15:
+            bad = int(rng.integers(0, n))
+            if rng.random() < 0.5:
+                classes[bad] = [-1, K, K + 5][rng.integers(0, 3)]
+            else:
+                columns[bad] = [-1, CAPACITY, 10**6][rng.integers(0, 3)]
+        return [state["value_counts"], classes.astype(np.int64), columns.astype(np.int64),
+                state["bins"], state["is_head"]]
+    same("token_increment_many", _args(seed, build))
+
+
+def test_token_increment_many_is_token_increment_record_by_record():
+    """The batch kernel leaves counts, bins and head marks as token_increment on each record
+    in turn followed by TokenHistogram.counted would (the one-record learning path)."""
+    from streamnb.stats.token_histogram import TokenHistogram
+
+    rng = np.random.default_rng(5)
+    state = _counts(rng, corrupt=False)
+    records = [(int(rng.integers(0, K)),
+                rng.choice(WIDTH // 3, size=rng.integers(1, 6), replace=False).tolist())
+               for _ in range(80)]
+    one = {name: value.copy() for name, value in state.items()}
+    histogram = TokenHistogram(N_BINS - 1)
+    histogram.bins, histogram.is_head = one["bins"], one["is_head"]
+    histogram.head, histogram.exact = one["head"].tolist(), True
+    for c, columns in records:
+        crossed = _kernels.token_increment(one["value_counts"], c, columns, one["bins"],
+                                           one["is_head"], True)
+        histogram.counted(c, crossed, one["value_counts"])
+    many = {name: value.copy() for name, value in state.items()}
+    classes = np.array([c for c, cols in records for _ in cols], dtype=np.int64)
+    columns = np.array([j for _, cols in records for j in cols], dtype=np.int64)
+    crossed = _kernels.token_increment_many(many["value_counts"], classes, columns,
+                                            many["bins"], many["is_head"])
+    assert crossed  # the test reaches the crossing path
+    for name in ("value_counts", "bins", "is_head"):
+        np.testing.assert_array_equal(many[name], one[name], err_msg=name)
+    assert sorted(state["head"].tolist() + crossed) == histogram.head
 
 
 @pytest.mark.parametrize("seed", SEEDS)

@@ -398,15 +398,6 @@ def test_n_records_and_sizes_are_consistent():
     assert not math.isnan(s.n_records)
 
 
-@pytest.mark.parametrize("n", [0, 1, 2, 7, 20_000])
-def test_distinct_columns_equal_numpys_unique(n):
-    from streamnb.stats.counts import _distinct
-
-    values = np.random.default_rng(n).integers(0, max(n // 4, 1), n)
-    assert np.array_equal(_distinct(values), np.unique(values))
-    assert _distinct(values).dtype == values.dtype
-
-
 def test_is_missing_is_none_or_a_nan_of_any_float_type():
     from streamnb.stats.missing import is_missing as reexported
     from streamnb.stats.values import is_missing

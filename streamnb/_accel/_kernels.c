@@ -670,6 +670,117 @@ token_increment(PyObject *Py_UNUSED(self), PyObject *args)
     return crossed;
 }
 
+/* Moves the binned count `count` of column j (class row `bin`) out of its bin (-1: unbinned,
+   ValueError set). */
+static int
+unbin(double *bin, Py_ssize_t top, double count, Py_ssize_t j)
+{
+    Py_ssize_t o = (Py_ssize_t)count;
+    if (!(count > -1.0 && count < (double)top + 1.0)) {  /* NaN fails too */
+        /* PyErr_Format has no %g: the count as Python's repr writes it, like the twin */
+        char *text = PyOS_double_to_string(count, 'r', 0, Py_DTSF_ADD_DOT_0, NULL);
+        if (text == NULL)
+            return -1;
+        PyErr_Format(PyExc_ValueError, "count %s of column %zd is not binned", text, j);
+        PyMem_Free(text);
+        return -1;
+    }
+    bin[o] -= 1.0;
+    return 0;
+}
+
+/*
+ * token_increment_many(value_counts, classes, columns, bins, is_head) -> crossed
+ *
+ * A batch's token cells in order (cell i: class classes[i], column columns[i]; int64 buffers
+ * of one length): token_increment's binned count of each, and what TokenHistogram.counted does
+ * for a token that leaves the last bin, at once: it leaves every other class's bins (k = the
+ * rows of bins) and joins the head (is_head set, so its later cells only count). crossed: those
+ * columns, in the order they joined. O(cells), whatever the vocabulary. A class or column out
+ * of range or an unbinned count stops the loop with the cells before it counted, and raises.
+ */
+static PyObject *
+token_increment_many(PyObject *Py_UNUSED(self), PyObject *args)
+{
+    PyObject *vc_obj, *cls_obj, *cols_obj, *bins_obj, *head_obj;
+    if (!PyArg_ParseTuple(args, "OOOOO", &vc_obj, &cls_obj, &cols_obj, &bins_obj, &head_obj))
+        return NULL;
+    Py_buffer b[3], cells[2];
+    if (get_buffers((PyObject *[]){vc_obj, bins_obj, head_obj}, b, (Py_ssize_t[]){8, 8, 1}, 3,
+                    "token_increment_many") < 0)
+        return NULL;
+    PyObject *cell_objs[2] = {cls_obj, cols_obj}, *crossed = NULL;
+    int got = 0;
+    for (; got < 2; got++) {  /* read-only views: a batch's arrays may be read-only */
+        if (PyObject_GetBuffer(cell_objs[got], &cells[got],
+                               PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0)
+            goto done;
+        if (cells[got].itemsize != 8) {
+            PyBuffer_Release(&cells[got]);
+            PyErr_Format(PyExc_TypeError, "token_increment_many: argument %d must have 8-byte "
+                         "items", got + 1);
+            goto done;
+        }
+    }
+    if (b[1].ndim != 2) {
+        PyErr_SetString(PyExc_ValueError, "bins must be 2-d");
+        goto done;
+    }
+    Py_ssize_t k = b[1].shape[0], top = b[1].shape[1] - 1, width = b[0].shape[1];
+    if (check_rows(&b[0], k, "value_counts") < 0)
+        goto done;
+    Py_ssize_t n = cells[0].len / 8, limit = b[2].len < width ? b[2].len : width;
+    if (cells[1].len / 8 != n) {
+        PyErr_SetString(PyExc_ValueError, "classes and columns differ in length");
+        goto done;
+    }
+    const long long *cls = cells[0].buf, *cols = cells[1].buf;
+    double *vc = b[0].buf, *bins = b[1].buf;
+    char *is_head = b[2].buf;
+    if ((crossed = PyList_New(0)) == NULL)
+        goto done;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_ssize_t c = (Py_ssize_t)cls[i], j = (Py_ssize_t)cols[i];
+        if (c < 0 || c >= k) {
+            PyErr_Format(PyExc_IndexError, "class %zd out of range", c);
+            goto fail;
+        }
+        if (j < 0 || j >= limit) {
+            PyErr_Format(PyExc_IndexError, "column %zd out of range [0, %zd)", j, limit);
+            goto fail;
+        }
+        double old = vc[c * width + j];
+        vc[c * width + j] = old + 1.0;
+        if (is_head[j])
+            continue;
+        if (unbin(bins + c * (top + 1), top, old, j) < 0)
+            goto fail;
+        Py_ssize_t o = (Py_ssize_t)old;
+        if (o < top) {
+            bins[c * (top + 1) + o + 1] += 1.0;
+            continue;
+        }
+        for (Py_ssize_t other = 0; other < k; other++)
+            if (other != c && unbin(bins + other * (top + 1), top, vc[other * width + j], j) < 0)
+                goto fail;
+        is_head[j] = 1;
+        PyObject *col = PyLong_FromSsize_t(j);
+        if (col == NULL || PyList_Append(crossed, col) < 0) {
+            Py_XDECREF(col);
+            goto fail;
+        }
+        Py_DECREF(col);
+    }
+    goto done;
+fail:
+    Py_CLEAR(crossed);
+done:
+    for (int i = 0; i < got; i++)
+        PyBuffer_Release(&cells[i]);
+    release_buffers(b, 3);
+    return crossed;
+}
+
 /*
  * learn_tokens(x, token_column, attribute_index, value_counts, c, bins, is_head, binned)
  *     -> crossed | None
@@ -1228,6 +1339,8 @@ static PyMethodDef methods[] = {
     {"score_tokens", score_tokens, METH_VARARGS, "encode_tokens + token_log_odds."},
     {"posterior", posterior, METH_VARARGS, "Probabilities from log-likelihoods."},
     {"token_increment", token_increment, METH_VARARGS, "Count one record's tokens."},
+    {"token_increment_many", token_increment_many, METH_VARARGS,
+     "A batch's token cells counted and binned."},
     {"learn_tokens", learn_tokens, METH_VARARGS, "One-record update of a message."},
     {"class_absent_sum", class_absent_sum, METH_VARARGS, "One class's all-absent log sum."},
     {"class_terms", class_terms, METH_VARARGS, "Class prior + all-absent token sums."},

@@ -21,6 +21,7 @@ __all__ = ["ACCELERATED", "class_absent_sum", "class_terms", "email_hosts", "ema
            "encode_many", "encode_tokens", "html_text",
            "learn_tokens",
            "posterior", "score_tokens", "text_columns", "token_increment",
+           "token_increment_many",
            "token_log_odds"]
 
 
@@ -130,6 +131,43 @@ def _increment(row: np.ndarray, bin_row: np.ndarray, is_head: np.ndarray, column
             bin_row[o + 1] += 1.0
         else:
             crossed.append(j)
+    return crossed
+
+
+def _unbin(bin_row: np.ndarray, top: int, count: float, j: int) -> None:
+    if not -1.0 < count < top + 1.0:  # C truncates it to a bin: [0, top] (NaN fails too)
+        raise ValueError(f"count {count!r} of column {j} is not binned")
+    bin_row[int(count)] -= 1.0
+
+
+def _token_increment_many(value_counts: np.ndarray, classes: np.ndarray, columns: np.ndarray,
+                          bins: np.ndarray, is_head: np.ndarray) -> list[int]:
+    if bins.ndim != 2:
+        raise ValueError("bins must be 2-d")
+    k, top = bins.shape[0], bins.shape[1] - 1
+    _check_rows(value_counts, k, "value_counts")
+    if len(classes) != len(columns):
+        raise ValueError("classes and columns differ in length")
+    limit = min(len(is_head), value_counts.shape[1])
+    crossed: list[int] = []
+    for c, j in zip(np.asarray(classes).tolist(), np.asarray(columns).tolist(), strict=True):
+        if not 0 <= c < k:
+            raise IndexError(f"class {c} out of range")
+        if not 0 <= j < limit:
+            raise IndexError(f"column {j} out of range [0, {limit})")
+        old = float(value_counts[c, j])
+        value_counts[c, j] = old + 1.0
+        if is_head[j]:
+            continue
+        _unbin(bins[c], top, old, j)
+        if int(old) < top:
+            bins[c, int(old) + 1] += 1.0
+            continue
+        for other in range(k):
+            if other != c:
+                _unbin(bins[other], top, float(value_counts[other, j]), j)
+        is_head[j] = True
+        crossed.append(j)
     return crossed
 
 
@@ -429,6 +467,7 @@ ACCELERATED = False
 encode_tokens = _encode_tokens
 token_log_odds = _token_log_odds
 token_increment = _token_increment
+token_increment_many = _token_increment_many
 class_absent_sum = _class_absent_sum
 score_tokens = _score_tokens
 posterior = _posterior
@@ -450,6 +489,7 @@ if os.environ.get("STREAMNB_PURE_PYTHON", "") in ("", "0"):
         encode_tokens = _kernels.encode_tokens
         token_log_odds = _kernels.token_log_odds
         token_increment = _kernels.token_increment
+        token_increment_many = _kernels.token_increment_many
         class_absent_sum = _kernels.class_absent_sum
         score_tokens = _kernels.score_tokens
         posterior = _kernels.posterior

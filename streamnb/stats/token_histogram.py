@@ -86,6 +86,15 @@ class TokenHistogram:
             bisect.insort(self.head, j)
             self._head_array = None
 
+    def joined(self, crossed: list[int]) -> None:
+        """A batch's token counts were incremented (by ``kernels.token_increment_many``,
+        which also moved them between bins, took ``crossed`` out of every class's bins and
+        marked them head): ``crossed`` join the head list; every class's sum is stale."""
+        if crossed:
+            self.head = sorted(self.head + crossed)
+            self._head_array = None
+        self._dirty = None
+
     def recount(self, columns: np.ndarray, old: np.ndarray, new: np.ndarray) -> None:
         """Token ``columns`` (distinct, already covered) went from counts ``old`` to ``new``
         (both classes × columns) in a batch: move them between bins, and into the head when one
