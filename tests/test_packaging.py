@@ -36,16 +36,19 @@ def test_pyproject_installs_every_package_of_the_tree_and_the_service_under_stre
     assert not any(name.split(".")[0] != "streamnb" for name in SETUPTOOLS["packages"])
 
 
-def test_the_installed_service_is_this_checkouts_and_consumers_is_not_importable():
-    # from a directory outside the checkout, so that only the installed package is found
-    probe = ("import importlib.util, streamnb, streamnb.consumers as c\n"
-             "print(streamnb.__file__)\nprint(c.__file__)\n"
+def test_the_installed_service_is_this_checkouts_and_consumers_is_not_importable(tmp_path: Path):
+    # from an empty directory and without PYTHONPATH, so that only the installed package is found
+    probe = ("import importlib.util, streamnb\nprint(streamnb.__file__)\n"
+             "spec = importlib.util.find_spec('streamnb.consumers')\n"
+             "print(spec.origin if spec else 'not installed')\n"
              "print(importlib.util.find_spec('consumers'))\n")
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    out = subprocess.run([sys.executable, "-c", probe], cwd=ROOT.parent, env=env,
+    out = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, env=env,
                          capture_output=True, text=True, check=True).stdout.split("\n")
     assert Path(out[0]) == ROOT / "streamnb" / "__init__.py", (
-        f"streamnb is installed from {out[0]}, not this checkout: pip install -e {ROOT}")
+        f"streamnb is installed from {out[0]}, not this checkout, whose consumers/ is then not "
+        f"the streamnb.consumers any process imports: pip install -e {ROOT} (in a venv made "
+        f"with --system-site-packages, for a second checkout)")
     assert Path(out[1]) == ROOT / "consumers" / "__init__.py", (
         f"streamnb.consumers is installed from {out[1]}, not this checkout's consumers/ "
         f"(a PYTHONPATH checkout imports the installed one's service): pip install -e {ROOT}")
