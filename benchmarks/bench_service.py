@@ -12,7 +12,7 @@ A broker (an embedded tansu unless ``--bootstrap-servers``) holds an input topic
   (``--no-publisher-process``);
 - ``labelled``: every message is decoded, classified (prequential metrics), then learned.
 
-The service (``consumers.service.Service``, standalone, in this process) first learns the
+The service (``streamnb.consumers.service.Service``, standalone, in this process) first learns the
 training prefix and snapshots; each measured run restarts from that snapshot and handles the
 ``--n`` messages, timed from ``run()`` to its return (connection, the final producer flush and
 snapshot included). The raw consume rate is a plain consumer of the same client
@@ -69,11 +69,11 @@ from pathlib import Path
 import numpy as np
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 
-from consumers.broker import EmbeddedBroker
-from consumers.config import load_config
-from consumers.service import Service
-from consumers.state import model_factory
-from consumers.topics import ensure_topic
+from streamnb.consumers.broker import EmbeddedBroker
+from streamnb.consumers.config import load_config
+from streamnb.consumers.service import Service
+from streamnb.consumers.state import model_factory
+from streamnb.consumers.topics import ensure_topic
 
 
 def messages(n: int, start: int, labelled: bool, seed: int) -> list[bytes]:

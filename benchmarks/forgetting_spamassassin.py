@@ -1,11 +1,11 @@
 """Prequential accuracy on SpamAssassin in time order with and without the service's forgetting
 (``--half-life``) and drift reaction (``--drift-detector``).
 
-The records go through :class:`consumers.state.PartitionedModel` (one partition, the record's
-position in the stream as its offset): the same decay and drift reaction the service applies,
-not a re-implementation of them. Prints one line per half-life and detector (docs/service.md
-quotes them). ``--then-sms`` appends the SMS Spam Collection in its order after the e-mails: a
-real change of source (e-mail to SMS), the kind of drift a detector is for.
+The records go through :class:`streamnb.consumers.state.PartitionedModel` (one partition, the
+record's position in the stream as its offset): the same decay and drift reaction the service
+applies, not a re-implementation of them. Prints one line per half-life and detector
+(docs/service.md quotes them). ``--then-sms`` appends the SMS Spam Collection in its order after
+the e-mails: a real change of source (e-mail to SMS), the kind of drift a detector is for.
 
     python3 benchmarks/forgetting_spamassassin.py [--model spam-filter] [--half-life 0 500 ...]
         [--drift-detector none ddm page-hinkley] [--drift-decay 0.5] [--then-sms]
@@ -18,8 +18,8 @@ import time
 from collections.abc import Hashable
 from typing import Any
 
-from consumers.drift import DETECTORS
-from consumers.state import PartitionedModel, PartitionState, model_factory
+from streamnb.consumers.drift import DETECTORS
+from streamnb.consumers.state import PartitionedModel, PartitionState, model_factory
 from streamnb.datasets import iter_sms_spam_stream, iter_spamassassin_stream
 from streamnb.evaluate.prequential import prequential
 from streamnb.features import tokenize_email, tokenize_text

@@ -20,7 +20,7 @@ run goes on past ``--minutes`` until each kind has happened):
   than an outage. A paused broker accepts connections but answers nothing, as a hung or
   partitioned broker does. Skipped with ``--bootstrap-servers`` (the broker is not ours);
 - ``snapshot-corruption``: the service is killed, the newest snapshot file damaged in one byte
-  class (consumers.testing.CORRUPTIONS), and the service restarted: it must fall back to an
+  class (streamnb.consumers.testing.CORRUPTIONS), and the service restarted: it must fall back to an
   older generation or the changelog and re-read from there;
 - ``offset-reset``: once the service has learned everything produced, it is stopped, the input
   topic deleted and re-created empty (its offsets start again at 0), and the service
@@ -61,10 +61,11 @@ from pathlib import Path
 
 from kafka.admin import KafkaAdminClient
 
-from consumers.broker import EmbeddedBroker
-from consumers.service import MODEL_FILE
-from consumers.snapshots import snapshot_paths
-from consumers.testing import (
+from streamnb import IndifferentNB
+from streamnb.consumers.broker import EmbeddedBroker
+from streamnb.consumers.service import MODEL_FILE
+from streamnb.consumers.snapshots import snapshot_paths
+from streamnb.consumers.testing import (
     CORRUPTIONS,
     ServiceProcess,
     corrupt,
@@ -79,7 +80,6 @@ from consumers.testing import (
     unique,
     wait_for,
 )
-from streamnb import IndifferentNB
 from streamnb.models.base import load_model
 
 FAULTS = ("sigkill", "broker-outage", "snapshot-corruption", "offset-reset")

@@ -1,13 +1,13 @@
 """The changelog topic: every member publishes its partitions' states there and reads the others'.
 
 A record's key is ``"<topic>:<partition>"`` of the input partition, its value the compressed
-state (:func:`consumers.snapshots.encode_partition`) and its header ``streamnb-offset`` the
+state (:func:`streamnb.consumers.snapshots.encode_partition`) and its header ``streamnb-offset`` the
 input offset the state reflects. The topic is created compacted, but compaction is never
 immediate (and tansu never compacts), so the reader keeps the last value per key itself: the
 one with the highest offset, which is the most recent state of that partition whoever wrote it.
 
 The changelog also records the shared candidate lists of pairwise models
-(:mod:`consumers.state`): key ``"streamnb-candidates:<version>:<proposal id>"`` (unique, so
+(:mod:`streamnb.consumers.state`): key ``"streamnb-candidates:<version>:<proposal id>"`` (unique, so
 compaction keeps them all), value JSON ``{"version", "names", "cut"}``, always in partition 0.
 Two members may propose a list for the same version at once; the first in the partition's
 order wins, for every reader, so a member adopts a list only once it has read it back.
@@ -23,15 +23,15 @@ from typing import Any
 
 from kafka import KafkaConsumer, TopicPartition
 
-from consumers.snapshots import decode_partition, encode_partition
-from consumers.state import PartitionState
+from streamnb.consumers.snapshots import decode_partition, encode_partition
+from streamnb.consumers.state import PartitionState
 from streamnb.stats.persist import StateFileError
 
 __all__ = ["ChangelogReader", "publish_candidates", "publish_state"]
 
 log = logging.getLogger("streamnb.service")
 OFFSET_HEADER = "streamnb-offset"
-EPOCH_HEADER = "streamnb-epoch"  # absent: epoch 0 (consumers.state.PartitionState.epoch)
+EPOCH_HEADER = "streamnb-epoch"  # absent: epoch 0 (streamnb.consumers.state.PartitionState.epoch)
 CANDIDATES_KEY = "streamnb-candidates:"
 
 

@@ -237,7 +237,7 @@ class _ConfluentRecords:
 def confluent_config(options: dict[str, Any]) -> dict[str, Any] | None:
     """The librdkafka consumer configuration equivalent to kafka-python consumer ``options``
     (:meth:`ServiceConfig.consumer_options`), or None when a setting has no equivalent."""
-    from consumers.publisher import librdkafka_config
+    from streamnb.consumers.publisher import librdkafka_config
 
     options = dict(options)
     consumer_only = {name: options.pop(name) for name in (

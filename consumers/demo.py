@@ -16,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import json
 import math
-import os
 import signal
 import socket
 import subprocess
@@ -32,8 +31,9 @@ from typing import Any
 
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 
-from consumers.broker import EmbeddedBroker
-from consumers.topics import ensure_topic
+from streamnb.consumers.broker import EmbeddedBroker
+from streamnb.consumers.children import child_environment
+from streamnb.consumers.topics import ensure_topic
 from streamnb.evaluate import PrequentialResult
 
 __all__ = ["PipelineRun", "run_pipeline"]
@@ -199,11 +199,6 @@ def run_pipeline(messages: Sequence[Any], model: str = "spam-filter",
 def _start_service(stack: contextlib.ExitStack, workdir: Path, bootstrap: str,
                    topics: dict[str, str], model: str, address: str, max_poll_records: int,
                    run: str) -> subprocess.Popen:
-    import streamnb
-
-    env = {**os.environ,
-           "PYTHONPATH": os.pathsep.join(filter(None, [str(Path(streamnb.__file__).parents[1]),
-                                                       os.environ.get("PYTHONPATH")]))}
     log = stack.enter_context(open(workdir / "service.log", "wb"))  # noqa: SIM115
     service = subprocess.Popen(
         [sys.executable, "-m", "streamnb", "serve", "--bootstrap-servers", bootstrap,
@@ -213,7 +208,7 @@ def _start_service(stack: contextlib.ExitStack, workdir: Path, bootstrap: str,
          "--snapshot-dir", str(workdir / "state"), "--metrics-address", address,
          "--max-poll-records", str(max_poll_records), "--session-timeout-ms", "6000",
          "--heartbeat-interval-ms", "1000", "--log-level", "warning"],
-        env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
+        env=child_environment(), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
 
     def stop() -> None:
         if service.poll() is None:

@@ -39,7 +39,7 @@ from prometheus_client import (
     ProcessCollector,
 )
 
-from consumers.messages import REASONS
+from streamnb.consumers.messages import REASONS
 
 __all__ = ["PrequentialWindow", "ServiceMetrics"]
 

@@ -3,9 +3,9 @@
 kafka-python's producer spends about as much CPU per record (partitioner, accumulator, record
 encoding, all in Python) as its consumer spends reading one, so a service that consumes and
 publishes in one process runs at about half the raw consume rate. :class:`ProcessPublisher`
-moves the producer to a child process (``python -m consumers.publisher``) on another core: the
-service hands it each batch's records as one binary frame through a pipe (a few bytes of
-framing per record, no pickle) and asks it to flush before every snapshot, so a snapshot's
+moves the producer to a child process (``python -m streamnb.consumers.publisher``) on another
+core: the service hands it each batch's records as one binary frame through a pipe (a few bytes
+of framing per record, no pickle) and asks it to flush before every snapshot, so a snapshot's
 offsets never run ahead of the predictions delivered for them.
 
 Pipe protocol (child's stdin): frames ``kind (1 byte) | length (4 bytes, little-endian) |
@@ -22,8 +22,8 @@ The child's producer is confluent-kafka's (librdkafka, C: a few microseconds per
 of kafka-python's ~50) when that package is installed (the ``fast-publisher`` extra) and every
 setting has a librdkafka equivalent, kafka-python's otherwise (``client``: ``"auto"``, or one
 of :data:`CLIENTS` to insist); the service's consumer is chosen alike
-(:mod:`consumers.consumer`). Both producers partition keyed records alike (murmur2, as the Java
-client does).
+(:mod:`streamnb.consumers.consumer`). Both producers partition keyed records alike (murmur2,
+as the Java client does).
 """
 
 from __future__ import annotations
@@ -40,10 +40,11 @@ from array import array
 from collections.abc import Sequence
 from itertools import accumulate, pairwise
 from json.encoder import encode_basestring_ascii
-from pathlib import Path
 from typing import Any, BinaryIO
 
 import numpy as np
+
+from streamnb.consumers.children import child_environment
 
 __all__ = [
     "CLIENTS", "ProcessPublisher", "ProducerPublisher", "PublisherError", "format_predictions",
@@ -266,12 +267,9 @@ class ProcessPublisher:
         """The child, started on first use: a service fed only labelled records never needs
         it, nor the core it would take to start."""
         if self.process is None:
-            root = str(Path(__file__).resolve().parents[1])
-            env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-                filter(None, [root, os.environ.get("PYTHONPATH")]))}
-            self.process = subprocess.Popen([sys.executable, "-m", "consumers.publisher"],
+            self.process = subprocess.Popen([sys.executable, "-m", "streamnb.consumers.publisher"],
                                             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                            env=env)
+                                            env=child_environment())
             with contextlib.suppress(AttributeError, OSError):  # not Linux, or above the limit
                 fcntl.fcntl(self.process.stdin.fileno(), fcntl.F_SETPIPE_SZ, _PIPE_BYTES)
             self._write(self._setup)
@@ -414,7 +412,7 @@ def _sender(options: dict[str, Any], client: str) -> _KafkaPythonSender | _Confl
 
 def _serve(stdin: BinaryIO, stdout: BinaryIO) -> int:
     """The child: send every record framed on ``stdin``; answer flushes on ``stdout``."""
-    from consumers.config import RedactSecrets
+    from streamnb.consumers.redaction import RedactSecrets
 
     first = _read_frame(stdin)
     if first is None or first[0] != b"C":

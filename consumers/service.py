@@ -1,10 +1,10 @@
 """The classification service: Kafka in, predictions out, state kept exactly once.
 
-The loop: poll a batch, decode it (:mod:`consumers.messages`), classify every valid record with
-the summed model, learn the labelled ones into their partition's state and the sum
-(:mod:`consumers.state`), publish predictions and dead letters, and every N records or T seconds
-flush the producer, snapshot the owned states with their offsets (:mod:`consumers.snapshots`),
-publish them to the changelog (:mod:`consumers.changelog`) and commit the offsets.
+The loop: poll a batch, decode it (:mod:`.messages`), classify every valid record with the
+summed model, learn the labelled ones into their partition's state and the sum (:mod:`.state`),
+publish predictions and dead letters, and every N records or T seconds flush the producer,
+snapshot the owned states with their offsets (:mod:`.snapshots`), publish them to the changelog
+(:mod:`.changelog`) and commit the offsets.
 
 Exactly once for the model: a partition is always (re)started from a state together with the
 offset it reflects (the highest-offset one among this instance's snapshot, the changelog and
@@ -32,20 +32,26 @@ from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 import numpy as np
 from kafka import KafkaProducer, TopicPartition
 
-from consumers.changelog import ChangelogReader, publish_candidates, publish_state
-from consumers.config import RedactSecrets, ServiceConfig
-from consumers.consumer import InputConsumer, OffsetsOutOfRange, PartitionRecords, open_consumer
-from consumers.messages import Record, Rejection, decode_batch
-from consumers.metrics import ServiceMetrics
-from consumers.publisher import ProcessPublisher, ProducerPublisher
-from consumers.snapshots import (
+from streamnb.consumers.changelog import ChangelogReader, publish_candidates, publish_state
+from streamnb.consumers.config import ServiceConfig
+from streamnb.consumers.consumer import (
+    InputConsumer,
+    OffsetsOutOfRange,
+    PartitionRecords,
+    open_consumer,
+)
+from streamnb.consumers.messages import Record, Rejection, decode_batch
+from streamnb.consumers.metrics import ServiceMetrics
+from streamnb.consumers.publisher import ProcessPublisher, ProducerPublisher
+from streamnb.consumers.redaction import RedactSecrets
+from streamnb.consumers.snapshots import (
     SNAPSHOT_FILE,
     SnapshotsUnreadable,
     read_snapshot,
     write_snapshot,
 )
-from consumers.state import PartitionedModel, PartitionState, fingerprint, model_factory
-from consumers.topics import ensure_topic
+from streamnb.consumers.state import PartitionedModel, PartitionState, fingerprint, model_factory
+from streamnb.consumers.topics import ensure_topic
 from streamnb.stats.persist import StateFileError
 
 __all__ = ["EXIT_OFFSET_GAP", "EXIT_SHUTDOWN_INCOMPLETE", "MODEL_FILE", "OffsetGapError",
@@ -138,9 +144,9 @@ class Service:
     Parameters
     ----------
     config
-        The configuration (:func:`consumers.config.load_config`).
+        The configuration (:func:`streamnb.consumers.config.load_config`).
     metrics
-        Where to count (default: new :class:`~consumers.metrics.ServiceMetrics`, served on
+        Where to count (default: new :class:`~streamnb.consumers.metrics.ServiceMetrics`, served on
         ``config.metrics_address``).
 
     Attributes
@@ -741,9 +747,9 @@ class Service:
                             headers=headers)
 
     def _propose(self, version: int, names: list, cut: dict[str, int]) -> list:
-        """Record candidate list ``version`` (shared candidates, :mod:`consumers.state`) and
-        return the recorded one: with a changelog, the first proposal of that version in it,
-        this one or another member's, read back."""
+        """Record candidate list ``version`` (shared candidates, :mod:`.state`) and return the
+        recorded one: with a changelog, the first proposal of that version in it, this one or
+        another member's, read back."""
         if self._changelog is None:
             return names
         publish_candidates(self._producer, self.config.changelog_topic, version, names, cut)

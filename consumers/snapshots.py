@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from consumers.state import PartitionState
+from streamnb.consumers.state import PartitionState
 from streamnb.models.base import CountClassifier
 from streamnb.stats.persist import StateFileError, dumps_state, loads_state, read_state, write_state
 

@@ -27,7 +27,7 @@ it adopted it at its current offset (which adds nothing to the new pairs: exactl
 contribution until it really adopts it).
 
 Nothing here reads Kafka or files: the service feeds records in and the persistence layer
-(:mod:`consumers.snapshots`, :mod:`consumers.changelog`) moves states out.
+(:mod:`streamnb.consumers.snapshots`, :mod:`streamnb.consumers.changelog`) moves states out.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ from typing import Any
 
 import numpy as np
 
-from consumers.drift import DETECTORS, detector_state, load_detector, make_detector
+from streamnb.consumers.drift import DETECTORS, detector_state, load_detector, make_detector
 from streamnb.models.aode import AODE
 from streamnb.models.base import CountClassifier
 from streamnb.models.pairwise import PairwiseNaiveBayes
@@ -134,9 +134,9 @@ class PartitionState:
     re-created and refilled past the state's offset is not taken for the log the state read.
 
     ``drift`` is the state of the partition's drift detector (``--drift-detector``) as plain
-    data, ``{"detector": name, "state": {...}}`` (:func:`consumers.drift.detector_state`), or
-    ``None``: it travels with the state so that a restart or another member detects the same
-    drift at the same record.
+    data, ``{"detector": name, "state": {...}}`` (:func:`.drift.detector_state`), or ``None``:
+    it travels with the state so that a restart or another member detects the same drift at the
+    same record.
     """
 
     model: CountClassifier
@@ -195,7 +195,7 @@ class PartitionedModel:
         wall clock, so restarts and rebalances still give the same state; a record older than
         one read before it moves nothing.
     drift_detector
-        ``""`` (none) or a name of :data:`consumers.drift.DETECTORS`: each own partition's
+        ``""`` (none) or a name of :data:`streamnb.consumers.drift.DETECTORS`: each own partition's
         state predicts every record before it learns it (one by one, so that the errors are
         those of the partition's own records, whatever the batching), and a detector of that
         kind reads the errors (0 or 1). When it detects a drift, the partition's counts are
@@ -371,7 +371,7 @@ class PartitionedModel:
                     raise ValueError(
                         f"the partition states of this {type(total).__name__} cannot be summed "
                         f"exactly ({exc}); pairwise models (tan, aode) scale out with shared "
-                        "candidates (consumers.state.model_factory)") from exc
+                        "candidates (streamnb.consumers.state.model_factory)") from exc
             self.model, self._alias = total, None
             if self.shared and hasattr(total, "relearn"):
                 self._relearn()

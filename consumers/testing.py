@@ -2,10 +2,10 @@
 reading a topic back, service processes, metrics scrapes, message builders, snapshot damage.
 
 Everything runs against a real Kafka-protocol broker (tansu in the tests, see
-:mod:`consumers.broker`). Known tansu differences are designed around: topics are created up
-front, a topic's contents are counted by reading it (never by its reported end offset), produce
-uses acknowledged writes, and every caller uses its own group id and topic names. Not used by
-the service itself.
+:mod:`.broker`). Known tansu differences are designed around: topics are created up front, a
+topic's contents are counted by reading it (never by its reported end offset), produce uses
+acknowledged writes, and every caller uses its own group id and topic names. Not used by the
+service itself.
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ __all__ = [
 
 import importlib.util
 import json
-import os
 import signal
 import socket
 import subprocess
@@ -33,8 +32,11 @@ from pathlib import Path
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import KafkaAdminClient, NewTopic
 
-# the source tree, put on the PYTHONPATH of the service processes
-ROOT = Path(__file__).resolve().parents[1]
+from streamnb.consumers.children import STREAMNB_HOME, child_environment
+
+# where the running streamnb is imported from (a checkout's root): the service processes'
+# working directory and the first entry of their PYTHONPATH
+ROOT = STREAMNB_HOME
 # Group timings the broker needs in tests (joins take about session_timeout_ms / 2).
 GROUP_FLAGS = ["--session-timeout-ms", "6000", "--heartbeat-interval-ms", "1000"]
 # the service's consumer clients installed here (the default, auto, is the last one)
@@ -159,7 +161,7 @@ class ServiceProcess:
     def __init__(self, args: list[str], log_path: Path, env: dict | None = None) -> None:
         self.args = args
         self.log_path = log_path
-        full_env = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
+        full_env = child_environment(**(env or {}))
         self.log = open(log_path, "ab")  # noqa: SIM115
         self.process = subprocess.Popen([sys.executable, "-m", "streamnb", "serve", *args],
                                         cwd=ROOT, env=full_env, stdin=subprocess.DEVNULL,

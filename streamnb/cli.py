@@ -98,7 +98,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
     # "all": every model that takes messages (the continuous ones take numeric vectors)
     names = sorted(set(MODELS) - NUMERIC_ONLY) if args.model == "all" else args.model.split(",")
-    from consumers.config import MODEL_NAMES
+    from streamnb.consumers.options import MODEL_NAMES
 
     known = set(MODELS) if args.no_kafka else set(MODEL_NAMES)  # what the service runs
     for name in names:
@@ -123,8 +123,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def _demo_kafka(args: argparse.Namespace, name: str, messages: list, header: str) -> int:
-    from consumers.broker import BrokerUnavailable
-    from consumers.demo import run_pipeline
+    from streamnb.consumers.broker import BrokerUnavailable
+    from streamnb.consumers.demo import run_pipeline
 
     print(header)
     bar = None
@@ -272,86 +272,6 @@ def cmd_explain(args: argparse.Namespace) -> int:
     return 0
 
 
-def _configure_logging(level: str) -> None:
-    import logging
-
-    logging.basicConfig(level=level.upper(), stream=sys.stderr,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    # kafka-python narrates every connection at INFO: keep it to warnings unless debugging
-    logging.getLogger("kafka").setLevel("DEBUG" if level == "debug" else "WARNING")
-    if level != "debug":  # and each lost connection with a traceback: one line is enough
-        for handler in logging.getLogger().handlers:
-            handler.addFilter(_no_kafka_tracebacks)
-
-
-def _no_kafka_tracebacks(record) -> bool:
-    if record.name.startswith("kafka") and record.exc_info:
-        record.exc_info = record.exc_text = None
-    return True
-
-
-def cmd_serve(args: argparse.Namespace) -> int:
-    from consumers.config import ConfigError, dump_config, load_config
-
-    try:
-        config = load_config(args)
-    except ConfigError as exc:
-        print(f"streamnb serve: {exc}", file=sys.stderr)
-        return 2
-    if args.print_config:
-        print(dump_config(config), end="")
-        return 0
-    _configure_logging(config.log_level)
-    import logging
-
-    from kafka.errors import KafkaError
-
-    from consumers.service import Service
-    from streamnb.stats.persist import StateFileError
-
-    service = Service(config)
-    service.install_signal_handlers()
-    service.hard_exit = True  # a watchdog bounds the shutdown (--shutdown-timeout-seconds)
-    try:
-        return service.run()
-    except (StateFileError, ValueError) as exc:  # a refused snapshot, state or model
-        logging.getLogger("streamnb.service").error("%s", exc)
-        return 1
-    except KafkaError as exc:  # no broker at start-up, refused credentials, ...
-        logging.getLogger("streamnb.service").error(
-            "cannot start: Kafka at %s: %s", config.bootstrap_servers, exc)
-        return 1
-
-
-def cmd_broker(args: argparse.Namespace) -> int:
-    import signal
-    import time
-
-    from consumers.broker import BrokerUnavailable, EmbeddedBroker
-
-    try:
-        broker = EmbeddedBroker(port=args.port or None, log_path=args.log).start()
-    except (BrokerUnavailable, ValueError) as exc:
-        print(f"streamnb broker: {exc}", file=sys.stderr)
-        return 1
-    stop = []
-    signal.signal(signal.SIGTERM, lambda *_: stop.append(True))
-    print(f"Kafka-protocol broker (tansu, in memory: everything is gone when it stops) at "
-          f"{broker.bootstrap_servers}; Ctrl-C or SIGTERM stops it", flush=True)
-    try:
-        while not stop and broker.alive():
-            time.sleep(0.2)
-    except KeyboardInterrupt:
-        pass
-    finally:
-        died = not broker.alive()
-        broker.stop()
-    if died and not stop:
-        print("streamnb broker: tansu exited on its own", file=sys.stderr)
-        return 1
-    return 0
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="streamnb", description=__doc__)
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
@@ -407,28 +327,11 @@ def build_parser() -> argparse.ArgumentParser:
     explain.set_defaults(func=cmd_explain)
     cli_evaluate.add_parser(sub)
     cli_spam.add_parsers(sub)
-    from consumers.config import add_arguments
+    # the service's commands (serve, broker) are defined beside the service: the library's
+    # modules never import it (docs/architecture.md), the command line only dispatches to it
+    from streamnb.consumers.commands import add_parsers
 
-    serve = sub.add_parser("serve", help="the Kafka classification service",
-                           description="Classify and learn from JSON messages on Kafka topics: "
-                           "labelled messages are predicted (prequential metrics), then "
-                           "learned; unlabelled ones are predicted and published. Every option "
-                           "is also read from STREAMNB_<OPTION> and from a TOML --config file "
-                           "(flags win over the environment, which wins over the file).")
-    add_arguments(serve)
-    serve.add_argument("--print-config", action="store_true",
-                       help="print the effective configuration (secrets redacted) and exit")
-    serve.set_defaults(func=cmd_serve)
-    broker = sub.add_parser("broker", help="run the embedded development Kafka broker (tansu, in "
-                            "memory; the broker extra) until Ctrl-C",
-                            description="Start the Kafka-protocol broker the demo and the tests "
-                            "use (tansu, in memory: nothing survives it) on 127.0.0.1, print its "
-                            "address and wait; for development, not production.")
-    broker.add_argument("--port", type=int, default=9092,
-                        help="port on 127.0.0.1 (0: any free port; default: %(default)s, "
-                        "what `streamnb serve` connects to by default)")
-    broker.add_argument("--log", default=None, help="file for the broker's own log")
-    broker.set_defaults(func=cmd_broker)
+    add_parsers(sub)
     return parser
 
 

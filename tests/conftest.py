@@ -384,7 +384,7 @@ def pytest_collection_modifyitems(config, items) -> None:
 def kafka_broker(tmp_path_factory):
     """A tansu broker on a free loopback port, in memory, for the whole test session; its
     ``bootstrap_servers`` is ``"127.0.0.1:PORT"``. Tests use their own topics and group ids."""
-    from consumers.broker import BrokerUnavailable, EmbeddedBroker
+    from streamnb.consumers.broker import BrokerUnavailable, EmbeddedBroker
 
     log = tmp_path_factory.mktemp("tansu") / "tansu.log"
     try:

@@ -1,7 +1,7 @@
-"""The Kafka tests' helpers live in :mod:`consumers.testing`, shared with benchmarks/soak.py;
-re-exported here so the tests import them from one short name."""
+"""The Kafka tests' helpers live in :mod:`streamnb.consumers.testing`, shared with
+benchmarks/soak.py; re-exported here so the tests import them from one short name."""
 
-from consumers.testing import (
+from streamnb.consumers.testing import (
     CORRUPTIONS,
     GROUP_FLAGS,
     ROOT,

@@ -6,6 +6,9 @@
   (private names of stats-layer objects).
 - Attribute kinds are compared with their names (``NOMINAL``, ``TOKEN``, …), never with bare
   integers (``kind in (0, 1)``).
+- The library never imports the service: no module of ``streamnb/`` but ``cli.py`` imports
+  ``streamnb.consumers``, and ``cli.py`` only inside the functions that dispatch to it; no code
+  imports a top-level ``consumers`` (the service is installed as ``streamnb.consumers`` only).
 """
 
 from __future__ import annotations
@@ -22,6 +25,11 @@ PACKAGE = Path(streamnb.__file__).parent
 ABOVE_STATS = sorted([p for p in PACKAGE.rglob("*.py")
                       if p.relative_to(PACKAGE).parts[0] not in ("stats", "_accel")]
                      + list((PACKAGE.parent / "consumers").rglob("*.py")))
+SERVICE = PACKAGE.parent / "consumers"
+# every Python file of the repository's code, the service's, tests and benchmarks included
+ALL_CODE = sorted(p for folder in (PACKAGE, SERVICE, PACKAGE.parent / "tests",
+                                   PACKAGE.parent / "benchmarks")
+                  for p in folder.rglob("*.py"))
 # names under which code holds stats-layer objects (an instance or its class)
 STATS_OBJECTS = {"stats", "schema", "pairs", "Schema", "PairCounts", "CountStatistics",
                  "EncodedBatch", "Encoded", "reservoir", "sample", "tokens", "moments"}
@@ -75,6 +83,32 @@ def bare_kind_comparisons(source: str) -> list[str]:
     return [f"line {line}: {text}" for line, text in sorted(found)]
 
 
+def _imported(node: ast.stmt) -> list[str]:
+    """The modules an import statement names (``a.b`` and ``a.b.c`` for ``from a.b import c``,
+    which may import a submodule); relative imports count from nothing (they stay in their own
+    package)."""
+    if isinstance(node, ast.Import):
+        return [alias.name for alias in node.names]
+    if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+        return [node.module, *(f"{node.module}.{alias.name}" for alias in node.names)]
+    return []
+
+
+def service_imports(source: str, module_level_only: bool = False) -> list[str]:
+    """Imports of the service (``streamnb.consumers``, or a top-level ``consumers``) in
+    ``source``: all of them, or those run when the module is imported (its top-level
+    statements)."""
+    tree = ast.parse(source)
+    nodes = tree.body if module_level_only else ast.walk(tree)
+    found = set()
+    for node in nodes:
+        for name in _imported(node):
+            if (name == "consumers" or name.startswith("consumers.")
+                    or name == "streamnb.consumers" or name.startswith("streamnb.consumers.")):
+                found.add((node.lineno, ast.unparse(node)))
+    return [f"line {line}: {text}" for line, text in sorted(found)]
+
+
 def test_the_scanners_find_what_they_look_for():
     # the rules below pass because the code is clean, not because the scanners see nothing
     assert private_stats_reads("a = stats._vc[0]\nb = self.stats._cc\nc = self._vc\n"
@@ -87,6 +121,15 @@ def test_the_scanners_find_what_they_look_for():
                                  "e = len(kinds) == 0\n") == [
         "line 1: kind in (0, 1)", "line 2: schema.kinds[a] == 2",
         "line 4: self.kind(a) == 1"]
+    source = ("import consumers.state\nfrom streamnb import consumers\n"
+              "from streamnb.models import tan\nfrom .config import X\n"
+              "def f():\n    from streamnb.consumers.demo import run\n"
+              "import streamnb.consumers_like\n")
+    assert service_imports(source) == [
+        "line 1: import consumers.state", "line 2: from streamnb import consumers",
+        "line 6: from streamnb.consumers.demo import run"]
+    assert service_imports(source, module_level_only=True) == [
+        "line 1: import consumers.state", "line 2: from streamnb import consumers"]
 
 
 @pytest.mark.parametrize("path", ABOVE_STATS, ids=lambda p: str(p.relative_to(PACKAGE.parent)))
@@ -99,3 +142,23 @@ def test_models_read_the_statistics_through_their_public_surface(path: Path):
                          ids=lambda p: str(p.relative_to(PACKAGE.parent)))
 def test_attribute_kinds_are_compared_by_name(path: Path):
     assert bare_kind_comparisons(path.read_text(encoding="utf-8")) == []
+
+
+@pytest.mark.parametrize("path", [p for p in sorted(PACKAGE.rglob("*.py")) if p.name != "cli.py"],
+                         ids=lambda p: str(p.relative_to(PACKAGE.parent)))
+def test_the_library_never_imports_the_service(path: Path):
+    # stats … models, features, evaluate, datasets and the other CLI modules sit below the service
+    assert service_imports(path.read_text(encoding="utf-8")) == []
+
+
+def test_the_command_line_imports_the_service_only_to_dispatch_to_it():
+    # `import streamnb.cli` loads no service code: the commands that run it import it when run
+    source = (PACKAGE / "cli.py").read_text(encoding="utf-8")
+    assert service_imports(source, module_level_only=True) == []
+    assert service_imports(source) != []  # serve, broker and the Kafka demo do dispatch to it
+
+
+@pytest.mark.parametrize("path", ALL_CODE, ids=lambda p: str(p.relative_to(PACKAGE.parent)))
+def test_nothing_imports_a_top_level_consumers_package(path: Path):
+    assert [line for line in service_imports(path.read_text(encoding="utf-8"))
+            if ": import consumers" in line or ": from consumers" in line] == []

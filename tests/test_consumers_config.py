@@ -9,8 +9,8 @@ import pickle
 
 import pytest
 
-from consumers.config import ConfigError, add_arguments, dump_config, load_config
 from streamnb.cli import build_parser, main
+from streamnb.consumers.config import ConfigError, add_arguments, dump_config, load_config
 
 SECRET = "s3cr3t-Pa55"
 

@@ -11,13 +11,13 @@ import pytest
 from kafka import KafkaConsumer, TopicPartition
 from kafka_helpers import GROUP_FLAGS, create_topic, produce, unique
 
-from consumers.config import ConfigError, load_config
-from consumers.consumer import (
+from streamnb.consumers.config import ConfigError, load_config
+from streamnb.consumers.consumer import (
     ConfluentConsumer,
     confluent_config,
     open_consumer,
 )
-from consumers.testing import CONSUMER_CLIENTS
+from streamnb.consumers.testing import CONSUMER_CLIENTS
 
 
 def options(bootstrap: str, group: str = "") -> dict:
@@ -158,7 +158,7 @@ def test_open_consumer_picks_the_client(monkeypatch):
     # without confluent-kafka, auto is kafka-python's consumer, with the same settings
     import builtins
 
-    import consumers.consumer as module
+    import streamnb.consumers.consumer as module
 
     real = builtins.__import__
 

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from consumers.messages import REASONS, Record, Rejection, decode_batch, decode_one
+from streamnb.consumers.messages import REASONS, Record, Rejection, decode_batch, decode_one
 
 MAX = 2000
 

@@ -12,7 +12,7 @@ import pytest
 from kafka.partitioner.default import murmur2
 from kafka_helpers import create_topic, read_topic, unique
 
-from consumers.publisher import (
+from streamnb.consumers.publisher import (
     ProcessPublisher,
     PublisherError,
     format_predictions,

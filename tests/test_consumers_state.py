@@ -11,22 +11,22 @@ import numpy as np
 import pytest
 from kafka_helpers import label_of, labelled_features
 
-from consumers.publisher import _predictions, _predictions_payload, format_predictions
-from consumers.snapshots import (
+from streamnb import TAN, IndifferentNB
+from streamnb.consumers.publisher import _predictions, _predictions_payload, format_predictions
+from streamnb.consumers.snapshots import (
     SNAPSHOT_FILE,
     decode_partition,
     encode_partition,
     read_snapshot,
     write_snapshot,
 )
-from consumers.state import (
+from streamnb.consumers.state import (
     PartitionedModel,
     PartitionState,
     copy_model,
     fingerprint,
     model_factory,
 )
-from streamnb import TAN, IndifferentNB
 from streamnb.stats.persist import StateFileError
 
 
@@ -353,7 +353,7 @@ SPAM_TEXTS = [("WIN a FREE prize now, call 09061701461", "spam"),
 
 def service_record(text: str) -> dict:
     """A text message as the service hands it to the model."""
-    from consumers.messages import decode_one
+    from streamnb.consumers.messages import decode_one
 
     return decode_one(json.dumps({"id": "m", "text": text}).encode(), 10**6).features
 

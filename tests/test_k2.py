@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from streamnb.structure.cb import cb, cb_ordering
+from streamnb.structure.discrete_data import DiscreteData
 from streamnb.structure.k2 import cooper_herskovits_score, k2, network_score
-from streamnb.structure.selection import DiscreteData
 from streamnb.structure.wrappers import k2_as, naive_as
 
 

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from scipy.stats import chi2_contingency
 from sklearn.metrics import mutual_info_score
 
-from streamnb.structure.selection import (
+from streamnb.structure import (
     DiscreteData,
     IndexTree,
     conditional_distance_complement,

@@ -234,7 +234,7 @@ def test_families_beyond_the_counts_start_from_the_reservoir_and_count_exactly()
     estimated = [v for v, s in model.family_sources.items() if s == "reservoir (estimate)"]
     exact = [v for v, s in model.family_sources.items() if s == "counts"]
     assert estimated and CLASS in exact
-    before = [t.copy() for t in model._tables]
+    before = [t.copy() for t in model._families.tables]
     # an estimate on the count scale: its total is close to the records seen
     for i, v in enumerate(model.structure.nodes):
         if v in estimated:
@@ -242,7 +242,7 @@ def test_families_beyond_the_counts_start_from_the_reservoir_and_count_exactly()
     more = make_data(50, seed=5, missing=0.0)
     fit(model, more)
     for i in range(len(model.structure.nodes)):  # every new record added exactly one count
-        delta = model._tables[i] - before[i]
+        delta = model._families.tables[i] - before[i]
         assert delta.sum() == 50 and set(np.unique(delta)) <= set(range(51))
 
 
@@ -264,7 +264,7 @@ def test_batch_equals_one_by_one(kind):
     one.relearn()
     many.relearn()
     assert one.structure == many.structure
-    for a, b in zip(one._tables, many._tables, strict=True):
+    for a, b in zip(one._families.tables, many._families.tables, strict=True):
         np.testing.assert_array_equal(a, b)
     batch = many.predict_proba_many(QUERIES)
     for i, q in enumerate(QUERIES):
@@ -273,7 +273,7 @@ def test_batch_equals_one_by_one(kind):
     more = make_data(40, seed=7)
     fit(one, more)
     many.learn_many([x for x, _ in more], [y for _, y in more])
-    for a, b in zip(one._tables, many._tables, strict=True):
+    for a, b in zip(one._families.tables, many._families.tables, strict=True):
         np.testing.assert_array_equal(a, b)
 
 
@@ -378,10 +378,10 @@ def test_decay_scales_every_count(kind):
     data = make_data(200, seed=12)
     model = fit(MODELS[kind](relearn_every=0, seed=0), data)
     model.relearn()
-    tables = [t.copy() for t in model._tables]
+    tables = [t.copy() for t in model._families.tables]
     weights = model.reservoir.estimated_weights()
     model.decay(0.25)
-    for before, after in zip(tables, model._tables, strict=True):
+    for before, after in zip(tables, model._families.tables, strict=True):
         np.testing.assert_allclose(after, 0.25 * before)
     np.testing.assert_allclose(model.reservoir.estimated_weights(), 0.25 * weights)
     np.testing.assert_allclose(model.stats.class_counts.sum(), 50.0)

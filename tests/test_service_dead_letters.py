@@ -23,9 +23,9 @@ from kafka_helpers import (
 from test_consumers_messages import MAX, oracle
 
 from conftest import assert_same_stats
-from consumers.service import MODEL_FILE
-from consumers.testing import CONSUMER_CLIENTS
 from streamnb import IndifferentNB
+from streamnb.consumers.service import MODEL_FILE
+from streamnb.consumers.testing import CONSUMER_CLIENTS
 from streamnb.features import tokenize_text
 from streamnb.models.base import load_model
 

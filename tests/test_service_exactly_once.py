@@ -35,13 +35,13 @@ from kafka_helpers import (
     wait_for,
 )
 
-from consumers.config import load_config
-from consumers.service import MODEL_FILE, Service
-from consumers.snapshots import read_snapshot, write_snapshot
-from consumers.state import PartitionState
-from consumers.testing import CONSUMER_CLIENTS
 from streamnb import IndifferentNB
 from streamnb.cli import main
+from streamnb.consumers.config import load_config
+from streamnb.consumers.service import MODEL_FILE, Service
+from streamnb.consumers.snapshots import read_snapshot, write_snapshot
+from streamnb.consumers.state import PartitionState
+from streamnb.consumers.testing import CONSUMER_CLIENTS
 from streamnb.models.base import load_model
 
 N = 20_000

@@ -24,8 +24,8 @@ from kafka_helpers import (
     wait_for,
 )
 
-from consumers.snapshots import read_snapshot
 from streamnb import IndifferentNB
+from streamnb.consumers.snapshots import read_snapshot
 
 N = 6000
 HALF_LIFE, DECAY_EVERY = 700, 50

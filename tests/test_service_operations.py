@@ -44,20 +44,25 @@ from kafka_helpers import (
 )
 
 import streamnb
-from consumers.broker import EmbeddedBroker
-from consumers.config import ConfigError, load_config
-from consumers.service import (
+from streamnb import IndifferentNB
+from streamnb.cli import main
+from streamnb.consumers.broker import EmbeddedBroker
+from streamnb.consumers.config import ConfigError, load_config
+from streamnb.consumers.service import (
     EXIT_OFFSET_GAP,
     EXIT_SHUTDOWN_INCOMPLETE,
     MODEL_FILE,
     Service,
     find_gap,
 )
-from consumers.snapshots import read_snapshot, read_snapshot_file, snapshot_paths, write_snapshot
-from consumers.state import PartitionState
-from consumers.testing import CONSUMER_CLIENTS
-from streamnb import IndifferentNB
-from streamnb.cli import main
+from streamnb.consumers.snapshots import (
+    read_snapshot,
+    read_snapshot_file,
+    snapshot_paths,
+    write_snapshot,
+)
+from streamnb.consumers.state import PartitionState
+from streamnb.consumers.testing import CONSUMER_CLIENTS
 from streamnb.models.base import load_model
 
 OLD, NEW = (0, 3000), (10_000, 11_000)  # the records before and after the re-creation
@@ -531,9 +536,9 @@ def test_no_broker_at_start_up_is_one_line(tmp_path):
 
 # -- the publisher child, the broker command ----------------------------------------------------
 def test_the_publisher_process_exits_quietly_when_its_parent_is_gone(kafka_broker):
-    from consumers.publisher import _frame
+    from streamnb.consumers.publisher import _frame
 
-    child = subprocess.Popen([sys.executable, "-m", "consumers.publisher"], cwd=ROOT,
+    child = subprocess.Popen([sys.executable, "-m", "streamnb.consumers.publisher"], cwd=ROOT,
                              stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, env={**os.environ, "PYTHONPATH": str(ROOT)})
     child.stdout.close()  # the parent is gone: nobody reads the answer to the flush

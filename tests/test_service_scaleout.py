@@ -31,13 +31,18 @@ from kafka_helpers import (
     wait_for,
 )
 
-from consumers.changelog import ChangelogReader
-from consumers.messages import decode_one
-from consumers.service import MODEL_FILE
-from consumers.snapshots import decode_partition
-from consumers.state import PartitionedModel, PartitionState, candidate_point, model_factory
-from consumers.testing import CONSUMER_CLIENTS
 from streamnb import TAN, IndifferentNB
+from streamnb.consumers.changelog import ChangelogReader
+from streamnb.consumers.messages import decode_one
+from streamnb.consumers.service import MODEL_FILE
+from streamnb.consumers.snapshots import decode_partition
+from streamnb.consumers.state import (
+    PartitionedModel,
+    PartitionState,
+    candidate_point,
+    model_factory,
+)
+from streamnb.consumers.testing import CONSUMER_CLIENTS
 from streamnb.datasets import iter_spamassassin_stream
 from streamnb.models.base import load_model
 

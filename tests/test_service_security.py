@@ -21,8 +21,8 @@ from kafka_helpers import (
     wait_for,
 )
 
-from consumers.config import load_config
-from consumers.service import Service
+from streamnb.consumers.config import load_config
+from streamnb.consumers.service import Service
 
 PASSWORD, KEY_PASSWORD = "Fl4g-S3cret-9931", "Env-S3cret-2277"
 _AUDIT: dict = {"on": False, "classes": []}

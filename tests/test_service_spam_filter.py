@@ -27,8 +27,8 @@ from kafka_helpers import (
     wait_for,
 )
 
-from consumers.service import MODEL_FILE
 from streamnb import SpamFilter
+from streamnb.consumers.service import MODEL_FILE
 from streamnb.datasets import iter_spamassassin_stream
 from streamnb.models.base import load_model
 

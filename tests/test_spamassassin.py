@@ -30,9 +30,10 @@ from streamnb.datasets import (
     fetch_spamassassin,
     iter_spamassassin_stream,
     load_spamassassin,
+    spamassassin_times,
 )
 from streamnb.datasets import sms_spam as sms
-from streamnb.datasets import spamassassin as sa
+from streamnb.datasets import spamassassin_archive as sa_archive
 from streamnb.datasets._cache import atomic_write
 from streamnb.features import tokenize_email
 
@@ -71,7 +72,8 @@ def no_npm(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def seeded(cache_file: Path, directory: Path, *, tarball: bool = False) -> Path:
     """`directory` holding copies of the verified cache (and, optionally, the tarball)."""
     directory.mkdir(parents=True, exist_ok=True)
-    names = [sa._CACHE_NAME, sa._MANIFEST_NAME] + ([sa.TARBALL_NAME] if tarball else [])
+    names = [sa_archive.CACHE_NAME, sa_archive.MANIFEST_NAME]
+    names += [sa_archive.TARBALL_NAME] if tarball else []
     for name in names:
         shutil.copyfile(cache_file.parent / name, directory / name)
     return directory
@@ -108,8 +110,8 @@ def test_corpus_order_and_ids(messages):
 
 def test_raw_bytes_match_the_corpus_checksums(messages, cache_file):
     """The MD5 in each file name is that of the original bytes, which `Message.raw` returns."""
-    with tarfile.open(cache_file.parent / sa.TARBALL_NAME, "r:gz") as archive:
-        names = [sa._MEMBER.fullmatch(name) for name in archive.getnames()]
+    with tarfile.open(cache_file.parent / sa_archive.TARBALL_NAME, "r:gz") as archive:
+        names = [sa_archive.MEMBER.fullmatch(name) for name in archive.getnames()]
     md5 = {(m[1], m[2]): m[3] for m in names if m is not None and m[4] == "json"}
     mismatches = [
         (m.group, m.id) for m in messages if hashlib.md5(m.raw).hexdigest() != md5[m.group, m.id]
@@ -131,12 +133,12 @@ def test_lossy_texts_keep_their_original_bytes(messages):
 def test_message_checksum_mismatch_is_an_error(by_key):
     m = by_key["spam-1", "00001"]
     md5 = hashlib.md5(m.raw).hexdigest()
-    sa._verify_message(m.group, m.id, md5, m.text, None)
+    sa_archive.verify_message(m.group, m.id, md5, m.text, None)
     with pytest.raises(DatasetCorrupt, match="spam-1/00001 does not match its MD5"):
-        sa._verify_message(m.group, m.id, md5, m.text.replace("Life", "Lift"), None)
+        sa_archive.verify_message(m.group, m.id, md5, m.text.replace("Life", "Lift"), None)
     lossy = next(m for m in by_key.values() if m.original is not None)
     with pytest.raises(DatasetCorrupt, match="is not its bytes decoded"):
-        sa._verify_message(
+        sa_archive.verify_message(
             lossy.group, lossy.id, hashlib.md5(lossy.raw).hexdigest(), "forged", lossy.original
         )
 
@@ -156,13 +158,13 @@ def tarball_with(path: Path, m: Message, text: str) -> Path:
 def test_tampered_tarball_message_is_rejected(by_key, tmp_path):
     m = by_key["spam-1", "00001"]
     with pytest.raises(DatasetCorrupt, match="does not match its MD5"):
-        sa._read_tarball(tarball_with(tmp_path / "forged.tgz", m, m.text + "buy now"))
+        sa_archive.read_tarball(tarball_with(tmp_path / "forged.tgz", m, m.text + "buy now"))
 
 
 def test_incomplete_tarball_is_rejected(by_key, tmp_path):
     m = by_key["spam-1", "00001"]
     with pytest.raises(DatasetCorrupt, match="messages per group"):
-        sa._read_tarball(tarball_with(tmp_path / "partial.tgz", m, m.text))
+        sa_archive.read_tarball(tarball_with(tmp_path / "partial.tgz", m, m.text))
 
 
 # --- Timestamps ---------------------------------------------------------------------------
@@ -220,7 +222,7 @@ def test_date_header_fallback(by_key):
     ],
 )
 def test_dublin_to_utc(local, utc):
-    assert sa._dublin_to_utc(local) == utc.replace(tzinfo=UTC)
+    assert spamassassin_times.dublin_to_utc(local) == utc.replace(tzinfo=UTC)
 
 
 # --- Stream -------------------------------------------------------------------------------
@@ -266,7 +268,7 @@ def test_river_dataset(stream, cache_file):
     dataset = SpamAssassin(cache_dir=cache_file.parent)
     assert (dataset.n_samples, dataset.n_features, dataset.n_classes) == (6046, 1, 2)
     assert dataset.desc.startswith("SpamAssassin public corpus")
-    assert "CC0" in dataset.license and sa.TARBALL_SHA256 in dataset.distribution
+    assert "CC0" in dataset.license and sa_archive.TARBALL_SHA256 in dataset.distribution
     pairs = list(dataset)
     assert pairs == [(m.text, m.label == "spam") for m in stream]
     assert SpamAssassin(cache_dir=cache_file.parent, groups=["spam-2"]).n_samples == 1396
@@ -279,34 +281,35 @@ def test_loads_offline_from_the_data_directory(cache_file, tmp_path, monkeypatch
     # no_npm: npm is not on PATH, so a load that tried to download would fail
     monkeypatch.setenv("STREAMNB_DATA", str(seeded(cache_file, tmp_path / "data")))
     assert len(load_spamassassin()) == 6046
-    assert fetch_spamassassin() == tmp_path / "data" / sa._CACHE_NAME
+    assert fetch_spamassassin() == tmp_path / "data" / sa_archive.CACHE_NAME
 
 
 def test_corrupt_cache_is_an_error_that_fetch_repairs(cache_file, tmp_path, no_npm):
     directory = seeded(cache_file, tmp_path / "data", tarball=True)
-    flip_byte(directory / sa._CACHE_NAME, 1000)
+    flip_byte(directory / sa_archive.CACHE_NAME, 1000)
     with pytest.raises(DatasetCorrupt, match=r"corrupt.*python -m streamnb\.datasets fetch"):
         load_spamassassin(directory)
     fetch_spamassassin(directory)  # rebuilt from the kept tarball: no npm needed
-    assert (directory / sa._CACHE_NAME).read_bytes() == cache_file.read_bytes()
+    assert (directory / sa_archive.CACHE_NAME).read_bytes() == cache_file.read_bytes()
     assert len(load_spamassassin(directory)) == 6046
 
 
 def test_corrupt_tarball_is_an_error(cache_file, tmp_path, no_npm):
     directory = tmp_path / "data"
     directory.mkdir()
-    shutil.copyfile(cache_file.parent / sa.TARBALL_NAME, directory / sa.TARBALL_NAME)
-    flip_byte(directory / sa.TARBALL_NAME, 5000)
-    with pytest.raises(DatasetCorrupt, match=f"SHA-256 .*expected {sa.TARBALL_SHA256}"):
+    tarball = sa_archive.TARBALL_NAME
+    shutil.copyfile(cache_file.parent / tarball, directory / tarball)
+    flip_byte(directory / sa_archive.TARBALL_NAME, 5000)
+    with pytest.raises(DatasetCorrupt, match=f"SHA-256 .*expected {sa_archive.TARBALL_SHA256}"):
         fetch_spamassassin(directory)
-    assert sorted(p.name for p in directory.iterdir()) == [sa.TARBALL_NAME]
+    assert sorted(p.name for p in directory.iterdir()) == [sa_archive.TARBALL_NAME]
 
 
 def test_missing_npm_is_reported(tmp_path, no_npm):
     directory = tmp_path / "data"
     with pytest.raises(DatasetUnavailable, match="npm was not found") as error:
         fetch_spamassassin(directory)
-    assert "STREAMNB_DATA" in str(error.value) and sa.TARBALL_NAME in str(error.value)
+    assert "STREAMNB_DATA" in str(error.value) and sa_archive.TARBALL_NAME in str(error.value)
     assert list(directory.iterdir()) == []
 
 
@@ -320,7 +323,7 @@ def test_failing_npm_is_reported(tmp_path, no_npm):
 
 def test_npm_delivering_the_wrong_tarball_is_an_error(tmp_path, no_npm):
     # A stand-in npm that "packs" garbage under the expected name, where it was asked to.
-    fake_npm(no_npm, f'echo garbage > "$4/{sa.TARBALL_NAME}"\n')
+    fake_npm(no_npm, f'echo garbage > "$4/{sa_archive.TARBALL_NAME}"\n')
     directory = tmp_path / "data"
     with pytest.raises(DatasetCorrupt, match="SHA-256"):
         fetch_spamassassin(directory)
@@ -334,7 +337,7 @@ def test_interrupted_write_keeps_the_previous_file(tmp_path, monkeypatch):
     def interrupted(descriptor: int) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(sa.os, "fsync", interrupted)
+    monkeypatch.setattr(os, "fsync", interrupted)  # the os module atomic_write calls
     with pytest.raises(KeyboardInterrupt):
         atomic_write(target, b"half-written")
     assert target.read_bytes() == b"complete"
@@ -347,7 +350,7 @@ def test_cache_bytes_are_deterministic(tmp_path):
     manifests = []
     for name in ("first", "second"):
         (tmp_path / name).mkdir()
-        manifests.append(sa._archive().write_cache(tmp_path / name, records))
+        manifests.append(sa_archive.archive().write_cache(tmp_path / name, records))
     assert manifests[0] == manifests[1]  # the manifest records the cache file's SHA-256
 
 
@@ -370,7 +373,7 @@ def test_cli_fetch(cache_file, tmp_path, no_npm):
         shutil.copyfile(sms_cache.parent / name, directory / name)
     done = run_cli("fetch", "--cache-dir", str(directory), path=str(no_npm))
     assert done.returncode == 0, done.stderr
-    assert str(directory / sa._CACHE_NAME) in done.stdout
+    assert str(directory / sa_archive.CACHE_NAME) in done.stdout
     assert str(directory / sms._CACHE_NAME) in done.stdout
 
 

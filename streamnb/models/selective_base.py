@@ -35,14 +35,16 @@ message" (I(X; C) from presence counts kept in ``presence``, a
 :class:`~streamnb.stats.pairs.PairCounts` without candidates; the reservoir keeps the records'
 text columns), so Info-AS may select tokens into the network, named ``(text attribute, token)``.
 Every token *not* in the network enters through the text attribute's multinomial, renormalised
-over the tokens outside the network Π::
+over the tokens outside the network Π (:mod:`streamnb.models.selective_text`)::
 
-    log P(x, c) = log P_network(c, x_Π) + Σ_{w ∈ x, w ∉ Π} n_w log θ'_{w,c},
-    θ'_{w,c} = (N(w, c) + α) / (N(c) − Σ_{v∈Π} N(v, c) + α (|V| − |Π ∩ V|)),
+    log P(x, c) = log P_network(c, x_Π) + Σ_{w ∈ x, w ∉ Π} n_w log θ'_{w,c}.
 
-N(w, c) the draws of w in class c, N(c) the class's draws, α the model's ``alpha``: O(tokens in
-the message) per prediction, never O(vocabulary). Until the first relearn (no network) that is
-multinomial naive Bayes.
+Until the first relearn (no network) that is multinomial naive Bayes.
+
+The parts: the family tables (:mod:`streamnb.models.selective_families`), what the network sees
+of a record (:mod:`streamnb.models.selective_evidence`), the text terms
+(:mod:`streamnb.models.selective_text`); this module keeps the model: where the tables start
+from, learning, relearning, prediction, merge, decay and persistence.
 """
 
 from __future__ import annotations
@@ -63,6 +65,9 @@ from streamnb.models.params import (
     validate_params,
 )
 from streamnb.models.schedule import learn_watching_drift, relearn_due
+from streamnb.models.selective_evidence import NetworkEvidence, batch_cells
+from streamnb.models.selective_families import FamilyTables
+from streamnb.models.selective_text import add_text_terms, text_log_denominators
 from streamnb.stats.frames import encode_batch, labels_of
 from streamnb.stats.pairs import PairCounts
 from streamnb.stats.reservoir import ColumnValues, Reservoir, column_map
@@ -137,22 +142,14 @@ class SelectiveClassifier(CountClassifier):
         names = structure.selected
         self._attributes = [self.presence.key_of(a) for a in names]
         node = {CLASS: 0, **{a: i + 1 for i, a in enumerate(names)}}
-        self._parents = [tuple(node[p] for p in structure.parents[v]) for v in structure.nodes]
-        self._family_nodes = [np.array([*pa, i], dtype=np.int64)
-                              for i, pa in enumerate(self._parents)]
+        parents = [tuple(node[p] for p in structure.parents[v]) for v in structure.nodes]
         tables, sources = [], {}
         for i, v in enumerate(structure.nodes):
-            table, source = self._initial_table(i)
+            table, source = self._initial_table((*parents[i], i))
             tables.append(table)
             sources[v] = source
-        self._tables = tables
-        self._default = np.array([-1] + [1 if a < 0 or schema.kinds[a] == TOKEN else -1
-                                         for a in self._attributes], dtype=np.int64)
-        text = [(-1 - a, node) for node, a in enumerate(self._attributes, 1) if a < 0]
-        text.sort()
-        self._text_columns = np.array([j for j, _ in text], dtype=np.int64)
-        self._text_nodes = np.array([node for _, node in text], dtype=np.int64)
-        self._position = np.zeros(0, dtype=np.int64)
+        self._families = FamilyTables(parents, tables)
+        self._network_evidence = NetworkEvidence(schema, self._attributes)
         self._fitted_to = (len(self.stats.labels), schema.version)
         self._counts_changed()
         if record_sources:
@@ -169,10 +166,13 @@ class SelectiveClassifier(CountClassifier):
         a = self._attributes[position - 1]
         return 2 if a < 0 else self.stats.schema.attribute_size(a)
 
-    def _initial_table(self, child: int) -> tuple[np.ndarray, str]:
-        """The family's counts, axes (*parents, child): from the exact statistics when they
-        hold them, else from the reservoir."""
-        nodes = (*self._parents[child], child)
+    def _sizes(self) -> list[int]:
+        """The current number of values of every node (the class first)."""
+        return [self._size(v) for v in range(len(self._attributes) + 1)]
+
+    def _initial_table(self, nodes: tuple[int, ...]) -> tuple[np.ndarray, str]:
+        """The counts of the family ``nodes`` (node positions, child last): from the exact
+        statistics when they hold them, else from the reservoir."""
         exact = self._exact_table(nodes)
         if exact is not None:
             return exact, EXACT_COUNTS
@@ -214,8 +214,8 @@ class SelectiveClassifier(CountClassifier):
         """A family table from sampled records given as cells in this schema's columns."""
         values = self._column_values().value_matrix(rows, columns, n, self._attributes)
         evidence = np.column_stack([classes, values]) if n else np.zeros((0, len(nodes)))
-        sizes = [self._size(v) for v in range(len(self._attributes) + 1)]
-        return family_counts(evidence.astype(np.int64), sizes, nodes[-1], nodes[:-1], weights)
+        return family_counts(evidence.astype(np.int64), self._sizes(), nodes[-1], nodes[:-1],
+                             weights)
 
     def _fit_tables(self) -> None:
         """Grow the tables when a class or a value of a network attribute appeared (exact:
@@ -224,50 +224,14 @@ class SelectiveClassifier(CountClassifier):
         if key == self._fitted_to:
             return
         self._fitted_to = key
-        for i, table in enumerate(self._tables):
-            nodes = (*self._parents[i], i)
-            shape = tuple(self._size(v) for v in nodes)
-            if shape != table.shape:
-                grown = np.zeros(shape)
-                grown[tuple(slice(0, s) for s in table.shape)] = table
-                self._tables[i] = grown
-                self._counts_changed()
+        if self._families.grow(self._sizes()):
+            self._counts_changed()
 
     # -- evidence ------------------------------------------------------------------------------
-    def _positions(self) -> np.ndarray:
-        """Network node of each schema attribute (0: not in the network)."""
-        n = self.stats.schema.n_attributes
-        if len(self._position) < n:
-            position = np.zeros(max(n, 2 * len(self._position)), dtype=np.int64)
-            keys = np.asarray(self._attributes, dtype=np.int64)
-            plain = np.flatnonzero(keys >= 0)  # text tokens' nodes: see _evidence
-            position[keys[plain]] = plain + 1
-            self._position = position
-        return self._position
-
     def _evidence(self, rows: np.ndarray, columns: np.ndarray, n: int) -> np.ndarray:
-        """``(n, nodes)`` value indices of the network's attributes in records given as cells:
-        −1 for a missing (or never learned) nominal value, 1 for an absent token; the class
-        column is −1."""
-        evidence = np.repeat(self._default[None], n, axis=0)
-        if len(columns) and self._attributes:
-            values = self._column_values()
-            node = self._positions()[values.attribute()[columns]]
-            keep = node > 0
-            evidence[rows[keep], node[keep]] = values.rank()[columns[keep]]
-            text = self._text_columns
-            if len(text):  # a text token of the network: present
-                at = np.minimum(np.searchsorted(text, columns), len(text) - 1)
-                hit = text[at] == columns
-                evidence[rows[hit], self._text_nodes[at[hit]]] = 0
-        return evidence
-
-    @staticmethod
-    def _batch_cells(batch: EncodedBatch) -> tuple[np.ndarray, np.ndarray]:
-        return (np.concatenate([batch.nominal_rows, batch.token_rows,
-                                batch.text_rows]).astype(np.int64),
-                np.concatenate([batch.nominal_columns, batch.token_columns,
-                                batch.text_columns]).astype(np.int64))
+        """``(n, nodes)`` value indices of the network's nodes in records given as cells
+        (:class:`~streamnb.models.selective_evidence.NetworkEvidence`)."""
+        return self._network_evidence.of_cells(self._column_values(), rows, columns, n)
 
     # -- learning ------------------------------------------------------------------------------
     def learn_one(self, x: Mapping, y: Any) -> None:
@@ -291,14 +255,11 @@ class SelectiveClassifier(CountClassifier):
         evidence = self._evidence(np.zeros(len(columns), dtype=np.int64),
                                   np.asarray(columns, dtype=np.int64), 1)[0]
         evidence[0] = c
+        changed = self._families.add_one(evidence)
         network = self._network_cache  # kept current row by row rather than rebuilt
-        for i, table in enumerate(self._tables):
-            cell = evidence[self._family_nodes[i]]
-            if (cell >= 0).all():
-                table[tuple(cell)] += 1.0
-                if network is not None:
-                    row = tuple(cell[:-1])
-                    network.update_row(i, row, table[row], self.alpha)
+        if network is not None:
+            for i, row in changed:
+                network.update_row(i, row, self._families.tables[i][row], self.alpha)
 
     def learn_many(self, X: Any, y: Any) -> None:
         """Learn a batch (DataFrame or sequence of mappings): the same counts and reservoir as
@@ -316,15 +277,10 @@ class SelectiveClassifier(CountClassifier):
         self.presence.update_batch(classes, batch)
         self._count_batch(classes, batch)
         self._fit_tables()
-        rows, columns = self._batch_cells(batch)
+        rows, columns = batch_cells(batch)
         evidence = self._evidence(rows, columns, batch.n)
         evidence[:, 0] = classes
-        for i, table in enumerate(self._tables):
-            nodes = [*self._parents[i], i]
-            cells = evidence[:, nodes]
-            cells = cells[(cells >= 0).all(axis=1)]
-            flat = np.ravel_multi_index(tuple(cells.T), table.shape)
-            table += np.bincount(flat, minlength=table.size).reshape(table.shape)
+        self._families.add_batch(evidence)
         self._counts_changed()
         self._count_towards_relearn(len(labels))
 
@@ -408,10 +364,7 @@ class SelectiveClassifier(CountClassifier):
     def network(self) -> DiscreteNetwork:
         """The network in use with its current parameters (log-CPTs from the family tables)."""
         if self._network_cache is None:
-            sizes = [self._size(v) for v in range(len(self._attributes) + 1)]
-            self._network_cache = DiscreteNetwork(
-                self._parents, sizes,
-                [DiscreteNetwork.log_cpt(t, self.alpha) for t in self._tables], class_node=0)
+            self._network_cache = self._families.network(self._sizes(), self.alpha)
         return self._network_cache
 
     def _log_scores(self, evidence: np.ndarray) -> np.ndarray:
@@ -421,7 +374,7 @@ class SelectiveClassifier(CountClassifier):
     def _joint_log_likelihood(self, records: Sequence[Mapping], where: str
                               ) -> tuple[np.ndarray, np.ndarray]:
         batch = encode_batch(self.stats.schema, records, where, grow=False)
-        rows, columns = self._batch_cells(batch)
+        rows, columns = batch_cells(batch)
         scores = self._log_scores(self._evidence(rows, columns, batch.n))
         if len(batch.text_columns):
             self._add_text_terms(scores, batch.text_rows, batch.text_columns,
@@ -441,47 +394,15 @@ class SelectiveClassifier(CountClassifier):
                                  np.asarray(enc.text_counts, dtype=np.float64))
         return scores[0]
 
-    def _text_denominators(self) -> np.ndarray:
-        """log of θ'’s denominator per class and text slot (module docstring), per state."""
-        stats = self.stats
-        return self._cache.get("text_denominators", (stats, stats.version,
-                                                     self.structure_version, self.n_learned),
-                               self._compute_text_denominators)
-
-    def _compute_text_denominators(self) -> np.ndarray:
-        stats = self.stats
-        schema, alpha = stats.schema, float(self.alpha)
-        columns = self._text_columns
-        in_network = np.zeros((stats.n_classes, schema.n_text))
-        n_network = np.zeros(schema.n_text)
-        if len(columns):
-            slots = schema.text_slots(columns)
-            np.add.at(in_network.T, slots, stats.value_counts[:, columns].T)
-            np.add.at(n_network, slots, 1.0)
-        vocabulary = np.array([schema.attribute_size(t) for t in schema.text_attributes],
-                              dtype=float)
-        rest = (np.maximum(stats.draw_counts - in_network, 0.0)
-                + alpha * (vocabulary - n_network))
-        return np.log(np.maximum(rest, 1e-300))
-
     def _add_text_terms(self, scores: np.ndarray, rows: np.ndarray, columns: np.ndarray,
                         counts: np.ndarray) -> None:
-        """Add Σ n_w log θ'_{w,c} over the drawn tokens outside the network, per record row."""
-        network = self._text_columns
-        if len(network):
-            at = np.minimum(np.searchsorted(network, columns), len(network) - 1)
-            keep = network[at] != columns
-            rows, columns, counts = rows[keep], columns[keep], counts[keep]
-        if not len(columns):
-            return
-        stats = self.stats
-        denominator = self._text_denominators()
-        slots = stats.schema.text_slots(columns)
-        terms = counts * (np.log(stats.value_counts[:, columns] + float(self.alpha))
-                          - denominator[:, slots])  # (k, cells)
-        n = scores.shape[0]
-        for c in range(scores.shape[1]):
-            scores[:, c] += np.bincount(rows, weights=terms[c], minlength=n)
+        """Add the terms of the drawn tokens outside the network, per record row
+        (:mod:`streamnb.models.selective_text`; θ'’s denominators once per state)."""
+        stats, network = self.stats, self._network_evidence.text_columns
+        denominators = self._cache.get(
+            "text_denominators", (stats, stats.version, self.structure_version, self.n_learned),
+            lambda: text_log_denominators(stats, network, self.alpha))
+        add_text_terms(scores, stats, denominators, network, self.alpha, rows, columns, counts)
 
     def predict_proba_one(self, x: Mapping) -> dict[Any, float]:
         if not self.stats.n_classes:
@@ -507,8 +428,7 @@ class SelectiveClassifier(CountClassifier):
         super().decay(factor)
         self.reservoir.decay(factor)
         self.presence.decay(factor)
-        for table in self._tables:
-            table *= factor
+        self._families.scale(factor)
         self._counts_changed()
 
     def _check_merge(self, other: SelectiveClassifier) -> None:
@@ -537,15 +457,15 @@ class SelectiveClassifier(CountClassifier):
         theirs = other.structure or NetworkStructure.naive(())
         same = (mine.selected, mine.parents) == (theirs.selected, theirs.parents)
         for i, node in enumerate(mine.nodes):
-            nodes = (*self._parents[i], i)
+            nodes = self._families.family(i)
             exact = self._exact_table(nodes)
             if exact is not None:
-                self._tables[i] = exact
+                self._families.tables[i] = exact
             elif same:
-                self._add_aligned(i, other, other._tables[i], classes)
+                self._add_aligned(i, other, other._families.tables[i], classes)
             else:
                 rows, cells = other.reservoir.cells()
-                self._tables[i] += self._sample_table(
+                self._families.tables[i] += self._sample_table(
                     nodes, rows, columns[cells], other.reservoir.size,
                     classes[other.reservoir.classes()], other.reservoir.estimated_weights())
                 if not other.reservoir.exact:
@@ -568,7 +488,7 @@ class SelectiveClassifier(CountClassifier):
         """Add ``other``'s table of family i, its value indices mapped to ours by name."""
         schema, theirs = self.stats.schema, other.stats.schema
         index = []
-        for v in (*self._parents[i], i):
+        for v in self._families.family(i):
             if v == 0:
                 index.append(classes)
                 continue
@@ -581,7 +501,7 @@ class SelectiveClassifier(CountClassifier):
             index.append(np.array([mine.index(value)
                                    for value in theirs.nominal_values[theirs.slots[b]]],
                                   dtype=np.int64))
-        np.add.at(self._tables[i], np.ix_(*index), table)
+        np.add.at(self._families.tables[i], np.ix_(*index), table)
 
     # -- persistence ---------------------------------------------------------------------------
     def _extra_state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
@@ -598,7 +518,7 @@ class SelectiveClassifier(CountClassifier):
             presence_meta, presence_arrays = self.presence.to_state(self.stats.n_classes)
             meta["presence"] = presence_meta
             arrays.update({f"presence.{k}": v for k, v in presence_arrays.items()})
-        for i, table in enumerate(self._tables):
+        for i, table in enumerate(self._families.tables):
             arrays[f"family{i}"] = table
         return meta, arrays
 
@@ -622,12 +542,13 @@ class SelectiveClassifier(CountClassifier):
         self._since_relearn = int(meta["since_relearn"])
         nodes = structure.nodes if structure else (CLASS,)
         self.family_sources = dict(zip(nodes, meta["sources"], strict=True))
-        for i in range(len(self._tables)):
+        families = self._families
+        for i in range(len(families.tables)):
             table = np.array(arrays[f"family{i}"], dtype=np.float64)
-            expected = tuple(self._size(v) for v in (*self._parents[i], i))
+            expected = tuple(self._size(v) for v in families.family(i))
             if table.shape != expected:
                 raise ValueError(f"family{i}: expected shape {expected}, got {table.shape}")
-            self._tables[i] = table
+            families.tables[i] = table
         self._counts_changed()
 
     def __getstate__(self) -> dict[str, Any]:

@@ -17,24 +17,23 @@ from streamnb.structure.chow_liu import (
     chow_liu_tree,
     learn_tan_structure,
 )
-from streamnb.structure.k2 import cooper_herskovits_score, k2, network_score
-from streamnb.structure.network import CLASS, DiscreteNetwork, NetworkStructure, family_counts
-from streamnb.structure.selection import (
+from streamnb.structure.conditional_metrics import (
     METRICS,
-    DiscreteData,
-    IndexTree,
-    Selection,
     conditional_distance_complement,
     conditional_gain_ratio,
     conditional_independence_test,
     conditional_information_gain,
-    info_as,
 )
+from streamnb.structure.discrete_data import DiscreteData
+from streamnb.structure.index_tree import IndexTree
+from streamnb.structure.k2 import cooper_herskovits_score, k2, network_score
+from streamnb.structure.network import CLASS, DiscreteNetwork, NetworkStructure, family_counts
+from streamnb.structure.pairwise_counts import PairwiseCounts
+from streamnb.structure.selection import Selection, info_as
 from streamnb.structure.weights import (
     DEFAULT_BAYES_ALPHA,
     DEFAULT_DDR_SMOOTHING,
     TAN_WEIGHTS,
-    PairwiseCounts,
     attribute_class_information,
     class_mutual_information,
     conditional_mutual_information,

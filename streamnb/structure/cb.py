@@ -4,7 +4,7 @@ Start from the complete undirected graph over the variables (the attributes and 
 for order = 0, 1, 2, …:
 
 1. remove every edge X – Y for which some set S of ``order`` nodes adjacent to X (or to Y) makes
-   X ⊥ Y | S at the given significance (G-test, :func:`~streamnb.structure.selection.
+   X ⊥ Y | S at the given significance (G-test, :func:`~streamnb.structure.conditional_metrics.
    conditional_independence_test`), remembering S as their separating set;
 2. orient the graph: X → Z ← Y for every unshielded triple X – Z – Y whose Z is not in the
    separating set of X, Y; then propagate (an edge B – C after A → B, A and C not adjacent,
@@ -42,9 +42,11 @@ from itertools import combinations
 
 import numpy as np
 
+from streamnb.structure.conditional_metrics import conditional_independence_test
+from streamnb.structure.discrete_data import DiscreteData
+from streamnb.structure.index_tree import IndexTree
 from streamnb.structure.k2 import k2
 from streamnb.structure.network import DiscreteNetwork
-from streamnb.structure.selection import DiscreteData, IndexTree, conditional_independence_test
 
 __all__ = ["CLASS_POSITIONS", "CBResult", "cb", "cb_ordering", "pc_skeleton"]
 

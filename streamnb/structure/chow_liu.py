@@ -34,9 +34,9 @@ from typing import Any
 
 import numpy as np
 
+from streamnb.structure.pairwise_counts import PairwiseCounts
 from streamnb.structure.weights import (
     DdrFormula,
-    PairwiseCounts,
     WeightKind,
     class_mutual_information,
     pairwise_weights,

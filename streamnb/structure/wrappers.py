@@ -22,9 +22,10 @@ from collections.abc import Callable
 
 import numpy as np
 
+from streamnb.structure.discrete_data import DiscreteData
 from streamnb.structure.k2 import k2
 from streamnb.structure.network import DiscreteNetwork
-from streamnb.structure.selection import DiscreteData, Selection
+from streamnb.structure.selection import Selection
 
 __all__ = ["k2_as", "naive_as"]
 

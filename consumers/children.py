@@ -1,0 +1,26 @@
+"""The environment of the Python processes the service and its tools start (the publisher
+process, the demo's service, the Kafka tests' service processes): they import the same
+``streamnb`` as the process that starts them, from a checkout or an installed package alike."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import streamnb
+
+__all__ = ["STREAMNB_HOME", "child_environment"]
+
+#: the directory the running ``streamnb`` is imported from: a checkout's root, or site-packages
+STREAMNB_HOME = Path(streamnb.__file__).resolve().parents[1]
+
+
+def child_environment(**overrides: str) -> dict[str, str]:
+    """This process's environment with :data:`STREAMNB_HOME` first on ``PYTHONPATH``, then
+    ``overrides``.
+
+    >>> child_environment(A="1")["PYTHONPATH"].split(os.pathsep)[0] == str(STREAMNB_HOME)
+    True
+    """
+    path = os.pathsep.join(filter(None, [str(STREAMNB_HOME), os.environ.get("PYTHONPATH")]))
+    return {**os.environ, "PYTHONPATH": path, **overrides}

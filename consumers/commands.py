@@ -1,0 +1,116 @@
+"""The service's commands of the ``streamnb`` command line: ``streamnb serve`` (the Kafka
+service) and ``streamnb broker`` (the embedded development broker).
+
+They live beside the service so that the library never imports it: :mod:`streamnb.cli` only
+hands its sub-command table to :func:`add_parsers` (docs/architecture.md, "Layers").
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+from streamnb.consumers.config import ConfigError, add_arguments, dump_config, load_config
+
+__all__ = ["add_parsers", "cmd_broker", "cmd_serve"]
+
+
+def _configure_logging(level: str) -> None:
+    import logging
+
+    logging.basicConfig(level=level.upper(), stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    # kafka-python narrates every connection at INFO: keep it to warnings unless debugging
+    logging.getLogger("kafka").setLevel("DEBUG" if level == "debug" else "WARNING")
+    if level != "debug":  # and each lost connection with a traceback: one line is enough
+        for handler in logging.getLogger().handlers:
+            handler.addFilter(_no_kafka_tracebacks)
+
+
+def _no_kafka_tracebacks(record) -> bool:
+    if record.name.startswith("kafka") and record.exc_info:
+        record.exc_info = record.exc_text = None
+    return True
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    try:
+        config = load_config(args)
+    except ConfigError as exc:
+        print(f"streamnb serve: {exc}", file=sys.stderr)
+        return 2
+    if args.print_config:
+        print(dump_config(config), end="")
+        return 0
+    _configure_logging(config.log_level)
+    import logging
+
+    from kafka.errors import KafkaError
+
+    from streamnb.consumers.service import Service
+    from streamnb.stats.persist import StateFileError
+
+    service = Service(config)
+    service.install_signal_handlers()
+    service.hard_exit = True  # a watchdog bounds the shutdown (--shutdown-timeout-seconds)
+    try:
+        return service.run()
+    except (StateFileError, ValueError) as exc:  # a refused snapshot, state or model
+        logging.getLogger("streamnb.service").error("%s", exc)
+        return 1
+    except KafkaError as exc:  # no broker at start-up, refused credentials, ...
+        logging.getLogger("streamnb.service").error(
+            "cannot start: Kafka at %s: %s", config.bootstrap_servers, exc)
+        return 1
+
+
+def cmd_broker(args: argparse.Namespace) -> int:
+    import signal
+
+    from streamnb.consumers.broker import BrokerUnavailable, EmbeddedBroker
+
+    try:
+        broker = EmbeddedBroker(port=args.port or None, log_path=args.log).start()
+    except (BrokerUnavailable, ValueError) as exc:
+        print(f"streamnb broker: {exc}", file=sys.stderr)
+        return 1
+    stop = []
+    signal.signal(signal.SIGTERM, lambda *_: stop.append(True))
+    print(f"Kafka-protocol broker (tansu, in memory: everything is gone when it stops) at "
+          f"{broker.bootstrap_servers}; Ctrl-C or SIGTERM stops it", flush=True)
+    try:
+        while not stop and broker.alive():
+            time.sleep(0.2)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        died = not broker.alive()
+        broker.stop()
+    if died and not stop:
+        print("streamnb broker: tansu exited on its own", file=sys.stderr)
+        return 1
+    return 0
+
+
+def add_parsers(sub: argparse._SubParsersAction) -> None:
+    serve = sub.add_parser("serve", help="the Kafka classification service",
+                           description="Classify and learn from JSON messages on Kafka topics: "
+                           "labelled messages are predicted (prequential metrics), then "
+                           "learned; unlabelled ones are predicted and published. Every option "
+                           "is also read from STREAMNB_<OPTION> and from a TOML --config file "
+                           "(flags win over the environment, which wins over the file).")
+    add_arguments(serve)
+    serve.add_argument("--print-config", action="store_true",
+                       help="print the effective configuration (secrets redacted) and exit")
+    serve.set_defaults(func=cmd_serve)
+    broker = sub.add_parser("broker", help="run the embedded development Kafka broker (tansu, in "
+                            "memory; the broker extra) until Ctrl-C",
+                            description="Start the Kafka-protocol broker the demo and the tests "
+                            "use (tansu, in memory: nothing survives it) on 127.0.0.1, print its "
+                            "address and wait; for development, not production.")
+    broker.add_argument("--port", type=int, default=9092,
+                        help="port on 127.0.0.1 (0: any free port; default: %(default)s, "
+                        "what `streamnb serve` connects to by default)")
+    broker.add_argument("--log", default=None, help="file for the broker's own log")
+    broker.set_defaults(func=cmd_broker)
