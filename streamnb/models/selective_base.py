@@ -381,8 +381,11 @@ class SelectiveClassifier(CountClassifier):
                                  batch.text_counts)
         return scores, np.zeros(scores.shape, dtype=np.int64)
 
-    def _scores_one(self, x: Mapping) -> np.ndarray:
+    def _log_likelihood_one(self, x: Mapping) -> tuple[np.ndarray, np.ndarray] | None:
+        """The network's class scores of one record (no zero factors: α > 0)."""
         self._check_record(x, "record to predict")
+        if not self.stats.n_classes:
+            return None
         enc = self.stats.schema.encode(x, "record to predict", grow=False)
         columns = np.asarray(enc.nominal_columns + enc.token_columns + enc.text_columns,
                              dtype=np.int64)
@@ -392,7 +395,7 @@ class SelectiveClassifier(CountClassifier):
             self._add_text_terms(scores, np.zeros(len(enc.text_columns), dtype=np.int64),
                                  np.asarray(enc.text_columns, dtype=np.int64),
                                  np.asarray(enc.text_counts, dtype=np.float64))
-        return scores[0]
+        return np.ascontiguousarray(scores[0]), np.zeros(len(scores[0]), dtype=np.int64)
 
     def _add_text_terms(self, scores: np.ndarray, rows: np.ndarray, columns: np.ndarray,
                         counts: np.ndarray) -> None:
@@ -403,24 +406,6 @@ class SelectiveClassifier(CountClassifier):
             "text_denominators", (stats, stats.version, self.structure_version, self.n_learned),
             lambda: text_log_denominators(stats, network, self.alpha))
         add_text_terms(scores, stats, denominators, network, self.alpha, rows, columns, counts)
-
-    def predict_proba_one(self, x: Mapping) -> dict[Any, float]:
-        if not self.stats.n_classes:
-            self._check_record(x, "record to predict")
-            return {}
-        scores = self._scores_one(x)
-        p = np.exp(scores - scores.max())
-        return dict(zip(self.stats.labels.values, (p / p.sum()).tolist(), strict=True))
-
-    def predict_log_proba_one(self, x: Mapping) -> dict[Any, float]:
-        """log P(c | x), exact where probabilities underflow."""
-        if not self.stats.n_classes:
-            self._check_record(x, "record to predict")
-            return {}
-        scores = self._scores_one(x)
-        top = scores.max()
-        logs = scores - top - np.log(np.exp(scores - top).sum())
-        return dict(zip(self.stats.labels.values, logs.tolist(), strict=True))
 
     # -- monoid operations ---------------------------------------------------------------------
     def decay(self, factor: float) -> None:
