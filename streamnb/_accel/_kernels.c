@@ -429,6 +429,50 @@ posterior_core(PyObject *labels, const double *finite, const long long *zeros, P
     return result;
 }
 
+/* The buffers of a token scoring call (value_counts, class_counts, finite, zeros) checked for k
+   classes; -1 with an error set (and nothing held) otherwise. */
+static int
+odds_buffers(PyObject *vc_obj, PyObject *cc_obj, PyObject *fin_obj, PyObject *zer_obj,
+             Py_ssize_t k, Py_buffer *b, const char *where)
+{
+    if (get_buffers((PyObject *[]){vc_obj, cc_obj, fin_obj, zer_obj}, b,
+                    (Py_ssize_t[]){8, 8, 8, 8}, 4, where) < 0)
+        return -1;
+    if (check_rows(&b[0], k, "value_counts") < 0)
+        goto fail;
+    if (b[1].len / 8 < k || b[2].len / 8 < k || b[3].len / 8 < k) {
+        PyErr_SetString(PyExc_ValueError, "class arrays shorter than n_classes");
+        goto fail;
+    }
+    return 0;
+fail:
+    release_buffers(b, 4);
+    return -1;
+}
+
+/* log_odds_core's per-class sums over cols added to the finite and zeros buffers (b[2], b[3]). */
+static int
+add_log_odds(const Py_buffer *b, Py_ssize_t k, const Py_ssize_t *cols, Py_ssize_t n,
+             double a_present, double a_absent)
+{
+    double *total = PyMem_Malloc(sizeof(double) * (k ? k : 1));
+    long long *z = PyMem_Malloc(sizeof(long long) * (k ? k : 1));
+    if (total == NULL || z == NULL) {
+        PyMem_Free(total);
+        PyMem_Free(z);
+        PyErr_NoMemory();
+        return -1;
+    }
+    log_odds_core(b[0].buf, b[0].shape[1], k, cols, n, b[1].buf, a_present, a_absent, total, z);
+    for (Py_ssize_t c = 0; c < k; c++) {
+        ((double *)b[2].buf)[c] += total[c];
+        ((long long *)b[3].buf)[c] += z[c];
+    }
+    PyMem_Free(total);
+    PyMem_Free(z);
+    return 0;
+}
+
 /*
  * token_log_odds(value_counts, n_classes, columns, class_counts, a_present, a_absent,
  *                finite_out, zeros_out)
@@ -439,43 +483,19 @@ static PyObject *
 token_log_odds(PyObject *Py_UNUSED(self), PyObject *args)
 {
     PyObject *vc_obj, *cols_obj, *cc_obj, *fin_obj, *zer_obj;
-    Py_ssize_t k;
+    Py_ssize_t k, n;
     double a_present, a_absent;
     if (!PyArg_ParseTuple(args, "OnO!OddOO", &vc_obj, &k, &PyList_Type, &cols_obj, &cc_obj,
                           &a_present, &a_absent, &fin_obj, &zer_obj))
         return NULL;
     Py_buffer b[4];
-    if (get_buffers((PyObject *[]){vc_obj, cc_obj, fin_obj, zer_obj}, b,
-                    (Py_ssize_t[]){8, 8, 8, 8}, 4, "token_log_odds") < 0)
+    if (odds_buffers(vc_obj, cc_obj, fin_obj, zer_obj, k, b, "token_log_odds") < 0)
         return NULL;
     PyObject *result = NULL;
-    Py_ssize_t n, *cols = NULL;
-    double *total = NULL;
-    long long *z = NULL;
-    if (check_rows(&b[0], k, "value_counts") < 0)
-        goto done;
-    if (b[1].len / 8 < k || b[2].len / 8 < k || b[3].len / 8 < k) {
-        PyErr_SetString(PyExc_ValueError, "class arrays shorter than n_classes");
-        goto done;
-    }
-    cols = read_columns(cols_obj, &n, b[0].shape[1]);
-    total = PyMem_Malloc(sizeof(double) * (k ? k : 1));
-    z = PyMem_Malloc(sizeof(long long) * (k ? k : 1));
-    if (cols == NULL || total == NULL || z == NULL) {
-        if (!PyErr_Occurred())
-            PyErr_NoMemory();
-        goto done;
-    }
-    log_odds_core(b[0].buf, b[0].shape[1], k, cols, n, b[1].buf, a_present, a_absent, total, z);
-    for (Py_ssize_t c = 0; c < k; c++) {
-        ((double *)b[2].buf)[c] += total[c];
-        ((long long *)b[3].buf)[c] += z[c];
-    }
-    result = Py_NewRef(Py_None);
-done:
+    Py_ssize_t *cols = read_columns(cols_obj, &n, b[0].shape[1]);
+    if (cols != NULL && add_log_odds(b, k, cols, n, a_present, a_absent) == 0)
+        result = Py_NewRef(Py_None);
     PyMem_Free(cols);
-    PyMem_Free(total);
-    PyMem_Free(z);
     release_buffers(b, 4);
     return result;
 }
@@ -501,40 +521,15 @@ score_tokens(PyObject *self, PyObject *args)
     /* A record of bools and ints only (a message) is scored without building Python lists: the
      * one-record prediction path of every naive Bayes model runs through here. */
     Py_buffer b[4];
-    if (get_buffers((PyObject *[]){vc_obj, cc_obj, fin_obj, zer_obj}, b,
-                    (Py_ssize_t[]){8, 8, 8, 8}, 4, "score_tokens") < 0)
+    if (odds_buffers(vc_obj, cc_obj, fin_obj, zer_obj, k, b, "score_tokens") < 0)
         return NULL;
     PyObject *result = NULL;
-    Py_ssize_t *cols = NULL, n = -1;
-    double *total = NULL;
-    long long *z = NULL;
-    if (check_rows(&b[0], k, "value_counts") < 0)
-        goto done;
-    if (b[1].len / 8 < k || b[2].len / 8 < k || b[3].len / 8 < k) {
-        PyErr_SetString(PyExc_ValueError, "class arrays shorter than n_classes");
-        goto done;
-    }
-    n = simple_token_columns(x, token_column, attribute_index, 0, b[0].shape[1], &cols,
-                             NULL);
-    if (n < 0)
-        goto done;
-    total = PyMem_Malloc(sizeof(double) * (k ? k : 1));
-    z = PyMem_Malloc(sizeof(long long) * (k ? k : 1));
-    if (total == NULL || z == NULL) {
-        PyErr_NoMemory();
-        n = -2;
-        goto done;
-    }
-    log_odds_core(b[0].buf, b[0].shape[1], k, cols, n, b[1].buf, a_present, a_absent, total, z);
-    for (Py_ssize_t c = 0; c < k; c++) {
-        ((double *)b[2].buf)[c] += total[c];
-        ((long long *)b[3].buf)[c] += z[c];
-    }
-    result = PyList_New(0);
-done:
+    Py_ssize_t *cols = NULL;
+    Py_ssize_t n = simple_token_columns(x, token_column, attribute_index, 0, b[0].shape[1],
+                                        &cols, NULL);
+    if (n >= 0 && add_log_odds(b, k, cols, n, a_present, a_absent) == 0)
+        result = PyList_New(0);
     PyMem_Free(cols);
-    PyMem_Free(total);
-    PyMem_Free(z);
     release_buffers(b, 4);
     if (n != -1)  /* scored, or an error (set) */
         return result;
@@ -582,6 +577,25 @@ posterior(PyObject *Py_UNUSED(self), PyObject *args)
 
 /* ---- counting ------------------------------------------------------------------------------- */
 
+/* Moves the binned count `count` of column j (class row `bin`) out of its bin (-1: unbinned,
+   ValueError set). */
+static int
+unbin(double *bin, Py_ssize_t top, double count, Py_ssize_t j)
+{
+    Py_ssize_t o = (Py_ssize_t)count;
+    if (!(count > -1.0 && count < (double)top + 1.0)) {  /* NaN fails too */
+        /* PyErr_Format has no %g: the count as Python's repr writes it, like the twin */
+        char *text = PyOS_double_to_string(count, 'r', 0, Py_DTSF_ADD_DOT_0, NULL);
+        if (text == NULL)
+            return -1;
+        PyErr_Format(PyExc_ValueError, "count %s of column %zd is not binned", text, j);
+        PyMem_Free(text);
+        return -1;
+    }
+    bin[o] -= 1.0;
+    return 0;
+}
+
 /*
  * Adds 1 to row[j] for each column j and, when binned, moves each non-head token from bin n to
  * bin n+1; tokens leaving the last bin are appended to crossed (their old bin emptied).
@@ -596,18 +610,9 @@ increment_core(double *row, double *bin, Py_ssize_t top, const char *is_head,
         row[j] = old + 1.0;
         if (!binned || is_head[j])
             continue;
-        Py_ssize_t o = (Py_ssize_t)old;
-        if (o < 0 || o > top) {
-            /* PyErr_Format has no %g: format the count as Python's repr does (its twin's
-               message is f"{count!r}") */
-            char *count = PyOS_double_to_string(old, 'r', 0, Py_DTSF_ADD_DOT_0, NULL);
-            if (count == NULL)
-                return -1;
-            PyErr_Format(PyExc_ValueError, "count %s of column %zd is not binned", count, j);
-            PyMem_Free(count);
+        if (unbin(bin, top, old, j) < 0)
             return -1;
-        }
-        bin[o] -= 1.0;
+        Py_ssize_t o = (Py_ssize_t)old;
         if (o < top) {
             bin[o + 1] += 1.0;
             continue;
@@ -668,25 +673,6 @@ token_increment(PyObject *Py_UNUSED(self), PyObject *args)
     PyMem_Free(cols);
     release_buffers(b, 3);
     return crossed;
-}
-
-/* Moves the binned count `count` of column j (class row `bin`) out of its bin (-1: unbinned,
-   ValueError set). */
-static int
-unbin(double *bin, Py_ssize_t top, double count, Py_ssize_t j)
-{
-    Py_ssize_t o = (Py_ssize_t)count;
-    if (!(count > -1.0 && count < (double)top + 1.0)) {  /* NaN fails too */
-        /* PyErr_Format has no %g: the count as Python's repr writes it, like the twin */
-        char *text = PyOS_double_to_string(count, 'r', 0, Py_DTSF_ADD_DOT_0, NULL);
-        if (text == NULL)
-            return -1;
-        PyErr_Format(PyExc_ValueError, "count %s of column %zd is not binned", text, j);
-        PyMem_Free(text);
-        return -1;
-    }
-    bin[o] -= 1.0;
-    return 0;
 }
 
 /*

