@@ -1,0 +1,92 @@
+"""The service's poll step without Kafka: ``PartitionedModel.classify`` of a poll's records,
+then ``learn`` of each partition's labelled records (what ``consumers.service`` does per poll).
+
+Workload: the SpamAssassin stream in its order (``streamnb.datasets.iter_spamassassin_stream``),
+each e-mail as the feature message the demo would send, ``{token: True}`` of
+``streamnb.features.email.tokenize_email``; records are spread over ``--partitions`` partitions
+(message ``i`` to partition ``i % P``), all owned by this process. The model learns the first
+``--train`` messages in polls, then the next ``--measure`` messages are polled in polls of
+``--poll`` records and timed. Reported: µs per message of the whole step, of ``classify`` and of
+the learning (median over ``--repeats`` runs, each on a fresh model).
+
+For an A/B of two versions of ``consumers/state.py``, run it under each checkout in alternation
+(``--json`` prints one line of figures) and compare the paired ratios::
+
+    PYTHONPATH=/path/to/A python benchmarks/bench_poll.py --json
+    PYTHONPATH=/path/to/B python benchmarks/bench_poll.py --json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+
+from consumers.state import PartitionedModel, PartitionState, model_factory
+from streamnb.datasets import iter_spamassassin_stream
+from streamnb.features.email import tokenize_email
+
+
+def feature_messages(n: int) -> tuple[list[dict], list[str]]:
+    X, y = [], []
+    for m in list(iter_spamassassin_stream())[:n]:
+        X.append(dict.fromkeys(sorted(tokenize_email(m.text)), True))
+        y.append(m.label)
+    return X, y
+
+
+def run(X: list[dict], y: list[str], model: str, partitions: int, train: int, poll: int
+        ) -> dict[str, float]:
+    pm = PartitionedModel(model_factory(model))
+    factory = pm.factory
+    for p in range(partitions):
+        pm.take(("t", p), PartitionState(factory(), 0))
+    pm.rebuild()
+    timed = {"step": 0.0, "classify": 0.0, "learn": 0.0}
+    n_timed = 0
+    for start in range(0, len(X), poll):
+        end = min(start + poll, len(X))
+        t0 = time.perf_counter()
+        pm.classify(X[start:end])
+        t1 = time.perf_counter()
+        for p in range(partitions):
+            rows = [i for i in range(start, end) if i % partitions == p]
+            if rows:
+                pm.learn(("t", p), [X[i] for i in rows], [y[i] for i in rows],
+                         [i // partitions for i in rows])
+                pm.advance(("t", p), rows[-1] // partitions + 1)
+        t2 = time.perf_counter()
+        if start >= train:
+            timed["step"] += t2 - t0
+            timed["classify"] += t1 - t0
+            timed["learn"] += t2 - t1
+            n_timed += end - start
+    return {k: 1e6 * v / n_timed for k, v in timed.items()}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--model", default="indifferent")
+    parser.add_argument("--partitions", type=int, default=2)
+    parser.add_argument("--train", type=int, default=2000)
+    parser.add_argument("--measure", type=int, default=2000)
+    parser.add_argument("--poll", type=int, default=500)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--json", action="store_true", help="one line of JSON")
+    args = parser.parse_args()
+    X, y = feature_messages(args.train + args.measure)
+    runs = [run(X, y, args.model, args.partitions, args.train, args.poll)
+            for _ in range(args.repeats)]
+    result = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
+    if args.json:
+        print(json.dumps(result))
+        return
+    print(f"{args.model}, {args.partitions} partitions, polls of {args.poll}, "
+          f"µs per message (median of {args.repeats}):")
+    for k, v in result.items():
+        print(f"  {k:9s} {v:8.1f}")
+
+
+if __name__ == "__main__":
+    main()
