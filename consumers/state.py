@@ -251,41 +251,46 @@ class _SumColumns:
         self._catch_up()
         first_attribute, first_column = state.n_attributes, state.n_columns
         new_attributes, new_columns = batch.registrations
-        # the state's new attributes in the sum (an index past the sum's for one new there too)
+        # the sum's attribute of each of the state's new ones (past the sum's for one new to it)
+        known, kinds, places = total.attributes.index.get, total.kinds, total.slots
+        n_attributes, n_columns = total.n_attributes, total.n_columns
         where: list[int] = []
         added: list[tuple[Any, int]] = []
         counts = {kind: len(a) for kind, a in self._kind_slots(total).items()}
         slots = {kind: list(s) for kind, s in self.slots.items()}
         for name, kind in new_attributes:
-            mine = total.attributes.get(name)
+            mine = known(name)
             if mine is None:
-                mine = total.n_attributes + len(added)
+                mine = n_attributes + len(added)
                 added.append((name, kind))
                 if kind != TOKEN:
                     slots[kind].append(counts[kind])
                     counts[kind] += 1
-            elif total.kinds[mine] != kind:
+            elif kinds[mine] != kind:
                 raise _Unmapped(name)
             elif kind != TOKEN:
-                slots[kind].append(total.slots[mine])
+                slots[kind].append(places[mine])
             where.append(mine)
-        n = first_column + len(new_columns)
-        self._reserve(n)
+        # the sum's column of each of the state's new ones: the sum's registrations are the
+        # state's that are new to it, in the state's order (the order of the records)
         registered: list[tuple[int, Any]] = []
-        for j, (a, value) in enumerate(new_columns, start=first_column):
-            if a < first_attribute:
+        columns: list[int] = []
+        for a, value in new_columns:
+            if a >= first_attribute:
+                kind, mine = new_attributes[a - first_attribute][1], where[a - first_attribute]
+            else:
                 kind = state.kinds[a]
                 mine = self._attribute(state.attributes.values[a], kind)
-            else:
-                kind, mine = new_attributes[a - first_attribute][1], where[a - first_attribute]
             column = None
-            if mine < total.n_attributes:  # an attribute the sum has: maybe the value too
-                column = (total.slots[mine] if kind == TOKEN
-                          else total.values_of(mine).get(value))
+            if mine < n_attributes:  # an attribute the sum has: maybe the value too
+                column = places[mine] if kind == TOKEN else total.values_of(mine).get(value)
             if column is None:
-                column = total.n_columns + len(registered)
+                column = n_columns + len(registered)
                 registered.append((mine, value))
-            self.columns[j] = column  # past n_columns until commit: a scratch entry
+            columns.append(column)
+        n = first_column + len(columns)
+        self._reserve(n)
+        self.columns[first_column:n] = columns  # past n_columns until commit: scratch entries
         self._pending = (n, slots)
         columns = self.columns
         arrays = {kind: np.asarray(s, dtype=np.int64) for kind, s in slots.items()}
