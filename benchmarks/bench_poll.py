@@ -3,11 +3,13 @@ then ``learn`` of each partition's labelled records (what ``consumers.service`` 
 
 Workload: the SpamAssassin stream in its order (``streamnb.datasets.iter_spamassassin_stream``),
 each e-mail as the feature message the demo would send, ``{token: True}`` of
-``streamnb.features.email.tokenize_email``; records are spread over ``--partitions`` partitions
-(message ``i`` to partition ``i % P``), all owned by this process. The model learns the first
-``--train`` messages in polls, then the next ``--measure`` messages are polled in polls of
-``--poll`` records and timed. Reported: µs per message of the whole step, of ``classify`` and of
-the learning (median over ``--repeats`` runs, each on a fresh model).
+``streamnb.features.email.tokenize_email`` (dozens of new tokens per message); ``--workload
+zipf``: the feature messages of ``benchmarks/bench_service.py`` instead (~20 tokens of a
+5,000-token vocabulary: few new tokens per batch). Records are spread over ``--partitions``
+partitions (message ``i`` to partition ``i % P``), all owned by this process. The model learns
+the first ``--train`` messages in polls, then the next ``--measure`` messages are polled in
+polls of ``--poll`` records and timed. Reported: µs per message of the whole step, of
+``classify`` and of the learning (median over ``--repeats`` runs, each on a fresh model).
 
 For an A/B of two versions of ``consumers/state.py``, run it under each checkout in alternation
 (``--json`` prints one line of figures) and compare the paired ratios::
@@ -34,6 +36,13 @@ def feature_messages(n: int) -> tuple[list[dict], list[str]]:
         X.append(dict.fromkeys(sorted(tokenize_email(m.text)), True))
         y.append(m.label)
     return X, y
+
+
+def zipf_messages(n: int) -> tuple[list[dict], list[str]]:
+    from bench_service import messages  # this directory is the script's, so on sys.path
+
+    bodies = [json.loads(m) for m in messages(n, 0, True, 0)]
+    return [b["features"] for b in bodies], [b["label"] for b in bodies]
 
 
 def run(X: list[dict], y: list[str], model: str, partitions: int, train: int, poll: int
@@ -67,6 +76,7 @@ def run(X: list[dict], y: list[str], model: str, partitions: int, train: int, po
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--workload", choices=("spamassassin", "zipf"), default="spamassassin")
     parser.add_argument("--model", default="indifferent")
     parser.add_argument("--partitions", type=int, default=2)
     parser.add_argument("--train", type=int, default=2000)
@@ -75,14 +85,15 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--json", action="store_true", help="one line of JSON")
     args = parser.parse_args()
-    X, y = feature_messages(args.train + args.measure)
+    X, y = (feature_messages if args.workload == "spamassassin" else zipf_messages)(
+        args.train + args.measure)
     runs = [run(X, y, args.model, args.partitions, args.train, args.poll)
             for _ in range(args.repeats)]
     result = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
     if args.json:
         print(json.dumps(result))
         return
-    print(f"{args.model}, {args.partitions} partitions, polls of {args.poll}, "
+    print(f"{args.workload}, {args.model}, {args.partitions} partitions, polls of {args.poll}, "
           f"µs per message (median of {args.repeats}):")
     for k, v in result.items():
         print(f"  {k:9s} {v:8.1f}")

@@ -10,7 +10,10 @@ published on the changelog).
 Each learned batch goes into its partition's state and into the sum, so the sum stays current
 without re-adding; it is rebuilt from the states only when a state enters from outside (a
 restore, another member's newer changelog record). With a single non-empty state the sum *is*
-that state's model, and a batch is learned once.
+that state's model, and a batch is learned once. Otherwise a count-only model's batch is
+encoded once, for the state, and the sum learns that encoding translated to its own columns
+(:class:`_SumColumns`): the same counts, registrations and rejections as encoding the records
+for each model, which the other models still do (:func:`learns_counts_only`).
 
 Pairwise models (TAN, AODE) keep pair counts of a few candidate attributes only, and states
 add up only if they track the same candidates since the same points. They share them: candidate
@@ -54,7 +57,7 @@ from streamnb.stats.forgetting import check_decay_factor
 from streamnb.stats.schema import NOMINAL, NUMERIC, TEXT, TOKEN
 
 __all__ = ["PartitionState", "PartitionedModel", "candidate_point", "copy_model",
-           "fingerprint", "model_factory"]
+           "fingerprint", "learns_counts_only", "model_factory"]
 
 Key = Hashable  # (topic, partition)
 log = logging.getLogger("streamnb.service")
