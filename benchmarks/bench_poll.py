@@ -11,8 +11,12 @@ the first ``--train`` messages in polls, then the next ``--measure`` messages ar
 polls of ``--poll`` records and timed. Reported: µs per message of the whole step, of
 ``classify`` and of the learning (median over ``--repeats`` runs, each on a fresh model).
 
-For an A/B of two versions of ``consumers/state.py``, run it under each checkout in alternation
-(``--json`` prints one line of figures) and compare the paired ratios::
+``--ab``: each repeat also runs the path before issue 15 item 2's one encoding (every model
+encodes the records it learns: the sum, then the state; ``PartitionedModel`` still takes that
+path where one encoding cannot apply), the two in alternating order, and the figures are the
+medians of the paired ratios one encoding / before. For an A/B of two versions of
+``consumers/state.py``, run it under each checkout in alternation (``--json`` prints one line of
+figures) and compare the paired ratios::
 
     PYTHONPATH=/path/to/A python benchmarks/bench_poll.py --json
     PYTHONPATH=/path/to/B python benchmarks/bench_poll.py --json
@@ -45,9 +49,11 @@ def zipf_messages(n: int) -> tuple[list[dict], list[str]]:
     return [b["features"] for b in bodies], [b["label"] for b in bodies]
 
 
-def run(X: list[dict], y: list[str], model: str, partitions: int, train: int, poll: int
-        ) -> dict[str, float]:
+def run(X: list[dict], y: list[str], model: str, partitions: int, train: int, poll: int,
+        before: bool = False) -> dict[str, float]:
     pm = PartitionedModel(model_factory(model))
+    if before:
+        pm._once = False  # every model encodes the records (the reference of --ab)
     factory = pm.factory
     for p in range(partitions):
         pm.take(("t", p), PartitionState(factory(), 0))
@@ -83,20 +89,35 @@ def main() -> None:
     parser.add_argument("--measure", type=int, default=2000)
     parser.add_argument("--poll", type=int, default=500)
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--ab", action="store_true",
+                        help="paired ratios against the path before one encoding per batch")
     parser.add_argument("--json", action="store_true", help="one line of JSON")
     args = parser.parse_args()
     X, y = (feature_messages if args.workload == "spamassassin" else zipf_messages)(
         args.train + args.measure)
-    runs = [run(X, y, args.model, args.partitions, args.train, args.poll)
-            for _ in range(args.repeats)]
-    result = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
+    options = (X, y, args.model, args.partitions, args.train, args.poll)
+    if args.ab:
+        result: dict[str, float] = {}
+        pairs = []
+        for i in range(args.repeats):
+            first = run(*options, before=bool(i % 2))
+            second = run(*options, before=not i % 2)
+            pairs.append((second, first) if i % 2 else (first, second))
+        for k in pairs[0][0]:
+            result[k] = statistics.median(once[k] for once, _ in pairs)
+            result[k + " before"] = statistics.median(before[k] for _, before in pairs)
+            result[k + " ratio"] = statistics.median(once[k] / before[k]
+                                                     for once, before in pairs)
+    else:
+        runs = [run(*options) for _ in range(args.repeats)]
+        result = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
     if args.json:
         print(json.dumps(result))
         return
     print(f"{args.workload}, {args.model}, {args.partitions} partitions, polls of {args.poll}, "
           f"µs per message (median of {args.repeats}):")
     for k, v in result.items():
-        print(f"  {k:9s} {v:8.1f}")
+        print(f"  {k:16s} {v:8.3f}" if k.endswith("ratio") else f"  {k:16s} {v:8.1f}")
 
 
 if __name__ == "__main__":
