@@ -217,3 +217,18 @@ def test_which_models_learn_one_encoding():
         pm.model.learn_many = watched
         pm.learn(("t", 1), X, ["spam", "ham"])
         assert isinstance(seen[0], EncodedBatch) is once
+
+
+def test_the_poll_benchmark_times_both_paths():
+    """benchmarks/bench_poll.py (the measurement in docs/service.md) runs both paths of the
+    same poll steps and times only the polls after the training ones."""
+    from benchmark_scripts import load_script
+
+    bench = load_script("bench_poll")
+    X, y = records(random.Random(4), 0, 120)
+    keep = [i for i, x in enumerate(X) if x and y[i] and x.get("colour") != 2.5]
+    X, y = [X[i] for i in keep], [y[i] for i in keep]
+    for before in (False, True):
+        figures = bench.run(X, y, "indifferent", 2, 60, 20, before=before)
+        assert figures.keys() == {"step", "classify", "learn"}
+        assert figures["step"] >= figures["learn"] > 0 and figures["classify"] > 0
