@@ -120,6 +120,17 @@ def test_one_encoding_learns_what_encoding_for_each_model_learned(model, half_li
                 for key, state in list(pm.own.items()):
                     pm.take(key, PartitionState(copy_model(state.model), state.offset))
                 pm.rebuild()
+        elif event < 0.2:  # a state further on enters (a restore) and learns before the
+            q = rng.randrange(3)  # rebuild: the sum lacks its newest values
+            X, y = records(rng, q, 10)
+            keep = [i for i, x in enumerate(X) if x and y[i] and x.get("colour") != 2.5
+                    and x.get("size") != "big"]
+            ahead = copy_model(new.own[("t", q)].model)
+            ahead.learn_many([{**X[i], f"restored{q}": True} for i in keep], [y[i] for i in keep])
+            offsets[q] += 10
+            for pm in (new, old):
+                pm.take(("t", q), PartitionState(copy_model(ahead), offsets[q]))
+            continue  # the sum is not the states' sum until the next rebuild
         same(new, old, probe)
     assert once > 20  # most batches did take the one-encoding path
 
