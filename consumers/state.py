@@ -10,7 +10,10 @@ published on the changelog).
 Each learned batch goes into its partition's state and into the sum, so the sum stays current
 without re-adding; it is rebuilt from the states only when a state enters from outside (a
 restore, another member's newer changelog record). With a single non-empty state the sum *is*
-that state's model, and a batch is learned once.
+that state's model, and a batch is learned once. Otherwise a count-only model's batch is
+encoded once, for the state, and the sum learns that encoding translated to its own columns
+(:class:`_SumColumns`): the same counts, registrations and rejections as encoding the records
+for each model, which the other models still do (:func:`learns_counts_only`).
 
 Pairwise models (TAN, AODE) keep pair counts of a few candidate attributes only, and states
 add up only if they track the same candidates since the same points. They share them: candidate
@@ -49,11 +52,12 @@ from streamnb.models.pairwise import PairwiseNaiveBayes
 from streamnb.models.registry import MODELS
 from streamnb.models.schedule import learn_watching_drift, next_relearn, relearn_point
 from streamnb.models.tan import TAN
-from streamnb.stats import InvalidRecord
+from streamnb.stats import EncodedBatch, InvalidRecord, Schema
 from streamnb.stats.forgetting import check_decay_factor
+from streamnb.stats.schema import NOMINAL, NUMERIC, TEXT, TOKEN
 
 __all__ = ["PartitionState", "PartitionedModel", "candidate_point", "copy_model",
-           "fingerprint", "model_factory"]
+           "fingerprint", "learns_counts_only", "model_factory"]
 
 Key = Hashable  # (topic, partition)
 log = logging.getLogger("streamnb.service")
@@ -159,6 +163,158 @@ def _row(exc: InvalidRecord) -> int:
     if exc.row is None:
         raise RuntimeError(f"a batch error that names no row: {exc}") from exc
     return exc.row
+
+
+def learns_counts_only(model: CountClassifier) -> bool:
+    """Whether ``model``'s ``learn_many`` is its statistics' ``update_many`` and nothing else
+    (the count-only models: NaiveBayes and IndifferentNB), so that learning a batch encoded
+    for another model's schema, translated to this one's (:class:`_SumColumns`), is learning
+    the records. Models that keep more than counts (pair tables, reservoirs, schedules) or
+    read texts (SpamFilter) learn the records themselves."""
+    kind = type(model)
+    return (kind.learn_many is CountClassifier.learn_many
+            and kind.encode_many is CountClassifier.encode_many)
+
+
+class _Unmapped(Exception):
+    """The sum cannot take a state's batch as encoded: it misses an attribute or value the
+    state knew before the batch, or knows an attribute as another kind (it encodes the records
+    itself then, and decides what to reject)."""
+
+
+class _SumColumns:
+    """Where one partition state's columns and slots are in the sum, so that a batch encoded
+    once for the state (``encode_many``) is also the batch the sum learns: the same cells in
+    the sum's columns, and the sum's own registrations, in the order the sum would make them.
+
+    The sum holds every attribute and value of the state (it is the sum of the states), so what
+    a batch registers in the sum is a subset of what it registers in the state, in the same
+    record order: the state's registrations, without those the sum has. Both schemas only grow
+    while the pair lasts (what a model learned is never unregistered), so the map only grows:
+    O(the batch's new columns) a batch, O(the state's columns) once per (state, sum) pair, i.e.
+    after each :meth:`PartitionedModel.rebuild`, which is O(vocabulary) itself."""
+
+    def __init__(self, state: CountClassifier, total: CountClassifier) -> None:
+        self.state, self.total = state, total
+        self.columns = np.zeros(64, dtype=np.int64)  # state column -> sum column (a buffer)
+        self.n_columns = 0  # how many of ``columns`` are mapped
+        # state slot -> sum slot, per kind of attribute with slots of its own
+        self.slots: dict[int, list[int]] = {NOMINAL: [], NUMERIC: [], TEXT: []}
+        self._pending: tuple[int, dict[int, list[int]]] | None = None
+
+    @staticmethod
+    def _kind_slots(schema: Schema) -> dict[int, list[int]]:
+        return {NOMINAL: schema.nominal_attributes, NUMERIC: schema.numeric_attributes,
+                TEXT: schema.text_attributes}
+
+    def _attribute(self, name: Any, kind: int) -> int:
+        """The sum's attribute ``name``, of kind ``kind``."""
+        total = self.total.stats.schema
+        a = total.attributes.get(name)
+        if a is None or total.kinds[a] != kind:
+            raise _Unmapped(name)
+        return a
+
+    def _reserve(self, n: int) -> None:
+        if n > len(self.columns):
+            grown = np.zeros(max(n, 2 * len(self.columns)), dtype=np.int64)
+            grown[: self.n_columns] = self.columns[: self.n_columns]
+            self.columns = grown
+
+    def _catch_up(self) -> None:
+        """Map the state's columns and slots registered since the map last grew (every one,
+        for a new pair)."""
+        state, total = self.state.stats.schema, self.total.stats.schema
+        names, kinds = state.attributes.values, state.kinds
+        n = state.n_columns
+        self._reserve(n)
+        for j in range(self.n_columns, n):
+            a = state.column_attribute[j]
+            mine = self._attribute(names[a], kinds[a])
+            column = (total.slots[mine] if kinds[a] == TOKEN
+                      else total.values_of(mine).get(state.column_value[j]))
+            if column is None:
+                raise _Unmapped(names[a])
+            self.columns[j] = column
+            self.n_columns = j + 1
+        for kind, attributes in self._kind_slots(state).items():
+            slots = self.slots[kind]
+            for a in attributes[len(slots):]:
+                slots.append(total.slots[self._attribute(names[a], kind)])
+
+    def translate(self, batch: EncodedBatch) -> EncodedBatch:
+        """``batch`` (the state's ``encode_many``, not learned yet) as the sum's
+        ``encode_many`` of the same records would give it, to learn into the sum once the state
+        learned ``batch``; then :meth:`commit`. Raises :class:`_Unmapped` if the sum cannot
+        take it so."""
+        state, total = self.state.stats.schema, self.total.stats.schema
+        if batch.schema_version != state.version or batch.registrations is None:
+            raise ValueError("a batch to translate comes from the state's encode_many, "
+                             "before the state learns anything else")
+        self._catch_up()
+        first_attribute, first_column = state.n_attributes, state.n_columns
+        new_attributes, new_columns = batch.registrations
+        # the sum's attribute of each of the state's new ones (past the sum's for one new to it)
+        known, kinds, places = total.attributes.index.get, total.kinds, total.slots
+        n_attributes, n_columns = total.n_attributes, total.n_columns
+        where: list[int] = []
+        added: list[tuple[Any, int]] = []
+        counts = {kind: len(a) for kind, a in self._kind_slots(total).items()}
+        slots = {kind: list(s) for kind, s in self.slots.items()}
+        for name, kind in new_attributes:
+            mine = known(name)
+            if mine is None:
+                mine = n_attributes + len(added)
+                added.append((name, kind))
+                if kind != TOKEN:
+                    slots[kind].append(counts[kind])
+                    counts[kind] += 1
+            elif kinds[mine] != kind:
+                raise _Unmapped(name)
+            elif kind != TOKEN:
+                slots[kind].append(places[mine])
+            where.append(mine)
+        # the sum's column of each of the state's new ones: the sum's registrations are the
+        # state's that are new to it, in the state's order (the order of the records)
+        registered: list[tuple[int, Any]] = []
+        columns: list[int] = []
+        for a, value in new_columns:
+            if a >= first_attribute:
+                kind, mine = new_attributes[a - first_attribute][1], where[a - first_attribute]
+            else:
+                kind = state.kinds[a]
+                mine = self._attribute(state.attributes.values[a], kind)
+            column = None
+            if mine < n_attributes:  # an attribute the sum has: maybe the value too
+                column = places[mine] if kind == TOKEN else total.values_of(mine).get(value)
+            if column is None:
+                column = n_columns + len(registered)
+                registered.append((mine, value))
+            columns.append(column)
+        n = first_column + len(columns)
+        self._reserve(n)
+        self.columns[first_column:n] = columns  # past n_columns until commit: scratch entries
+        self._pending = (n, slots)
+        columns = self.columns
+        arrays = {kind: np.asarray(s, dtype=np.int64) for kind, s in slots.items()}
+        shared = EncodedBatch.from_arrays(
+            batch.n, token_rows=batch.token_rows, token_columns=columns[batch.token_columns],
+            nominal_rows=batch.nominal_rows, nominal_columns=columns[batch.nominal_columns],
+            nominal_slots=arrays[NOMINAL][batch.nominal_slots],
+            numeric_rows=batch.numeric_rows, numeric_slots=arrays[NUMERIC][batch.numeric_slots],
+            numeric_values=batch.numeric_values,
+            text_rows=batch.text_rows, text_columns=columns[batch.text_columns],
+            text_counts=batch.text_counts, text_slots=arrays[TEXT][batch.text_slots])
+        shared.registrations = (added, registered)
+        shared.schema_version = total.version
+        shared.known_columns, shared.known_numeric = total.n_columns, total.n_numeric
+        return shared
+
+    def commit(self) -> None:
+        """Both models learned the translated batch: its new columns and slots are mapped."""
+        if self._pending is not None:
+            self.n_columns, self.slots = self._pending
+            self._pending = None
 
 
 class PartitionedModel:
@@ -273,6 +429,9 @@ class PartitionedModel:
         self._stale = False  # an own state learned records the sum could not take
         self._cut: dict[Key, int] = {}  # own states' offsets in the middle of a batch
         self._decayed: dict[Key, int] = {}  # position an own state is decayed to, mid-batch
+        # a batch is encoded once, for the state, and the sum learns it translated
+        self._once = learns_counts_only(self.model)
+        self._sum_columns: dict[Key, _SumColumns] = {}  # own states' maps into the sum
 
     # -- which states ---------------------------------------------------------------------------
     def states(self) -> dict[Key, PartitionState]:
@@ -299,6 +458,7 @@ class PartitionedModel:
         self.others.pop(key, None)
         self._cut.pop(key, None)
         self._decayed.pop(key, None)
+        self._sum_columns.pop(key, None)
         self.own[key] = state
         if self.drift_detector:
             saved = state.drift or {}
@@ -322,6 +482,7 @@ class PartitionedModel:
         self._cut.pop(key, None)
         self._decayed.pop(key, None)
         self._detectors.pop(key, None)
+        self._sum_columns.pop(key, None)
         if state is not None:
             self.others[key] = state
         return state
@@ -378,6 +539,7 @@ class PartitionedModel:
                 total.structure_version = max(total.structure_version, previous + 1)
         self._summed = dict(states)
         self._stale = False
+        self._sum_columns.clear()  # maps into the previous sum
 
     def _advanced(self, model: CountClassifier, version: int, copy: bool = False
                   ) -> CountClassifier:
@@ -399,8 +561,10 @@ class PartitionedModel:
         if not self._own_sum and not self.dirty and all(s is state or not s.model.n_learned
                                                         for s in self.states().values()):
             self.model, self._alias = state.model, state
+            self._sum_columns.clear()
         elif self._alias is not None:
             self.model, self._alias = copy_model(self.model), None
+            self._sum_columns.clear()
 
     # -- learning and prediction -----------------------------------------------------------------
     def learn(self, key: Key, X: Sequence[dict], y: Sequence[Any],
@@ -515,6 +679,10 @@ class PartitionedModel:
         first, *rest = self._targets(state)
         if first is state.model and self.drift_detector:
             return self._learn_watched(key, X, y, rows, offsets, rejected)
+        if rest and self._once and not self.drift_detector:
+            learned = self._learn_once(key, state, X, y, rows)
+            if learned is not None:
+                return learned
         while rows:
             xs, ys = [X[i] for i in rows], [y[i] for i in rows]
             try:
@@ -531,6 +699,27 @@ class PartitionedModel:
                     model.learn_many(xs, ys)
             return len(rows)
         return 0
+
+    def _learn_once(self, key: Key, state: PartitionState, X: Sequence[dict],
+                    y: Sequence[Any], rows: list[int]) -> int | None:
+        """Learn ``rows`` into the state and the sum with one encoding of the records (the
+        state's, translated to the sum's columns: :class:`_SumColumns`); how many learned.
+        ``None``, with nothing learned, when a row is invalid or the sum cannot take the
+        state's encoding: the caller then learns the records into each model, the sum first
+        (which decides what to reject, as it always has)."""
+        sums = self._sum_columns.get(key)
+        if sums is None or sums.state is not state.model or sums.total is not self.model:
+            sums = self._sum_columns[key] = _SumColumns(state.model, self.model)
+        xs, ys = [X[i] for i in rows], [y[i] for i in rows]
+        try:
+            batch = state.model.encode_many(xs)
+            shared = sums.translate(batch)
+            state.model.learn_many(batch, ys)  # a bad label raises before anything changes
+        except (InvalidRecord, _Unmapped):
+            return None
+        self.model.learn_many(shared, ys)
+        sums.commit()
+        return len(rows)
 
     def _learn_watched(self, key: Key, X: Sequence[dict], y: Sequence[Any], rows: list[int],
                        offsets: Sequence[int] | None,
