@@ -230,7 +230,7 @@ class SpamFilter(CountClassifier):
         # so that which tokens are kept and the sums' rounding do not depend on the order the
         # tokens were registered in (a set's iteration order, which varies with str hashing)
         ratio = ratio[np.lexsort((-ratio, -np.abs(ratio)))[: self.top_tokens]]
-        multinomial = float(ratio.mean())
+        multinomial = float(ratio.sum()) / len(ratio)  # np.mean's arithmetic, not its overhead
         fisher = self._fisher.log_odds(rows[0], rows[1], totals[0, 0], totals[1, 0])
         return multinomial + self.fisher_weight * min(max(fisher, -self._clip), self._clip)
 

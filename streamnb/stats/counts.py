@@ -231,7 +231,9 @@ class CountStatistics:
             self._oc[c, enc.nominal_slots] += 1.0
         if enc.text_columns:  # distinct tokens per attribute: no repeated index
             row[enc.text_columns] += enc.text_counts
-            np.add.at(self._dc[c], enc.text_slots, enc.text_counts)
+            n_text = self.schema.n_text  # per text attribute, as add_batch sums a batch's
+            self._dc[c, :n_text] += np.bincount(enc.text_slots, weights=enc.text_counts,
+                                                minlength=n_text)
         if enc.numeric_slots:
             self.moments.update(c, enc.numeric_slots, enc.numeric_values)
         self.version += 1

@@ -30,6 +30,7 @@ record are rolled back, so bad input never changes the domains.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Hashable, Iterable, Mapping
 from typing import Any
 
@@ -342,7 +343,7 @@ class Schema:
         self._column_slot.extend(np.full(n, -1))
         self._column_text.extend(np.full(n, slot))
         self._attribute_size.data[a] += float(n)
-        self._undo.extend((a, token) for token in tokens)
+        self._undo.extend(zip(itertools.repeat(a, n), tokens, strict=True))
         self.version += 1
         return columns
 
