@@ -16,11 +16,17 @@ STREAMNB_HOME = Path(streamnb.__file__).resolve().parents[1]
 
 
 def child_environment(**overrides: str) -> dict[str, str]:
-    """This process's environment with :data:`STREAMNB_HOME` first on ``PYTHONPATH``, then
-    ``overrides``.
+    """This process's environment with :data:`STREAMNB_HOME` first on ``PYTHONPATH``,
+    ``PYTHONSAFEPATH`` set, then ``overrides``.
 
-    >>> child_environment(A="1")["PYTHONPATH"].split(os.pathsep)[0] == str(STREAMNB_HOME)
-    True
+    ``PYTHONSAFEPATH`` keeps a child started as ``python -m …`` from putting its working
+    directory first on ``sys.path``: run from a checkout with streamnb installed from it (not
+    editable), the checkout's ``streamnb/`` would shadow the installed package, which alone
+    holds ``streamnb.consumers`` (the checkout keeps it in ``consumers/``).
+
+    >>> env = child_environment(A="1")
+    >>> env["PYTHONPATH"].split(os.pathsep)[0] == str(STREAMNB_HOME), env["PYTHONSAFEPATH"]
+    (True, '1')
     """
     path = os.pathsep.join(filter(None, [str(STREAMNB_HOME), os.environ.get("PYTHONPATH")]))
-    return {**os.environ, "PYTHONPATH": path, **overrides}
+    return {**os.environ, "PYTHONPATH": path, "PYTHONSAFEPATH": "1", **overrides}

@@ -55,6 +55,30 @@ def test_the_installed_service_is_this_checkouts_and_consumers_is_not_importable
     assert out[2] == "None"
 
 
+def test_child_processes_import_the_running_streamnb_not_one_in_their_working_directory(
+        tmp_path: Path):
+    """The service, its publisher and the demo start Python children as ``python -m …``, whose
+    working directory would come first on ``sys.path``. Run from a checkout with streamnb
+    installed from it (not editable: README's `pip install ".[…]"`), the checkout's ``streamnb/``
+    (which has no ``consumers``) shadowed the installed package and the demo's service died on
+    ``import streamnb.consumers``. Here the working directory holds a decoy ``streamnb``."""
+    from streamnb.consumers.children import child_environment
+
+    decoy = tmp_path / "streamnb"
+    decoy.mkdir()
+    (decoy / "__init__.py").write_text("raise ImportError('the working directory decoy')\n")
+    probe = "import streamnb, streamnb.consumers.children\nprint(streamnb.__file__)"
+    for argv in ([sys.executable, "-c", probe],
+                 [sys.executable, "-m", "streamnb.consumers.children"]):
+        result = subprocess.run(argv, cwd=tmp_path, env=child_environment(), capture_output=True,
+                                text=True, check=False)
+        assert result.returncode == 0, result.stderr
+        assert "decoy" not in result.stderr
+    out = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, env=child_environment(),
+                         capture_output=True, text=True, check=True).stdout.strip()
+    assert Path(out) == Path(importlib.import_module("streamnb").__file__)
+
+
 SERVICE_MODULES = sorted(p.stem for p in (ROOT / "consumers").glob("*.py")
                          if p.stem not in ("__init__", "__main__"))
 
