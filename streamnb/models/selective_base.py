@@ -68,10 +68,11 @@ from streamnb.models.schedule import learn_watching_drift, relearn_due
 from streamnb.models.selective_evidence import NetworkEvidence, batch_cells
 from streamnb.models.selective_families import FamilyTables
 from streamnb.models.selective_text import add_text_terms, text_log_denominators
+from streamnb.stats.encoded import EncodedBatch
 from streamnb.stats.frames import encode_batch, labels_of
 from streamnb.stats.pairs import PairCounts
 from streamnb.stats.reservoir import ColumnValues, Reservoir, column_map
-from streamnb.stats.schema import NOMINAL, TOKEN, EncodedBatch
+from streamnb.stats.schema import NOMINAL, TOKEN
 from streamnb.structure import (
     CLASS,
     METRICS,

@@ -9,8 +9,8 @@ import numpy as np
 
 from streamnb.models.params import Integer, OneOf
 from streamnb.models.selective_base import SelectiveClassifier
+from streamnb.stats.encoded import EncodedBatch
 from streamnb.stats.pairs import PairCounts
-from streamnb.stats.schema import EncodedBatch
 from streamnb.structure import (
     CLASS,
     TAN_WEIGHTS,

@@ -57,8 +57,8 @@ from streamnb.stats.values import (
     token_present,
 )
 
-__all__ = ["KINDS", "NOMINAL", "NUMERIC", "TEXT", "TOKEN", "Encoded", "EncodedBatch",
-           "InvalidRecord", "RecordName", "Registrations", "Schema"]
+__all__ = ["KINDS", "NOMINAL", "NUMERIC", "TEXT", "TOKEN", "InvalidRecord", "RecordName",
+           "Schema"]
 
 _NUMERIC_REFUSED = (
     "a numeric (float) attribute, but this model takes discrete attributes only: discretise "
@@ -448,29 +448,28 @@ class Schema:
                                                      self.attributes.index, grow)
         lengths = np.frombuffer(lengths, dtype=np.int64)
         columns = np.frombuffer(columns, dtype=np.int64)
+        rows = np.repeat(np.arange(len(records)), lengths)  # each column's record
         if new:
             # the kernel's records' new tokens, registered in record order around the others'
             columns = columns.copy()
             places = np.flatnonzero(columns < 0)
-            rows = np.repeat(np.arange(len(records)), lengths)[places]
-            before = np.searchsorted(rows, special).tolist()
+            before = np.searchsorted(rows[places], special).tolist()
         encoded, done = {}, 0
         for k, i in enumerate(special):
             if new and before[k] > done:
-                self._add_new_tokens(new[done: before[k]])
+                self._register_new_tokens(new[done: before[k]])
                 done = before[k]
             x = records[i]
             if isinstance(x, Mapping) and not x and grow:  # predicting one: the prior
                 raise InvalidRecord(RecordName(where, i), None, "the record has no features")
             encoded[i] = self.encode(x, RecordName(where, i), grow)
         if new:
-            self._add_new_tokens(new[done:])
+            self._register_new_tokens(new[done:])
             token_column = self.token_column
             columns[places] = [token_column[name] for name in new]
-        return EncodedBatch(len(records), np.repeat(np.arange(len(records)), lengths),
-                            columns, encoded)
+        return EncodedBatch(len(records), rows, columns, encoded)
 
-    def _add_new_tokens(self, names: list[str]) -> None:
+    def _register_new_tokens(self, names: list[str]) -> None:
         """Register the tokens among ``names`` not known yet, once each, in order."""
         known = self.token_column
         fresh = [name for name in dict.fromkeys(names) if name not in known]
