@@ -225,22 +225,22 @@ class _SumColumns:
         """Map the state's columns and slots registered since the map last grew (every one,
         for a new pair)."""
         state, total = self.state.stats.schema, self.total.stats.schema
-        names, kinds = state.attributes.values, state.kinds
+        name, kinds = state.attributes.name, state.kinds
         n = state.n_columns
         self._reserve(n)
         for j in range(self.n_columns, n):
             a = state.column_attribute[j]
-            mine = self._attribute(names[a], kinds[a])
+            mine = self._attribute(name(a), kinds[a])
             column = (total.slots[mine] if kinds[a] == TOKEN
                       else total.values_of(mine).get(state.column_value[j]))
             if column is None:
-                raise _Unmapped(names[a])
+                raise _Unmapped(name(a))
             self.columns[j] = column
             self.n_columns = j + 1
         for kind, attributes in self._kind_slots(state).items():
             slots = self.slots[kind]
             for a in attributes[len(slots):]:
-                slots.append(total.slots[self._attribute(names[a], kind)])
+                slots.append(total.slots[self._attribute(name(a), kind)])
 
     def translate(self, batch: EncodedBatch) -> EncodedBatch:
         """``batch`` (the state's ``encode_many``, not learned yet) as the sum's
@@ -255,7 +255,7 @@ class _SumColumns:
         first_attribute, first_column = state.n_attributes, state.n_columns
         new_attributes, new_columns = batch.registrations
         # the sum's attribute of each of the state's new ones (past the sum's for one new to it)
-        known, kinds, places = total.attributes.index.get, total.kinds, total.slots
+        known, kinds, places = total.attributes.get, total.kinds, total.slots
         n_attributes, n_columns = total.n_attributes, total.n_columns
         where: list[int] = []
         added: list[tuple[Any, int]] = []
@@ -283,7 +283,7 @@ class _SumColumns:
                 kind, mine = new_attributes[a - first_attribute][1], where[a - first_attribute]
             else:
                 kind = state.kinds[a]
-                mine = self._attribute(state.attributes.values[a], kind)
+                mine = self._attribute(state.attributes.name(a), kind)
             column = None
             if mine < n_attributes:  # an attribute the sum has: maybe the value too
                 column = places[mine] if kind == TOKEN else total.values_of(mine).get(value)

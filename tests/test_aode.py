@@ -126,7 +126,7 @@ def reference_aode(model, x):
 
     stats, pairs = model.stats, model.pairs
     schema, k = stats.schema, stats.n_classes
-    names = schema.attributes.values
+    names = schema.attributes.names()
     observed = []
     for a in pairs.candidates:
         if schema.kinds[a] == 1:
@@ -180,7 +180,7 @@ def test_candidates_refreshed_after_a_batch_count_that_batch():
                               dna.records, dna.labels, test_fraction=0.2)
     model = AODE(max_candidates=50)
     model.learn_many(dna.records[:500], dna.labels[:500])
-    names = model.stats.schema.attributes.values
+    names = model.stats.schema.attributes.names()
     table, *_ = model.pairs.joint_table(model.stats, names[model.pairs.candidates[0]],
                                         names[model.pairs.candidates[1]])
     assert table.sum() == 500  # every candidate pair covers the whole batch

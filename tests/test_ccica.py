@@ -42,7 +42,7 @@ def test_whitening_from_moments_whitens_the_sample_exactly(letter):
     model = _fitted(frame[:3000], labels[:3000], capacity=500)
     assert model.sample.exact
     s = model._structure
-    names = list(model.stats.attributes.values)
+    names = list(model.stats.attributes.names())
     for c, label in enumerate(model.stats.labels.values):
         rows = frame[:3000][labels[:3000] == label]
         x = rows[[names[j] for j in s["active"]]].to_numpy()

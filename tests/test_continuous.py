@@ -44,7 +44,7 @@ def _one_by_one(p: int, k: int, classes, values) -> ClassCovariance:
 
 
 def _assert_same(a: ClassCovariance, b: ClassCovariance, tol: float = 1e-9) -> None:
-    assert a.labels.values == b.labels.values and a.attributes.values == b.attributes.values
+    assert a.labels.values == b.labels.values and a.attributes.names() == b.attributes.names()
     # a sum of centred powers can cancel to ~0: its rounding error is relative to the size of
     # its terms (the data's spread to that power), not to the sum
     spread = np.sqrt(max(1.0, float(np.abs(a.square).max(initial=0.0))))

@@ -168,7 +168,7 @@ def test_sparse_columns_after_a_rejected_batch_and_a_reload():
     for m in (model, reloaded):
         m.learn_many(wide, ["q", "p"])
     assert reloaded.stats.to_dict() == model.stats.to_dict()
-    assert model.stats.schema.attributes.values == [0, 2, 1, "w", 3, 4]
+    assert model.stats.schema.attributes.names() == [0, 2, 1, "w", 3, 4]
     assert np.array_equal(model.predict_proba_many(wide).to_numpy(),
                           model.predict_proba_many(records_of(wide)).to_numpy())
 
@@ -185,7 +185,7 @@ def test_a_sparse_column_named_like_another_kind_follows_the_record_rules():
         model.learn_many(batch, ["p", "q"])
     assert models[0].stats.to_dict() == models[1].stats.to_dict()
     assert models[0].stats.schema.to_json() == models[1].stats.schema.to_json()
-    assert models[0].stats.schema.kinds == [0, 1, 1]  # nominal, token, token
+    assert list(models[0].stats.schema.kinds) == [0, 1, 1]  # nominal, token, token
 
 
 def test_an_empty_sparse_row_is_a_record_without_features():

@@ -22,7 +22,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from streamnb._accel import kernels
-from streamnb.stats.values import drawn_once, text_draws
+from streamnb.stats.values import NOMINAL, TOKEN, drawn_once, text_draws
 
 _kernels = pytest.importorskip("streamnb._accel._kernels", reason="C kernels not built")
 
@@ -45,6 +45,8 @@ def _bits(value: Any) -> Any:
         return value.dtype.str, value.shape, value.tobytes()
     if isinstance(value, array):
         return value.typecode, value.tobytes()
+    if isinstance(value, _kernels.NameTable | kernels._NameTable):
+        return "NameTable", value.names()
     return value
 
 
@@ -68,8 +70,8 @@ def same(name: str, make_args: Callable[[], list]) -> tuple:
 
 def test_every_kernel_has_a_twin_and_a_test():
     exported = {name for name in dir(_kernels) if not name.startswith("_")}
-    assert exported == set(KERNELS)
-    assert set(kernels.__all__) == {"ACCELERATED", *KERNELS}
+    assert exported == {"NameTable", *KERNELS}
+    assert set(kernels.__all__) == {"ACCELERATED", "NameTable", *KERNELS}
     for name in KERNELS:
         assert callable(getattr(kernels, "_" + name))
         assert any(test.startswith(f"test_{name}_same") for test in globals())
@@ -85,13 +87,17 @@ VALUES = [True, False, 0, 1, 3, -2, 1.0, "s", None, np.int64(1)]
 BAD_COUNTS = [float(N_BINS), -1.0, 1e20, math.nan, math.inf]
 
 
-def _tokens(rng: np.random.Generator, bad_column: bool) -> tuple[dict, dict]:
-    """token_column and attribute_index: tokens t0… at columns 0…, a nominal attribute "nom",
-    and with bad_column a token whose column is out of range (above the capacity, or -1)."""
-    token_column = {f"t{i}": i for i in range(WIDTH)}
+def _tokens(rng: np.random.Generator, bad_column: bool) -> list:
+    """The attribute table, kinds and slots the encoders read: tokens t0… at columns 0…, a
+    nominal attribute "nom", and with bad_column a token whose column is out of range (above
+    the capacity, or -1)."""
+    names, slots = [f"t{i}" for i in range(WIDTH)], list(range(WIDTH))
     if bad_column:
-        token_column["bad"] = [CAPACITY, -1, 10**6][rng.integers(0, 3)]
-    return token_column, {**token_column, "nom": len(token_column)}
+        names.append("bad")
+        slots.append([CAPACITY, -1, 10**6][rng.integers(0, 3)])
+    table = _kernels.NameTable()
+    table.add_new([*names, "nom"])
+    return [table, array("b", [TOKEN] * len(names) + [NOMINAL]), array("q", [*slots, 0])]
 
 
 def _record(rng: np.random.Generator, simple: bool) -> dict:
@@ -544,3 +550,86 @@ _HTML_PIECES = ["<", ">", "<!--", "-->", "<script", "</script", "<style", "</sty
 @given(st.lists(st.sampled_from(_HTML_PIECES), max_size=30).map("".join) | st.text())
 def test_html_text_same_on_random_markup(html):
     same("html_text", lambda: [html])
+
+
+# --- the attribute table (NameTable) ---------------------------------------------------------
+
+# str names (ASCII, non-ASCII, a lone surrogate UTF-8 cannot encode, empty, long), and names
+# kept in the C table's side dict (ints, bools equal to 0 and 1, tuples)
+NAMES = ["a", "b", "tok1", "é", "日本", "\udc80", "", "x" * 300, 0, 1, 7, -3, True, False,
+         ("w", 1), ("w", "v"), 2**70]
+
+
+def _table_ops(seed: int) -> list:
+    rng = np.random.default_rng(seed)
+    pool = NAMES + [f"w{i}" for i in range(60)]
+    ops: list = []
+    for _ in range(120):
+        op = rng.integers(0, 8)
+        name = pool[rng.integers(0, len(pool))]
+        if op == 0:
+            ops.append(("add", name))
+        elif op == 1:
+            picks = [pool[i] for i in rng.integers(0, len(pool), size=rng.integers(0, 6))]
+            ops.append(("add_new", picks))
+        elif op == 2:
+            ops.append(("get", name))
+        elif op == 3:
+            ops.append(("__contains__", name))
+        elif op == 4:
+            ops.append(("name", int(rng.integers(-2, 40))))
+        elif op == 5:
+            ops.append(("names", int(rng.integers(-2, 40)), int(rng.integers(-2, 40))))
+        elif op == 6:
+            ops.append(("truncate", int(rng.integers(0, 40))))
+        else:
+            ops.append(("__len__",))
+    return ops
+
+
+def _apply(table: Any, ops: list) -> list:
+    out = []
+    for method, *args in ops:
+        try:
+            out.append(("returned", getattr(table, method)(*args)))
+        except Exception as error:
+            out.append(("raised", type(error), str(error)))
+        out.append(list(table))
+    return out
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_name_table_same(seed):
+    """The C table and its twin agree on every operation, errors included: str names by
+    content, other names with Python's own equality (True is 1), rollbacks by truncate."""
+    ops = _table_ops(seed)
+    assert _apply(_kernels.NameTable(), ops) == _apply(kernels._NameTable(), ops)
+
+
+def test_name_table_at_scale():
+    """Through many rehashes and rollbacks (deleted slots) every name keeps its index."""
+    table = _kernels.NameTable()
+    names = [f"token{i}" for i in range(60_000)]
+    table.add_new(names[:30_000])
+    for name in names[30_000:40_000]:
+        table.add(name)
+    table.truncate(25_000)
+    table.add_new(names[25_000:60_000])
+    assert len(table) == 60_000
+    assert all(table.get(name) == i for i, name in enumerate(names))
+    assert table.get("token60000") is None and "token-1" not in table
+    assert table.names(59_998) == names[59_998:]
+    assert table.nbytes < 60_000 * 60  # entries, slots and the UTF-8 arena
+
+
+@pytest.mark.parametrize("make", [_kernels.NameTable, kernels._NameTable])
+def test_name_table_pickles_and_copies(make):
+    import copy
+    import pickle
+
+    names = [name for name in NAMES if type(name) is not bool]  # True is 1, False is 0
+    table = make()
+    table.add_new(names)
+    for clone in (pickle.loads(pickle.dumps(table)), copy.deepcopy(table)):
+        assert type(clone) is make and list(clone) == names
+        assert all(clone.get(name) == i for i, name in enumerate(names))

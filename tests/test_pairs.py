@@ -58,7 +58,7 @@ MIXED = [(dict(x, kind=k), y) for (x, y), k in zip(TOKENS, "abaabc", strict=True
 def test_tables_equal_brute_force(data, batch):
     stats, pairs = learn(data, batch=batch)
     labels = stats.labels.values
-    names = stats.schema.attributes.values
+    names = stats.schema.attributes.names()
     for i, j in itertools.permutations(names, 2):
         table, values_i, values_j = pairs.joint_table(stats, i, j)
         expected = brute_force(data, i, j, values_i, values_j, labels)
@@ -101,7 +101,7 @@ def test_all_tables_at_once_equal_each_table_across_snapshots():
     learn(MIXED, pairs, stats)
     stats.decay(0.9)
     pairs.decay(0.9)
-    names = [stats.schema.attributes.values[a] for a in pairs.candidates]
+    names = [stats.schema.attributes.name(a) for a in pairs.candidates]
     assert sorted(pairs.epoch.values()) == [0, 0, 1, 1, 2]
     tables = pairs.joint_tables(stats)
     assert set(tables) == set(itertools.combinations(range(len(names)), 2))
@@ -119,8 +119,7 @@ def test_removing_candidates_drops_their_snapshots():
     pairs.add_candidates(stats, ["money", "now"])
     learn(TOKENS[4:], pairs, stats)
     expected, *_ = pairs.joint_table(stats, "money", "now")
-    index = stats.schema.attributes.index
-    pairs.remove_candidates([index["free"]])
+    pairs.remove_candidates([stats.schema.attributes.get("free")])
     assert len(pairs.snapshot_classes) == len(pairs.snapshot_columns) == 1
     assert np.array_equal(pairs.joint_table(stats, "money", "now")[0], expected)
 
@@ -133,7 +132,7 @@ def test_decay_and_state_round_trip():
     assert np.allclose(pairs.joint_table(stats, "kind", "free")[0], table * 0.5)
     meta, arrays = pairs.to_state(stats.n_classes)
     again = PairCounts.from_state(stats.schema, meta, arrays)
-    for i, j in itertools.permutations(stats.schema.attributes.values, 2):
+    for i, j in itertools.permutations(stats.schema.attributes.names(), 2):
         assert np.array_equal(again.joint_table(stats, i, j)[0], pairs.joint_table(stats, i, j)[0])
 
 
@@ -157,7 +156,7 @@ def test_sparse_cooccurrence_equals_dense_counts_on_binary_data(records):
     equal a dense count of all four cells."""
     stats, pairs = learn(records)
     labels = stats.labels.values
-    tokens = stats.schema.attributes.values
+    tokens = stats.schema.attributes.names()
     for i, j in itertools.combinations(tokens, 2):
         table, values_i, values_j = pairs.joint_table(stats, i, j)
         assert table.tolist() == brute_force(records, i, j, values_i, values_j, labels).tolist()
@@ -174,7 +173,7 @@ def test_merge_equals_learning_the_concatenation(data):
     a_stats.merge(b_stats)
     a.observe_schema(a_stats)
     a.merge(b, np.array([a_stats.labels.index[c] for c in b_stats.labels.values]))
-    for i, j in itertools.permutations(whole_stats.schema.attributes.values, 2):
+    for i, j in itertools.permutations(whole_stats.schema.attributes.names(), 2):
         got, vi, vj = a.joint_table(a_stats, i, j)
         want, wi, wj = whole.joint_table(whole_stats, i, j)
         order_i = [vi.index(v) for v in wi]
@@ -221,7 +220,7 @@ def test_adopted_candidates_merge_exactly_whatever_the_adoption_points():
             pairs.observe_schema(stats)
             pairs.merge(other, np.array([stats.labels.index[c]
                                          for c in other_stats.labels.values]))
-        assert sorted(stats.schema.attributes.values[a] for a in pairs.candidates) == sorted(
+        assert sorted(stats.schema.attributes.name(a) for a in pairs.candidates) == sorted(
             decisions[-1]) and not pairs.pending
         labels = list(stats.labels.values)
         for i, j in itertools.combinations(decisions[-1], 2):
@@ -252,7 +251,7 @@ def _row_of(pairs, key, x):
         name, token = pairs.name_of(key)
         bag = x.get(name) or ()
         return 0 if token in bag and (not isinstance(bag, dict) or bag[token]) else 1
-    name = schema.attributes.values[key]
+    name = schema.attributes.name(key)
     value = x.get(name)
     values = pairs.value_list(key)
     if values == [True, False]:

@@ -41,7 +41,7 @@ def learn(data, capacity, seed=0, stats=None):
 def kept(stats, sample):
     """The kept records as a sorted list of (id, class label, estimated weight)."""
     schema = stats.schema
-    ids = schema.attributes.index["id"]
+    ids = schema.attributes.get("id")
     values, classes, weights = sample.records(schema, [ids])
     id_values = list(schema.nominal_values[schema.slots[ids]])
     return sorted((id_values[v], stats.labels.values[c], round(float(w), 9))
@@ -53,7 +53,7 @@ def test_below_capacity_every_record_with_its_values():
     stats, sample = learn(data, capacity=100)
     assert sample.exact and sample.size == 40
     schema = stats.schema
-    attrs = [schema.attributes.index[a] for a in ("o", "t")]
+    attrs = [schema.attributes.get(a) for a in ("o", "t")]
     values, classes, weights = sample.records(schema, attrs)
     o_values = list(schema.nominal_values[schema.slots[attrs[0]]])
     got = sorted((("-" if v[0] < 0 else o_values[v[0]]), bool(v[1] == 0),
@@ -229,7 +229,7 @@ def test_invalid_parameters():
 def test_numeric_attributes_are_refused():
     stats, sample = learn([({"x": 1.5, "o": "a"}, "+")], capacity=4)
     with pytest.raises(ValueError, match="numeric"):
-        sample.records(stats.schema, [stats.schema.attributes.index["x"]])
+        sample.records(stats.schema, [stats.schema.attributes.get("x")])
 
 
 @settings(max_examples=60, deadline=None)

@@ -116,7 +116,7 @@ def test_selection_is_info_as_on_the_records(metric, significance):
     model = fit(SelectiveNB(metric=metric, significance=significance, relearn_every=0,
                             seed=0), data)
     model.relearn()
-    names = model.stats.schema.attributes.values
+    names = model.stats.schema.attributes.names()
     want = info_as(DiscreteData.from_records([x for x, _ in data], [y for _, y in data],
                                              names), metric=metric, significance=significance)
     assert model.structure.selected == want.selected

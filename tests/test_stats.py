@@ -428,7 +428,7 @@ def test_a_batch_registers_new_tokens_in_record_order_around_other_records():
         one.update(x, y)
     many.update_many(batch, labels)
     assert many.schema.to_json() == one.schema.to_json()
-    assert many.schema.attributes.values == ["free", "money", "colour", "win", "now", "body",
+    assert many.schema.attributes.names() == ["free", "money", "colour", "win", "now", "body",
                                              "prize", "cash"]
     np.testing.assert_array_equal(many.value_counts, one.value_counts)
     rejected = CountStatistics()

@@ -210,7 +210,7 @@ def test_max_candidates_bounds_the_pairs_and_picks_informative_tokens():
     model = fit(TAN(relearn_every=0, max_candidates=4), data)
     assert len(model.pairs.candidates) <= 4
     model.relearn()
-    names = {model.stats.schema.attributes.values[a] for a in model.pairs.candidates}
+    names = {model.stats.schema.attributes.name(a) for a in model.pairs.candidates}
     assert {"free", "meeting"} <= names and len(names) == 4
     assert set(model.structure.parents) == names
     fit(model, data[:50])

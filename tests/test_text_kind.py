@@ -26,7 +26,7 @@ def test_counts_of_bags_lists_sets_and_mappings():
     assert s.count("body", "lunch") == {"spam": 0.0, "ham": 2.5}
     assert s.draw_counts.tolist() == [[3.0, 0.0], [5.5, 1.0]]
     assert s.class_counts.tolist() == [1.0, 3.0]
-    assert s.schema.attribute_size(s.schema.attributes.index["body"]) == 4  # no "zero"
+    assert s.schema.attribute_size(s.schema.attributes.get("body")) == 4  # no "zero"
     assert s.schema.free_values() == 3  # |V| − 1 for body, 0 for subject
 
 

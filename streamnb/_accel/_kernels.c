@@ -66,7 +66,580 @@ check_class_row(const Py_buffer *view, Py_ssize_t c, const char *what)
     return check_rows(view, c + 1, what);
 }
 
+/* ---- name table ----------------------------------------------------------------------------- */
+
+/*
+ * NameTable: names ↔ indices 0, 1, ... in order of addition: the schema's attribute registry,
+ * whose size is the vocabulary. A Python dict from str costs ~150 B a name (the str object, its
+ * entry, an int object for the index); here a str name is its UTF-8 bytes, length-prefixed, in
+ * one arena, plus a 16-byte entry (its hash and place) and 6-12 bytes of open-addressing slots.
+ * Names that are not str (sparse ids, n-gram tuples, bools) and str that UTF-8 cannot encode
+ * (lone surrogates) live in a side dict, with Python's own equality (True == 1). Indices are
+ * int32 in the slots: at most 2**31 - 1 names.
+ */
+#define NAME_EMPTY (-1)
+#define NAME_DELETED (-2)
+
+typedef struct {
+    Py_hash_t hash;  /* the str's hash (unused for a side name) */
+    int64_t start;   /* its length-prefixed UTF-8 in the arena; -1: a side name */
+} NameEntry;
+
+typedef struct {
+    PyObject_HEAD
+    NameEntry *entries;
+    Py_ssize_t n, capacity;
+    int32_t *slots;       /* entry index, NAME_EMPTY or NAME_DELETED */
+    Py_ssize_t n_slots;   /* 0 or a power of two */
+    Py_ssize_t filled;    /* slots not NAME_EMPTY */
+    unsigned char *arena;
+    Py_ssize_t arena_used, arena_capacity;
+    PyObject *side;       /* non-str name -> index */
+    PyObject *side_names; /* index -> non-str name */
+} NameTable;
+
+static PyTypeObject NameTableType;
+static int name_truncate(NameTable *t, Py_ssize_t n);
+
+/* 1 and the name's UTF-8 if it is stored in the arena, 0 if in the side dict, -1 on error. */
+static int
+name_utf8(PyObject *name, const char **s, Py_ssize_t *len)
+{
+    if (!PyUnicode_Check(name))
+        return 0;
+    *s = PyUnicode_AsUTF8AndSize(name, len);
+    if (*s != NULL)
+        return 1;
+    if (!PyErr_ExceptionMatches(PyExc_UnicodeEncodeError))
+        return -1;
+    PyErr_Clear();
+    return 0;
+}
+
+/* The stored bytes of entry e (its length prefix decoded). */
+static const unsigned char *
+name_bytes(const NameTable *t, const NameEntry *e, Py_ssize_t *len)
+{
+    const unsigned char *p = t->arena + e->start;
+    Py_ssize_t n = 0;
+    int shift = 0;
+    for (;;) {
+        unsigned char byte = *p++;
+        n |= (Py_ssize_t)(byte & 0x7f) << shift;
+        if (!(byte & 0x80))
+            break;
+        shift += 7;
+    }
+    *len = n;
+    return p;
+}
+
+/* The slot holding the str (hash, s, len), or of the empty slot ending its probe (< 0 never;
+   requires n_slots > 0). */
+static Py_ssize_t
+name_probe(const NameTable *t, Py_hash_t hash, const char *s, Py_ssize_t len)
+{
+    size_t mask = (size_t)t->n_slots - 1, i = (size_t)hash & mask;
+    for (;;) {
+        int32_t e = t->slots[i];
+        if (e == NAME_EMPTY)
+            return (Py_ssize_t)i;
+        if (e >= 0 && t->entries[e].hash == hash) {
+            Py_ssize_t stored;
+            const unsigned char *bytes = name_bytes(t, &t->entries[e], &stored);
+            if (stored == len && memcmp(bytes, s, (size_t)len) == 0)
+                return (Py_ssize_t)i;
+        }
+        i = (i + 1) & mask;
+    }
+}
+
+/* Index of name, -1 if absent, -2 on error. */
+static Py_ssize_t
+name_find(NameTable *t, PyObject *name)
+{
+    const char *s;
+    Py_ssize_t len;
+    int in_arena = name_utf8(name, &s, &len);
+    if (in_arena < 0)
+        return -2;
+    if (!in_arena) {
+        PyObject *index = PyDict_GetItemWithError(t->side, name);
+        if (index == NULL)
+            return PyErr_Occurred() ? -2 : -1;
+        return PyLong_AsSsize_t(index);
+    }
+    if (t->n_slots == 0)
+        return -1;
+    Py_hash_t hash = PyObject_Hash(name);
+    if (hash == -1)
+        return -2;
+    int32_t e = t->slots[name_probe(t, hash, s, len)];
+    return e >= 0 ? e : -1;
+}
+
+static int
+name_rehash(NameTable *t, Py_ssize_t n_slots)
+{
+    int32_t *slots = PyMem_Malloc(sizeof(int32_t) * (size_t)n_slots);
+    if (slots == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    memset(slots, 0xff, sizeof(int32_t) * (size_t)n_slots);  /* NAME_EMPTY */
+    size_t mask = (size_t)n_slots - 1;
+    for (Py_ssize_t e = 0; e < t->n; e++) {
+        if (t->entries[e].start < 0)
+            continue;
+        size_t i = (size_t)t->entries[e].hash & mask;
+        while (slots[i] != NAME_EMPTY)
+            i = (i + 1) & mask;
+        slots[i] = (int32_t)e;
+    }
+    PyMem_Free(t->slots);
+    t->slots = slots;
+    t->n_slots = n_slots;
+    t->filled = 0;
+    for (Py_ssize_t e = 0; e < t->n; e++)
+        t->filled += t->entries[e].start >= 0;
+    return 0;
+}
+
+/* Room for `more` new names: entries, and slots at most 2/3 filled. */
+static int
+name_reserve(NameTable *t, Py_ssize_t more)
+{
+    if (t->n + more > INT32_MAX) {
+        PyErr_SetString(PyExc_OverflowError, "a NameTable holds at most 2**31 - 1 names");
+        return -1;
+    }
+    if (t->n + more > t->capacity) {
+        Py_ssize_t capacity = t->capacity ? t->capacity : 16;
+        while (capacity < t->n + more)
+            capacity += capacity / 2;
+        NameEntry *grown = PyMem_Realloc(t->entries, sizeof(NameEntry) * (size_t)capacity);
+        if (grown == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        t->entries = grown;
+        t->capacity = capacity;
+    }
+    if (3 * (t->filled + more) >= 2 * t->n_slots) {
+        Py_ssize_t n_slots = 16, live = t->n + more;
+        while (3 * live >= 2 * n_slots)
+            n_slots *= 2;
+        return name_rehash(t, n_slots);
+    }
+    return 0;
+}
+
+/* Append name, known to be absent (name_reserve(t, 1) done); its index, or -1 on error. */
+static Py_ssize_t
+name_append(NameTable *t, PyObject *name)
+{
+    const char *s;
+    Py_ssize_t len, e = t->n;
+    int in_arena = name_utf8(name, &s, &len);
+    if (in_arena < 0)
+        return -1;
+    if (!in_arena) {
+        PyObject *index = PyLong_FromSsize_t(e);
+        if (index == NULL)
+            return -1;
+        if (PyDict_SetItem(t->side, name, index) < 0) {
+            Py_DECREF(index);
+            return -1;
+        }
+        if (PyDict_SetItem(t->side_names, index, name) < 0) {
+            PyObject *type, *value, *tb;
+            PyErr_Fetch(&type, &value, &tb);
+            if (PyDict_DelItem(t->side, name) < 0)
+                PyErr_Clear();
+            PyErr_Restore(type, value, tb);
+            Py_DECREF(index);
+            return -1;
+        }
+        Py_DECREF(index);
+        t->entries[e].hash = 0;
+        t->entries[e].start = -1;
+        t->n++;
+        return e;
+    }
+    Py_hash_t hash = PyObject_Hash(name);
+    if (hash == -1)
+        return -1;
+    if (t->arena_used + len + 10 > t->arena_capacity) {
+        Py_ssize_t capacity = t->arena_capacity ? t->arena_capacity : 256;
+        while (t->arena_used + len + 10 > capacity)
+            capacity += capacity / 2;
+        unsigned char *grown = PyMem_Realloc(t->arena, (size_t)capacity);
+        if (grown == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        t->arena = grown;
+        t->arena_capacity = capacity;
+    }
+    Py_ssize_t i = name_probe(t, hash, s, len);
+    t->entries[e].hash = hash;
+    t->entries[e].start = t->arena_used;
+    unsigned char *p = t->arena + t->arena_used;
+    size_t rest = (size_t)len;
+    do {
+        unsigned char byte = rest & 0x7f;
+        rest >>= 7;
+        *p++ = byte | (rest ? 0x80 : 0);
+    } while (rest);
+    memcpy(p, s, (size_t)len);
+    t->arena_used = (p - t->arena) + len;
+    t->slots[i] = (int32_t)e;
+    t->filled++;
+    t->n++;
+    return e;
+}
+
+/* A new reference to the name of index e (0 <= e < n). */
+static PyObject *
+name_at(const NameTable *t, Py_ssize_t e)
+{
+    if (t->entries[e].start < 0) {
+        PyObject *index = PyLong_FromSsize_t(e);
+        if (index == NULL)
+            return NULL;
+        PyObject *name = PyDict_GetItemWithError(t->side_names, index);
+        Py_DECREF(index);
+        if (name == NULL && !PyErr_Occurred())
+            PyErr_SetString(PyExc_SystemError, "NameTable: a side name is missing");
+        return Py_XNewRef(name);
+    }
+    Py_ssize_t len;
+    const unsigned char *bytes = name_bytes(t, &t->entries[e], &len);
+    return PyUnicode_DecodeUTF8((const char *)bytes, len, NULL);
+}
+
+static PyObject *
+NameTable_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
+{
+    if (PyTuple_GET_SIZE(args) || (kwds != NULL && PyDict_GET_SIZE(kwds))) {
+        PyErr_SetString(PyExc_TypeError, "NameTable() takes no arguments");
+        return NULL;
+    }
+    NameTable *t = (NameTable *)type->tp_alloc(type, 0);
+    if (t == NULL)
+        return NULL;
+    t->side = PyDict_New();
+    t->side_names = PyDict_New();
+    if (t->side == NULL || t->side_names == NULL) {
+        Py_DECREF(t);
+        return NULL;
+    }
+    return (PyObject *)t;
+}
+
+static void
+NameTable_dealloc(NameTable *t)
+{
+    PyMem_Free(t->entries);
+    PyMem_Free(t->slots);
+    PyMem_Free(t->arena);
+    Py_XDECREF(t->side);
+    Py_XDECREF(t->side_names);
+    Py_TYPE(t)->tp_free((PyObject *)t);
+}
+
+static Py_ssize_t
+NameTable_len(NameTable *t)
+{
+    return t->n;
+}
+
+static int
+NameTable_contains(NameTable *t, PyObject *name)
+{
+    Py_ssize_t e = name_find(t, name);
+    return e == -2 ? -1 : e >= 0;
+}
+
+/* get(name, default=None) -> index or default */
+static PyObject *
+NameTable_get(NameTable *t, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs < 1 || nargs > 2) {
+        PyErr_SetString(PyExc_TypeError, "get() takes a name and an optional default");
+        return NULL;
+    }
+    Py_ssize_t e = name_find(t, args[0]);
+    if (e == -2)
+        return NULL;
+    if (e == -1)
+        return Py_NewRef(nargs == 2 ? args[1] : Py_None);
+    return PyLong_FromSsize_t(e);
+}
+
+/* add(name) -> its index, the name added first if it is new */
+static PyObject *
+NameTable_add(NameTable *t, PyObject *name)
+{
+    Py_ssize_t e = name_find(t, name);
+    if (e == -2 || (e == -1 && (name_reserve(t, 1) < 0 || (e = name_append(t, name)) < 0)))
+        return NULL;
+    return PyLong_FromSsize_t(e);
+}
+
+/* add_new(names): append names none of which is present or repeated (else ValueError, with
+   nothing added) */
+static PyObject *
+NameTable_add_new(NameTable *t, PyObject *names)
+{
+    PyObject *seq = PySequence_Fast(names, "add_new() takes a sequence of names");
+    if (seq == NULL)
+        return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq), before = t->n;
+    PyObject **items = PySequence_Fast_ITEMS(seq);
+    if (name_reserve(t, n) < 0)
+        goto fail;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_ssize_t e = name_find(t, items[i]);
+        if (e == -2)
+            goto undo;
+        if (e >= 0) {
+            PyErr_Format(PyExc_ValueError, "add_new(): %R is already present", items[i]);
+            goto undo;
+        }
+        if (name_append(t, items[i]) < 0)
+            goto undo;
+    }
+    Py_DECREF(seq);
+    Py_RETURN_NONE;
+undo:;
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    if (name_truncate(t, before) < 0)
+        PyErr_Clear();
+    PyErr_Restore(type, value, tb);
+fail:
+    Py_DECREF(seq);
+    return NULL;
+}
+
+static Py_ssize_t
+name_index_arg(const NameTable *t, PyObject *arg)
+{
+    Py_ssize_t e = PyNumber_AsSsize_t(arg, PyExc_IndexError);
+    if (e == -1 && PyErr_Occurred())
+        return -1;
+    if (e < 0 || e >= t->n) {
+        PyErr_Format(PyExc_IndexError, "name index %zd out of range [0, %zd)", e, t->n);
+        return -1;
+    }
+    return e;
+}
+
+/* name(i) -> the name of index i */
+static PyObject *
+NameTable_name(NameTable *t, PyObject *arg)
+{
+    Py_ssize_t e = name_index_arg(t, arg);
+    return e < 0 ? NULL : name_at(t, e);
+}
+
+/* names(lo=0, hi=len) -> the names of indices lo .. hi - 1, as a list (bounds clipped) */
+static PyObject *
+NameTable_names(NameTable *t, PyObject *args)
+{
+    Py_ssize_t lo = 0, hi = t->n;
+    if (!PyArg_ParseTuple(args, "|nn", &lo, &hi))
+        return NULL;
+    lo = lo < 0 ? 0 : lo > t->n ? t->n : lo;
+    hi = hi < lo ? lo : hi > t->n ? t->n : hi;
+    PyObject *out = PyList_New(hi - lo);
+    if (out == NULL)
+        return NULL;
+    for (Py_ssize_t e = lo; e < hi; e++) {
+        PyObject *name = name_at(t, e);
+        if (name == NULL) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        PyList_SET_ITEM(out, e - lo, name);
+    }
+    return out;
+}
+
+/* Forget the names of index n and above (a rollback of the newest): 0, or -1 on error. */
+static int
+name_truncate(NameTable *t, Py_ssize_t n)
+{
+    for (Py_ssize_t e = t->n - 1; e >= n; e--) {
+        NameEntry *entry = &t->entries[e];
+        if (entry->start < 0) {
+            PyObject *index = PyLong_FromSsize_t(e);
+            PyObject *name = index ? PyDict_GetItemWithError(t->side_names, index) : NULL;
+            Py_XINCREF(name);
+            int failed = name == NULL || PyDict_DelItem(t->side, name) < 0
+                         || PyDict_DelItem(t->side_names, index) < 0;
+            Py_XDECREF(name);
+            Py_XDECREF(index);
+            if (failed) {
+                if (!PyErr_Occurred())
+                    PyErr_SetString(PyExc_SystemError, "NameTable: a side name is missing");
+                return -1;
+            }
+        }
+        else {
+            size_t mask = (size_t)t->n_slots - 1, i = (size_t)entry->hash & mask;
+            while (t->slots[i] != (int32_t)e)
+                i = (i + 1) & mask;
+            t->slots[i] = NAME_DELETED;  /* still filled: a later probe must pass it */
+            t->arena_used = entry->start;
+        }
+        t->n = e;
+    }
+    return 0;
+}
+
+/* truncate(n): forget the names of index n and above */
+static PyObject *
+NameTable_truncate(NameTable *t, PyObject *arg)
+{
+    Py_ssize_t n = PyNumber_AsSsize_t(arg, PyExc_OverflowError);
+    if (n == -1 && PyErr_Occurred())
+        return NULL;
+    if (n < 0) {
+        PyErr_SetString(PyExc_ValueError, "truncate(): a negative size");
+        return NULL;
+    }
+    if (name_truncate(t, n) < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+NameTable_iter(NameTable *t)
+{
+    PyObject *empty = PyTuple_New(0);
+    PyObject *names = empty ? NameTable_names(t, empty) : NULL;
+    Py_XDECREF(empty);
+    PyObject *it = names ? PyObject_GetIter(names) : NULL;
+    Py_XDECREF(names);
+    return it;
+}
+
+static PyObject *
+NameTable_nbytes(NameTable *t, void *Py_UNUSED(closure))
+{
+    return PyLong_FromSsize_t((Py_ssize_t)sizeof(NameTable)
+                              + t->capacity * (Py_ssize_t)sizeof(NameEntry)
+                              + t->n_slots * (Py_ssize_t)sizeof(int32_t) + t->arena_capacity);
+}
+
+/* Pickling and copying (a model is a plain Python object whose users may deepcopy it): the
+   names, added back in order. */
+static PyObject *
+NameTable_reduce(NameTable *t, PyObject *Py_UNUSED(ignored))
+{
+    PyObject *empty = PyTuple_New(0);
+    PyObject *names = empty ? NameTable_names(t, empty) : NULL;
+    Py_XDECREF(empty);
+    return names ? Py_BuildValue("(O()N)", (PyObject *)Py_TYPE(t), names) : NULL;
+}
+
+static PyObject *
+NameTable_setstate(NameTable *t, PyObject *names)
+{
+    if (t->n) {
+        PyErr_SetString(PyExc_ValueError, "__setstate__() fills an empty NameTable only");
+        return NULL;
+    }
+    return NameTable_add_new(t, names);
+}
+
+static PySequenceMethods NameTable_as_sequence = {
+    .sq_length = (lenfunc)NameTable_len,
+    .sq_contains = (objobjproc)NameTable_contains,
+};
+
+static PyMethodDef NameTable_methods[] = {
+    {"get", (PyCFunction)(void (*)(void))NameTable_get, METH_FASTCALL,
+     "get(name, default=None): the index of name, or default."},
+    {"add", (PyCFunction)NameTable_add, METH_O, "add(name): its index, added if new."},
+    {"add_new", (PyCFunction)NameTable_add_new, METH_O,
+     "add_new(names): append names, none present or repeated (else ValueError, none added)."},
+    {"name", (PyCFunction)NameTable_name, METH_O, "name(i): the name of index i."},
+    {"names", (PyCFunction)NameTable_names, METH_VARARGS,
+     "names(lo=0, hi=len): the names of indices lo .. hi - 1."},
+    {"truncate", (PyCFunction)NameTable_truncate, METH_O,
+     "truncate(n): forget the names of index n and above."},
+    {"__reduce__", (PyCFunction)NameTable_reduce, METH_NOARGS, "Pickle as the names."},
+    {"__setstate__", (PyCFunction)NameTable_setstate, METH_O, "Add the pickled names."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef NameTable_getset[] = {
+    {"nbytes", (getter)NameTable_nbytes, NULL, "Bytes held outside the side dict.", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyTypeObject NameTableType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "streamnb._accel._kernels.NameTable",
+    .tp_basicsize = sizeof(NameTable),
+    .tp_dealloc = (destructor)NameTable_dealloc,
+    .tp_as_sequence = &NameTable_as_sequence,
+    .tp_iter = (getiterfunc)NameTable_iter,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Names <-> indices in order of addition, str names stored as UTF-8 in an arena.",
+    .tp_methods = NameTable_methods,
+    .tp_getset = NameTable_getset,
+    .tp_new = NameTable_new,
+};
+
 /* ---- encoding ------------------------------------------------------------------------------- */
+
+#define KIND_TOKEN 1  /* streamnb.stats.values.TOKEN */
+
+/* The schema's attribute registry as the encoders read it: its NameTable (name -> attribute)
+   and two arrays per attribute, its kind (int8) and its slot (int64; a token's column). */
+typedef struct {
+    NameTable *table;
+    Py_buffer views[2];  /* kinds, slots */
+} Lookup;
+
+static int
+lookup_acquire(PyObject *table, PyObject *kinds, PyObject *slots, Lookup *l, const char *where)
+{
+    if (!PyObject_TypeCheck(table, &NameTableType)) {
+        PyErr_Format(PyExc_TypeError, "%s: the attribute table must be a NameTable", where);
+        return -1;
+    }
+    l->table = (NameTable *)table;
+    PyObject *objs[2] = {kinds, slots};
+    static const Py_ssize_t sizes[2] = {1, 8};
+    if (get_buffers(objs, l->views, sizes, 2, where) < 0)
+        return -1;
+    if (l->views[0].len < l->table->n || l->views[1].len / 8 < l->table->n) {
+        PyErr_Format(PyExc_ValueError, "%s: kinds and slots must cover the table's %zd names",
+                     where, l->table->n);
+        release_buffers(l->views, 2);
+        return -1;
+    }
+    return 0;
+}
+
+/* 1 and *column for a token, 0 for an unknown name, 2 for a known attribute of another kind,
+   -1 on error. */
+static int
+lookup_token(const Lookup *l, PyObject *name, Py_ssize_t *column)
+{
+    Py_ssize_t a = name_find(l->table, name);
+    if (a < 0)
+        return a == -1 ? 0 : -1;
+    if (((const signed char *)l->views[0].buf)[a] != KIND_TOKEN)
+        return 2;
+    *column = (Py_ssize_t)((const int64_t *)l->views[1].buf)[a];
+    return 1;
+}
 
 /*
  * Columns of x's present tokens (count in the return value, PyMem-allocated *cols), -1 when x
@@ -78,8 +651,8 @@ check_class_row(const Py_buffer *view, Py_ssize_t c, const char *what)
  * to register in bulk (on -1 new_names is left as it was).
  */
 static Py_ssize_t
-simple_token_columns(PyObject *x, PyObject *token_column, PyObject *attribute_index, int grow,
-                     Py_ssize_t limit, Py_ssize_t **cols, PyObject *new_names)
+simple_token_columns(PyObject *x, const Lookup *l, int grow, Py_ssize_t limit, Py_ssize_t **cols,
+                     PyObject *new_names)
 {
     Py_ssize_t size = PyDict_GET_SIZE(x), n = 0, pos = 0;
     Py_ssize_t named = new_names ? PyList_GET_SIZE(new_names) : 0;
@@ -95,15 +668,13 @@ simple_token_columns(PyObject *x, PyObject *token_column, PyObject *attribute_in
         int present = PyObject_IsTrue(value);
         if (present < 0)
             return -2;
-        PyObject *column = PyDict_GetItemWithError(token_column, name);
-        if (column == NULL) {
-            if (PyErr_Occurred())
-                return -2;
-            int known = PyDict_Contains(attribute_index, name);
-            if (known < 0)
-                return -2;
-            if (known)
-                goto general;
+        Py_ssize_t j;
+        int found = lookup_token(l, name, &j);
+        if (found < 0)
+            return -2;
+        if (found == 2)
+            goto general;
+        if (found == 0) {
             if (grow && present) {
                 if (new_names == NULL || !PyUnicode_CheckExact(name))
                     goto general;
@@ -115,9 +686,6 @@ simple_token_columns(PyObject *x, PyObject *token_column, PyObject *attribute_in
         }
         if (!present)
             continue;
-        Py_ssize_t j = PyLong_AsSsize_t(column);
-        if (j == -1 && PyErr_Occurred())
-            return -2;
         if (j < 0 || j >= limit) {
             PyErr_Format(PyExc_IndexError, "column %zd out of range [0, %zd)", j, limit);
             return -2;
@@ -132,7 +700,7 @@ general:
 }
 
 /*
- * encode_tokens(x, token_column, attribute_index, grow) -> (columns, rest)
+ * encode_tokens(x, table, kinds, slots, grow) -> (columns, rest)
  *
  * columns: the columns of x's known tokens whose value is True or a non-zero int; rest: the
  * names that need the general (Python) encoder: known non-token attributes, unknown names when
@@ -142,10 +710,11 @@ general:
 static PyObject *
 encode_tokens(PyObject *Py_UNUSED(self), PyObject *args)
 {
-    PyObject *x, *token_column, *attribute_index;
+    PyObject *x, *table, *kinds, *slots;
     int grow;
-    if (!PyArg_ParseTuple(args, "O!O!O!p", &PyDict_Type, &x, &PyDict_Type, &token_column,
-                          &PyDict_Type, &attribute_index, &grow))
+    Lookup l;
+    if (!PyArg_ParseTuple(args, "O!OOOp", &PyDict_Type, &x, &table, &kinds, &slots, &grow)
+            || lookup_acquire(table, kinds, slots, &l, "encode_tokens") < 0)
         return NULL;
     PyObject *columns = PyList_New(0), *rest = PyList_New(0);
     if (columns == NULL || rest == NULL)
@@ -158,25 +727,30 @@ encode_tokens(PyObject *Py_UNUSED(self), PyObject *args)
                 goto fail;
             continue;
         }
-        PyObject *column = PyDict_GetItemWithError(token_column, name);
-        if (column == NULL) {
-            if (PyErr_Occurred())
-                goto fail;
-            int known = PyDict_Contains(attribute_index, name);
-            if (known < 0)
-                goto fail;
-            if ((grow || known) && PyList_Append(rest, name) < 0)
+        Py_ssize_t j;
+        int found = lookup_token(&l, name, &j);
+        if (found < 0)
+            goto fail;
+        if (found != 1) {
+            if ((grow || found == 2) && PyList_Append(rest, name) < 0)
                 goto fail;
             continue;
         }
         int present = PyObject_IsTrue(value);
         if (present < 0)
             goto fail;
-        if (present && PyList_Append(columns, column) < 0)
-            goto fail;
+        if (present) {
+            PyObject *column = PyLong_FromSsize_t(j);
+            int failed = column == NULL || PyList_Append(columns, column) < 0;
+            Py_XDECREF(column);
+            if (failed)
+                goto fail;
+        }
     }
+    release_buffers(l.views, 2);
     return Py_BuildValue("(NN)", columns, rest);
 fail:
+    release_buffers(l.views, 2);
     Py_XDECREF(columns);
     Py_XDECREF(rest);
     return NULL;
@@ -255,7 +829,7 @@ fail:
 }
 
 /*
- * encode_many(records, token_column, attribute_index, grow) -> (columns, lengths, special, new)
+ * encode_many(records, table, kinds, slots, grow) -> (columns, lengths, special, new)
  *
  * The batch form: present-token columns of every record, concatenated (columns, int64 bytes),
  * with per-record counts (lengths, int64 bytes); records that are not non-empty dicts of simple
@@ -266,10 +840,11 @@ fail:
 static PyObject *
 encode_many(PyObject *Py_UNUSED(self), PyObject *args)
 {
-    PyObject *records, *token_column, *attribute_index;
+    PyObject *records, *table, *kinds, *slots;
     int grow;
-    if (!PyArg_ParseTuple(args, "O!O!O!p", &PyList_Type, &records, &PyDict_Type, &token_column,
-                          &PyDict_Type, &attribute_index, &grow))
+    Lookup l;
+    if (!PyArg_ParseTuple(args, "O!OOOp", &PyList_Type, &records, &table, &kinds, &slots, &grow)
+            || lookup_acquire(table, kinds, slots, &l, "encode_many") < 0)
         return NULL;
     Py_ssize_t n = PyList_GET_SIZE(records), used = 0, capacity = 64;
     long long *columns = PyMem_Malloc(sizeof(long long) * capacity);
@@ -285,8 +860,8 @@ encode_many(PyObject *Py_UNUSED(self), PyObject *args)
         Py_ssize_t m = -1;
         lengths[r] = 0;
         if (PyDict_CheckExact(x) && PyDict_GET_SIZE(x) > 0) {
-            m = simple_token_columns(x, token_column, attribute_index, grow, PY_SSIZE_T_MAX,
-                                     &cols, grow ? new_names : NULL);
+            m = simple_token_columns(x, &l, grow, PY_SSIZE_T_MAX, &cols,
+                                     grow ? new_names : NULL);
             if (m == -2)
                 goto done;
         }
@@ -320,6 +895,7 @@ encode_many(PyObject *Py_UNUSED(self), PyObject *args)
                            used * (Py_ssize_t)sizeof(long long), (const char *)lengths,
                            n * (Py_ssize_t)sizeof(long long), special, new_names);
 done:
+    release_buffers(l.views, 2);
     PyMem_Free(cols);
     PyMem_Free(columns);
     PyMem_Free(lengths);
@@ -501,7 +1077,7 @@ token_log_odds(PyObject *Py_UNUSED(self), PyObject *args)
 }
 
 /*
- * score_tokens(x, token_column, attribute_index, value_counts, n_classes, class_counts,
+ * score_tokens(x, table, kinds, slots, value_counts, n_classes, class_counts,
  *              a_present, a_absent, finite, zeros) -> rest
  *
  * encode_tokens(x, ..., grow=False) and token_log_odds on its columns in one call. When rest
@@ -511,30 +1087,34 @@ token_log_odds(PyObject *Py_UNUSED(self), PyObject *args)
 static PyObject *
 score_tokens(PyObject *self, PyObject *args)
 {
-    PyObject *x, *token_column, *attribute_index, *vc_obj, *cc_obj, *fin_obj, *zer_obj;
+    PyObject *x, *table, *kinds, *slots, *vc_obj, *cc_obj, *fin_obj, *zer_obj;
     Py_ssize_t k;
     double a_present, a_absent;
-    if (!PyArg_ParseTuple(args, "O!O!O!OnOddOO", &PyDict_Type, &x, &PyDict_Type, &token_column,
-                          &PyDict_Type, &attribute_index, &vc_obj, &k, &cc_obj, &a_present,
-                          &a_absent, &fin_obj, &zer_obj))
+    Lookup l;
+    if (!PyArg_ParseTuple(args, "O!OOOOnOddOO", &PyDict_Type, &x, &table, &kinds, &slots,
+                          &vc_obj, &k, &cc_obj, &a_present, &a_absent, &fin_obj, &zer_obj))
         return NULL;
     /* A record of bools and ints only (a message) is scored without building Python lists: the
      * one-record prediction path of every naive Bayes model runs through here. */
     Py_buffer b[4];
     if (odds_buffers(vc_obj, cc_obj, fin_obj, zer_obj, k, b, "score_tokens") < 0)
         return NULL;
+    if (lookup_acquire(table, kinds, slots, &l, "score_tokens") < 0) {
+        release_buffers(b, 4);
+        return NULL;
+    }
     PyObject *result = NULL;
     Py_ssize_t *cols = NULL;
-    Py_ssize_t n = simple_token_columns(x, token_column, attribute_index, 0, b[0].shape[1],
-                                        &cols, NULL);
+    Py_ssize_t n = simple_token_columns(x, &l, 0, b[0].shape[1], &cols, NULL);
     if (n >= 0 && add_log_odds(b, k, cols, n, a_present, a_absent) == 0)
         result = PyList_New(0);
     PyMem_Free(cols);
+    release_buffers(l.views, 2);
     release_buffers(b, 4);
     if (n != -1)  /* scored, or an error (set) */
         return result;
     /* the general encoder's split: token columns here, the rest named for the caller */
-    PyObject *encode_args = Py_BuildValue("(OOOi)", x, token_column, attribute_index, 0);
+    PyObject *encode_args = Py_BuildValue("(OOOOi)", x, table, kinds, slots, 0);
     PyObject *encoded = encode_args ? encode_tokens(self, encode_args) : NULL;
     Py_XDECREF(encode_args);
     if (encoded == NULL)
@@ -768,7 +1348,7 @@ done:
 }
 
 /*
- * learn_tokens(x, token_column, attribute_index, value_counts, c, bins, is_head, binned)
+ * learn_tokens(x, table, kinds, slots, value_counts, c, bins, is_head, binned)
  *     -> crossed | None
  *
  * token_increment for a message whose names are all known tokens with bool/int values (unknown
@@ -777,20 +1357,23 @@ done:
 static PyObject *
 learn_tokens(PyObject *Py_UNUSED(self), PyObject *args)
 {
-    PyObject *x, *token_column, *attribute_index, *vc_obj, *bins_obj, *head_obj;
+    PyObject *x, *table, *kinds, *slots, *vc_obj, *bins_obj, *head_obj;
     Py_ssize_t c, limit;
     int binned;
-    if (!PyArg_ParseTuple(args, "O!O!O!OnOOp", &PyDict_Type, &x, &PyDict_Type, &token_column,
-                          &PyDict_Type, &attribute_index, &vc_obj, &c, &bins_obj, &head_obj,
-                          &binned))
+    Lookup l;
+    if (!PyArg_ParseTuple(args, "O!OOOOnOOp", &PyDict_Type, &x, &table, &kinds, &slots, &vc_obj,
+                          &c, &bins_obj, &head_obj, &binned))
         return NULL;
     Py_buffer b[3];
     if (increment_buffers(vc_obj, bins_obj, head_obj, c, b, &limit) < 0)
         return NULL;
+    if (lookup_acquire(table, kinds, slots, &l, "learn_tokens") < 0) {
+        release_buffers(b, 3);
+        return NULL;
+    }
     PyObject *crossed = NULL;
     Py_ssize_t *cols = NULL;
-    Py_ssize_t n = simple_token_columns(x, token_column, attribute_index, 1, limit, &cols,
-                                        NULL);
+    Py_ssize_t n = simple_token_columns(x, &l, 1, limit, &cols, NULL);
     if (n == -1)
         crossed = Py_NewRef(Py_None);
     else if (n >= 0 && (crossed = PyList_New(0)) != NULL &&
@@ -799,6 +1382,7 @@ learn_tokens(PyObject *Py_UNUSED(self), PyObject *args)
                             b[2].buf, cols, n, binned, crossed) < 0)
         Py_CLEAR(crossed);
     PyMem_Free(cols);
+    release_buffers(l.views, 2);
     release_buffers(b, 3);
     return crossed;
 }
@@ -1348,5 +1932,10 @@ PyMODINIT_FUNC
 PyInit__kernels(void)
 {
     email_words_init();
-    return PyModule_Create(&module);
+    if (PyType_Ready(&NameTableType) < 0)
+        return NULL;
+    PyObject *m = PyModule_Create(&module);
+    if (m != NULL && PyModule_AddObjectRef(m, "NameTable", (PyObject *)&NameTableType) < 0)
+        Py_CLEAR(m);
+    return m;
 }

@@ -9,6 +9,7 @@ refuse the same arguments with the same errors; tests/test_kernels.py checks eac
 from __future__ import annotations
 
 import math
+import operator
 import os
 import re
 import sys
@@ -17,12 +18,10 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["ACCELERATED", "class_absent_sum", "class_terms", "email_hosts", "email_words",
-           "encode_many", "encode_tokens", "html_text",
-           "learn_tokens",
+__all__ = ["ACCELERATED", "NameTable", "class_absent_sum", "class_terms", "email_hosts",
+           "email_words", "encode_many", "encode_tokens", "html_text", "learn_tokens",
            "posterior", "score_tokens", "text_columns", "token_increment",
-           "token_increment_many",
-           "token_log_odds"]
+           "token_increment_many", "token_log_odds"]
 
 
 def _ssize(j: Any) -> int:
@@ -60,17 +59,108 @@ def _check_class_row(table: np.ndarray, c: int, what: str) -> None:
     _check_rows(table, c + 1, what)
 
 
-def _encode_tokens(x: dict, token_column: dict, attribute_index: dict, grow: bool
+class _NameTable:
+    """Names ↔ indices 0, 1, ... in order of addition (the C ``NameTable``'s twin, which keeps
+    str names as UTF-8 in an arena: this one is a dict and a list)."""
+
+    __slots__ = ("_index", "_names")
+
+    def __init__(self) -> None:
+        self._index: dict[Any, int] = {}
+        self._names: list[Any] = []
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+    def __contains__(self, name: Any) -> bool:
+        return name in self._index
+
+    def __iter__(self) -> Any:
+        return iter(list(self._names))
+
+    def get(self, name: Any, default: Any = None) -> Any:
+        return self._index.get(name, default)
+
+    def add(self, name: Any) -> int:
+        e = self._index.get(name)
+        if e is None:
+            e = self._index[name] = len(self._names)
+            self._names.append(name)
+        return e
+
+    def add_new(self, names: Any) -> None:
+        names = list(names)
+        before = len(self._names)
+        for name in names:
+            if name in self._index:
+                self.truncate(before)
+                raise ValueError(f"add_new(): {name!r} is already present")
+            self._index[name] = len(self._names)
+            self._names.append(name)
+
+    def name(self, i: Any) -> Any:
+        e = operator.index(i)
+        if not 0 <= e < len(self._names):
+            raise IndexError(f"name index {e} out of range [0, {len(self._names)})")
+        return self._names[e]
+
+    def names(self, lo: int = 0, hi: int | None = None) -> list[Any]:
+        n = len(self._names)
+        lo = min(max(lo, 0), n)
+        hi = n if hi is None else min(max(hi, lo), n)
+        return self._names[lo:hi]
+
+    def __reduce__(self) -> tuple:
+        return type(self), (), self.names()
+
+    def __setstate__(self, names: list[Any]) -> None:
+        if self._names:
+            raise ValueError("__setstate__() fills an empty NameTable only")
+        self.add_new(names)
+
+    def truncate(self, n: Any) -> None:
+        n = operator.index(n)
+        if n < 0:
+            raise ValueError("truncate(): a negative size")
+        for name in self._names[n:]:
+            del self._index[name]
+        del self._names[n:]
+
+
+_TOKEN = 1  # streamnb.stats.values.TOKEN
+
+
+_OTHER = object()  # a known attribute of another kind than token
+
+
+def _lookup_token(table: Any, kinds: Any, slots: Any, name: Any) -> Any:
+    """A token's column, None for an unknown name, ``_OTHER`` for an attribute of another kind
+    (the C kernels' lookup_token)."""
+    a = table.get(name)
+    if a is None:
+        return None
+    return slots[a] if kinds[a] == _TOKEN else _OTHER
+
+
+def _check_lookup(table: Any, kinds: Any, slots: Any, where: str) -> None:
+    if type(table).__name__ not in ("NameTable", "_NameTable"):  # the C one, built or not
+        raise TypeError(f"{where}: the attribute table must be a NameTable")
+    if min(len(kinds), len(slots)) < len(table):
+        raise ValueError(f"{where}: kinds and slots must cover the table's {len(table)} names")
+
+
+def _encode_tokens(x: dict, table: Any, kinds: Any, slots: Any, grow: bool
                    ) -> tuple[list[int], list[Any]]:
+    _check_lookup(table, kinds, slots, "encode_tokens")
     columns: list[int] = []
     rest: list[Any] = []
     for name, value in x.items():
         if not (value.__class__ is bool or value.__class__ is int):
             rest.append(name)
             continue
-        column = token_column.get(name)
-        if column is None:
-            if grow or name in attribute_index:
+        column = _lookup_token(table, kinds, slots, name)
+        if column is None or column is _OTHER:
+            if grow or column is _OTHER:
                 rest.append(name)
             continue
         if value:
@@ -203,16 +293,17 @@ def _absent_sum(bin_row: np.ndarray, count_row: np.ndarray, N: int, log_table: n
     return total, zeros
 
 
-def _score_tokens(x: dict, token_column: dict, attribute_index: dict, value_counts: np.ndarray,
+def _score_tokens(x: dict, table: Any, kinds: Any, slots: Any, value_counts: np.ndarray,
                   k: int, class_counts: np.ndarray, a_present: float, a_absent: float,
                   finite: Any, zeros: Any) -> list[Any]:
     _check_rows(value_counts, k, "value_counts")
     if min(len(class_counts), len(finite), len(zeros)) < k:
         raise ValueError("class arrays shorter than n_classes")
-    columns = _simple(x, token_column, attribute_index, False, value_counts.shape[1])
+    _check_lookup(table, kinds, slots, "score_tokens")
+    columns = _simple(x, table, kinds, slots, False, value_counts.shape[1])
     rest: list[Any] = []
     if columns is None:
-        columns, rest = _encode_tokens(x, token_column, attribute_index, False)
+        columns, rest = _encode_tokens(x, table, kinds, slots, False)
     _token_log_odds(value_counts, k, columns, class_counts, a_present, a_absent, finite, zeros)
     return rest
 
@@ -271,7 +362,7 @@ def _class_terms(class_counts: np.ndarray, k: int, b: float, a_present: float, a
     return True
 
 
-def _simple(x: dict, token_column: dict, attribute_index: dict, grow: bool,
+def _simple(x: dict, table: Any, kinds: Any, slots: Any, grow: bool,
             limit: int = sys.maxsize, new_names: list | None = None) -> list[int] | None:
     # The C kernels' simple_token_columns: a column out of range is an error where it comes in
     # the record, even if a later field would have sent the record to the general path.
@@ -280,10 +371,10 @@ def _simple(x: dict, token_column: dict, attribute_index: dict, grow: bool,
     for name, value in x.items():
         if not (value.__class__ is bool or value.__class__ is int):
             break
-        column = token_column.get(name)
+        column = _lookup_token(table, kinds, slots, name)
+        if column is _OTHER:
+            break
         if column is None:
-            if name in attribute_index:
-                break
             if grow and value:
                 if new_names is None or name.__class__ is not str:
                     break
@@ -301,26 +392,27 @@ def _simple(x: dict, token_column: dict, attribute_index: dict, grow: bool,
     return None
 
 
-def _learn_tokens(x: dict, token_column: dict, attribute_index: dict, value_counts: np.ndarray,
+def _learn_tokens(x: dict, table: Any, kinds: Any, slots: Any, value_counts: np.ndarray,
                   c: int, bins: np.ndarray, is_head: np.ndarray, binned: bool
                   ) -> list[int] | None:
     _check_class_row(value_counts, c, "value_counts")
     _check_class_row(bins, c, "bins")
-    columns = _simple(x, token_column, attribute_index, True,
-                      min(len(is_head), value_counts.shape[1]))
+    _check_lookup(table, kinds, slots, "learn_tokens")
+    columns = _simple(x, table, kinds, slots, True, min(len(is_head), value_counts.shape[1]))
     if columns is None:
         return None
     return _increment(value_counts[c], bins[c], is_head, columns, binned)
 
 
-def _encode_many(records: list, token_column: dict, attribute_index: dict, grow: bool
+def _encode_many(records: list, table: Any, kinds: Any, slots: Any, grow: bool
                  ) -> tuple[bytes, bytes, list[int], list[str]]:
+    _check_lookup(table, kinds, slots, "encode_many")
     columns: list[int] = []
     lengths: list[int] = []
     special: list[int] = []
     new_names: list[str] = []
     for r, x in enumerate(records):
-        simple = (_simple(x, token_column, attribute_index, grow, sys.maxsize,
+        simple = (_simple(x, table, kinds, slots, grow, sys.maxsize,
                           new_names if grow else None)
                   if type(x) is dict and x else None)
         if simple is None:
@@ -467,6 +559,7 @@ token_log_odds = _token_log_odds
 token_increment = _token_increment
 token_increment_many = _token_increment_many
 class_absent_sum = _class_absent_sum
+NameTable: type = _NameTable
 score_tokens = _score_tokens
 posterior = _posterior
 class_terms = _class_terms
@@ -484,6 +577,7 @@ if os.environ.get("STREAMNB_PURE_PYTHON", "") in ("", "0"):
         pass
     else:
         ACCELERATED = True
+        NameTable = _kernels.NameTable
         encode_tokens = _kernels.encode_tokens
         token_log_odds = _kernels.token_log_odds
         token_increment = _kernels.token_increment

@@ -102,7 +102,7 @@ class Estimator(base.Base):
             base, base_zeros = self.token_absent_baseline(stats)
             return (prior + base).tolist(), (prior_zeros + base_zeros).tolist()
         return stats.tokens.class_terms(stats.class_count_buffer, stats.n_classes, b, a,
-                                        a_absent, len(stats.schema.token_column),
+                                        a_absent, stats.schema.n_tokens,
                                         stats.value_count_buffer)
 
     def log_theta(self, stats: CountStatistics, columns: np.ndarray) -> LogProb:

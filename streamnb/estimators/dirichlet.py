@@ -102,7 +102,7 @@ class Dirichlet(Estimator):
         absent = np.empty(schema.n_columns)
         for j, (a, value) in enumerate(zip(schema.column_attribute, schema.column_value,
                                            strict=True)):
-            sigma = self.value_prior.get(schema.attributes.values[a], self.default)
+            sigma = self.value_prior.get(schema.attributes.name(a), self.default)
             if isinstance(sigma, Mapping):
                 if value is None:  # a token: cells True and False
                     present[j] = sigma.get(True, self.default)

@@ -99,7 +99,7 @@ class FisherDiscriminant(base.SupervisedTransformer):
         if p:
             # canonical attribute order and sign (largest component positive), so that the
             # output does not depend on the order attributes first appeared in
-            names = s.attributes.values
+            names = s.attributes.names()
             canon = np.array(sorted(range(p), key=lambda j: (type(names[j]).__name__,
                                                              repr(names[j]))))
             ix = np.ix_(canon, canon)

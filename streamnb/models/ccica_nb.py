@@ -456,8 +456,8 @@ class CCICANB(GaussianDiscriminant):
         self.stats.merge(other.stats)
         class_map = np.array([self.stats.labels.index[v] for v in other.stats.labels.values],
                              dtype=np.int64)
-        column_map = np.array([self.stats.attributes.index[v]
-                               for v in other.stats.attributes.values], dtype=np.int64)
+        column_map = np.array([self.stats.attributes.get(v)
+                               for v in other.stats.attributes.names()], dtype=np.int64)
         self.sample.merge(other.sample, class_map, column_map, self.stats.n_attributes)
         self.n_learned += other.n_learned
         if self.stats.n_classes:
@@ -472,7 +472,7 @@ class CCICANB(GaussianDiscriminant):
         if not s.n_classes:
             return np.zeros(0, dtype=np.int64)
         diag = np.diagonal(s.weight, axis1=1, axis2=2)
-        names = s.attributes.values
+        names = s.attributes.names()
         seen = np.flatnonzero((diag > 0).all(axis=0))
         return np.array(sorted(seen, key=lambda j: (type(names[j]).__name__, repr(names[j]))),
                         dtype=np.int64)

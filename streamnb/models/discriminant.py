@@ -184,7 +184,7 @@ class GaussianDiscriminant(CountClassifier):
         # canonical order (by name), so that the factors, hence predictions, are the same
         # bits whatever order the attributes first appeared in: the statistics' cells are
         # updated elementwise and do not depend on it either
-        names = s.attributes.values
+        names = s.attributes.names()
         active = np.array(sorted(seen, key=lambda j: (type(names[j]).__name__,
                                                       repr(names[j]))), dtype=np.int64)
         sigma, shared = self._covariances(active)
@@ -264,7 +264,7 @@ class GaussianDiscriminant(CountClassifier):
         """Class → attribute → mean."""
         s = self.stats
         m = s.means()
-        return {label: dict(zip(s.attributes.values, m[c].tolist(), strict=True))
+        return {label: dict(zip(s.attributes.names(), m[c].tolist(), strict=True))
                 for c, label in enumerate(s.labels.values)}
 
     def covariance(self, label: Any | None = None) -> np.ndarray:

@@ -134,7 +134,7 @@ class KernelNB(GaussianDiscriminant):
     def log_density(self, label: Any, attribute: Any, value: float) -> float:
         """log f_{attribute, label}(value), the kernel density estimate."""
         terms = self._terms()
-        c, a = self.stats.labels.index[label], self.stats.attributes.index[attribute]
+        c, a = self.stats.labels.index[label], self.stats.attributes.get(attribute)
         return float(self._log_density(terms, a, np.array([float(value)]))[0, c])
 
     def _joint_log_likelihood(self, records: Sequence[Mapping], where: str

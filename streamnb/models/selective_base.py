@@ -483,7 +483,7 @@ class SelectiveClassifier(CountClassifier):
                 index.append(np.arange(2))
                 continue
             mine = list(schema.nominal_values[schema.slots[a]])
-            b = theirs.attributes.index[schema.attributes.values[a]]
+            b = theirs.attributes.get(schema.attributes.name(a))
             index.append(np.array([mine.index(value)
                                    for value in theirs.nominal_values[theirs.slots[b]]],
                                   dtype=np.int64))

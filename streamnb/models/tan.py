@@ -217,8 +217,8 @@ class TAN(PairwiseNaiveBayes):
         if self.missing == "skip" or not isinstance(x, Mapping):
             return x
         schema = self.stats.schema
-        names = schema.attributes.values
-        if not any(is_missing(x.get(names[a])) for a in schema.nominal_attributes):
+        name = schema.attributes.name
+        if not any(is_missing(x.get(name(a))) for a in schema.nominal_attributes):
             return x  # no gap to fill (a record imputed already, say): no modes to count
         return self._imputed([x])[0]
 

@@ -157,7 +157,7 @@ class BinnedDensity:
         if other.n_bins != self.n_bins:
             raise ValueError(f"cannot merge sketches of {other.n_bins} and {self.n_bins} bins")
         rows = [self.labels.add(v) for v in other.labels.values]
-        cols = [self.attributes.add(v) for v in other.attributes.values]
+        cols = [self.attributes.add(v) for v in other.attributes.names()]
         self.resize()
         self.class_weight[rows] += other.class_weight
         for i, c in enumerate(rows):
@@ -191,7 +191,7 @@ class BinnedDensity:
         of values, whatever the order or the batching they were learned in."""
         out = {}
         for c, label in enumerate(self.labels.values):
-            for a, name in enumerate(self.attributes.values):
+            for a, name in enumerate(self.attributes.names()):
                 held = np.flatnonzero(self.counts[c, a])
                 if len(held):
                     out[(label, name)] = (int(self.exponent[c, a]), dict(zip(

@@ -164,10 +164,10 @@ class CountStatistics:
             c = self.labels.index.get(y)
             if c is not None:
                 schema, tokens = self.schema, self.tokens
-                crossed = learn_tokens(x, schema.token_column, schema.attributes.index, self._vc,
+                crossed = learn_tokens(x, schema.attributes, schema.kinds, schema.slots, self._vc,
                                        c, tokens.bins, tokens.is_head, tokens.exact)
                 if crossed is None and self._add_new_tokens(x):
-                    crossed = learn_tokens(x, schema.token_column, schema.attributes.index,
+                    crossed = learn_tokens(x, schema.attributes, schema.kinds, schema.slots,
                                            self._vc, c, tokens.bins, tokens.is_head,
                                            tokens.exact)
                 if crossed is not None:
@@ -181,22 +181,25 @@ class CountStatistics:
         """Register the new tokens of a message made only of tokens (str names, bool/int
         values) in bulk; False, registering nothing, if ``x`` needs the general path."""
         schema = self.schema
-        tokens, known = schema.token_column, schema.attributes.index
+        known, kinds = schema.attributes, schema.kinds
         new = []
         for name, value in x.items():
             if not (value.__class__ is bool or value.__class__ is int):
                 return False
-            if name not in tokens:
-                if name in known or type(name) is not str:
+            a = known.get(name)
+            if a is None:
+                if type(name) is not str:
                     return False
                 if value:
                     new.append(name)
+            elif kinds[a] != TOKEN:
+                return False
         if not new:
             return False
         schema.add_tokens(new)
         schema.commit()
         self._fit()
-        self.tokens.cover(len(tokens), self.n_classes, schema.n_columns)
+        self.tokens.cover(schema.n_tokens, self.n_classes, schema.n_columns)
         return True
 
     def _update(self, x: Mapping, y: Any, record: str) -> None:
@@ -217,7 +220,7 @@ class CountStatistics:
         c = self.labels.add(label)
         if self._fitted != (len(self.labels.values), schema.version):
             self._fit()
-            self.tokens.cover(len(schema.token_column), self.n_classes, schema.n_columns)
+            self.tokens.cover(schema.n_tokens, self.n_classes, schema.n_columns)
         self._cc[c] += 1.0
         row = self._vc[c]
         if enc.nominal_columns:
@@ -464,9 +467,10 @@ class CountStatistics:
         """Every statistic keyed by names and values, not indices: two states hold the same
         statistics iff their ``to_dict()`` are equal, whatever order their domains grew in."""
         s, labels = self.schema, self.labels.values
-        names = s.attributes.values
+        names = s.attributes.names()
         cells = {}
-        for j, (a, value) in enumerate(zip(s.column_attribute, s.column_value, strict=True)):
+        for j, (a, value) in enumerate(zip(s.column_attribute.tolist(), s.column_value,
+                                               strict=True)):
             for c, label in enumerate(labels):
                 cells[(names[a], True if value is None else value, label)] = float(
                     self.value_counts[c, j])

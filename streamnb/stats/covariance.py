@@ -219,7 +219,7 @@ class ClassCovariance:
         """Add ``other``'s records (labels and attributes reconciled by value). Exact: the
         statistics of the two streams concatenated, up to rounding. Returns ``self``."""
         rows = np.array([self.labels.add(v) for v in other.labels.values], dtype=np.int64)
-        cols = np.array([self.attributes.add(v) for v in other.attributes.values],
+        cols = np.array([self.attributes.add(v) for v in other.attributes.names()],
                         dtype=np.int64)
         self.resize()
         self.class_weight[rows] += other.class_weight

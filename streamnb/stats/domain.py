@@ -53,6 +53,14 @@ class Domain:
     def get(self, value: Hashable) -> int | None:
         return self.index.get(value)
 
+    def name(self, i: int) -> Any:
+        """The value of index ``i`` (as the schema's ``NameTable``, which has no list)."""
+        return self.values[i]
+
+    def names(self, lo: int = 0, hi: int | None = None) -> list[Any]:
+        """The values of indices ``lo`` .. ``hi`` − 1."""
+        return self.values[lo:hi]
+
     def add(self, value: Hashable) -> int:
         """Index of ``value``, registering it first if it is new."""
         i = self.index.get(value)

@@ -47,7 +47,7 @@ def nominal_modes(stats: Any, records: Sequence[Mapping] | Any = ()) -> dict[Has
     if schema.n_nominal and stats.n_classes:
         column_totals = stats.value_counts.sum(axis=0)
         for a, values in zip(schema.nominal_attributes, schema.nominal_values, strict=True):
-            totals[schema.attributes.values[a]] = {v: float(column_totals[j])
+            totals[schema.attributes.name(a)] = {v: float(column_totals[j])
                                                    for v, j in values.items()}
     if _is_frame(records):
         records = records.to_dict("records")

@@ -109,9 +109,9 @@ class PairCounts:
         """The candidate's name: an attribute name, or ``(text attribute, token)``."""
         schema = self.schema
         if key >= 0:
-            return schema.attributes.values[key]
+            return schema.attributes.name(key)
         j = -1 - key
-        return (schema.attributes.values[schema.column_attribute[j]], schema.column_value[j])
+        return (schema.attributes.name(schema.column_attribute[j]), schema.column_value[j])
 
     def key_of(self, name: Any) -> int | None:
         """The key of a candidate name (None if unknown). A pair ``(t, w)`` whose ``t`` is a
@@ -206,7 +206,7 @@ class PairCounts:
             return
         pending = self.pending
         for a in range(self._seen_attributes, schema.n_attributes):
-            name = schema.attributes.values[a]
+            name = schema.attributes.name(a)
             if pending and name in pending:
                 if schema.kinds[a] not in (NOMINAL, TOKEN):
                     raise ValueError(f"attribute {name!r} is numeric: pairwise counts need "
@@ -245,22 +245,22 @@ class PairCounts:
                 self.candidates.append(key)
                 epoch[key] = -1
 
-        names, kinds = schema.attributes.values, schema.kinds
-        for j in range(self._seen_columns, schema.n_columns):
-            a = schema.column_attribute[j]
+        name, kinds = schema.attributes.name, schema.kinds
+        owners = schema.column_attribute[self._seen_columns:].tolist()
+        for j, a in enumerate(owners, self._seen_columns):
             if a >= seen_a and a not in done:
                 done.add(a)
                 if kinds[a] != TEXT:
-                    consider(a, names[a])
+                    consider(a, name(a))
             if kinds[a] == TEXT:
-                consider(-1 - j, (names[a], schema.column_value[j]))
+                consider(-1 - j, (name(a), schema.column_value[j]))
                 if -1 - j in epoch:
                     self._add_column(j)
             elif a in epoch:
                 self._add_column(j)
         for a in range(seen_a, schema.n_attributes):
             if a not in done and kinds[a] != TEXT:
-                consider(a, names[a])
+                consider(a, name(a))
         self._seen_attributes = schema.n_attributes
         self._seen_columns = schema.n_columns
         self._grow(stats.n_classes, self.n_positions)
@@ -309,7 +309,7 @@ class PairCounts:
         >>> stats.update({"a": "x", "b": "u"}, "+")
         >>> pairs.observe_schema(stats)
         >>> pairs.adopt(stats, ["b", "c"])  # "c" not seen yet
-        >>> [stats.schema.attributes.values[a] for a in pairs.candidates], pairs.pending
+        >>> [stats.schema.attributes.name(a) for a in pairs.candidates], pairs.pending
         (['b'], {'c': 0})
 
         """
@@ -559,7 +559,7 @@ class PairCounts:
         schema, theirs = self.schema, other.schema
 
         def mine(j: int) -> int:
-            a = schema.attributes.index[theirs.attributes.values[theirs.column_attribute[j]]]
+            a = schema.attributes.get(theirs.attributes.name(theirs.column_attribute[j]))
             if schema.kinds[a] == TOKEN:
                 return schema.slots[a]
             return schema.values_of(a)[theirs.column_value[j]]
@@ -687,7 +687,7 @@ class CandidateRows:
 
     def __init__(self, pairs: PairCounts, keys: Sequence[int]) -> None:
         schema = pairs.schema
-        names = schema.attributes.values
+        name_of = schema.attributes.name
         self.keys = list(keys)
         self.n_keys = len(self.keys)
         self.tokens: list[tuple[int, Any, int]] = []  # (i, name, present column)
@@ -698,10 +698,10 @@ class CandidateRows:
                 name, token = pairs.name_of(a)
                 self.text.setdefault(name, []).append((i, token, -1 - a))
             elif schema.kinds[a] == TOKEN:
-                self.tokens.append((i, names[a], schema.slots[a]))
+                self.tokens.append((i, name_of(a), schema.slots[a]))
             else:
                 values = pairs.value_list(a)
-                self.nominal.append((i, names[a], {v: r for r, v in enumerate(values)},
+                self.nominal.append((i, name_of(a), {v: r for r, v in enumerate(values)},
                                      np.asarray(pairs.attribute_columns(a), dtype=np.int64)))
         self._domains = [(schema.slots[self.keys[i]], len(rows))
                          for i, _, rows, _ in self.nominal]

@@ -229,7 +229,7 @@ class Reservoir:
         indices and estimated weights of the kept records."""
         for a in attributes:
             if a >= 0 and schema.kinds[a] not in (NOMINAL, TOKEN):
-                raise ValueError(f"attribute {schema.attributes.values[a]!r} is numeric: the "
+                raise ValueError(f"attribute {schema.attributes.name(a)!r} is numeric: the "
                                  "reservoir keeps discrete values only")
         rows, columns = self.cells()
         values = ColumnValues(schema).value_matrix(rows, columns, self.size, attributes)
@@ -392,9 +392,10 @@ def column_map(schema: Schema, other: Schema) -> np.ndarray:
     """This schema's column of each of ``other``'s columns, matched by attribute name and value
     (call after ``schema.absorb(other)``, which registers whatever was missing)."""
     out = np.empty(other.n_columns, dtype=np.int64)
-    names = other.attributes.values
-    for j, (a, value) in enumerate(zip(other.column_attribute, other.column_value, strict=True)):
-        mine = schema.attributes.index[names[a]]
+    names = other.attributes.names()
+    for j, (a, value) in enumerate(zip(other.column_attribute.tolist(), other.column_value,
+                                           strict=True)):
+        mine = schema.attributes.get(names[a])
         if schema.kinds[mine] == TOKEN:
             out[j] = schema.slots[mine]
         else:

@@ -31,14 +31,14 @@ record are rolled back, so bad input never changes the domains.
 from __future__ import annotations
 
 import itertools
+from array import array
 from collections.abc import Hashable, Iterable, Mapping
 from typing import Any
 
 import numpy as np
 
-from streamnb._accel.kernels import encode_many, encode_tokens, text_columns
+from streamnb._accel.kernels import NameTable, encode_many, encode_tokens, text_columns
 from streamnb.stats.codec import decode, encode, normalize_name
-from streamnb.stats.domain import Domain
 from streamnb.stats.encoded import Encoded, EncodedBatch, Registrations
 from streamnb.stats.growing import GrowingArray
 from streamnb.stats.values import (
@@ -92,20 +92,21 @@ class Schema:
                  numeric: bool = True) -> None:
         self.declared_nominal = frozenset(normalize_name(n) for n in nominal)
         self.numeric = numeric
-        self.attributes = Domain()
-        self.kinds: list[int] = []
-        self.slots: list[int] = []  # nominal/numeric: slot among its kind; token: its column
+        # name -> attribute: the vocabulary's size, hence a C table of UTF-8 names (~40 B a
+        # token) rather than a dict of str and int objects (~150 B); kind and slot per attribute
+        # in typed arrays for the same reason (the encoding kernels read all three)
+        self.attributes = NameTable()
+        self.kinds = array("b")
+        self.slots = array("q")  # nominal/numeric/text: slot among its kind; token: its column
         self.nominal_attributes: list[int] = []  # nominal slot -> attribute
         self.nominal_values: list[dict[Any, int]] = []  # nominal slot -> {value: column}
         self.numeric_attributes: list[int] = []  # numeric slot -> attribute
         self.text_attributes: list[int] = []  # text slot -> attribute
         self.text_values: list[dict[Any, int]] = []  # text slot -> {token: column}
-        self.token_column: dict[Any, int] = {}
-        self.column_attribute: list[int] = []
         self.column_value: list[Any] = []  # None for a token's "present" column
         self.version = 0
         self._undo: list[tuple[int, Any]] = []
-        # numpy mirrors of the lists above, kept current so estimators never rebuild them
+        # per-column arrays, kept current so estimators never rebuild them
         self._column_attribute = GrowingArray(np.int64)
         self._column_slot = GrowingArray(np.int64)  # nominal slot, −1 for a token column
         self._column_text = GrowingArray(np.int64)  # text slot, −1 for the other columns
@@ -133,7 +134,12 @@ class Schema:
 
     @property
     def n_columns(self) -> int:
-        return len(self.column_attribute)
+        return self._column_attribute.size
+
+    @property
+    def column_attribute(self) -> np.ndarray:
+        """The attribute of each column (a view, O(1))."""
+        return self._column_attribute.view()
 
     @property
     def n_nominal(self) -> int:
@@ -149,7 +155,7 @@ class Schema:
 
     @property
     def n_tokens(self) -> int:
-        return len(self.token_column)
+        return self._token_columns.size
 
     def attribute_size(self, a: int) -> int:
         """``#A_i``: 2 for a token, the domain size for a nominal attribute, the vocabulary
@@ -161,13 +167,13 @@ class Schema:
             return len(self.nominal_values[self.slots[a]])
         if kind == TEXT:
             return len(self.text_values[self.slots[a]])
-        raise ValueError(f"attribute {self.attributes.values[a]!r} is numeric: it has no #A_i")
+        raise ValueError(f"attribute {self.attributes.name(a)!r} is numeric: it has no #A_i")
 
     def free_values(self) -> int:
         """``Σ_i (#A_i − 1)`` over the discrete attributes (eq. 16's class-prior softening); a
         text attribute is one attribute whose domain is its vocabulary (docs/text.md)."""
         if self._free_version != self.version:
-            self._free = len(self.token_column) + sum(
+            self._free = self.n_tokens + sum(
                 max(len(v) - 1, 0) for v in (*self.nominal_values, *self.text_values))
             self._free_version = self.version
         return self._free
@@ -235,9 +241,8 @@ class Schema:
             self.text_values.append({})
             self._attribute_size.append(0.0)
         else:
-            column = len(self.column_attribute)
+            column = self.n_columns
             self.slots.append(column)
-            self.token_column[name] = column
             self._attribute_size.append(2.0)
             self._append_column(a, None, -1, -1)
             self._token_columns.append(column)
@@ -254,14 +259,9 @@ class Schema:
                 self._add_attribute(name, TOKEN)
             return
         a, column = self.n_attributes, self.n_columns
-        attributes = list(range(a, a + n))
-        columns = list(range(column, column + n))  # one int object each, shared by the maps
-        self.attributes.index.update(zip(names, attributes, strict=True))
-        self.attributes.values.extend(names)
-        self.kinds.extend([TOKEN] * n)
-        self.slots.extend(columns)
-        self.token_column.update(zip(names, columns, strict=True))
-        self.column_attribute.extend(attributes)
+        self.attributes.add_new(names)
+        self.kinds.extend(array("b", [TOKEN]) * n)
+        self.slots.extend(range(column, column + n))
         self.column_value.extend([None] * n)
         self._column_attribute.extend(np.arange(a, a + n))
         self._column_slot.extend(np.full(n, -1))
@@ -273,14 +273,14 @@ class Schema:
     def id_columns(self, ids: np.ndarray) -> np.ndarray:
         """The columns of the tokens named by the non-negative ints ``ids`` (−1 where no token
         has that name): a sparse matrix's column indices, read as a batch."""
-        names, kinds, lo = self.attributes.values, self.kinds, self._ids_upto
+        kinds, lo = self.kinds, self._ids_upto
         # the tokens registered since the last call, in bulk (a batch registers thousands)
-        picked = [a for a, name, kind in zip(range(lo, len(kinds)), names[lo:], kinds[lo:],
-                                             strict=True)
-                  if kind == TOKEN and type(name) is int and name >= 0]
+        names = self.attributes.names(lo)
+        picked = [a for a, name in enumerate(names, lo)
+                  if kinds[a] == TOKEN and type(name) is int and name >= 0]
         if picked:
             attributes = np.array(picked, dtype=np.int64)
-            named = np.array([names[a] for a in picked], dtype=np.int64)
+            named = np.array([names[a - lo] for a in picked], dtype=np.int64)
             top = int(named.max())
             if top >= len(self._ids):
                 grown = np.full(max(top + 1, 2 * len(self._ids)), -1, dtype=np.int64)
@@ -300,13 +300,12 @@ class Schema:
             return
         attributes = self._ids_set.view()
         keep = int(np.searchsorted(attributes, n_attributes))
-        names = self.attributes.values
-        self._ids[[names[a] for a in attributes[keep:].tolist()]] = -1
+        name = self.attributes.name
+        self._ids[[name(a) for a in attributes[keep:].tolist()]] = -1
         self._ids_set.truncate(keep)
         self._ids_upto = n_attributes
 
     def _append_column(self, a: int, value: Any, slot: int, text_slot: int) -> None:
-        self.column_attribute.append(a)
         self.column_value.append(value)
         self._column_attribute.append(a)
         self._column_slot.append(slot)
@@ -321,7 +320,7 @@ class Schema:
         values = self.values_of(a)
         column = values.get(value)
         if column is None:
-            column = values[value] = len(self.column_attribute)
+            column = values[value] = self.n_columns
             text = self.kinds[a] == TEXT
             self._append_column(a, value, -1 if text else self.slots[a],
                                 self.slots[a] if text else -1)
@@ -334,10 +333,9 @@ class Schema:
         """Register distinct new tokens of text attribute ``a`` in bulk (what
         ``_add_nominal_value`` does for each, a list or array operation at a time: a message
         brings tens of new tokens); their columns."""
-        n, column, slot = len(tokens), len(self.column_attribute), self.slots[a]
+        n, column, slot = len(tokens), self.n_columns, self.slots[a]
         columns = range(column, column + n)
         self.text_values[slot].update(zip(tokens, columns, strict=True))
-        self.column_attribute.extend([a] * n)
         self.column_value.extend(tokens)
         self._column_attribute.extend(np.full(n, a))
         self._column_slot.extend(np.full(n, -1))
@@ -365,12 +363,10 @@ class Schema:
         self._column_text.truncate(n_columns)
         self._attribute_size.truncate(n_attributes)
         self._token_columns.truncate(n_tokens)
-        for name in self.attributes.values[n_attributes:]:
-            self.token_column.pop(name, None)
         self._forget_ids(n_attributes)
         self.attributes.truncate(n_attributes)
         del self.kinds[n_attributes:], self.slots[n_attributes:]
-        del self.column_attribute[n_columns:], self.column_value[n_columns:]
+        del self.column_value[n_columns:]
         del self.nominal_attributes[n_nominal:], self.nominal_values[n_nominal:]
         del self.numeric_attributes[n_numeric:]
         del self.text_attributes[n_text:], self.text_values[n_text:]
@@ -382,10 +378,10 @@ class Schema:
     def registered_since(self, mark: Mark) -> Registrations:
         """The attributes and columns registered since ``mark``, for :meth:`replay`."""
         n_attributes, n_columns = mark[0], mark[1]
-        return (list(zip(self.attributes.values[n_attributes:], self.kinds[n_attributes:],
+        return (list(zip(self.attributes.names(n_attributes), self.kinds[n_attributes:],
                          strict=True)),
-                list(zip(self.column_attribute[n_columns:], self.column_value[n_columns:],
-                         strict=True)))
+                list(zip(self.column_attribute[n_columns:].tolist(),
+                         self.column_value[n_columns:], strict=True)))
 
     def replay(self, registrations: Registrations) -> None:
         """Register again what :meth:`registered_since` returned, after a rollback to its mark:
@@ -430,7 +426,7 @@ class Schema:
                                 f"{type(x).__name__}")
         out = Encoded()
         if type(x) is dict:  # present tokens in one kernel call; the rest field by field
-            out.token_columns, rest = encode_tokens(x, self.token_column, self.attributes.index,
+            out.token_columns, rest = encode_tokens(x, self.attributes, self.kinds, self.slots,
                                                     grow)
             for name in rest:
                 self.encode_field(out, name, x[name], record, grow)
@@ -444,8 +440,8 @@ class Schema:
         registered in bulk), the other records (``where i`` names row i in errors) one by one.
         Same ``grow`` contract, and the same registrations in the same order as ``encode`` on
         each record in turn."""
-        columns, lengths, special, new = encode_many(records, self.token_column,
-                                                     self.attributes.index, grow)
+        columns, lengths, special, new = encode_many(records, self.attributes, self.kinds,
+                                                     self.slots, grow)
         lengths = np.frombuffer(lengths, dtype=np.int64)
         columns = np.frombuffer(columns, dtype=np.int64)
         rows = np.repeat(np.arange(len(records)), lengths)  # each column's record
@@ -465,13 +461,22 @@ class Schema:
             encoded[i] = self.encode(x, RecordName(where, i), grow)
         if new:
             self._register_new_tokens(new[done:])
-            token_column = self.token_column
-            columns[places] = [token_column[name] for name in new]
+            get, slots, kinds = self.attributes.get, self.slots, self.kinds
+            found = [get(name) for name in new]
+            columns[places] = [slots[a] for a in found]
+            if special and any(kinds[a] != TOKEN for a in found):
+                # an earlier record of the batch registered the name as another kind: as one by
+                # one, the later records that hold it take the general encoder
+                redo = np.unique(rows[places[[kinds[a] != TOKEN for a in found]]])
+                for r in redo.tolist():
+                    encoded[r] = self.encode(records[r], RecordName(where, r), grow)
+                keep = ~np.isin(rows, redo)
+                rows, columns = rows[keep], columns[keep]
         return EncodedBatch(len(records), rows, columns, encoded)
 
     def _register_new_tokens(self, names: list[str]) -> None:
         """Register the tokens among ``names`` not known yet, once each, in order."""
-        known = self.token_column
+        known = self.attributes
         fresh = [name for name in dict.fromkeys(names) if name not in known]
         if fresh:
             self.add_tokens(fresh)
@@ -556,17 +561,17 @@ class Schema:
         """Register ``other``'s attributes and values; return its column, nominal-slot,
         numeric-slot and text-slot indices in this schema. Kind conflicts raise before anything
         changes."""
-        for a, name in enumerate(other.attributes.values):
-            mine = self.attributes.get(name)
+        names = other.attributes.names()
+        attribute_map = [self.attributes.get(n) for n in names]
+        for a, (name, mine) in enumerate(zip(names, attribute_map, strict=True)):
             if mine is not None and self.kinds[mine] != other.kinds[a]:
                 raise ValueError(f"cannot merge: attribute {name!r} is {KINDS[self.kinds[mine]]}"
                                  f" here and {KINDS[other.kinds[a]]} in the other state")
-        attribute_map = [self.attributes.get(n) for n in other.attributes.values]
-        for a, name in enumerate(other.attributes.values):
+        for a, name in enumerate(names):
             if attribute_map[a] is None:
                 attribute_map[a] = self._add_attribute(name, other.kinds[a])
         columns = np.empty(other.n_columns, dtype=np.int64)
-        for j, (a, value) in enumerate(zip(other.column_attribute, other.column_value,
+        for j, (a, value) in enumerate(zip(other.column_attribute.tolist(), other.column_value,
                                            strict=True)):
             mine = attribute_map[a]
             if other.kinds[a] == TOKEN:
@@ -587,10 +592,10 @@ class Schema:
         return {
             "declared_nominal": [encode(n) for n in sorted(self.declared_nominal, key=repr)],
             "numeric": self.numeric,
-            "attributes": [[encode(n), KINDS[k]] for n, k in zip(self.attributes.values,
+            "attributes": [[encode(n), KINDS[k]] for n, k in zip(self.attributes.names(),
                                                                  self.kinds, strict=True)],
-            "columns": [[a, encode(v)] for a, v in zip(self.column_attribute, self.column_value,
-                                                      strict=True)],
+            "columns": [[a, encode(v)] for a, v in zip(self.column_attribute.tolist(),
+                                                      self.column_value, strict=True)],
         }
 
     @classmethod
@@ -616,13 +621,13 @@ class Schema:
                 schema.text_values.append({})
             else:
                 schema.slots.append(-1)
+        column_attribute = []
         for j, (a, value) in enumerate(data["columns"]):
             kind = schema.kinds[a]
             if kind == TOKEN:
-                name = schema.attributes.values[a]
-                if name in schema.token_column:
-                    raise ValueError(f"token {name!r} has two columns")
-                schema.token_column[name] = schema.slots[a] = j
+                if schema.slots[a] >= 0:
+                    raise ValueError(f"token {schema.attributes.name(a)!r} has two columns")
+                schema.slots[a] = j
                 value = None
             elif kind in (NOMINAL, TEXT):
                 value = decode(value)
@@ -632,20 +637,20 @@ class Schema:
                 values[value] = j
             else:
                 raise ValueError(f"numeric attribute {a} cannot own column {j}")
-            schema.column_attribute.append(a)
+            column_attribute.append(a)
             schema.column_value.append(value)
-        if len(schema.token_column) != schema.kinds.count(TOKEN):
+        if any(k == TOKEN and j < 0 for k, j in zip(schema.kinds, schema.slots, strict=True)):
             raise ValueError("a token attribute has no column")
-        schema._rebuild_mirrors()
+        schema._rebuild_arrays(column_attribute)
         return schema
 
-    def _rebuild_mirrors(self) -> None:
+    def _rebuild_arrays(self, column_attribute: list[int]) -> None:
         self._ids, self._ids_upto = np.full(0, -1, np.int64), 0
         self._ids_set = GrowingArray(np.int64)
         self._column_attribute, self._column_slot = GrowingArray(np.int64), GrowingArray(np.int64)
         self._column_text = GrowingArray(np.int64)
         self._token_columns, self._attribute_size = GrowingArray(np.int64), GrowingArray(np.float64)
-        for a in self.column_attribute:
+        for a in column_attribute:
             kind = self.kinds[a]
             self._column_attribute.append(a)
             self._column_slot.append(self.slots[a] if kind == NOMINAL else -1)

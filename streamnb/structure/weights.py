@@ -382,6 +382,6 @@ def attribute_class_information(stats: Any, attributes: Sequence[int]) -> np.nda
             columns = list(schema.nominal_values[schema.slots[a]].values())
             out[i] = class_mutual_information(stats.value_counts[:, columns].T)
         elif schema.kinds[a] != TOKEN:
-            raise ValueError(f"attribute {schema.attributes.values[a]!r} is numeric: class "
+            raise ValueError(f"attribute {schema.attributes.name(a)!r} is numeric: class "
                              "information needs discrete attributes")
     return out
