@@ -106,20 +106,10 @@ class Schema:
         self.column_value: list[Any] = []  # None for a token's "present" column
         self.version = 0
         self._undo: list[tuple[int, Any]] = []
-        # per-column arrays, kept current so estimators never rebuild them
-        self._column_attribute = GrowingArray(np.int64)
-        self._column_slot = GrowingArray(np.int64)  # nominal slot, −1 for a token column
-        self._column_text = GrowingArray(np.int64)  # text slot, −1 for the other columns
-        self._token_columns = GrowingArray(np.int64)
-        self._attribute_size = GrowingArray(np.float64)  # #A_i (0 for numeric attributes)
+        self._new_arrays()
         self._cache: dict[str, Any] = {}
         self._cache_version = -1
         self._free, self._free_version = 0, -1
-        # column of the token named by each int id (−1: none), for sparse-matrix input; kept
-        # for the attributes below _ids_upto (read lazily, reset on rollback and rebuild)
-        self._ids = np.full(0, -1, dtype=np.int64)
-        self._ids_upto = 0
-        self._ids_set = GrowingArray(np.int64)  # attributes whose ids are set, in order, to undo
         for name, values in (domains or {}).items():
             name = normalize_name(name)
             a = self._add_attribute(name, NOMINAL)
@@ -644,12 +634,22 @@ class Schema:
         schema._rebuild_arrays(column_attribute)
         return schema
 
+    def _new_arrays(self) -> None:
+        # per-column arrays, kept current so estimators never rebuild them; slots in int32
+        # (2**31 attributes of a kind is beyond any count array) to save 8 B a column
+        self._column_attribute = GrowingArray(np.int64)
+        self._column_slot = GrowingArray(np.int32)  # nominal slot, −1 for a token column
+        self._column_text = GrowingArray(np.int32)  # text slot, −1 for the other columns
+        self._token_columns = GrowingArray(np.int64)
+        self._attribute_size = GrowingArray(np.float64)  # #A_i (0 for numeric attributes)
+        # column of the token named by each int id (−1: none), for sparse-matrix input; kept
+        # for the attributes below _ids_upto (read lazily, reset on rollback and rebuild)
+        self._ids = np.full(0, -1, dtype=np.int64)
+        self._ids_upto = 0
+        self._ids_set = GrowingArray(np.int64)  # attributes whose ids are set, in order, to undo
+
     def _rebuild_arrays(self, column_attribute: list[int]) -> None:
-        self._ids, self._ids_upto = np.full(0, -1, np.int64), 0
-        self._ids_set = GrowingArray(np.int64)
-        self._column_attribute, self._column_slot = GrowingArray(np.int64), GrowingArray(np.int64)
-        self._column_text = GrowingArray(np.int64)
-        self._token_columns, self._attribute_size = GrowingArray(np.int64), GrowingArray(np.float64)
+        self._new_arrays()
         for a in column_attribute:
             kind = self.kinds[a]
             self._column_attribute.append(a)
