@@ -72,17 +72,20 @@ check_class_row(const Py_buffer *view, Py_ssize_t c, const char *what)
  * NameTable: names ↔ indices 0, 1, ... in order of addition: the schema's attribute registry,
  * whose size is the vocabulary. A Python dict from str costs ~150 B a name (the str object, its
  * entry, an int object for the index); here a str name is its UTF-8 bytes, length-prefixed, in
- * one arena, plus a 16-byte entry (its hash and place) and 6-12 bytes of open-addressing slots.
+ * one arena, plus an 8-byte entry (its hash's low 32 bits and its place) and 6-12 bytes of
+ * open-addressing slots (int32).
  * Names that are not str (sparse ids, n-gram tuples, bools) and str that UTF-8 cannot encode
- * (lone surrogates) live in a side dict, with Python's own equality (True == 1). Indices are
- * int32 in the slots: at most 2**31 - 1 names.
+ * (lone surrogates) live in a side dict, with Python's own equality (True == 1). Limits: 2**31 - 1
+ * names, 4 GiB of them in UTF-8.
  */
 #define NAME_EMPTY (-1)
 #define NAME_DELETED (-2)
 
+#define NAME_SIDE UINT32_MAX
+
 typedef struct {
-    Py_hash_t hash;  /* the str's hash (unused for a side name) */
-    int64_t start;   /* its length-prefixed UTF-8 in the arena; -1: a side name */
+    uint32_t hash;   /* the low 32 bits of the str's hash (unused for a side name) */
+    uint32_t start;  /* its length-prefixed UTF-8 in the arena; NAME_SIDE: a side name */
 } NameEntry;
 
 typedef struct {
@@ -137,7 +140,7 @@ name_bytes(const NameTable *t, const NameEntry *e, Py_ssize_t *len)
 /* The slot holding the str (hash, s, len), or of the empty slot ending its probe (< 0 never;
    requires n_slots > 0). */
 static Py_ssize_t
-name_probe(const NameTable *t, Py_hash_t hash, const char *s, Py_ssize_t len)
+name_probe(const NameTable *t, uint32_t hash, const char *s, Py_ssize_t len)
 {
     size_t mask = (size_t)t->n_slots - 1, i = (size_t)hash & mask;
     for (;;) {
@@ -174,7 +177,7 @@ name_find(NameTable *t, PyObject *name)
     Py_hash_t hash = PyObject_Hash(name);
     if (hash == -1)
         return -2;
-    int32_t e = t->slots[name_probe(t, hash, s, len)];
+    int32_t e = t->slots[name_probe(t, (uint32_t)hash, s, len)];
     return e >= 0 ? e : -1;
 }
 
@@ -189,7 +192,7 @@ name_rehash(NameTable *t, Py_ssize_t n_slots)
     memset(slots, 0xff, sizeof(int32_t) * (size_t)n_slots);  /* NAME_EMPTY */
     size_t mask = (size_t)n_slots - 1;
     for (Py_ssize_t e = 0; e < t->n; e++) {
-        if (t->entries[e].start < 0)
+        if (t->entries[e].start == NAME_SIDE)
             continue;
         size_t i = (size_t)t->entries[e].hash & mask;
         while (slots[i] != NAME_EMPTY)
@@ -201,7 +204,7 @@ name_rehash(NameTable *t, Py_ssize_t n_slots)
     t->n_slots = n_slots;
     t->filled = 0;
     for (Py_ssize_t e = 0; e < t->n; e++)
-        t->filled += t->entries[e].start >= 0;
+        t->filled += t->entries[e].start != NAME_SIDE;
     return 0;
 }
 
@@ -262,13 +265,17 @@ name_append(NameTable *t, PyObject *name)
         }
         Py_DECREF(index);
         t->entries[e].hash = 0;
-        t->entries[e].start = -1;
+        t->entries[e].start = NAME_SIDE;
         t->n++;
         return e;
     }
     Py_hash_t hash = PyObject_Hash(name);
     if (hash == -1)
         return -1;
+    if (t->arena_used + len + 10 >= (Py_ssize_t)NAME_SIDE) {
+        PyErr_SetString(PyExc_OverflowError, "a NameTable holds at most 4 GiB of names");
+        return -1;
+    }
     if (t->arena_used + len + 10 > t->arena_capacity) {
         Py_ssize_t capacity = t->arena_capacity ? t->arena_capacity : 256;
         while (t->arena_used + len + 10 > capacity)
@@ -281,9 +288,9 @@ name_append(NameTable *t, PyObject *name)
         t->arena = grown;
         t->arena_capacity = capacity;
     }
-    Py_ssize_t i = name_probe(t, hash, s, len);
-    t->entries[e].hash = hash;
-    t->entries[e].start = t->arena_used;
+    Py_ssize_t i = name_probe(t, (uint32_t)hash, s, len);
+    t->entries[e].hash = (uint32_t)hash;
+    t->entries[e].start = (uint32_t)t->arena_used;
     unsigned char *p = t->arena + t->arena_used;
     size_t rest = (size_t)len;
     do {
@@ -303,7 +310,7 @@ name_append(NameTable *t, PyObject *name)
 static PyObject *
 name_at(const NameTable *t, Py_ssize_t e)
 {
-    if (t->entries[e].start < 0) {
+    if (t->entries[e].start == NAME_SIDE) {
         PyObject *index = PyLong_FromSsize_t(e);
         if (index == NULL)
             return NULL;
@@ -473,7 +480,7 @@ name_truncate(NameTable *t, Py_ssize_t n)
 {
     for (Py_ssize_t e = t->n - 1; e >= n; e--) {
         NameEntry *entry = &t->entries[e];
-        if (entry->start < 0) {
+        if (entry->start == NAME_SIDE) {
             PyObject *index = PyLong_FromSsize_t(e);
             PyObject *name = index ? PyDict_GetItemWithError(t->side_names, index) : NULL;
             Py_XINCREF(name);

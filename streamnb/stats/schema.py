@@ -635,9 +635,9 @@ class Schema:
         return schema
 
     def _new_arrays(self) -> None:
-        # per-column arrays, kept current so estimators never rebuild them; slots in int32
-        # (2**31 attributes of a kind is beyond any count array) to save 8 B a column
-        self._column_attribute = GrowingArray(np.int64)
+        # per-column arrays, kept current so estimators never rebuild them; attributes and
+        # slots in int32 (the NameTable's limit is 2**31 - 1 attributes) to save 12 B a column
+        self._column_attribute = GrowingArray(np.int32)
         self._column_slot = GrowingArray(np.int32)  # nominal slot, −1 for a token column
         self._column_text = GrowingArray(np.int32)  # text slot, −1 for the other columns
         self._token_columns = GrowingArray(np.int64)
