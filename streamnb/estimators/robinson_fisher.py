@@ -23,7 +23,7 @@ import math
 import numpy as np
 from scipy.special import chdtr, chdtrc
 
-__all__ = ["RobinsonFisher", "fisher_log_odds", "token_spamicity"]
+__all__ = ["RobinsonFisher", "chi2_log_odds", "fisher_log_odds", "token_spamicity"]
 
 _LOG_HALF = math.log(0.5)
 
@@ -58,12 +58,20 @@ def _log_tails(stat: float, dof: int) -> tuple[float, float]:
 
 def fisher_log_odds(f: np.ndarray) -> float:
     """ln I − ln(1 − I) of Fisher's combined indicator over the spamicities ``f``."""
-    m = len(f)
+    if len(f) == 0:
+        return 0.0
+    # the spam statistic is small when every f is near 1
+    return chi2_log_odds(len(f), -2.0 * float(np.log(f).sum()),
+                         -2.0 * float(np.log1p(-f).sum()))
+
+
+def chi2_log_odds(m: int, spam_stat: float, ham_stat: float) -> float:
+    """ln I − ln(1 − I) from Fisher's statistics over ``m`` spamicities, −2 Σ ln f(w) and
+    −2 Σ ln(1 − f(w)) (0 when m = 0): what :func:`fisher_log_odds` computes from the f's, for
+    a caller that summed them itself (``SpamFilter``'s kernel)."""
     if m == 0:
         return 0.0
     dof = 2 * m
-    spam_stat = -2.0 * float(np.log(f).sum())  # small when every f is near 1
-    ham_stat = -2.0 * float(np.log1p(-f).sum())
     log_h, log_not_h = _log_tails(spam_stat, dof)
     log_s, log_not_s = _log_tails(ham_stat, dof)
     # I = (H + (1 − S)) / 2,  1 − I = ((1 − H) + S) / 2
