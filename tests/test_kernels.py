@@ -573,10 +573,12 @@ def _spam_args(rng: np.random.Generator) -> list:
     classes = [-1, 0, 1, 2, K + 1, -2]
     spam, ham = (classes[i] for i in rng.choice(len(classes), 2, replace=False,
                                                 p=[0.16, 0.33, 0.33, 0.14, 0.02, 0.02]))
-    totals = tuple(float(v) if rng.random() < 0.9 else 0.0
-                   for v in rng.integers(1, 500, size=4))
-    return [tokens, values, value_counts, int(spam), int(ham), totals, float(width),
-            [0.1, 1.0, 1e-3][rng.integers(0, 3)], [1, 3, 25, sys.maxsize][rng.integers(0, 4)],
+    totals = tuple(float(v) if rng.random() < 0.9 else [0.0, -1.0, math.nan][
+        rng.choice(3, p=[0.9, 0.05, 0.05])] for v in rng.integers(1, 500, size=4))
+    size = float(width) if rng.random() < 0.97 else [0.0, -1.0, math.nan][rng.integers(0, 3)]
+    return [tokens, values, value_counts, int(spam), int(ham), totals, size,
+            [0.1, 1.0, 1e-3, 0.0][rng.choice(4, p=[0.33, 0.33, 0.32, 0.02])],
+            [1, 3, 25, sys.maxsize][rng.integers(0, 4)],
             [0.1, 1.0][rng.integers(0, 2)], [0.5, 0.3][rng.integers(0, 2)],
             [0.2, 0.0, 0.45][rng.integers(0, 3)], [1, 7, 2**62][rng.integers(0, 3)]]
 

@@ -1459,6 +1459,11 @@ spam_evidence(PyObject *Py_UNUSED(self), PyObject *args)
         PyErr_SetString(PyExc_ValueError, "spam_evidence: top_tokens and max_tokens must be >= 1");
         return NULL;
     }
+    if (!(size > 0.0 && alpha > 0.0 && N_s >= 0.0 && N_h >= 0.0 && T_s >= 0.0 && T_h >= 0.0)) {
+        PyErr_SetString(PyExc_ValueError,
+                        "spam_evidence: size and alpha must be > 0, the totals >= 0");
+        return NULL;
+    }
     Py_buffer b[1];
     if (get_buffers((PyObject *[]){vc_obj}, b, (Py_ssize_t[]){8}, 1, "spam_evidence") < 0)
         return NULL;
@@ -1505,6 +1510,10 @@ spam_evidence(PyObject *Py_UNUSED(self), PyObject *args)
             goto done;
         if (j < 0 || j >= width) {
             PyErr_Format(PyExc_IndexError, "column %zd out of range [0, %zd)", j, width);
+            goto done;
+        }
+        if (known == cap) {  /* a key's __eq__ changed the set while it was read */
+            PyErr_SetString(PyExc_RuntimeError, "spam_evidence: the tokens changed");
             goto done;
         }
         if (spam != -1)

@@ -496,10 +496,13 @@ def _spam_evidence(tokens: Any, values: dict, value_counts: np.ndarray, spam: in
                         f"{type(tokens).__name__}")
     if top_tokens < 1 or max_tokens < 1:
         raise ValueError("spam_evidence: top_tokens and max_tokens must be >= 1")
+    N_s, N_h, T_s, T_h = map(float, totals)
+    if not (size > 0.0 and alpha > 0.0 and N_s >= 0.0 and N_h >= 0.0 and T_s >= 0.0
+            and T_h >= 0.0):
+        raise ValueError("spam_evidence: size and alpha must be > 0, the totals >= 0")
     for c in (spam, ham):
         if c != -1:
             _check_class_row(value_counts, c, "value_counts")
-    N_s, N_h, T_s, T_h = map(float, totals)
     width = value_counts.shape[1]
     uniform, A = -math.log(size), alpha * size
     den_s, den_h = math.log(T_s + A), math.log(T_h + A)
