@@ -353,6 +353,7 @@ SLOW = {
     "test_registry.py::test_documented_sizes",
     "test_selective.py::test_river_check_estimator",
     "test_sms_spam.py::test_wheel_with_altered_data_file_is_refused",
+    "test_spam_filter.py::test_kernel_scores_equal_the_numpy_path",
     "test_spam_filter.py::test_prequential_sms_as_documented",
     "test_spam_filter.py::test_prequential_spamassassin_as_documented",
     "test_spam_filter.py::test_river_check_estimator",

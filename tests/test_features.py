@@ -8,7 +8,7 @@ import re
 
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from river import base, checks, naive_bayes
 
@@ -648,3 +648,41 @@ def test_river_estimator_checks(transformer):
     # With `on`, river's checks feed numeric dicts without the text key, which no text
     # transformer (BagOfWords included) can handle: only the plain-text form is checked.
     checks.check_estimator(transformer)
+
+
+def _is_email_by_definition(text: str | bytes) -> bool:
+    """is_email's rule read off every line of the first 8 KiB (it splits a prefix first)."""
+    if isinstance(text, bytes):
+        text = text[:8192].decode("latin-1")
+    lines = text[:8192].lstrip("\r\n").splitlines()
+    if lines and lines[0].startswith("From "):
+        lines = lines[1:]
+    if not lines or not re.match(r"[!-9;-~]+:", lines[0]) or len(lines) < 2:
+        return False
+    for line in lines[1:51]:
+        if not line.strip() or re.match(r"[!-9;-~]+:", line):
+            return True
+        if line[0] not in " \t":
+            return False
+    return True
+
+
+_HEAD_PIECES = ["From a", "From: a@b.c", "Subject: x", "X-Long: " + "v" * 1000, " folded",
+                "\tfolded", "plain words", "", " ", "\xa0", "\xa0x", "\r", "\n", "\r\n", "\x0b",
+                "\u2028", "a" * 1017, "b" * 1023]
+
+
+@settings(max_examples=400, deadline=None)
+# lines cut by the 1 KiB prefix: a non-blank line whose prefix is blank, a field whose name
+# the cut ends before its colon
+@example(text="From: a@b.c\n" + "\xa0" * 1500 + "x", as_bytes=False)
+@example(text="From: a@b.c\nX-" + "a" * 1100 + ": v\n", as_bytes=True)
+@given(st.lists(st.sampled_from(_HEAD_PIECES), max_size=80).map("\n".join)
+       | st.lists(st.sampled_from(_HEAD_PIECES), max_size=80).map("".join), st.booleans())
+def test_is_email_is_its_rule_on_every_line(text, as_bytes):
+    """Deciding on the lines of a 1 KiB prefix first (the last, maybe cut, left out) gives
+    what the rule gives on all the lines, wherever the prefix cuts."""
+    from streamnb.features import is_email
+
+    value = text.encode("latin-1", "replace") if as_bytes else text
+    assert is_email(value) == _is_email_by_definition(value)

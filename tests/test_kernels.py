@@ -12,6 +12,7 @@ import functools
 import itertools
 import math
 import re
+import sys
 from array import array
 from collections.abc import Callable
 from typing import Any
@@ -29,7 +30,8 @@ _kernels = pytest.importorskip("streamnb._accel._kernels", reason="C kernels not
 # Every kernel of the C module's method table, each with a test below.
 KERNELS = ["encode_tokens", "encode_many", "text_columns", "token_log_odds", "score_tokens",
            "posterior", "token_increment", "token_increment_many", "learn_tokens",
-           "class_absent_sum", "class_terms", "email_words", "email_hosts", "html_text"]
+           "class_absent_sum", "class_terms", "email_words", "email_hosts", "html_text",
+           "spam_evidence"]
 
 
 def _bits(value: Any) -> Any:
@@ -633,3 +635,61 @@ def test_name_table_pickles_and_copies(make):
     for clone in (pickle.loads(pickle.dumps(table)), copy.deepcopy(table)):
         assert type(clone) is make and list(clone) == names
         assert all(clone.get(name) == i for i, name in enumerate(names))
+
+
+# --- SpamFilter's score ---------------------------------------------------------------------
+
+def _spam_args(rng: np.random.Generator) -> list:
+    """A message of up to ~400 tokens (past numpy's 8- and 128-element summation blocks),
+    known and unknown, over counts with ties, fractions, unseen classes and empty totals; now
+    and then a token that is not a str, a bag that is not a set, a column or class out of
+    range."""
+    width = int(rng.integers(1, 400))
+    value_counts = np.zeros((K + 1, width + 5))
+    value_counts[:K, :width] = rng.integers(0, 12, size=(K, width))
+    value_counts[:K, :width] *= np.where(rng.random((K, width)) < 0.1, 0.5, 1.0)
+    values: dict[Any, Any] = {f"t{i}": i for i in range(width)}
+    names = [f"t{i}" for i in rng.integers(0, width + 20, size=rng.integers(0, 400))]
+    odd = rng.random()
+    if odd < 0.05:
+        names.append([3, _Str("t1"), None][rng.integers(0, 3)])
+    elif odd < 0.1:
+        values[names[0] if names else "t0"] = [width + 5, -1, 1.0, np.int64(2)][
+            rng.integers(0, 4)]
+    tokens: Any = (frozenset if rng.random() < 0.5 else set)(names)
+    if rng.random() < 0.03:
+        tokens = [list(tokens), dict.fromkeys(tokens, True)][rng.integers(0, 2)]
+    classes = [-1, 0, 1, 2, K + 1, -2]
+    spam, ham = (classes[i] for i in rng.choice(len(classes), 2, replace=False,
+                                                p=[0.16, 0.33, 0.33, 0.14, 0.02, 0.02]))
+    totals = tuple(float(v) if rng.random() < 0.9 else [0.0, -1.0, math.nan][
+        rng.choice(3, p=[0.9, 0.05, 0.05])] for v in rng.integers(1, 500, size=4))
+    size = float(width) if rng.random() < 0.97 else [0.0, -1.0, math.nan][rng.integers(0, 3)]
+    return [tokens, values, value_counts, int(spam), int(ham), totals, size,
+            [0.1, 1.0, 1e-3, 0.0][rng.choice(4, p=[0.33, 0.33, 0.32, 0.02])],
+            [1, 3, 25, sys.maxsize][rng.integers(0, 4)],
+            [0.1, 1.0][rng.integers(0, 2)], [0.5, 0.3][rng.integers(0, 2)],
+            [0.2, 0.0, 0.45][rng.integers(0, 3)], [1, 7, 2**62][rng.integers(0, 3)]]
+
+
+@pytest.mark.parametrize("seed", range(300))
+def test_spam_evidence_same(seed):
+    same("spam_evidence", _args(seed, _spam_args))
+
+
+def test_spam_evidence_sums_as_numpy_sums():
+    """The kernel's sums are numpy's pairwise sums (the score path it replaced summed with
+    ndarray.sum): the mean of every ratio, bit for bit, at every length around the blocks."""
+    rng = np.random.default_rng(7)
+    for n in [1, 7, 8, 9, 15, 16, 17, 127, 128, 129, 130, 255, 256, 257, 300, 1000]:
+        spam_counts = rng.integers(0, 50, size=n).astype(float)
+        value_counts = np.vstack([spam_counts, rng.integers(0, 50, size=n).astype(float)])
+        tokens = frozenset(f"t{i}" for i in range(n))
+        values = {f"t{i}": i for i in range(n)}
+        got = _kernels.spam_evidence(tokens, values, value_counts, 0, 1, (9.0, 9.0, 1e3, 2e3),
+                                     float(n), 0.1, sys.maxsize, 0.1, 0.5, 0.0, 2**62)
+        d = np.array([(math.log(a + 0.1) - math.log(1e3 + 0.1 * n))
+                      - (math.log(b + 0.1) - math.log(2e3 + 0.1 * n))
+                      for a, b in value_counts.T.tolist()])  # libm's log, as the kernel's
+        d = d[np.lexsort((-d, -np.abs(d)))]
+        assert got[:3] == (n, float(d.sum()) / n, n)

@@ -12,6 +12,7 @@ from scipy.stats import chi2
 from conftest import assert_same_stats, snapshot
 from streamnb import InvalidRecord, SpamFilter, load_model
 from streamnb.datasets import iter_sms_spam_stream, iter_spamassassin_stream
+from streamnb.estimators import RobinsonFisher
 from streamnb.evaluate import exact_auc
 from streamnb.features import is_email, tokenize_sms
 
@@ -186,6 +187,45 @@ def measures(scores, spam) -> tuple[float, float, float]:
             round(100 * float(called[~spam].mean()), 2))
 
 
+
+def numpy_score(f: SpamFilter, text) -> float:
+    """The score as the numpy path read it before the one-pass kernel: each known token's
+    log-ratio and message counts (``explain_one``), the top ``top_tokens`` by the same order,
+    ndarray sums, ``RobinsonFisher.log_odds``."""
+    rows = f.explain_one(text)
+    if not rows:
+        return 0.0
+    ratio = np.array([r["log_ratio"] for r in rows])
+    ratio = ratio[np.lexsort((-ratio, -np.abs(ratio)))[: f.top_tokens]]
+    messages = f.stats.class_counts
+    index = f.stats.labels.index
+    n_spam, n_ham = (float(messages[index[c]]) if c in index else 0.0
+                     for c in (f.spam_label, f.ham_label))
+    fisher = RobinsonFisher(s=f.s, x=f.x, min_dev=f.min_dev,
+                            max_tokens=f.max_tokens or 2**62).log_odds(
+        np.array([r["spam_messages"] for r in rows]), np.array([r["ham_messages"] for r in rows]),
+        n_spam, n_ham)
+    clip = math.log((1 - 1e-4) / 1e-4)
+    return float(ratio.sum()) / len(ratio) + f.fisher_weight * min(max(fisher, -clip), clip)
+
+
+@pytest.mark.parametrize(("corpus", "limit", "params"), [
+    ("sms", None, {}), ("spamassassin", 800, {}),
+    ("sms", 1500, {"top_tokens": None, "max_tokens": 5, "alpha": 1.0, "min_dev": 0.0})])
+def test_kernel_scores_equal_the_numpy_path(corpus, limit, params):
+    """score_one's one-pass kernel gives the numpy path's score of every message of a
+    prequential run to 1e-12 (the same arithmetic and summation order; only libm's and numpy's
+    log may differ in the last bit)."""
+    if corpus == "sms":
+        messages, text_of = list(iter_sms_spam_stream())[:limit], (lambda m: m.text)
+    else:
+        messages, text_of = list(iter_spamassassin_stream())[:limit], (lambda m: m.raw)
+    f = SpamFilter(**params)
+    for m in messages:
+        text = text_of(m)
+        assert f.score_one(text) == pytest.approx(numpy_score(f, text), rel=1e-12, abs=1e-12)
+        f.learn_one(text, m.label)
+
 def test_prequential_spamassassin_as_documented():
     """docs/spam.md: every message of SpamAssassin in time order, score then learn."""
     scores, spam = prequential_scores(list(iter_spamassassin_stream()), lambda m: m.raw)
@@ -221,3 +261,34 @@ def test_presence_dicts_are_read_as_the_per_token_rule_reads_them():
         fast.tokens({1: True})
     with pytest.raises(InvalidRecord):
         fast.tokens({"a": True, "b": -1})
+
+
+def test_fisher_log_odds_is_the_ufunc_computation_bit_for_bit():
+    """Fisher's log-odds through cython_special's χ² tails and a float logaddexp: what
+    scipy.special's ufuncs and np.logaddexp gave, to the last bit, from I ≈ ½ to tails that
+    underflow."""
+    from scipy.special import chdtr, chdtrc
+
+    from streamnb.estimators.robinson_fisher import fisher_log_odds
+
+    def by_ufuncs(f: np.ndarray) -> float:
+        dof = 2 * len(f)
+
+        def tails(stat: float) -> tuple[float, float]:
+            sf = float(chdtrc(dof, stat))
+            if sf < 0.5:
+                return (math.log(sf) if sf > 0 else -math.inf), math.log1p(-sf)
+            cdf = float(chdtr(dof, stat))
+            return math.log1p(-cdf), (math.log(cdf) if cdf > 0 else -math.inf)
+
+        log_h, log_not_h = tails(-2.0 * float(np.log(f).sum()))
+        log_s, log_not_s = tails(-2.0 * float(np.log1p(-f).sum()))
+        return float(np.logaddexp(log_h, log_not_s) - np.logaddexp(log_not_h, log_s))
+
+    rng = np.random.default_rng(3)
+    for _ in range(3000):
+        n = int(rng.integers(1, 300))
+        f = np.clip(rng.beta(*rng.uniform(0.05, 3, size=2), size=n), 1e-300, 1 - 1e-16)
+        if rng.random() < 0.1:
+            f[:] = [1e-300, 1 - 1e-16, 0.5][rng.integers(0, 3)]
+        assert fisher_log_odds(f).hex() == by_ufuncs(f).hex()

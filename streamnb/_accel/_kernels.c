@@ -1906,6 +1906,254 @@ html_text(PyObject *Py_UNUSED(module), PyObject *text)
     return result;
 }
 
+/* ---- the spam filter's score ----------------------------------------------------------------- */
+
+#if defined(__GNUC__) || defined(__clang__)
+#define PREFETCH(address) __builtin_prefetch(address)
+#else
+#define PREFETCH(address) ((void)(address))
+#endif
+
+/* numpy's pairwise summation of a contiguous float64 array (what ndarray.sum computes), so that
+   the kernel's sums round as the numpy path's did. */
+static double
+pairwise_sum(const double *a, Py_ssize_t n)
+{
+    if (n < 8) {
+        double res = 0.0;
+        for (Py_ssize_t i = 0; i < n; i++)
+            res += a[i];
+        return res;
+    }
+    if (n <= 128) {
+        double r[8];
+        Py_ssize_t i;
+        for (int j = 0; j < 8; j++)
+            r[j] = a[j];
+        for (i = 8; i < n - (n % 8); i += 8)
+            for (int j = 0; j < 8; j++)
+                r[j] += a[i + j];
+        double res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+        for (; i < n; i++)
+            res += a[i];
+        return res;
+    }
+    Py_ssize_t n2 = n / 2;
+    n2 -= n2 % 8;
+    return pairwise_sum(a, n2) + pairwise_sum(a + n2, n - n2);
+}
+
+/* d(w) ordered the most extreme first, among equal |d| the larger d. */
+static inline int
+ratio_before(double a, double b)
+{
+    return fabs(a) > fabs(b) || (fabs(a) == fabs(b) && a > b);
+}
+
+/* A spamicity ordered the most extreme first (|f − ½| descending), among equal the smaller f. */
+typedef struct {
+    double deviation, f;
+} spamicity;
+
+static inline int
+spamicity_before(spamicity a, spamicity b)
+{
+    return a.deviation > b.deviation || (a.deviation == b.deviation && a.f < b.f);
+}
+
+/* A merge sort of a[0..n) by `before`, with tmp of n items: glibc's qsort allocates its own
+   buffer and calls its comparison through a pointer, which cost more than the sums sorted. */
+#define MERGE_SORT(name, type, before)                                                          \
+    static void name(type *a, type *tmp, Py_ssize_t n)                                          \
+    {                                                                                           \
+        if (n <= 16) {                                                                          \
+            for (Py_ssize_t i = 1; i < n; i++) {                                                \
+                type v = a[i];                                                                  \
+                Py_ssize_t j = i;                                                               \
+                for (; j > 0 && before(v, a[j - 1]); j--)                                       \
+                    a[j] = a[j - 1];                                                            \
+                a[j] = v;                                                                       \
+            }                                                                                   \
+            return;                                                                             \
+        }                                                                                       \
+        Py_ssize_t h = n / 2, i = 0, j = h, k = 0;                                              \
+        name(a, tmp, h);                                                                        \
+        name(a + h, tmp, n - h);                                                                \
+        while (i < h && j < n)                                                                  \
+            tmp[k++] = before(a[j], a[i]) ? a[j++] : a[i++];                                    \
+        while (i < h)                                                                           \
+            tmp[k++] = a[i++];                                                                  \
+        memcpy(a, tmp, (size_t)j * sizeof(type));                                               \
+    }
+
+MERGE_SORT(sort_ratios, double, ratio_before)
+MERGE_SORT(sort_spamicities, spamicity, spamicity_before)
+
+/* The first `keep` of d[0..n) in ratio order, into top (sorted; d is the sort's scratch space
+   when keep >= n): all of them sorted when keep >= n, else a bounded insertion (a message has
+   ~200 tokens, the mean takes ~25). */
+static Py_ssize_t
+top_ratios(double *d, Py_ssize_t n, Py_ssize_t keep, double *top)
+{
+    if (keep >= n) {
+        memcpy(top, d, (size_t)n * sizeof(double));
+        sort_ratios(top, d, n);
+        return n;
+    }
+    Py_ssize_t filled = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        double v = d[i];
+        if (filled == keep && !ratio_before(v, top[keep - 1]))
+            continue;
+        Py_ssize_t at = filled < keep ? filled++ : keep - 1;
+        while (at > 0 && ratio_before(v, top[at - 1])) {
+            top[at] = top[at - 1];
+            at--;
+        }
+        top[at] = v;
+    }
+    return keep;
+}
+
+/*
+ * spam_evidence(tokens, values, value_counts, spam, ham, totals, size, alpha, top_tokens,
+ *               s, x, min_dev, max_tokens) -> (known, multinomial, kept, spam_stat, ham_stat)
+ *
+ * SpamFilter's score of one message in one pass over its tokens (a set or frozenset of str):
+ * each known token's column (values: token -> column), its message counts n_s, n_h in the rows
+ * spam and ham of value_counts (-1: a class not seen yet, counts 0, θ = 1/size), and from them
+ *   d(w) = [ln(n_s + α) − ln(T_s + α·size)] − [ln(n_h + α) − ln(T_h + α·size)]
+ *   f(w) = (s·x + n·p)/(s + n),  p = b/(b + g) (x when b + g = 0),  b = n_s/N_s,  g = n_h/N_h
+ * with totals = (N_s, N_h, T_s, T_h) (messages and draws per class; b or g is 0 where N is 0).
+ * known: the tokens found; multinomial: the mean of the top_tokens d(w) in ratio order;
+ * kept: the tokens with |f − ½| >= min_dev, at most max_tokens of them in spamicity order,
+ * whose clipped f in [1e-300, 1 − 1e-16] give spam_stat = −2 Σ ln f and ham_stat =
+ * −2 Σ ln(1 − f) (Fisher's χ² statistics). Sums are numpy's pairwise sums in those orders, so
+ * the result does not depend on the set's iteration order.
+ */
+static PyObject *
+spam_evidence(PyObject *Py_UNUSED(self), PyObject *args)
+{
+    PyObject *tokens, *values, *vc_obj;
+    Py_ssize_t spam, ham, top_tokens, max_tokens;
+    double N_s, N_h, T_s, T_h, size, alpha, s, x, min_dev;
+    if (!PyArg_ParseTuple(args, "OO!Onn(dddd)ddndddn", &tokens, &PyDict_Type, &values, &vc_obj,
+                          &spam, &ham, &N_s, &N_h, &T_s, &T_h, &size, &alpha, &top_tokens, &s,
+                          &x, &min_dev, &max_tokens))
+        return NULL;
+    if (!PyFrozenSet_CheckExact(tokens) && !PySet_CheckExact(tokens)) {
+        PyErr_Format(PyExc_TypeError, "spam_evidence: tokens must be a set or frozenset, got %s",
+                     Py_TYPE(tokens)->tp_name);
+        return NULL;
+    }
+    if (top_tokens < 1 || max_tokens < 1) {
+        PyErr_SetString(PyExc_ValueError, "spam_evidence: top_tokens and max_tokens must be >= 1");
+        return NULL;
+    }
+    if (!(size > 0.0 && alpha > 0.0 && N_s >= 0.0 && N_h >= 0.0 && T_s >= 0.0 && T_h >= 0.0)) {
+        PyErr_SetString(PyExc_ValueError,
+                        "spam_evidence: size and alpha must be > 0, the totals >= 0");
+        return NULL;
+    }
+    Py_buffer b[1];
+    if (get_buffers((PyObject *[]){vc_obj}, b, (Py_ssize_t[]){8}, 1, "spam_evidence") < 0)
+        return NULL;
+    PyObject *result = NULL, *it = NULL, *token;
+    Py_ssize_t n = PySet_GET_SIZE(tokens), known = 0, kept = 0, cap = n ? n : 1;
+    /* d and top: n ratios each; f and scratch: n spamicities each (the sort's buffer, then the
+       logs summed) */
+    double *d = PyMem_Malloc((sizeof(double) * 2 + sizeof(spamicity) * 2) * (size_t)cap);
+    if (d == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    double *top = d + cap;
+    spamicity *f = (spamicity *)(top + cap), *scratch = f + cap;
+    double *logs = (double *)scratch;
+    if ((spam != -1 && check_class_row(&b[0], spam, "value_counts") < 0)
+        || (ham != -1 && check_class_row(&b[0], ham, "value_counts") < 0))
+        goto done;
+    Py_ssize_t width = b[0].shape[1];
+    const double *counts = b[0].buf;
+    double uniform = -log(size), A = alpha * size;
+    double den_s = log(T_s + A), den_h = log(T_h + A);
+    if ((it = PyObject_GetIter(tokens)) == NULL)
+        goto done;
+    /* first the columns, each count cell prefetched as it is found: the cells of a ~10⁵-token
+       vocabulary are cache misses, which then overlap the dictionary probes */
+    Py_ssize_t *columns = (Py_ssize_t *)top;  /* top is written only after both passes */
+    while ((token = PyIter_Next(it)) != NULL) {
+        if (!PyUnicode_CheckExact(token)) {
+            PyErr_Format(PyExc_TypeError, "spam_evidence: %s token (tokens are str)",
+                         Py_TYPE(token)->tp_name);
+            Py_DECREF(token);
+            goto done;
+        }
+        PyObject *column = PyDict_GetItemWithError(values, token);
+        Py_DECREF(token);
+        if (column == NULL) {
+            if (PyErr_Occurred())
+                goto done;
+            continue;  /* never seen in training: no evidence */
+        }
+        Py_ssize_t j = PyLong_AsSsize_t(column);
+        if (j == -1 && PyErr_Occurred())
+            goto done;
+        if (j < 0 || j >= width) {
+            PyErr_Format(PyExc_IndexError, "column %zd out of range [0, %zd)", j, width);
+            goto done;
+        }
+        if (known == cap) {  /* a key's __eq__ changed the set while it was read */
+            PyErr_SetString(PyExc_RuntimeError, "spam_evidence: the tokens changed");
+            goto done;
+        }
+        if (spam != -1)
+            PREFETCH(counts + spam * width + j);
+        if (ham != -1)
+            PREFETCH(counts + ham * width + j);
+        columns[known++] = j;
+    }
+    if (PyErr_Occurred())
+        goto done;
+    for (Py_ssize_t i = 0; i < known; i++) {
+        Py_ssize_t j = columns[i];
+        double n_s = spam == -1 ? 0.0 : counts[spam * width + j];
+        double n_h = ham == -1 ? 0.0 : counts[ham * width + j];
+        double log_s = spam == -1 ? uniform : log(n_s + alpha) - den_s;
+        double log_h = ham == -1 ? uniform : log(n_h + alpha) - den_h;
+        d[i] = log_s - log_h;
+        double b_s = N_s > 0.0 ? n_s / N_s : 0.0, g_h = N_h > 0.0 ? n_h / N_h : 0.0;
+        double total = b_s + g_h, p = total > 0.0 ? b_s / total : x, draws = n_s + n_h;
+        double spamicity_w = (s * x + draws * p) / (s + draws);
+        double deviation = fabs(spamicity_w - 0.5);
+        if (deviation >= min_dev)
+            f[kept++] = (spamicity){deviation, spamicity_w};
+    }
+    double multinomial = 0.0, spam_stat = 0.0, ham_stat = 0.0;
+    if (known) {
+        Py_ssize_t m = top_ratios(d, known, top_tokens, top);
+        multinomial = pairwise_sum(top, m) / (double)m;
+    }
+    sort_spamicities(f, scratch, kept);
+    if (kept > max_tokens)
+        kept = max_tokens;
+    for (Py_ssize_t i = 0; i < kept; i++) {
+        double v = f[i].f < 1e-300 ? 1e-300 : f[i].f;
+        f[i].f = v > 1.0 - 1e-16 ? 1.0 - 1e-16 : v;
+        logs[i] = log(f[i].f);
+    }
+    spam_stat = -2.0 * pairwise_sum(logs, kept);
+    for (Py_ssize_t i = 0; i < kept; i++)
+        logs[i] = log1p(-f[i].f);
+    ham_stat = -2.0 * pairwise_sum(logs, kept);
+    result = Py_BuildValue("(ndndd)", known, multinomial, kept, spam_stat, ham_stat);
+done:
+    Py_XDECREF(it);
+    PyMem_Free(d);
+    release_buffers(b, 1);
+    return result;
+}
+
 /* ---- module --------------------------------------------------------------------------------- */
 
 static PyMethodDef methods[] = {
@@ -1924,6 +2172,7 @@ static PyMethodDef methods[] = {
     {"email_words", email_words, METH_VARARGS, "The words of lower-cased e-mail text."},
     {"email_hosts", email_hosts, METH_O, "The dotted names and addresses of e-mail text."},
     {"html_text", html_text, METH_O, "The visible text of lower-cased HTML."},
+    {"spam_evidence", spam_evidence, METH_VARARGS, "SpamFilter's score of one message."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -20,7 +20,7 @@ import numpy as np
 
 __all__ = ["ACCELERATED", "NameTable", "class_absent_sum", "class_terms", "email_hosts",
            "email_words", "encode_many", "encode_tokens", "html_text", "learn_tokens",
-           "posterior", "score_tokens", "text_columns", "token_increment",
+           "posterior", "score_tokens", "spam_evidence", "text_columns", "token_increment",
            "token_increment_many", "token_log_odds"]
 
 
@@ -553,6 +553,85 @@ def _html_text(source: str) -> str:
     return _HTML_TAG.sub("", _HTML_BLOCK_TAG.sub(" ", source))
 
 
+def _pairwise_sum(a: list[float]) -> float:
+    """numpy's pairwise summation of a contiguous float64 array (what ``ndarray.sum`` does)."""
+    n = len(a)
+    if n < 8:
+        res = 0.0
+        for v in a:
+            res += v
+        return res
+    if n <= 128:
+        r = a[:8]
+        i = 8
+        while i < n - n % 8:
+            for j in range(8):
+                r[j] += a[i + j]
+            i += 8
+        res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))
+        for v in a[i:]:
+            res += v
+        return res
+    n2 = n // 2
+    n2 -= n2 % 8
+    return _pairwise_sum(a[:n2]) + _pairwise_sum(a[n2:])
+
+
+def _spam_evidence(tokens: Any, values: dict, value_counts: np.ndarray, spam: int, ham: int,
+                   totals: tuple[float, float, float, float], size: float, alpha: float,
+                   top_tokens: int, s: float, x: float, min_dev: float, max_tokens: int
+                   ) -> tuple[int, float, int, float, float]:
+    """SpamFilter's score of one message in one pass over its tokens: ``(known, multinomial,
+    kept, spam_stat, ham_stat)`` (the C kernel's comment says what each is)."""
+    if tokens.__class__ is not frozenset and tokens.__class__ is not set:
+        raise TypeError(f"spam_evidence: tokens must be a set or frozenset, got "
+                        f"{type(tokens).__name__}")
+    if top_tokens < 1 or max_tokens < 1:
+        raise ValueError("spam_evidence: top_tokens and max_tokens must be >= 1")
+    N_s, N_h, T_s, T_h = map(float, totals)
+    if not (size > 0.0 and alpha > 0.0 and N_s >= 0.0 and N_h >= 0.0 and T_s >= 0.0
+            and T_h >= 0.0):
+        raise ValueError("spam_evidence: size and alpha must be > 0, the totals >= 0")
+    for c in (spam, ham):
+        if c != -1:
+            _check_class_row(value_counts, c, "value_counts")
+    width = value_counts.shape[1]
+    uniform, A = -math.log(size), alpha * size
+    den_s, den_h = math.log(T_s + A), math.log(T_h + A)
+    ratios: list[float] = []
+    kept: list[tuple[float, float]] = []
+    for token in tokens:
+        if token.__class__ is not str:
+            raise TypeError(f"spam_evidence: {type(token).__name__} token (tokens are str)")
+        column = values.get(token)
+        if column is None:
+            continue  # never seen in training: no evidence
+        j = _ssize(column)
+        if not 0 <= j < width:
+            raise IndexError(f"column {j} out of range [0, {width})")
+        n_s = 0.0 if spam == -1 else float(value_counts[spam, j])
+        n_h = 0.0 if ham == -1 else float(value_counts[ham, j])
+        log_s = uniform if spam == -1 else math.log(n_s + alpha) - den_s
+        log_h = uniform if ham == -1 else math.log(n_h + alpha) - den_h
+        ratios.append(log_s - log_h)
+        b = n_s / N_s if N_s > 0.0 else 0.0
+        g = n_h / N_h if N_h > 0.0 else 0.0
+        total, draws = b + g, n_s + n_h
+        p = b / total if total > 0.0 else x
+        f = (s * x + draws * p) / (s + draws)
+        if abs(f - 0.5) >= min_dev:
+            kept.append((abs(f - 0.5), f))
+    multinomial = 0.0
+    if ratios:
+        top = sorted(ratios, key=lambda d: (-abs(d), -d))[:top_tokens]
+        multinomial = _pairwise_sum(top) / len(top)
+    kept.sort(key=lambda kf: (-kf[0], kf[1]))
+    f_kept = [min(max(f, 1e-300), 1.0 - 1e-16) for _, f in kept[:max_tokens]]
+    spam_stat = -2.0 * _pairwise_sum([math.log(f) for f in f_kept])
+    ham_stat = -2.0 * _pairwise_sum([math.log1p(-f) for f in f_kept])
+    return len(ratios), multinomial, len(f_kept), spam_stat, ham_stat
+
+
 ACCELERATED = False
 encode_tokens = _encode_tokens
 token_log_odds = _token_log_odds
@@ -569,6 +648,7 @@ text_columns = _text_columns
 email_words = _email_words
 email_hosts = _email_hosts
 html_text = _html_text
+spam_evidence = _spam_evidence
 
 if os.environ.get("STREAMNB_PURE_PYTHON", "") in ("", "0"):
     try:
@@ -592,3 +672,4 @@ if os.environ.get("STREAMNB_PURE_PYTHON", "") in ("", "0"):
         email_words = _kernels.email_words
         email_hosts = _kernels.email_hosts
         html_text = _kernels.html_text
+        spam_evidence = _kernels.spam_evidence

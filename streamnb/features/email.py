@@ -208,8 +208,8 @@ class _Reader:
             body += 2
         fields: dict[str, str] = {}
         message_fields: list[tuple[str, str]] = []
-        for match in _FIELDS.finditer(text, start - 1, header_end):
-            name, value = match.group(1).lower(), match.group(2)[:_MAX_HEADER]
+        for name, value in _FIELDS.findall(text, start - 1, header_end):  # no Match objects
+            name, value = name.lower(), value[:_MAX_HEADER]
             if name in _MESSAGE_FIELDS:
                 if top:
                     message_fields.append((name, value))

@@ -19,6 +19,7 @@ __all__ = ["is_email", "tokenize_text"]
 
 _FIELD = re.compile(r"[!-9;-~]+:")
 _HEADER_LINES_LOOKED_AT = 50
+_FIRST_LOOK = 1024  # characters of the head split into lines first
 
 
 def is_email(text: str | bytes) -> bool:
@@ -33,18 +34,31 @@ def is_email(text: str | bytes) -> bool:
     """
     if isinstance(text, bytes):
         text = text[:8192].decode("latin-1")
-    lines = text[:8192].lstrip("\r\n").splitlines()
+    head = text[:8192].lstrip("\r\n")
+    if len(head) > _FIRST_LOOK:
+        # splitting 8 KiB into lines costs more than the rest of the test: first the lines of
+        # a prefix, its last (maybe cut) one left out; a decision on them is the whole head's
+        decided = _decision(head[:_FIRST_LOOK].splitlines()[:-1], complete=False)
+        if decided is not None:
+            return decided
+    return bool(_decision(head.splitlines(), complete=True))
+
+
+def _decision(lines: list[str], complete: bool) -> bool | None:
+    """``is_email`` on the first lines of a text's head; None where lines that are not
+    ``complete`` (the head goes on) end before the decision."""
+    undecided = False if complete else None
     if not lines:
-        return False
+        return undecided
     if lines[0].startswith("From "):  # an mbox separator must be followed by a header
         lines = lines[1:]
-        if not lines or not _FIELD.match(lines[0]):
-            return False
+        if not lines:
+            return undecided
     if not _FIELD.match(lines[0]):
         return False
     lines = lines[1:]
     if not lines:
-        return False
+        return undecided
     for line in lines[:_HEADER_LINES_LOOKED_AT]:
         if not line.strip():
             return True  # the blank line after a header block
@@ -52,7 +66,7 @@ def is_email(text: str | bytes) -> bool:
             return True
         if line[0] not in " \t":  # neither a header nor a folded continuation
             return False
-    return True
+    return True if complete or len(lines) >= _HEADER_LINES_LOOKED_AT else None
 
 
 def tokenize_text(text: str | bytes) -> frozenset[str]:
