@@ -107,3 +107,37 @@ def test_multinomial_beats_bernoulli_on_the_spam_stream_prefix():
     assert multinomial.auc() > bernoulli.auc()
     assert all(math.isfinite(v) for v, known in zip(multinomial.log_p_true, multinomial.known,
                                                     strict=True) if known)
+
+
+def test_a_token_set_learned_by_the_text_fast_path_equals_the_general_path():
+    """CountStatistics.update counts a record of one known text attribute drawn once per token
+    (SpamFilter's learn_one) without the general encoder; the same records as a read-only
+    mapping take the general path: every array, the schema and the all-absent sums are equal
+    after every record, new classes, new and known tokens, other kinds and bags included."""
+    from types import MappingProxyType
+
+    rng = np.random.default_rng(3)
+    words = [f"w{i}" for i in range(300)]
+    models = NaiveBayes(), NaiveBayes()
+    fast, general = models[0].stats, models[1].stats
+    taken = 0
+    for i in range(400):
+        bag = frozenset(rng.choice(words, size=rng.integers(1, 40)).tolist())
+        x = ({"body": bag} if i % 7 else {"body": {w: True for w in bag}} if i % 2 else
+             {"body": set(bag), "hot": bool(i % 3)})
+        if i % 50 == 1:
+            x = {"body": ["free", "free", "lunch"]}  # a bag of draws: the general path for both
+        label = ["spam", "ham", "unsure"][min(i // 150, 2) if i % 5 else 0]
+        version = fast.schema.version
+        models[0].learn_one(x, label)
+        taken += len(x) == 1 and fast.schema.version == version  # no new attribute: fast
+        models[1].learn_one(MappingProxyType(x), label)
+        assert fast.to_dict() == general.to_dict()
+        assert fast.schema.to_json() == general.schema.to_json()
+        for name in ("value_counts", "class_counts", "draw_counts", "observed_counts"):
+            assert np.array_equal(getattr(fast, name), getattr(general, name)), name
+        assert fast.version == general.version
+        query = {"body": frozenset(rng.choice(words, size=10).tolist()), "hot": True}
+        assert models[0].predict_proba_one(query) == models[1].predict_proba_one(query)
+    assert fast.count("body", "w0")["spam"] > 0
+    assert taken > 100

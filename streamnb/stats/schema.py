@@ -56,6 +56,7 @@ from streamnb.stats.values import (
     text_draws,
     token_present,
 )
+from streamnb.stats.values_by_column import ValuesByColumn
 
 __all__ = ["KINDS", "NOMINAL", "NUMERIC", "TEXT", "TOKEN", "InvalidRecord", "RecordName",
            "Schema"]
@@ -103,7 +104,7 @@ class Schema:
         self.numeric_attributes: list[int] = []  # numeric slot -> attribute
         self.text_attributes: list[int] = []  # text slot -> attribute
         self.text_values: list[dict[Any, int]] = []  # text slot -> {token: column}
-        self.column_value: list[Any] = []  # None for a token's "present" column
+        self.column_value = ValuesByColumn()  # None for a token's "present" column
         self.version = 0
         self._undo: list[tuple[int, Any]] = []
         self._new_arrays()
@@ -252,7 +253,7 @@ class Schema:
         self.attributes.add_new(names)
         self.kinds.extend(array("b", [TOKEN]) * n)
         self.slots.extend(range(column, column + n))
-        self.column_value.extend([None] * n)
+        self.column_value.extend_tokens(n)
         self._column_attribute.extend(np.arange(a, a + n))
         self._column_slot.extend(np.full(n, -1))
         self._column_text.extend(np.full(n, -1))
@@ -319,6 +320,25 @@ class Schema:
             self.version += 1
         return column
 
+    def text_once(self, a: int, bag: Any, grow: bool) -> list[int] | None:
+        """The columns of text attribute ``a``'s value ``bag`` when it draws each token once (a
+        set or frozenset of str, or a dict of str to True), in the bag's order, its new tokens
+        registered with ``grow`` (else left out); None, with nothing registered, for any other
+        value (the text kind's general rule then decides). One kernel pass gives what that
+        rule gives, in the same order."""
+        once = text_columns(bag, self.text_values[self.slots[a]], grow)
+        if once is None:
+            return None
+        columns, new = once
+        if len(new) < 8:  # below this, the numpy calls' fixed cost exceeds the appends'
+            for place, token in new:
+                columns[place] = self._add_nominal_value(a, token)
+        else:
+            for (place, _), column in zip(
+                    new, self._add_text_values(a, [token for _, token in new]), strict=True):
+                columns[place] = column
+        return columns
+
     def _add_text_values(self, a: int, tokens: list[str]) -> range:
         """Register distinct new tokens of text attribute ``a`` in bulk (what
         ``_add_nominal_value`` does for each, a list or array operation at a time: a message
@@ -356,7 +376,7 @@ class Schema:
         self._forget_ids(n_attributes)
         self.attributes.truncate(n_attributes)
         del self.kinds[n_attributes:], self.slots[n_attributes:]
-        del self.column_value[n_columns:]
+        self.column_value.truncate(n_columns)
         del self.nominal_attributes[n_nominal:], self.nominal_values[n_nominal:]
         del self.numeric_attributes[n_numeric:]
         del self.text_attributes[n_text:], self.text_values[n_text:]
@@ -504,17 +524,8 @@ class Schema:
         elif kind == TEXT:
             slot = self.slots[a]
             values = self.text_values[slot]
-            once = text_columns(value, values, grow)
-            if once is not None:  # each token drawn once: one kernel pass gives what the rule
-                columns, new = once  # below gives, in the same order
-                if len(new) < 8:  # below this, the numpy calls' fixed cost exceeds the appends'
-                    for place, token in new:
-                        columns[place] = self._add_nominal_value(a, token)
-                else:
-                    for (place, _), column in zip(
-                            new, self._add_text_values(a, [token for _, token in new]),
-                            strict=True):
-                        columns[place] = column
+            columns = self.text_once(a, value, grow)
+            if columns is not None:
                 out.text_columns += columns
                 out.text_counts += [1.0] * len(columns)
                 out.text_slots += [slot] * len(columns)
