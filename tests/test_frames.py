@@ -228,3 +228,19 @@ def test_every_count_model_reads_a_sparse_batch_as_its_records(name):
     records.learn_many(records_of(matrix), labels)
     assert np.array_equal(sparse.predict_proba_many(matrix).to_numpy(),
                           records.predict_proba_many(records_of(matrix)).to_numpy())
+
+
+def test_a_new_token_named_like_an_attribute_an_earlier_row_registers_follows_the_rows():
+    """In a batch of dicts, row 0 registers "w" as nominal and row 1 holds "w": True among new
+    tokens (read by the kernel before row 0 registered it): the batch gives exactly what the
+    rows give one by one (registrations in the same order, the same counts), and so does a
+    batch where no row conflicts."""
+    for batch in ([{"w": "x", "a": True}, {"w": True, "v": True, "u": True}, {"z": True}],
+                  [{"w": "x"}, {"v": True}, {"w": "y", "v": True}]):
+        labels = ["p", "q", "p"]
+        one, many = CountStatistics(), CountStatistics()
+        for x, y in zip(batch, labels, strict=True):
+            one.update(x, y)
+        many.update_many(batch, labels)
+        assert many.to_dict() == one.to_dict()
+        assert many.schema.to_json() == one.schema.to_json()

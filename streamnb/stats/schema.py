@@ -93,7 +93,7 @@ class Schema:
                  numeric: bool = True) -> None:
         self.declared_nominal = frozenset(normalize_name(n) for n in nominal)
         self.numeric = numeric
-        # name -> attribute: the vocabulary's size, hence a C table of UTF-8 names (~40 B a
+        # name -> attribute: the vocabulary's size, hence a C table of UTF-8 names (~26 B a
         # token) rather than a dict of str and int objects (~150 B); kind and slot per attribute
         # in typed arrays for the same reason (the encoding kernels read all three)
         self.attributes = NameTable()
@@ -450,6 +450,7 @@ class Schema:
         registered in bulk), the other records (``where i`` names row i in errors) one by one.
         Same ``grow`` contract, and the same registrations in the same order as ``encode`` on
         each record in turn."""
+        mark = self.mark()
         columns, lengths, special, new = encode_many(records, self.attributes, self.kinds,
                                                      self.slots, grow)
         lengths = np.frombuffer(lengths, dtype=np.int64)
@@ -465,24 +466,30 @@ class Schema:
             if new and before[k] > done:
                 self._register_new_tokens(new[done: before[k]])
                 done = before[k]
-            x = records[i]
-            if isinstance(x, Mapping) and not x and grow:  # predicting one: the prior
-                raise InvalidRecord(RecordName(where, i), None, "the record has no features")
-            encoded[i] = self.encode(x, RecordName(where, i), grow)
+            encoded[i] = self._encode_row(records[i], where, i, grow)
         if new:
             self._register_new_tokens(new[done:])
             get, slots, kinds = self.attributes.get, self.slots, self.kinds
             found = [get(name) for name in new]
             columns[places] = [slots[a] for a in found]
             if special and any(kinds[a] != TOKEN for a in found):
-                # an earlier record of the batch registered the name as another kind: as one by
-                # one, the later records that hold it take the general encoder
-                redo = np.unique(rows[places[[kinds[a] != TOKEN for a in found]]])
-                for r in redo.tolist():
-                    encoded[r] = self.encode(records[r], RecordName(where, r), grow)
-                keep = ~np.isin(rows, redo)
-                rows, columns = rows[keep], columns[keep]
+                # an earlier record of the batch registered a new token's name as another kind
+                # (rare): the batch again, one record at a time, registers what those would
+                self.rollback(mark)
+                return self._encode_each(records, where, grow)
         return EncodedBatch(len(records), rows, columns, encoded)
+
+    def _encode_each(self, records: list, where: str, grow: bool) -> EncodedBatch:
+        """``encode_many`` by the general encoder, record by record."""
+        encoded = {i: self._encode_row(x, where, i, grow) for i, x in enumerate(records)}
+        empty = np.zeros(0, dtype=np.int64)
+        return EncodedBatch(len(records), empty, empty, encoded)
+
+    def _encode_row(self, x: Any, where: str, i: int, grow: bool) -> Encoded:
+        """Row ``i`` of a batch by the general encoder."""
+        if isinstance(x, Mapping) and not x and grow:  # predicting one: the prior
+            raise InvalidRecord(RecordName(where, i), None, "the record has no features")
+        return self.encode(x, RecordName(where, i), grow)
 
     def _register_new_tokens(self, names: list[str]) -> None:
         """Register the tokens among ``names`` not known yet, once each, in order."""
