@@ -644,11 +644,13 @@ lookup_acquire(PyObject *table, PyObject *kinds, PyObject *slots, Lookup *l, con
 
 /*
  * Load ahead what the lookups of x's names will read, stage by stage: each name's slot, then
- * the entry it holds, then that entry's bytes, kind and slot. Past the CPU caches a lookup is
- * five dependent misses; this way a message's names wait for each stage together instead of
- * one name after another. Hints only: nothing is decided here, and a small table is skipped.
+ * the entries of its probe chain, then the matching entry's bytes, kind and slot. Past the CPU
+ * caches a lookup is five dependent misses (more on a longer chain); this way a message's names
+ * wait for each stage together instead of one name after another. Hints only: nothing is
+ * decided here, and a small table is skipped.
  */
 #define PREFETCH_NAMES 64
+#define PREFETCH_CHAIN 4  /* probe-chain slots looked at (of one or two cache lines) */
 
 static void
 lookup_prefetch(const Lookup *l, PyObject *x)
@@ -657,6 +659,7 @@ lookup_prefetch(const Lookup *l, PyObject *x)
     if (t->n_slots < (1 << 16))  /* 256 KiB of slots, within the caches */
         return;
     size_t mask = (size_t)t->n_slots - 1, at[PREFETCH_NAMES];
+    uint32_t hashes[PREFETCH_NAMES];
     Py_ssize_t m = 0, pos = 0;
     PyObject *name, *value;
     while (m < PREFETCH_NAMES && PyDict_Next(x, &pos, &name, &value)) {
@@ -667,24 +670,36 @@ lookup_prefetch(const Lookup *l, PyObject *x)
             PyErr_Clear();
             continue;
         }
+        hashes[m] = (uint32_t)hash;
         at[m] = (size_t)(uint32_t)hash & mask;
         PREFETCH(&t->slots[at[m]]);
         m++;
     }
     for (Py_ssize_t k = 0; k < m; k++) {
-        int32_t e = t->slots[at[k]];
-        at[k] = (size_t)e;
-        if (e >= 0)
-            PREFETCH(&t->entries[e]);
+        size_t i = at[k];
+        for (int step = 0; step < PREFETCH_CHAIN; step++, i = (i + 1) & mask) {
+            int32_t e = t->slots[i];
+            if (e == NAME_EMPTY)
+                break;
+            if (e >= 0)
+                PREFETCH(&t->entries[e]);
+        }
     }
+    /* only the entry whose hash matches: the name's own, most likely */
     for (Py_ssize_t k = 0; k < m; k++) {
-        int32_t e = (int32_t)at[k];
-        if (e < 0)
-            continue;
-        if (t->entries[e].start != NAME_SIDE)
-            PREFETCH(t->arena + t->entries[e].start);
-        PREFETCH((const char *)l->views[0].buf + e);
-        PREFETCH((const int64_t *)l->views[1].buf + e);
+        size_t i = at[k];
+        for (int step = 0; step < PREFETCH_CHAIN; step++, i = (i + 1) & mask) {
+            int32_t e = t->slots[i];
+            if (e == NAME_EMPTY)
+                break;
+            if (e < 0 || t->entries[e].hash != hashes[k])
+                continue;
+            if (t->entries[e].start != NAME_SIDE)
+                PREFETCH(t->arena + t->entries[e].start);
+            PREFETCH((const char *)l->views[0].buf + e);
+            PREFETCH((const int64_t *)l->views[1].buf + e);
+            break;
+        }
     }
 }
 

@@ -114,7 +114,7 @@ class Estimator(base.Base):
         a, _ = self.cell_pseudocounts(stats)
         a = a[columns] if np.ndim(a) else a
         A = self.attribute_pseudocounts(stats, columns)
-        num = stats.value_counts[:, columns] + a
+        num = stats.cells(columns) + a
         # the total each cell is a share of: N(c) for a token's presence, the class's observed
         # records of the attribute for a nominal value, its draws for a text token (each kind's
         # lookup only when the schema has that kind: this runs for every record scored)
@@ -154,7 +154,7 @@ class Estimator(base.Base):
         N = stats.class_counts
         a_absent = a_absent[tokens] if np.ndim(a_absent) else a_absent
         A = self.attribute_pseudocounts(stats, tokens)
-        absent = np.maximum(N[:, None] - stats.value_counts[:, tokens], 0.0) + a_absent
+        absent = np.maximum(N[:, None] - stats.cells(tokens), 0.0) + a_absent
         logs, zeros = self._ratio(absent, N[:, None] + A, lambda: np.full(len(tokens), 2.0))
         return logs.sum(axis=1), zeros.sum(axis=1)
 
@@ -177,7 +177,7 @@ class Estimator(base.Base):
         a = a[columns] if np.ndim(a) else a
         a_absent = a_absent[columns] if np.ndim(a_absent) else a_absent
         N = stats.class_counts[:, None]
-        present = stats.value_counts[:, columns]  # a copy (fancy indexing), updated in place
+        present = stats.cells(columns)  # a new array, updated in place
         absent = N - present
         np.maximum(absent, 0.0, out=absent)
         absent += a_absent

@@ -170,36 +170,38 @@ class CountClassifier(base.MiniBatchClassifier):
         proba = self.predict_proba_one(x)
         return max(proba, key=proba.__getitem__) if proba else None
 
-    def predict_proba_many(self, X: Any):
+    def _frame(self, X: Any, log: bool):
+        """The posterior rows (log or not) of ``predict_proba_many`` and
+        ``predict_log_proba_many``."""
         import pandas as pd
 
         index = X.index if isinstance(X, pd.DataFrame) else None
         if not self.stats.n_classes:
             return pd.DataFrame(index=index if index is not None else range(n_rows(X)))
         finite, zeros = self._joint_log_likelihood(X, "row")  # rows checked when encoded
-        return pd.DataFrame(self._posterior(finite, zeros), index=index,
-                            columns=list(self.stats.labels.values))
+        rows = (self._log_posterior if log else self._posterior)(finite, zeros)
+        return pd.DataFrame(rows, index=index, columns=list(self.stats.labels.values))
+
+    def predict_proba_many(self, X: Any):
+        return self._frame(X, False)
 
     def predict_log_proba_many(self, X: Any):
         """log P(c | x) per row: ``predict_proba_many`` in log space, exact where
         probabilities underflow."""
-        import pandas as pd
-
-        index = X.index if isinstance(X, pd.DataFrame) else None
-        if not self.stats.n_classes:
-            return pd.DataFrame(index=index if index is not None else range(n_rows(X)))
-        finite, zeros = self._joint_log_likelihood(X, "row")
-        return pd.DataFrame(self._log_posterior(finite, zeros), index=index,
-                            columns=list(self.stats.labels.values))
+        return self._frame(X, True)
 
     def predict_many(self, X: Any):
         import pandas as pd
 
-        proba = self.predict_proba_many(X)
-        if proba.shape[1] == 0:
-            return pd.Series([None] * len(proba), index=proba.index, dtype=object)
-        labels = np.asarray(proba.columns, dtype=object)
-        return pd.Series(labels[np.argmax(proba.to_numpy(), axis=1)], index=proba.index)
+        index = X.index if isinstance(X, pd.DataFrame) else pd.RangeIndex(n_rows(X))
+        if not self.stats.n_classes:
+            return pd.Series([None] * len(index), index=index, dtype=object)
+        # the argmax of predict_proba_many's rows, read off the scores its posterior
+        # normalises (the same class: exp and the normalisation keep distinct scores apart)
+        finite, zeros = self._joint_log_likelihood(X, "row")
+        scores = np.where(zeros == zeros.min(axis=1, keepdims=True), finite, -np.inf)
+        labels = np.asarray(list(self.stats.labels.values), dtype=object)
+        return pd.Series(labels[np.argmax(scores, axis=1)], index=index)
 
     # -- monoid operations ----------------------------------------------------------------------
     def decay(self, factor: float) -> None:

@@ -74,7 +74,7 @@ def _by_information(stats: Any, by_name: bool, pairs: PairCounts | None = None) 
         if counted:
             present = pairs.column_counts(stats, text)
         else:
-            present = np.minimum(stats.value_counts[:, text], stats.class_counts[:, None])
+            present = np.minimum(stats.cells(text), stats.class_counts[:, None])
         information = np.concatenate([information,
                                       _presence_information(stats.class_counts, present)])
         keys = discrete + (-1 - text).tolist()
@@ -242,7 +242,7 @@ class PairwiseNaiveBayes(NaiveBayes):
             present = stats.value_counts[:, schema.slots[a]]
             return np.stack([present, stats.class_counts - present])
         columns = list(schema.nominal_values[schema.slots[a]].values())
-        return stats.value_counts[:, columns].T
+        return stats.cells(columns).T
 
     # -- prediction ----------------------------------------------------------------------------
     def _candidate_log_theta(self, columns: np.ndarray, absent: np.ndarray) -> np.ndarray:
@@ -296,7 +296,7 @@ class PairwiseNaiveBayes(NaiveBayes):
             a, _ = est.cell_pseudocounts(stats)
             draws = stats.draw_counts  # (k, n_text)
             in_candidates = np.zeros((k, n_text))
-            np.add.at(in_candidates.T, slots, stats.value_counts[:, columns].T)
+            np.add.at(in_candidates.T, slots, stats.cells(columns).T)
             n_candidates = np.bincount(slots, minlength=n_text).astype(float)
             vocabulary = np.array([schema.attribute_size(t) for t in schema.text_attributes],
                                   dtype=float)

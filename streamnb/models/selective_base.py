@@ -190,7 +190,7 @@ class SelectiveClassifier(CountClassifier):
             present = stats.value_counts[:, schema.slots[a]]
             return np.stack([present, stats.class_counts - present])
         columns = list(schema.nominal_values[schema.slots[a]].values())
-        return stats.value_counts[:, columns].T.copy()
+        return stats.cells(columns).T.copy()
 
     def _exact_table(self, nodes: tuple[int, ...]) -> np.ndarray | None:
         """Counts of the family ``nodes`` (node positions, child last) if the statistics hold

@@ -26,7 +26,7 @@ def text_log_denominators(stats: CountStatistics, network_columns: np.ndarray,
     n_network = np.zeros(schema.n_text)
     if len(network_columns):
         slots = schema.text_slots(network_columns)
-        np.add.at(in_network.T, slots, stats.value_counts[:, network_columns].T)
+        np.add.at(in_network.T, slots, stats.cells(network_columns).T)
         np.add.at(n_network, slots, 1.0)
     vocabulary = np.array([schema.attribute_size(t) for t in schema.text_attributes],
                           dtype=float)
@@ -47,7 +47,7 @@ def add_text_terms(scores: np.ndarray, stats: CountStatistics, log_denominators:
     if not len(columns):
         return
     slots = stats.schema.text_slots(columns)
-    terms = counts * (np.log(stats.value_counts[:, columns] + float(alpha))
+    terms = counts * (np.log(stats.cells(columns) + float(alpha))
                       - log_denominators[:, slots])  # (k, cells)
     n = scores.shape[0]
     for c in range(scores.shape[1]):

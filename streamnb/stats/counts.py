@@ -82,6 +82,12 @@ class CountStatistics:
     def value_counts(self) -> np.ndarray:
         return self._vc[: self.n_classes, : self.schema.n_columns]
 
+    def cells(self, columns: Any) -> np.ndarray:
+        """``value_counts[:, columns]`` as a new array (classes × len(columns)): a batch's
+        cells, gathered by ``np.take``, which is ~6× faster than 2-D fancy indexing on tens of
+        thousands of columns."""
+        return np.take(self.value_counts, np.asarray(columns, dtype=np.intp), axis=1)
+
     @property
     def value_count_buffer(self) -> np.ndarray:
         """The C-contiguous array behind :attr:`value_counts` (rows and columns past
@@ -192,7 +198,6 @@ class CountStatistics:
         columns = schema.text_once(a, bag, grow=True)
         if columns is None:
             return False
-        schema.commit()
         if self._fitted != (len(self.labels.values), schema.version):
             self._fit()
             self.tokens.cover(schema.n_tokens, self.n_classes, schema.n_columns)
@@ -224,7 +229,6 @@ class CountStatistics:
         if not new:
             return False
         schema.add_tokens(new)
-        schema.commit()
         self._fit()
         self.tokens.cover(schema.n_tokens, self.n_classes, schema.n_columns)
         return True
@@ -243,7 +247,6 @@ class CountStatistics:
         except BaseException:
             schema.rollback(mark)
             raise
-        schema.commit()
         c = self.labels.add(label)
         if self._fitted != (len(self.labels.values), schema.version):
             self._fit()
@@ -295,7 +298,6 @@ class CountStatistics:
             except BaseException:
                 self.schema.rollback(mark)
                 raise
-        self.schema.commit()
         if classes is None:
             index, add = self.labels.index, self.labels.add
             classes = [index[label] if label in index else add(label) for label in labels]
@@ -392,7 +394,7 @@ class CountStatistics:
 
     def _rebuild_histogram(self) -> None:
         tokens = self.schema.token_columns()
-        self.tokens.rebuild(self.class_counts, self.value_counts[:, tokens], tokens,
+        self.tokens.rebuild(self.class_counts, self.cells(tokens), tokens,
                             self.schema.n_columns)
 
     # -- monoid operations --------------------------------------------------------------------

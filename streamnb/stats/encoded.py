@@ -69,14 +69,19 @@ class EncodedBatch:
         encs = list(special.values())
 
         def flat(part: str, dtype: type) -> tuple[np.ndarray, np.ndarray]:
+            if not encs:  # a batch of messages the kernel took whole: nothing to gather
+                return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=dtype)
             lengths = [len(getattr(e, part)) for e in encs]
             values = np.fromiter((v for e in encs for v in getattr(e, part)), dtype,
                                  sum(lengths))
             return np.repeat(np.asarray(rows, dtype=np.int64), lengths), values
 
         extra_rows, extra_columns = flat("token_columns", np.int64)
-        self.token_rows = np.concatenate([token_rows, extra_rows])
-        self.token_columns = np.concatenate([token_columns, extra_columns])
+        if len(extra_rows):
+            self.token_rows = np.concatenate([token_rows, extra_rows])
+            self.token_columns = np.concatenate([token_columns, extra_columns])
+        else:
+            self.token_rows, self.token_columns = token_rows, token_columns
         if len(extra_rows) and len(token_rows):
             # the kernel's rows come first, the others after: back to row order (stable, so a
             # row keeps its own order), which does not depend on which rows the kernel took
@@ -101,18 +106,23 @@ class EncodedBatch:
         if schema.version != self.schema_version:
             raise ValueError("the batch was encoded before the model's attributes changed "
                              "(it learned since?): encode it again")
+        attributes, columns = self.registrations
+        if not attributes and not columns:  # the batch registered nothing: all of it is known
+            return self
         parts: dict[str, np.ndarray] = {}
-        for rows, names, keep in (
-                (self.token_rows, ("token_columns",), self.token_columns < self.known_columns),
-                (self.nominal_rows, ("nominal_columns", "nominal_slots"),
-                 self.nominal_columns < self.known_columns),
+        for rows, names, index, bound in (
+                (self.token_rows, ("token_columns",), self.token_columns, self.known_columns),
+                (self.nominal_rows, ("nominal_columns", "nominal_slots"), self.nominal_columns,
+                 self.known_columns),
                 (self.text_rows, ("text_columns", "text_counts", "text_slots"),
-                 self.text_columns < self.known_columns),
-                (self.numeric_rows, ("numeric_slots", "numeric_values"),
-                 self.numeric_slots < self.known_numeric)):
-            parts[names[0].split("_")[0] + "_rows"] = rows[keep]
+                 self.text_columns, self.known_columns),
+                (self.numeric_rows, ("numeric_slots", "numeric_values"), self.numeric_slots,
+                 self.known_numeric)):
+            keep = index < bound
+            whole = keep.all()  # most cells of a batch are known: no copies then
+            parts[names[0].split("_")[0] + "_rows"] = rows if whole else rows[keep]
             for name in names:
-                parts[name] = getattr(self, name)[keep]
+                parts[name] = getattr(self, name) if whole else getattr(self, name)[keep]
         return EncodedBatch.from_arrays(self.n, **parts)
 
     @classmethod

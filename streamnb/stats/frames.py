@@ -119,9 +119,11 @@ def _encode_sparse(schema: Schema, csr: Any, where: str, grow: bool) -> EncodedB
     if grow and n and np.diff(csr.indptr).min() == 0:  # the record rule for {}
         row = int(np.flatnonzero(np.diff(csr.indptr) == 0)[0])
         raise InvalidRecord(RecordName(where, row), None, "the record has no features")
-    present = csr.data != 0  # a stored zero is an absent token: nothing to register or count
-    ids = csr.indices[present].astype(np.int64, copy=False)
-    rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(csr.indptr))[present]
+    ids = csr.indices.astype(np.int64, copy=False)
+    rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(csr.indptr))
+    if not csr.data.all():
+        present = csr.data != 0  # a stored zero is an absent token: nothing to register or count
+        ids, rows = ids[present], rows[present]
     columns = schema.id_columns(ids)
     unknown = columns < 0
     if unknown.any():
@@ -134,10 +136,12 @@ def _encode_sparse(schema: Schema, csr: Any, where: str, grow: bool) -> EncodedB
         if grow:
             schema.add_tokens(new.tolist())
             columns = schema.id_columns(ids)
-    known = columns >= 0  # all of them when learning; prediction leaves unknown ones out
+        unknown = columns < 0
+    if unknown.any():  # prediction leaves unknown tokens out
+        rows, columns = rows[~unknown], columns[~unknown]
     empty = np.zeros(0, dtype=np.int64)
     return EncodedBatch.from_arrays(
-        n, token_rows=rows[known], token_columns=columns[known], nominal_rows=empty,
+        n, token_rows=rows, token_columns=columns, nominal_rows=empty,
         nominal_columns=empty, nominal_slots=empty, numeric_rows=empty, numeric_slots=empty,
         numeric_values=np.zeros(0))
 

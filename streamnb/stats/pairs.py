@@ -128,7 +128,7 @@ class PairCounts:
         """Marginal counts ``(k, len(columns))`` of schema columns: a nominal value's or a
         token's records, a text token's presence count."""
         columns = np.asarray(columns, dtype=np.int64)
-        out = stats.value_counts[:, columns].copy()
+        out = stats.cells(columns)
         if self.text_tokens and self.schema.n_text and len(columns):
             text = self.schema.text_slots(columns) >= 0
             if text.any():

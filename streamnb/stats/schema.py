@@ -30,7 +30,6 @@ record are rolled back, so bad input never changes the domains.
 
 from __future__ import annotations
 
-import itertools
 from array import array
 from collections.abc import Hashable, Iterable, Mapping
 from typing import Any
@@ -67,7 +66,7 @@ _NUMERIC_REFUSED = (
     "evaluate --discretize mdl`)")
 
 # sizes of the schema's parts (attributes, columns, nominal, numeric, text, undo log, tokens)
-Mark = tuple[int, int, int, int, int, int, int]
+Mark = tuple[int, int, int, int, int, int]
 
 
 class Schema:
@@ -106,7 +105,6 @@ class Schema:
         self.text_values: list[dict[Any, int]] = []  # text slot -> {token: column}
         self.column_value = ValuesByColumn()  # None for a token's "present" column
         self.version = 0
-        self._undo: list[tuple[int, Any]] = []
         self._new_arrays()
         self._cache: dict[str, Any] = {}
         self._cache_version = -1
@@ -116,7 +114,6 @@ class Schema:
             a = self._add_attribute(name, NOMINAL)
             for value in values:
                 self._add_nominal_value(a, nominal_value(value, "declared domain", name))
-        self._undo.clear()
 
     # -- sizes -------------------------------------------------------------------------------
     @property
@@ -280,6 +277,8 @@ class Schema:
             self._ids[named] = [self.slots[a] for a in picked]
             self._ids_set.extend(attributes)
         self._ids_upto = len(kinds)
+        if not len(ids) or ids.max() < len(self._ids):
+            return self._ids[ids]
         out = np.full(len(ids), -1, dtype=np.int64)
         inside = ids < len(self._ids)
         out[inside] = self._ids[ids[inside]]
@@ -316,7 +315,6 @@ class Schema:
             self._append_column(a, value, -1 if text else self.slots[a],
                                 self.slots[a] if text else -1)
             self._attribute_size.data[a] += 1.0
-            self._undo.append((a, value))
             self.version += 1
         return column
 
@@ -351,23 +349,23 @@ class Schema:
         self._column_slot.extend(np.full(n, -1))
         self._column_text.extend(np.full(n, slot))
         self._attribute_size.data[a] += float(n)
-        self._undo.extend(zip(itertools.repeat(a, n), tokens, strict=True))
         self.version += 1
         return columns
 
     def mark(self) -> Mark:
         """A point to roll back to if the records encoded after it are rejected."""
         return (self.n_attributes, self.n_columns, self.n_nominal, self.n_numeric, self.n_text,
-                len(self._undo), self.n_tokens)
+                self.n_tokens)
 
     def rollback(self, mark: Mark) -> None:
         """Forget what was registered since ``mark``: O(registrations since), not O(schema)."""
-        n_attributes, n_columns, n_nominal, n_numeric, n_text, n_undo, n_tokens = mark
-        for a, value in reversed(self._undo[n_undo:]):
-            if a < n_attributes:
+        n_attributes, n_columns, n_nominal, n_numeric, n_text, n_tokens = mark
+        # the values of older attributes registered since: the new columns that stand for one
+        for a, value in zip(self.column_attribute[n_columns:].tolist(),
+                            self.column_value[n_columns:], strict=True):
+            if value is not None and a < n_attributes:
                 del self.values_of(a)[value]
                 self._attribute_size.data[a] -= 1.0
-        del self._undo[n_undo:]
         self._column_attribute.truncate(n_columns)
         self._column_slot.truncate(n_columns)
         self._column_text.truncate(n_columns)
@@ -381,9 +379,6 @@ class Schema:
         del self.numeric_attributes[n_numeric:]
         del self.text_attributes[n_text:], self.text_values[n_text:]
         self.version += 1
-
-    def commit(self) -> None:
-        self._undo.clear()
 
     def registered_since(self, mark: Mark) -> Registrations:
         """The attributes and columns registered since ``mark``, for :meth:`replay`."""
@@ -426,8 +421,8 @@ class Schema:
     def encode(self, x: Any, record: str, grow: bool) -> Encoded:
         """Column indices of record ``x``.
 
-        With ``grow`` (learning) new attributes and values are registered; the caller must
-        ``commit`` after a successful update or ``rollback`` to a ``mark``. Without it
+        With ``grow`` (learning) new attributes and values are registered; a caller that
+        rejects the record ``rollback``s to a ``mark`` taken before. Without it
         (prediction) unknown attributes and values are treated as missing: they carry no
         information about the classes seen so far.
         """
@@ -586,7 +581,6 @@ class Schema:
                 columns[j] = self.slots[mine]
             else:
                 columns[j] = self._add_nominal_value(mine, value)
-        self.commit()
         text = np.array([self.slots[attribute_map[a]] for a in other.text_attributes],
                         dtype=np.int64)
         nominal = np.array([self.slots[attribute_map[a]] for a in other.nominal_attributes],
