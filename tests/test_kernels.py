@@ -640,32 +640,29 @@ def test_name_table_pickles_and_copies(make):
 # --- SpamFilter's score ---------------------------------------------------------------------
 
 def _spam_args(rng: np.random.Generator) -> list:
-    """A message of up to ~400 tokens (past numpy's 8- and 128-element summation blocks),
-    known and unknown, over counts with ties, fractions, unseen classes and empty totals; now
-    and then a token that is not a str, a bag that is not a set, a column or class out of
-    range."""
+    """A message of up to ~400 tokens' columns (past numpy's 8- and 128-element summation
+    blocks), known and unknown (None), over counts with ties, fractions, unseen classes and
+    empty totals; now and then a column that is not an int or out of range, columns that are
+    not a list, a class out of range."""
     width = int(rng.integers(1, 400))
     value_counts = np.zeros((K + 1, width + 5))
     value_counts[:K, :width] = rng.integers(0, 12, size=(K, width))
     value_counts[:K, :width] *= np.where(rng.random((K, width)) < 0.1, 0.5, 1.0)
-    values: dict[Any, Any] = {f"t{i}": i for i in range(width)}
-    names = [f"t{i}" for i in rng.integers(0, width + 20, size=rng.integers(0, 400))]
-    odd = rng.random()
-    if odd < 0.05:
-        names.append([3, _Str("t1"), None][rng.integers(0, 3)])
-    elif odd < 0.1:
-        values[names[0] if names else "t0"] = [width + 5, -1, 1.0, np.int64(2)][
-            rng.integers(0, 4)]
-    tokens: Any = (frozenset if rng.random() < 0.5 else set)(names)
+    columns: Any = [int(j) if j < width else None
+                    for j in rng.integers(0, width + 20, size=rng.integers(0, 400))]
+    if columns and rng.random() < 0.1:
+        columns[int(rng.integers(0, len(columns)))] = [width + 5, -1, 1.0, np.int64(2), 2**70,
+                                                       True, "3"][rng.integers(0, 7)]
     if rng.random() < 0.03:
-        tokens = [list(tokens), dict.fromkeys(tokens, True)][rng.integers(0, 2)]
+        columns = [tuple(columns), frozenset(c for c in columns if c is not None)][
+            rng.integers(0, 2)]
     classes = [-1, 0, 1, 2, K + 1, -2]
     spam, ham = (classes[i] for i in rng.choice(len(classes), 2, replace=False,
                                                 p=[0.16, 0.33, 0.33, 0.14, 0.02, 0.02]))
     totals = tuple(float(v) if rng.random() < 0.9 else [0.0, -1.0, math.nan][
         rng.choice(3, p=[0.9, 0.05, 0.05])] for v in rng.integers(1, 500, size=4))
     size = float(width) if rng.random() < 0.97 else [0.0, -1.0, math.nan][rng.integers(0, 3)]
-    return [tokens, values, value_counts, int(spam), int(ham), totals, size,
+    return [columns, value_counts, int(spam), int(ham), totals, size,
             [0.1, 1.0, 1e-3, 0.0][rng.choice(4, p=[0.33, 0.33, 0.32, 0.02])],
             [1, 3, 25, sys.maxsize][rng.integers(0, 4)],
             [0.1, 1.0][rng.integers(0, 2)], [0.5, 0.3][rng.integers(0, 2)],
@@ -684,9 +681,7 @@ def test_spam_evidence_sums_as_numpy_sums():
     for n in [1, 7, 8, 9, 15, 16, 17, 127, 128, 129, 130, 255, 256, 257, 300, 1000]:
         spam_counts = rng.integers(0, 50, size=n).astype(float)
         value_counts = np.vstack([spam_counts, rng.integers(0, 50, size=n).astype(float)])
-        tokens = frozenset(f"t{i}" for i in range(n))
-        values = {f"t{i}": i for i in range(n)}
-        got = _kernels.spam_evidence(tokens, values, value_counts, 0, 1, (9.0, 9.0, 1e3, 2e3),
+        got = _kernels.spam_evidence(list(range(n)), value_counts, 0, 1, (9.0, 9.0, 1e3, 2e3),
                                      float(n), 0.1, sys.maxsize, 0.1, 0.5, 0.0, 2**62)
         d = np.array([(math.log(a + 0.1) - math.log(1e3 + 0.1 * n))
                       - (math.log(b + 0.1) - math.log(2e3 + 0.1 * n))

@@ -2094,12 +2094,13 @@ top_ratios(double *d, Py_ssize_t n, Py_ssize_t keep, double *top)
 }
 
 /*
- * spam_evidence(tokens, values, value_counts, spam, ham, totals, size, alpha, top_tokens,
- *               s, x, min_dev, max_tokens) -> (known, multinomial, kept, spam_stat, ham_stat)
+ * spam_evidence(columns, value_counts, spam, ham, totals, size, alpha, top_tokens, s, x,
+ *               min_dev, max_tokens) -> (known, multinomial, kept, spam_stat, ham_stat)
  *
- * SpamFilter's score of one message in one pass over its tokens (a set or frozenset of str):
- * each known token's column (values: token -> column), its message counts n_s, n_h in the rows
- * spam and ham of value_counts (-1: a class not seen yet, counts 0, θ = 1/size), and from them
+ * SpamFilter's score of one message in one pass over its tokens' columns (a list: a known
+ * token's column, None for a token never learned, as Schema.text_lookup gives them): each known
+ * token's message counts n_s, n_h in the rows spam and ham of value_counts (-1: a class not
+ * seen yet, counts 0, θ = 1/size), and from them
  *   d(w) = [ln(n_s + α) − ln(T_s + α·size)] − [ln(n_h + α) − ln(T_h + α·size)]
  *   f(w) = (s·x + n·p)/(s + n),  p = b/(b + g) (x when b + g = 0),  b = n_s/N_s,  g = n_h/N_h
  * with totals = (N_s, N_h, T_s, T_h) (messages and draws per class; b or g is 0 where N is 0).
@@ -2107,23 +2108,18 @@ top_ratios(double *d, Py_ssize_t n, Py_ssize_t keep, double *top)
  * kept: the tokens with |f − ½| >= min_dev, at most max_tokens of them in spamicity order,
  * whose clipped f in [1e-300, 1 − 1e-16] give spam_stat = −2 Σ ln f and ham_stat =
  * −2 Σ ln(1 − f) (Fisher's χ² statistics). Sums are numpy's pairwise sums in those orders, so
- * the result does not depend on the set's iteration order.
+ * the result does not depend on the tokens' order.
  */
 static PyObject *
 spam_evidence(PyObject *Py_UNUSED(self), PyObject *args)
 {
-    PyObject *tokens, *values, *vc_obj;
+    PyObject *list, *vc_obj;
     Py_ssize_t spam, ham, top_tokens, max_tokens;
     double N_s, N_h, T_s, T_h, size, alpha, s, x, min_dev;
-    if (!PyArg_ParseTuple(args, "OO!Onn(dddd)ddndddn", &tokens, &PyDict_Type, &values, &vc_obj,
-                          &spam, &ham, &N_s, &N_h, &T_s, &T_h, &size, &alpha, &top_tokens, &s,
-                          &x, &min_dev, &max_tokens))
+    if (!PyArg_ParseTuple(args, "O!Onn(dddd)ddndddn", &PyList_Type, &list, &vc_obj, &spam, &ham,
+                          &N_s, &N_h, &T_s, &T_h, &size, &alpha, &top_tokens, &s, &x, &min_dev,
+                          &max_tokens))
         return NULL;
-    if (!PyFrozenSet_CheckExact(tokens) && !PySet_CheckExact(tokens)) {
-        PyErr_Format(PyExc_TypeError, "spam_evidence: tokens must be a set or frozenset, got %s",
-                     Py_TYPE(tokens)->tp_name);
-        return NULL;
-    }
     if (top_tokens < 1 || max_tokens < 1) {
         PyErr_SetString(PyExc_ValueError, "spam_evidence: top_tokens and max_tokens must be >= 1");
         return NULL;
@@ -2136,8 +2132,8 @@ spam_evidence(PyObject *Py_UNUSED(self), PyObject *args)
     Py_buffer b[1];
     if (get_buffers((PyObject *[]){vc_obj}, b, (Py_ssize_t[]){8}, 1, "spam_evidence") < 0)
         return NULL;
-    PyObject *result = NULL, *it = NULL, *token;
-    Py_ssize_t n = PySet_GET_SIZE(tokens), known = 0, kept = 0, cap = n ? n : 1;
+    PyObject *result = NULL;
+    Py_ssize_t n = PyList_GET_SIZE(list), known = 0, kept = 0, cap = n ? n : 1;
     /* d and top: n ratios each; f and scratch: n spamicities each (the sort's buffer, then the
        logs summed) */
     double *d = PyMem_Malloc((sizeof(double) * 2 + sizeof(spamicity) * 2) * (size_t)cap);
@@ -2155,34 +2151,18 @@ spam_evidence(PyObject *Py_UNUSED(self), PyObject *args)
     const double *counts = b[0].buf;
     double uniform = -log(size), A = alpha * size;
     double den_s = log(T_s + A), den_h = log(T_h + A);
-    if ((it = PyObject_GetIter(tokens)) == NULL)
-        goto done;
-    /* first the columns, each count cell prefetched as it is found: the cells of a ~10⁵-token
-       vocabulary are cache misses, which then overlap the dictionary probes */
+    /* first the columns, each count cell prefetched: the cells of a ~10⁵-token vocabulary are
+       cache misses, which then overlap each other */
     Py_ssize_t *columns = (Py_ssize_t *)top;  /* top is written only after both passes */
-    while ((token = PyIter_Next(it)) != NULL) {
-        if (!PyUnicode_CheckExact(token)) {
-            PyErr_Format(PyExc_TypeError, "spam_evidence: %s token (tokens are str)",
-                         Py_TYPE(token)->tp_name);
-            Py_DECREF(token);
-            goto done;
-        }
-        PyObject *column = PyDict_GetItemWithError(values, token);
-        Py_DECREF(token);
-        if (column == NULL) {
-            if (PyErr_Occurred())
-                goto done;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *column = PyList_GET_ITEM(list, i);
+        if (column == Py_None)
             continue;  /* never seen in training: no evidence */
-        }
-        Py_ssize_t j = PyLong_AsSsize_t(column);
+        Py_ssize_t j = PyLong_Check(column) ? PyLong_AsSsize_t(column) : -1;  /* no Python code */
         if (j == -1 && PyErr_Occurred())
             goto done;
         if (j < 0 || j >= width) {
-            PyErr_Format(PyExc_IndexError, "column %zd out of range [0, %zd)", j, width);
-            goto done;
-        }
-        if (known == cap) {  /* a key's __eq__ changed the set while it was read */
-            PyErr_SetString(PyExc_RuntimeError, "spam_evidence: the tokens changed");
+            PyErr_Format(PyExc_IndexError, "column %R out of range [0, %zd)", column, width);
             goto done;
         }
         if (spam != -1)
@@ -2226,7 +2206,6 @@ spam_evidence(PyObject *Py_UNUSED(self), PyObject *args)
     ham_stat = -2.0 * pairwise_sum(logs, kept);
     result = Py_BuildValue("(ndndd)", known, multinomial, kept, spam_stat, ham_stat);
 done:
-    Py_XDECREF(it);
     PyMem_Free(d);
     release_buffers(b, 1);
     return result;

@@ -577,15 +577,15 @@ def _pairwise_sum(a: list[float]) -> float:
     return _pairwise_sum(a[:n2]) + _pairwise_sum(a[n2:])
 
 
-def _spam_evidence(tokens: Any, values: dict, value_counts: np.ndarray, spam: int, ham: int,
+def _spam_evidence(columns: list, value_counts: np.ndarray, spam: int, ham: int,
                    totals: tuple[float, float, float, float], size: float, alpha: float,
                    top_tokens: int, s: float, x: float, min_dev: float, max_tokens: int
                    ) -> tuple[int, float, int, float, float]:
-    """SpamFilter's score of one message in one pass over its tokens: ``(known, multinomial,
-    kept, spam_stat, ham_stat)`` (the C kernel's comment says what each is)."""
-    if tokens.__class__ is not frozenset and tokens.__class__ is not set:
-        raise TypeError(f"spam_evidence: tokens must be a set or frozenset, got "
-                        f"{type(tokens).__name__}")
+    """SpamFilter's score of one message in one pass over its tokens' columns (None: a token
+    never learned): ``(known, multinomial, kept, spam_stat, ham_stat)`` (the C kernel's comment
+    says what each is)."""
+    if columns.__class__ is not list:
+        raise TypeError(f"argument 1 must be list, not {type(columns).__name__}")
     if top_tokens < 1 or max_tokens < 1:
         raise ValueError("spam_evidence: top_tokens and max_tokens must be >= 1")
     N_s, N_h, T_s, T_h = map(float, totals)
@@ -600,15 +600,12 @@ def _spam_evidence(tokens: Any, values: dict, value_counts: np.ndarray, spam: in
     den_s, den_h = math.log(T_s + A), math.log(T_h + A)
     ratios: list[float] = []
     kept: list[tuple[float, float]] = []
-    for token in tokens:
-        if token.__class__ is not str:
-            raise TypeError(f"spam_evidence: {type(token).__name__} token (tokens are str)")
-        column = values.get(token)
+    for column in columns:
         if column is None:
             continue  # never seen in training: no evidence
-        j = _ssize(column)
+        j = int(_ssize(column)) if isinstance(column, int) else -1  # a bool as 0 or 1
         if not 0 <= j < width:
-            raise IndexError(f"column {j} out of range [0, {width})")
+            raise IndexError(f"column {column!r} out of range [0, {width})")
         n_s = 0.0 if spam == -1 else float(value_counts[spam, j])
         n_h = 0.0 if ham == -1 else float(value_counts[ham, j])
         log_s = uniform if spam == -1 else math.log(n_s + alpha) - den_s

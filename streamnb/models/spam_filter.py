@@ -237,8 +237,12 @@ class SpamFilter(CountClassifier):
         messages, draws = stats.class_counts, stats.draw_counts[:, schema.slots[a]]
         totals = tuple(0.0 if c == -1 else float(t[c])  # N_spam, N_ham, T_spam, T_ham
                        for t in (messages, draws) for c in (spam, ham))
+        # the lookup learning this message reuses (Schema.text_lookup keeps it)
+        looked_up = schema.text_lookup(a, tokens)
+        columns = looked_up[0] if looked_up is not None else schema.encode(
+            {_ATTRIBUTE: tokens}, "message", grow=False).text_columns
         known, multinomial, kept, spam_stat, ham_stat = spam_evidence(
-            tokens, schema.values_of(a), stats.value_count_buffer, spam, ham, totals,
+            columns, stats.value_count_buffer, spam, ham, totals,
             float(schema.attribute_size(a)), self.alpha,
             _ALL if self.top_tokens is None else self.top_tokens, self.s, self.x, self.min_dev,
             self._fisher.max_tokens)

@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from streamnb._accel.kernels import NameTable, encode_many, encode_tokens, text_columns
+from streamnb.stats.cache import StateCache
 from streamnb.stats.codec import decode, encode, normalize_name
 from streamnb.stats.encoded import Encoded, EncodedBatch, Registrations
 from streamnb.stats.growing import GrowingArray
@@ -108,6 +109,7 @@ class Schema:
         self._new_arrays()
         self._cache: dict[str, Any] = {}
         self._cache_version = -1
+        self._lookups = StateCache()
         self._free, self._free_version = 0, -1
         for name, values in (domains or {}).items():
             name = normalize_name(name)
@@ -318,15 +320,32 @@ class Schema:
             self.version += 1
         return column
 
+    def text_lookup(self, a: int, bag: Any) -> tuple[list, list] | None:
+        """``bag``'s tokens looked up in text attribute ``a``'s vocabulary when it draws each
+        once (as :meth:`text_once` takes it): ``(columns, new)``, a column per token in the
+        bag's order (None for a token not registered) and the ``(place, token)`` of those;
+        None for any other value. A frozenset's lookup is kept until the schema changes, so
+        that scoring a message and then learning it (SpamFilter) looks its tokens up once."""
+        if bag.__class__ is not frozenset:  # a set or dict could change under the same key
+            return text_columns(bag, self.text_values[self.slots[a]], True)
+        # keyed by the bag's identity (the key holds the bag: its id is not reused), since an
+        # equal frozenset may iterate in another order
+        return self._lookups.get("text", (self.version, a, id(bag), bag), lambda: text_columns(
+            bag, self.text_values[self.slots[a]], True))
+
     def text_once(self, a: int, bag: Any, grow: bool) -> list[int] | None:
         """The columns of text attribute ``a``'s value ``bag`` when it draws each token once (a
         set or frozenset of str, or a dict of str to True), in the bag's order, its new tokens
         registered with ``grow`` (else left out); None, with nothing registered, for any other
         value (the text kind's general rule then decides). One kernel pass gives what that
         rule gives, in the same order."""
-        once = text_columns(bag, self.text_values[self.slots[a]], grow)
+        if not grow:
+            once = text_columns(bag, self.text_values[self.slots[a]], False)
+            return None if once is None else once[0]
+        once = self.text_lookup(a, bag)
         if once is None:
             return None
+        self._lookups.clear()  # its columns are filled in below
         columns, new = once
         if len(new) < 8:  # below this, the numpy calls' fixed cost exceeds the appends'
             for place, token in new:
