@@ -220,6 +220,40 @@ def test_rejected_record_rolls_back_registrations():
     assert s.count("colour", "mauve") == {"a": 1.0, "b": 0.0, "c": 0.0}
 
 
+def test_rejected_record_rolls_back_text_tokens():
+    """New tokens of a known text attribute, registered before a later field is rejected, are
+    forgotten (a rollback finds them in the columns registered since its mark), and the same
+    tokens register again afterwards under the same columns."""
+    s = learn([({"body": {"free", "money"}, "len": 1.0}, "spam"),
+               ({"body": {"lunch"}, "len": 2.0}, "ham")])
+    before = snapshot(s)
+    for x in ({"body": frozenset({"free", "prize", "win"}), "len": "long"},
+              {"body": {"prize": 2, "win": 1}, "len": "long"}):
+        with pytest.raises(InvalidRecord):
+            s.update(x, "spam")
+        assert snapshot(s) == before
+        assert s.schema.values_of(s.schema.attributes.get("body")).keys() == {
+            "free", "money", "lunch"}
+    s.update({"body": frozenset({"free", "prize", "win"}), "len": 3.0}, "spam")
+    assert s.count("body", "prize") == {"spam": 1.0, "ham": 0.0}
+
+
+def test_cells_equal_value_counts_columns():
+    """``cells`` gathers what ``value_counts[:, columns]`` does, into a new array, whatever the
+    buffer's spare rows and columns."""
+    s = learn(MIXED)
+    rng = np.random.default_rng(0)
+    for _ in range(3):
+        columns = rng.integers(0, s.schema.n_columns, size=50)
+        got = s.cells(columns)
+        assert s.value_count_buffer.shape != s.value_counts.shape  # spare capacity
+        np.testing.assert_array_equal(got, s.value_counts[:, columns])
+        got += 1.0
+        np.testing.assert_array_equal(s.cells(columns), s.value_counts[:, columns])
+        s.update({f"new{rng.integers(1 << 30)}": True, "colour": "violet"}, "d")
+    assert s.cells([]).shape == (s.n_classes, 0)
+
+
 # -- merge -----------------------------------------------------------------------------------------
 A = [
     ({"o": "s", "t": True, "n": 1.0}, "p"),
