@@ -26,7 +26,12 @@ class GrowingArray:
         self.size += 1
 
     def extend(self, values: np.ndarray) -> None:
-        end = self.size + len(values)
+        self.fill(values, len(values))
+
+    def fill(self, values: Any, n: int) -> None:
+        """Append ``n`` entries: ``values`` (n of them, or one value for all, without building
+        an array of it)."""
+        end = self.size + n
         if end > len(self.data):
             grown = np.zeros(max(end, 2 * len(self.data)), dtype=self.data.dtype)
             grown[: self.size] = self.data[: self.size]

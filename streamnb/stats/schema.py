@@ -254,10 +254,10 @@ class Schema:
         self.slots.extend(range(column, column + n))
         self.column_value.extend_tokens(n)
         self._column_attribute.extend(np.arange(a, a + n))
-        self._column_slot.extend(np.full(n, -1))
-        self._column_text.extend(np.full(n, -1))
+        self._column_slot.fill(-1, n)
+        self._column_text.fill(-1, n)
         self._token_columns.extend(np.arange(column, column + n))
-        self._attribute_size.extend(np.full(n, 2.0))
+        self._attribute_size.fill(2.0, n)
         self.version += 1
 
     def id_columns(self, ids: np.ndarray) -> np.ndarray:
@@ -347,10 +347,7 @@ class Schema:
             return None
         self._lookups.clear()  # its columns are filled in below
         columns, new = once
-        if len(new) < 8:  # below this, the numpy calls' fixed cost exceeds the appends'
-            for place, token in new:
-                columns[place] = self._add_nominal_value(a, token)
-        else:
+        if new:
             for (place, _), column in zip(
                     new, self._add_text_values(a, [token for _, token in new]), strict=True):
                 columns[place] = column
@@ -364,9 +361,9 @@ class Schema:
         columns = range(column, column + n)
         self.text_values[slot].update(zip(tokens, columns, strict=True))
         self.column_value.extend(tokens)
-        self._column_attribute.extend(np.full(n, a))
-        self._column_slot.extend(np.full(n, -1))
-        self._column_text.extend(np.full(n, slot))
+        self._column_attribute.fill(a, n)
+        self._column_slot.fill(-1, n)
+        self._column_text.fill(slot, n)
         self._attribute_size.data[a] += float(n)
         self.version += 1
         return columns
