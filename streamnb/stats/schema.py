@@ -66,7 +66,7 @@ _NUMERIC_REFUSED = (
     "it first (streamnb.features.MDLDiscretizer or EqualFrequencyDiscretizer; `streamnb "
     "evaluate --discretize mdl`)")
 
-# sizes of the schema's parts (attributes, columns, nominal, numeric, text, undo log, tokens)
+# sizes of the schema's parts (attributes, columns, nominal, numeric, text, tokens)
 Mark = tuple[int, int, int, int, int, int]
 
 
