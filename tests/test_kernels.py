@@ -30,8 +30,8 @@ _kernels = pytest.importorskip("streamnb._accel._kernels", reason="C kernels not
 # Every kernel of the C module's method table, each with a test below.
 KERNELS = ["encode_tokens", "encode_many", "text_columns", "token_log_odds", "score_tokens",
            "posterior", "token_increment", "token_increment_many", "learn_tokens",
-           "class_absent_sum", "class_terms", "email_words", "email_hosts", "html_text",
-           "spam_evidence"]
+           "class_absent_sum", "class_terms", "email_words", "email_hosts", "url_hosts",
+           "html_text", "spam_evidence"]
 
 
 def _bits(value: Any) -> Any:
@@ -449,7 +449,7 @@ def test_a_twin_counts_a_column_listed_twice_twice():
 
 # --- the e-mail tokeniser's scans -----------------------------------------------------------
 
-SCANS = ["email_words", "email_hosts", "html_text"]
+SCANS = ["email_words", "email_hosts", "url_hosts", "html_text"]
 
 
 def _scan_same(name: str, text: str) -> None:
@@ -485,6 +485,31 @@ def test_email_words_same_on_the_corpus():
 
 def test_email_hosts_same_on_the_corpus():
     _corpus_same("email_hosts")
+
+
+def test_url_hosts_same_on_the_corpus():
+    _corpus_same("url_hosts")
+
+
+def test_url_hosts_finds_what_re_finds():
+    """The C scan against the patterns it stands for, on links written to test each branch."""
+    text = ("see http://user:pw@[a.b]/x, https://x.y.z. and www.a.b; not www.a, www..x.y, "
+            "http://a or https:/x.y; http://@b.c http://a@b.c/d http://[x.y xhttps://f.g-h_i:80/ "
+            "https://é@a.b http://a.b@c.d wwww.x.y.z http://www.q.r http://a b@c.d")
+    assert _kernels.url_hosts(text) == {"[a.b", "x.y.z", "www.a.b", "b.c", "[x.y",
+                                        "f.g-h_i", "a.b", "c.d", "www.x.y.z", "www.q.r"}
+    same("url_hosts", lambda: [text])
+
+
+_URL_PIECES = ["http", "https", "://", "www.", ".", "-", "_", "@", "[", "]", "/", " ", "\t",
+               "<", ">", '"', "'", "a", "b1", ":", "é", "\x0b", "\x1c", "h", "w", "ww", "s",
+               "http:/", "\U0001f600"]
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.lists(st.sampled_from(_URL_PIECES), max_size=30).map("".join))
+def test_url_hosts_same_on_random_links(text):
+    same("url_hosts", lambda: [text])
 
 
 def test_html_text_same_on_the_corpus():

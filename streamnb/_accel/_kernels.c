@@ -1847,6 +1847,144 @@ email_hosts(PyObject *Py_UNUSED(module), PyObject *text)
     return hosts;
 }
 
+/* ---- link hosts ----------------------------------------------------------------------------- */
+
+/*
+ * The hosts of the links in (lower-cased) text: what Python's re (ASCII) finds with
+ *   https?://(?:[^\s/@<>"']+@)?(\[?[\w-]+(?:\.[\w-]+)+)   (group 1)  and
+ *   www\.[\w-]+(?:\.[\w-]+)+                               (the match)
+ * each scanned with findall (a match resumes the scan at its end, a failure one character on),
+ * as a set. Twin: kernels._url_hosts, which is those two findall calls.
+ */
+static inline int
+url_word_char(Py_UCS4 ch)  /* [\w-] under re.ASCII */
+{
+    return ch < 128 && (Py_ISALNUM(ch) || ch == '_' || ch == '-');
+}
+
+static inline int
+url_user_char(Py_UCS4 ch)  /* [^\s/@<>"'] under re.ASCII: \s is [ \t\n\r\f\v] */
+{
+    return !(ch == ' ' || (ch >= '\t' && ch <= '\r') || ch == '/' || ch == '@' || ch == '<'
+             || ch == '>' || ch == '"' || ch == '\'');
+}
+
+/* The end of [\w-]+(?:\.[\w-]+)+ matched at i (greedy: no shorter match is ever needed), or
+   -1. */
+static Py_ssize_t
+url_dotted_end(int kind, const void *data, Py_ssize_t n, Py_ssize_t i)
+{
+    Py_ssize_t j = i, end = -1;
+    while (j < n && url_word_char(PyUnicode_READ(kind, data, j)))
+        j++;
+    if (j == i)
+        return -1;
+    while (j + 1 < n && PyUnicode_READ(kind, data, j) == '.'
+           && url_word_char(PyUnicode_READ(kind, data, j + 1))) {
+        j += 2;
+        while (j < n && url_word_char(PyUnicode_READ(kind, data, j)))
+            j++;
+        end = j;
+    }
+    return end;
+}
+
+/* Whether text[i:] starts with the ASCII literal s. */
+static inline int
+url_at(int kind, const void *data, Py_ssize_t n, Py_ssize_t i, const char *s)
+{
+    for (; *s; s++, i++)
+        if (i >= n || PyUnicode_READ(kind, data, i) != (Py_UCS4)(unsigned char)*s)
+            return 0;
+    return 1;
+}
+
+/* The next i >= from where text[i] == ch, or n. */
+static inline Py_ssize_t
+url_next(int kind, const void *data, Py_ssize_t n, Py_ssize_t from, char ch)
+{
+    if (kind == PyUnicode_1BYTE_KIND) {
+        const Py_UCS1 *s = data;
+        const void *at = from < n ? memchr(s + from, ch, (size_t)(n - from)) : NULL;
+        return at ? (const Py_UCS1 *)at - s : n;
+    }
+    while (from < n && PyUnicode_READ(kind, data, from) != (Py_UCS4)ch)
+        from++;
+    return from;
+}
+
+static int
+url_add(PyObject *hosts, PyObject *text, Py_ssize_t start, Py_ssize_t end)
+{
+    PyObject *host = PyUnicode_Substring(text, start, end);
+    int failed = host == NULL || PySet_Add(hosts, host) < 0;
+    Py_XDECREF(host);
+    return failed ? -1 : 0;
+}
+
+static PyObject *
+url_hosts(PyObject *Py_UNUSED(module), PyObject *text)
+{
+    if (!PyUnicode_Check(text)) {
+        PyErr_Format(PyExc_TypeError, "url_hosts: expected str, got %s", Py_TYPE(text)->tp_name);
+        return NULL;
+    }
+    if (PyUnicode_READY(text) < 0)
+        return NULL;
+    PyObject *hosts = PySet_New(NULL);
+    if (hosts == NULL)
+        return NULL;
+    const int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    const Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+    /* https?://, an optional user part ending in "@", then the host (group 1) */
+    for (Py_ssize_t p = url_next(kind, data, n, 0, 'h'); p < n;) {
+        Py_ssize_t q = -1, end = -1, host = -1;
+        if (url_at(kind, data, n, p, "https://"))
+            q = p + 8;
+        else if (url_at(kind, data, n, p, "http://"))
+            q = p + 7;
+        if (q >= 0) {
+            Py_ssize_t r = q;
+            while (r < n && url_user_char(PyUnicode_READ(kind, data, r)))
+                r++;
+            /* with the user part first, as re tries it, then without */
+            Py_ssize_t starts[2] = {r > q && r < n && PyUnicode_READ(kind, data, r) == '@'
+                                    ? r + 1 : -1, q};
+            for (int k = 0; k < 2 && end < 0; k++) {
+                Py_ssize_t h = starts[k];
+                if (h < 0)
+                    continue;
+                Py_ssize_t from = h < n && PyUnicode_READ(kind, data, h) == '[' ? h + 1 : h;
+                end = url_dotted_end(kind, data, n, from);
+                host = h;
+            }
+        }
+        if (end >= 0) {
+            if (url_add(hosts, text, host, end) < 0)
+                goto error;
+            p = url_next(kind, data, n, end, 'h');
+        }
+        else
+            p = url_next(kind, data, n, p + 1, 'h');
+    }
+    for (Py_ssize_t p = url_next(kind, data, n, 0, 'w'); p < n;) {
+        Py_ssize_t end = url_at(kind, data, n, p, "www.")
+            ? url_dotted_end(kind, data, n, p + 4) : -1;
+        if (end >= 0) {
+            if (url_add(hosts, text, p, end) < 0)
+                goto error;
+            p = url_next(kind, data, n, end, 'w');
+        }
+        else
+            p = url_next(kind, data, n, p + 1, 'w');
+    }
+    return hosts;
+error:
+    Py_DECREF(hosts);
+    return NULL;
+}
+
 /* ---- HTML text ------------------------------------------------------------------------------ */
 
 /*
@@ -2228,6 +2366,7 @@ static PyMethodDef methods[] = {
     {"class_terms", class_terms, METH_VARARGS, "Class prior + all-absent token sums."},
     {"email_words", email_words, METH_VARARGS, "The words of lower-cased e-mail text."},
     {"email_hosts", email_hosts, METH_O, "The dotted names and addresses of e-mail text."},
+    {"url_hosts", url_hosts, METH_O, "The hosts of the links in text."},
     {"html_text", html_text, METH_O, "The visible text of lower-cased HTML."},
     {"spam_evidence", spam_evidence, METH_VARARGS, "SpamFilter's score of one message."},
     {NULL, NULL, 0, NULL},

@@ -1,5 +1,6 @@
 """Per-record kernels of the token path, and the text scans of the e-mail tokeniser
-(`email_words`, `email_hosts`, `html_text`): the C extension when built, else Python twins.
+(`email_words`, `email_hosts`, `url_hosts`, `html_text`): the C extension when built, else
+Python twins.
 
 Both implementations give the same results (same operations, same order, libm's ``log``) and
 refuse the same arguments with the same errors; tests/test_kernels.py checks each pair.
@@ -21,7 +22,7 @@ import numpy as np
 __all__ = ["ACCELERATED", "NameTable", "class_absent_sum", "class_terms", "email_hosts",
            "email_words", "encode_many", "encode_tokens", "html_text", "learn_tokens",
            "posterior", "score_tokens", "spam_evidence", "text_columns", "token_increment",
-           "token_increment_many", "token_log_odds"]
+           "token_increment_many", "token_log_odds", "url_hosts"]
 
 
 def _ssize(j: Any) -> int:
@@ -523,6 +524,23 @@ def _email_hosts(text: str) -> set[str]:
     return hosts
 
 
+# Links (streamnb.features.email): two literal-prefixed patterns rather than one alternation, so
+# that re skips ahead to "http" or "www." instead of trying the pattern at every character.
+_URL_HTTP = re.compile(r"https?://(?:[^\s/@<>\"']+@)?(\[?[\w-]+(?:\.[\w-]+)+)", re.ASCII)
+_URL_WWW = re.compile(r"www\.[\w-]+(?:\.[\w-]+)+", re.ASCII)
+
+
+def _url_hosts(text: str) -> set[str]:
+    """The hosts of the links in text: ``http(s)://`` links' hosts (after an optional user part
+    ending in "@"; a leading "[" kept) and ``www.`` names, as a set."""
+    if not isinstance(text, str):
+        raise TypeError(f"url_hosts: expected str, got {type(text).__name__}")
+    hosts = set(_URL_HTTP.findall(text)) if "http" in text else set()
+    if "www." in text:
+        hosts.update(_URL_WWW.findall(text))
+    return hosts
+
+
 # HTML (streamnb.features.email), matched on the lower-cased source. `[^<>]` in every tag
 # pattern stops a match at the next "<": a "<" without its ">" cannot make re scan the rest of
 # the text from every "<". Comments, scripts and style sheets are invisible. A comment ends at
@@ -644,6 +662,7 @@ encode_many = _encode_many
 text_columns = _text_columns
 email_words = _email_words
 email_hosts = _email_hosts
+url_hosts = _url_hosts
 html_text = _html_text
 spam_evidence = _spam_evidence
 
@@ -668,5 +687,6 @@ if os.environ.get("STREAMNB_PURE_PYTHON", "") in ("", "0"):
         text_columns = _kernels.text_columns
         email_words = _kernels.email_words
         email_hosts = _kernels.email_hosts
+        url_hosts = _kernels.url_hosts
         html_text = _kernels.html_text
         spam_evidence = _kernels.spam_evidence

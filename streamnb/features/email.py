@@ -24,7 +24,7 @@ import html
 import re
 from functools import lru_cache
 
-from streamnb._accel.kernels import email_hosts, email_words, html_text
+from streamnb._accel.kernels import email_hosts, email_words, html_text, url_hosts
 
 __all__ = ["tokenize_email"]
 
@@ -45,10 +45,6 @@ _MAX_DELIMITER_CANDIDATES = 4 * _MAX_PARTS
 # Words of 2 to 40 characters of letters, digits, underscore, "$", "!" and inner apostrophes;
 # longer ones as "skip:<first char>:<length rounded down to 10>" (a C kernel, or its twin).
 _words = email_words
-# Two literal-prefixed patterns rather than one alternation: re then skips ahead to "http" or
-# "www." instead of trying the pattern at every character of the body.
-_URL_HTTP = re.compile(r"https?://(?:[^\s/@<>\"']+@)?(\[?[\w-]+(?:\.[\w-]+)+)", re.ASCII)
-_URL_WWW = re.compile(r"www\.[\w-]+(?:\.[\w-]+)+", re.ASCII)
 _EMAIL_DOMAIN = re.compile(r"@([\w-]+(?:\.[\w-]+)+)")
 _MAX_HOST = 253  # characters of a DNS name
 _IPV4 = re.compile(r"\d{1,3}(?:\.\d{1,3}){3}")
@@ -481,10 +477,8 @@ def _html_visible_text(source: str, tokens: set[str]) -> str:
 
 
 def _add_url_tokens(text: str, tokens: set[str]) -> None:
-    hosts = set(_URL_HTTP.findall(text)) if "http" in text else set()
-    if "www." in text:
-        hosts.update(_URL_WWW.findall(text))
-    for host in hosts:
+    # the links' hosts: a C kernel, or its twin (two re.findall)
+    for host in url_hosts(text):
         tokens.update(_host_tokens("url:", host))
 
 
