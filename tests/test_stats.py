@@ -24,7 +24,7 @@ from conftest import (
 )
 from streamnb import CountStatistics, InvalidRecord
 from streamnb.stats import Domain, Schema
-from streamnb.stats.codec import decode, encode, normalize_label, normalize_name
+from streamnb.stats.codec import bulk_json, decode, encode, normalize_label, normalize_name
 from streamnb.stats.persist import dumps_state, loads_state
 
 
@@ -252,6 +252,30 @@ def test_cells_equal_value_counts_columns():
         np.testing.assert_array_equal(s.cells(columns), s.value_counts[:, columns])
         s.update({f"new{rng.integers(1 << 30)}": True, "colour": "violet"}, "d")
     assert s.cells([]).shape == (s.n_classes, 0)
+
+
+def test_bulk_json_pauses_the_collector_and_restores_it_as_found():
+    """A state's JSON side is built with the cyclic collector paused; afterwards (an error
+    included) it is as it was: enabled again, or still disabled if the caller had disabled it."""
+    import gc
+
+    assert gc.isenabled()
+    with bulk_json():
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    with pytest.raises(RuntimeError), bulk_json():
+        raise RuntimeError("mid-way")
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with bulk_json():
+            pass
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+    s = learn(MIXED)
+    assert Schema.from_json(s.schema.to_json()).to_json() == s.schema.to_json()
+    assert gc.isenabled()
 
 
 # -- merge -----------------------------------------------------------------------------------------

@@ -28,6 +28,8 @@ from typing import Any
 
 import numpy as np
 
+from streamnb.stats.codec import bulk_json
+
 __all__ = ["FORMAT_VERSION", "StateFileError", "dumps_state", "loads_state", "read_state",
            "write_state"]
 
@@ -75,7 +77,8 @@ def loads_state(data: bytes, source: str = "<bytes>") -> tuple[dict[str, Any],
     if hashlib.sha256(body).digest() != digest:
         raise StateFileError(f"{source}: checksum mismatch: the file is truncated or corrupted")
     try:
-        head = json.loads(body[_PREFIX.size:_PREFIX.size + head_len])
+        with bulk_json():
+            head = json.loads(body[_PREFIX.size:_PREFIX.size + head_len])
         offset = _PREFIX.size + head_len
         arrays = {}
         for d in head["arrays"]:

@@ -38,7 +38,7 @@ import numpy as np
 
 from streamnb._accel.kernels import NameTable, encode_many, encode_tokens, text_columns
 from streamnb.stats.cache import StateCache
-from streamnb.stats.codec import decode, encode, normalize_name
+from streamnb.stats.codec import bulk_json, decode, encode, normalize_name
 from streamnb.stats.encoded import Encoded, EncodedBatch, Registrations
 from streamnb.stats.growing import GrowingArray
 from streamnb.stats.values import (
@@ -607,17 +607,23 @@ class Schema:
 
     # -- persistence --------------------------------------------------------------------------
     def to_json(self) -> dict[str, Any]:
-        return {
-            "declared_nominal": [encode(n) for n in sorted(self.declared_nominal, key=repr)],
-            "numeric": self.numeric,
-            "attributes": [[encode(n), KINDS[k]] for n, k in zip(self.attributes.names(),
-                                                                 self.kinds, strict=True)],
-            "columns": [[a, encode(v)] for a, v in zip(self.column_attribute.tolist(),
-                                                      self.column_value, strict=True)],
-        }
+        with bulk_json():
+            return {
+                "declared_nominal": [encode(n) for n in sorted(self.declared_nominal, key=repr)],
+                "numeric": self.numeric,
+                "attributes": [[encode(n), KINDS[k]] for n, k in zip(
+                    self.attributes.names(), self.kinds, strict=True)],
+                "columns": [[a, encode(v)] for a, v in zip(self.column_attribute.tolist(),
+                                                          self.column_value, strict=True)],
+            }
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Schema:
+        with bulk_json():
+            return cls._from_json(data)
+
+    @classmethod
+    def _from_json(cls, data: Mapping[str, Any]) -> Schema:
         schema = cls(nominal=[decode(n) for n in data["declared_nominal"]],
                      numeric=bool(data.get("numeric", True)))  # older states: True
         for name, kind in data["attributes"]:
