@@ -1801,17 +1801,23 @@ email_name_char(Py_UCS4 ch)
     return ch < 128 && (Py_ISALNUM(ch) || ch == '_' || ch == '.' || ch == '-');
 }
 
+/* The empty set a scan of text fills, after checking that text is a str (NULL if not). */
 static PyObject *
-email_hosts(PyObject *Py_UNUSED(module), PyObject *text)
+scan_set(PyObject *text, const char *name)
 {
     if (!PyUnicode_Check(text)) {
-        PyErr_Format(PyExc_TypeError, "email_hosts: expected str, got %s",
-                     Py_TYPE(text)->tp_name);
+        PyErr_Format(PyExc_TypeError, "%s: expected str, got %s", name, Py_TYPE(text)->tp_name);
         return NULL;
     }
     if (PyUnicode_READY(text) < 0)
         return NULL;
-    PyObject *hosts = PySet_New(NULL);
+    return PySet_New(NULL);
+}
+
+static PyObject *
+email_hosts(PyObject *Py_UNUSED(module), PyObject *text)
+{
+    PyObject *hosts = scan_set(text, "email_hosts");
     if (hosts == NULL)
         return NULL;
     const int kind = PyUnicode_KIND(text);
@@ -1925,13 +1931,7 @@ url_add(PyObject *hosts, PyObject *text, Py_ssize_t start, Py_ssize_t end)
 static PyObject *
 url_hosts(PyObject *Py_UNUSED(module), PyObject *text)
 {
-    if (!PyUnicode_Check(text)) {
-        PyErr_Format(PyExc_TypeError, "url_hosts: expected str, got %s", Py_TYPE(text)->tp_name);
-        return NULL;
-    }
-    if (PyUnicode_READY(text) < 0)
-        return NULL;
-    PyObject *hosts = PySet_New(NULL);
+    PyObject *hosts = scan_set(text, "url_hosts");
     if (hosts == NULL)
         return NULL;
     const int kind = PyUnicode_KIND(text);
