@@ -124,12 +124,17 @@ class CountClassifier(base.MiniBatchClassifier):
 
     # -- prediction ---------------------------------------------------------------------------
     @staticmethod
-    def _log_posterior(finite: np.ndarray, zeros: np.ndarray) -> np.ndarray:
+    def _scores(finite: np.ndarray, zeros: np.ndarray) -> np.ndarray:
+        """Rows of class scores: ``finite`` where a class has the fewest zero factors, −inf
+        elsewhere (what the posterior normalises; its argmax is the prediction)."""
+        return np.where(zeros == zeros.min(axis=1, keepdims=True), finite, -np.inf)
+
+    @classmethod
+    def _log_posterior(cls, finite: np.ndarray, zeros: np.ndarray) -> np.ndarray:
         """Rows of log-probabilities; the classes with the fewest zero factors share the mass
         (the others get −inf): the rule of :func:`~streamnb._accel.kernels.posterior` (one
         record), vectorised (tested equal)."""
-        fewest = zeros.min(axis=1, keepdims=True)
-        scores = np.where(zeros == fewest, finite, -np.inf)
+        scores = cls._scores(finite, zeros)
         scores = scores - scores.max(axis=1, keepdims=True)
         return scores - np.log(np.exp(scores).sum(axis=1, keepdims=True))
 
@@ -198,8 +203,7 @@ class CountClassifier(base.MiniBatchClassifier):
             return pd.Series([None] * len(index), index=index, dtype=object)
         # the argmax of predict_proba_many's rows, read off the scores its posterior
         # normalises (the same class: exp and the normalisation keep distinct scores apart)
-        finite, zeros = self._joint_log_likelihood(X, "row")
-        scores = np.where(zeros == zeros.min(axis=1, keepdims=True), finite, -np.inf)
+        scores = self._scores(*self._joint_log_likelihood(X, "row"))
         labels = np.asarray(list(self.stats.labels.values), dtype=object)
         return pd.Series(labels[np.argmax(scores, axis=1)], index=index)
 
