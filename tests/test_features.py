@@ -669,19 +669,22 @@ def _is_email_by_definition(text: str | bytes) -> bool:
 
 _HEAD_PIECES = ["From a", "From: a@b.c", "Subject: x", "X-Long: " + "v" * 1000, " folded",
                 "\tfolded", "plain words", "", " ", "\xa0", "\xa0x", "\r", "\n", "\r\n", "\x0b",
-                "\u2028", "a" * 1017, "b" * 1023]
+                "\u2028", "a" * 1017, "b" * 1023, "c" * 249, "d" * 255]
 
 
 @settings(max_examples=400, deadline=None)
-# lines cut by the 1 KiB prefix: a non-blank line whose prefix is blank, a field whose name
-# the cut ends before its colon
+# lines cut by the 256- and 1,024-character prefixes: a non-blank line whose prefix is blank,
+# a field whose name the cut ends before its colon
 @example(text="From: a@b.c\n" + "\xa0" * 1500 + "x", as_bytes=False)
 @example(text="From: a@b.c\nX-" + "a" * 1100 + ": v\n", as_bytes=True)
+@example(text="From: a@b.c\n" + "\xa0" * 300 + "x", as_bytes=True)
+@example(text="From: a@b.c\nX-" + "a" * 250 + ": v\n", as_bytes=False)
 @given(st.lists(st.sampled_from(_HEAD_PIECES), max_size=80).map("\n".join)
        | st.lists(st.sampled_from(_HEAD_PIECES), max_size=80).map("".join), st.booleans())
 def test_is_email_is_its_rule_on_every_line(text, as_bytes):
-    """Deciding on the lines of a 1 KiB prefix first (the last, maybe cut, left out) gives
-    what the rule gives on all the lines, wherever the prefix cuts."""
+    """Deciding on the lines of a 256-character prefix, then a 1,024-character one (the last,
+    maybe cut, line left out) gives what the rule gives on all the lines, wherever a prefix
+    cuts."""
     from streamnb.features import is_email
 
     value = text.encode("latin-1", "replace") if as_bytes else text

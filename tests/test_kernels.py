@@ -211,27 +211,77 @@ def _bag(rng: np.random.Generator) -> Any:
     return bag
 
 
+def _vocabulary(rng: np.random.Generator, names: list[str]) -> list:
+    """A text vocabulary as the kernel reads it: the names in a shuffled order of registration
+    and their columns, distinct, in an array with room beyond them (as a GrowingArray has)."""
+    order = rng.permutation(len(names))
+    table = _kernels.NameTable()
+    table.add_new([names[i] for i in order])
+    columns = np.zeros(len(names) + int(rng.integers(0, 5)), dtype=np.int64)
+    columns[: len(names)] = rng.permutation(3 * len(names))[: len(names)]
+    return [table, columns]
+
+
 @pytest.mark.parametrize("seed", SEEDS)
 @pytest.mark.parametrize("grow", [False, True])
 def test_text_columns_same(seed, grow):
     def build(rng):
-        return [_bag(rng), {f"t{i}": i for i in range(WIDTH)}, grow]
+        return [_bag(rng), *_vocabulary(rng, [f"t{i}" for i in range(WIDTH)]), grow]
     outcome, _ = same("text_columns", _args(seed, build))
     assert outcome[0] == "returned"
+
+
+@pytest.mark.parametrize("seed", SEEDS[:4])
+@pytest.mark.parametrize("grow", [False, True])
+def test_text_columns_same_on_a_large_vocabulary(seed, grow):
+    """Past 2**16 slots the kernel loads ahead, 64 tokens at a time: bags longer than that,
+    non-ASCII tokens and one UTF-8 cannot encode (kept beside the table) give the twin's
+    columns, which are the dict's."""
+    names = [f"w{i}" for i in range(30_000)] + [f"caf\xe9{i}" for i in range(200)] + ["\ud800"]
+
+    def build(rng):
+        table, columns = _vocabulary(rng, names)
+        picked = [names[i] for i in rng.integers(0, len(names) + 2_000, size=300)
+                  if i < len(names)] + [f"new{i}" for i in rng.integers(0, 50, size=40)]
+        bag = [frozenset, set, lambda t: dict.fromkeys(t, True)][rng.integers(0, 3)](picked)
+        return [bag, table, columns, grow]
+
+    outcome, _ = same("text_columns", _args(seed, build))
+    assert outcome[0] == "returned"
+    bag, table, columns, _ = build(np.random.default_rng(seed))
+    column = {name: int(columns[table.get(name)]) for name in names}
+    found, new = _kernels.text_columns(bag, table, columns, grow)
+    assert [j for j in found if j is not None] == [column[t] for t in bag if t in column]
+    assert new == ([(place, t) for place, t in enumerate(bag) if t not in column] if grow
+                   else [])
+
+
+def test_text_columns_refuses_what_it_cannot_read():
+    """The same errors from the kernel and its twin: a vocabulary that is not a NameTable,
+    columns that do not cover it or are not 8-byte items."""
+    table = _kernels.NameTable()
+    table.add_new(["a", "b"])
+    for args in ([{"a"}, {"a": 0}, np.zeros(2, dtype=np.int64), True],
+                 [{"a"}, table, np.zeros(1, dtype=np.int64), True],
+                 [{"a"}, table, np.zeros(2, dtype=np.int32), False]):
+        outcome, _ = same("text_columns", lambda args=args: [*args])
+        assert outcome[0] == "raised"
 
 
 def test_text_columns_reads_what_the_rule_reads():
     """Where the kernel answers, it gives the text rule's tokens (each drawn once) in order:
     known ones by column, unknown ones as places to register when growing."""
-    values = {"a": 0, "b": 1}
+    table = _kernels.NameTable()
+    table.add_new(["a", "b"])
+    values = [table, np.array([0, 1], dtype=np.int64)]
     for bag in ({"b": True, "z": True, "a": True}, ["b", "z", "a"]):
-        got = kernels.text_columns(bag, values, True)
+        got = kernels.text_columns(bag, *values, True)
         if isinstance(bag, list):
             assert got is None  # a list may repeat a token: counts are the rule's business
             continue
         assert got == ([1, None, 0], [(1, "z")])
         assert list(text_draws(bag, "r", "f")) == ["b", "z", "a"]
-        assert kernels.text_columns(bag, values, False) == ([1, 0], [])
+        assert kernels.text_columns(bag, *values, False) == ([1, 0], [])
     for bag in ({"a"}, frozenset({"a", "b"}), {"a": True}, {}, set()):
         assert drawn_once(bag)
     for bag in (["a"], ("a",), {"a": 1}, {"a": 2.0}, {"a": np.True_}, {1: True}, {_Str("a")},

@@ -425,12 +425,21 @@ def _encode_many(records: list, table: Any, kinds: Any, slots: Any, grow: bool
     return array("q", columns).tobytes(), array("q", lengths).tobytes(), special, new_names
 
 
-def _text_columns(bag: Any, values: dict, grow: bool) -> tuple[list, list] | None:
+def _text_columns(bag: Any, table: Any, columns: Any, grow: bool) -> tuple[list, list] | None:
     """A text value drawn once per token — a set or frozenset of str, or a dict of str to
-    True: ``(columns, new)``, the columns of its known tokens (``values``: token → column) in
-    the bag's order; with ``grow`` an unknown token's place holds None and ``(place, token)``
-    is in ``new`` for the caller to register; without, it is left out. None, with nothing
-    read, for any other value: the text kind's general rule decides (and names the error)."""
+    True: ``(columns, new)``, the columns of its known tokens in the bag's order (a token's
+    column is ``columns[i]`` for its index ``i`` in ``table``, a NameTable); with ``grow`` an
+    unknown token's place holds None and ``(place, token)`` is in ``new`` for the caller to
+    register; without, it is left out. None, with nothing read, for any other value: the text
+    kind's general rule decides (and names the error)."""
+    if type(table).__name__ not in ("NameTable", "_NameTable"):  # the C one, built or not
+        raise TypeError("text_columns: the vocabulary must be a NameTable")
+    column_of = memoryview(columns)
+    if column_of.itemsize != 8:
+        raise TypeError("text_columns: argument 0 must have 8-byte items")
+    column_of = column_of.cast("B").cast("q")
+    if len(column_of) < len(table):
+        raise ValueError(f"text_columns: the columns must cover the table's {len(table)} names")
     if bag.__class__ is dict:
         for token, value in bag.items():
             if token.__class__ is not str or value is not True:
@@ -441,17 +450,18 @@ def _text_columns(bag: Any, values: dict, grow: bool) -> tuple[list, list] | Non
                 return None
     else:
         return None
-    columns: list = []
+    found: list = []
     new: list = []
+    index = table.get
     for token in bag:
-        column = values.get(token)
-        if column is None:
+        i = index(token)
+        if i is None:
             if grow:
-                new.append((len(columns), token))
-                columns.append(None)
+                new.append((len(found), token))
+                found.append(None)
             continue
-        columns.append(column)
-    return columns, new
+        found.append(column_of[i])
+    return found, new
 
 
 # E-mail words (streamnb.features.email): letters, digits and underscore (``\w``), "$", "!" and

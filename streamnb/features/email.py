@@ -346,8 +346,7 @@ class _Reader:
                 else:  # subject, x-mailer
                     tokens.update(map(_WORD_FIELDS[field], _words(value)))
             else:  # fields whose only evidence is the domain: to, cc, reply-to, message-id
-                prefix = field + ":"
-                tokens.update(prefix + domain for domain in _EMAIL_DOMAIN.findall(value.lower()))
+                tokens.update(map((field + ":").__add__, _EMAIL_DOMAIN.findall(value.lower())))
         # The relay chain repeats the same hosts: collect the distinct names of all Received
         # headers at once. Their addresses are noise as words; one flag says they were there.
         if received:

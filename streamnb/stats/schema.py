@@ -31,16 +31,17 @@ record are rolled back, so bad input never changes the domains.
 from __future__ import annotations
 
 from array import array
-from collections.abc import Hashable, Iterable, Mapping
+from collections.abc import Hashable, Iterable, Mapping, MutableMapping
 from typing import Any
 
 import numpy as np
 
-from streamnb._accel.kernels import NameTable, encode_many, encode_tokens, text_columns
+from streamnb._accel.kernels import NameTable, encode_many, encode_tokens
 from streamnb.stats.cache import StateCache
 from streamnb.stats.codec import bulk_json, decode, encode, normalize_name
 from streamnb.stats.encoded import Encoded, EncodedBatch, Registrations
 from streamnb.stats.growing import GrowingArray
+from streamnb.stats.text_vocabulary import TextVocabulary
 from streamnb.stats.values import (
     KINDS,
     MISSING,
@@ -103,7 +104,8 @@ class Schema:
         self.nominal_values: list[dict[Any, int]] = []  # nominal slot -> {value: column}
         self.numeric_attributes: list[int] = []  # numeric slot -> attribute
         self.text_attributes: list[int] = []  # text slot -> attribute
-        self.text_values: list[dict[Any, int]] = []  # text slot -> {token: column}
+        # text slot -> {token: column}: a message's ~200 lookups in a C table, not a dict
+        self.text_values: list[TextVocabulary] = []
         self.column_value = ValuesByColumn()  # None for a token's "present" column
         self.version = 0
         self._new_arrays()
@@ -228,7 +230,7 @@ class Schema:
         elif kind == TEXT:
             self.slots.append(len(self.text_attributes))
             self.text_attributes.append(a)
-            self.text_values.append({})
+            self.text_values.append(TextVocabulary())
             self._attribute_size.append(0.0)
         else:
             column = self.n_columns
@@ -303,7 +305,7 @@ class Schema:
         self._column_slot.append(slot)
         self._column_text.append(text_slot)
 
-    def values_of(self, a: int) -> dict[Any, int]:
+    def values_of(self, a: int) -> MutableMapping[Any, int]:
         """``{value: column}`` of a nominal attribute, ``{token: column}`` of a text one."""
         return (self.text_values if self.kinds[a] == TEXT else self.nominal_values)[self.slots[a]]
 
@@ -326,12 +328,13 @@ class Schema:
         bag's order (None for a token not registered) and the ``(place, token)`` of those;
         None for any other value. A frozenset's lookup is kept until the schema changes, so
         that scoring a message and then learning it (SpamFilter) looks its tokens up once."""
+        vocabulary = self.text_values[self.slots[a]]
         if bag.__class__ is not frozenset:  # a set or dict could change under the same key
-            return text_columns(bag, self.text_values[self.slots[a]], True)
+            return vocabulary.lookup(bag, True)
         # keyed by the bag's identity (the key holds the bag: its id is not reused), since an
         # equal frozenset may iterate in another order
-        return self._lookups.get("text", (self.version, a, id(bag), bag), lambda: text_columns(
-            bag, self.text_values[self.slots[a]], True))
+        return self._lookups.get("text", (self.version, a, id(bag), bag),
+                                 lambda: vocabulary.lookup(bag, True))
 
     def text_once(self, a: int, bag: Any, grow: bool) -> list[int] | None:
         """The columns of text attribute ``a``'s value ``bag`` when it draws each token once (a
@@ -340,7 +343,7 @@ class Schema:
         value (the text kind's general rule then decides). One kernel pass gives what that
         rule gives, in the same order."""
         if not grow:
-            once = text_columns(bag, self.text_values[self.slots[a]], False)
+            once = self.text_values[self.slots[a]].lookup(bag, False)
             return None if once is None else once[0]
         once = self.text_lookup(a, bag)
         if once is None:
@@ -359,7 +362,7 @@ class Schema:
         brings tens of new tokens); their columns."""
         n, column, slot = len(tokens), self.n_columns, self.slots[a]
         columns = range(column, column + n)
-        self.text_values[slot].update(zip(tokens, columns, strict=True))
+        self.text_values[slot].register(tokens, columns)
         self.column_value.extend(tokens)
         self._column_attribute.fill(a, n)
         self._column_slot.fill(-1, n)
@@ -376,9 +379,10 @@ class Schema:
     def rollback(self, mark: Mark) -> None:
         """Forget what was registered since ``mark``: O(registrations since), not O(schema)."""
         n_attributes, n_columns, n_nominal, n_numeric, n_text, n_tokens = mark
-        # the values of older attributes registered since: the new columns that stand for one
-        for a, value in zip(self.column_attribute[n_columns:].tolist(),
-                            self.column_value[n_columns:], strict=True):
+        # the values of older attributes registered since: the new columns that stand for one,
+        # newest first (a text vocabulary forgets its newest token only)
+        for a, value in zip(reversed(self.column_attribute[n_columns:].tolist()),
+                            reversed(self.column_value[n_columns:]), strict=True):
             if value is not None and a < n_attributes:
                 del self.values_of(a)[value]
                 self._attribute_size.data[a] -= 1.0
@@ -642,7 +646,7 @@ class Schema:
             elif kind == TEXT:
                 schema.slots.append(len(schema.text_attributes))
                 schema.text_attributes.append(a)
-                schema.text_values.append({})
+                schema.text_values.append(TextVocabulary())
             else:
                 schema.slots.append(-1)
         column_attribute = []

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from streamnb._accel.kernels import text_columns
+from streamnb._accel.kernels import NameTable, text_columns
 
 __all__ = ["BAGS", "KINDS", "MISSING", "NOMINAL", "NUMERIC", "TEXT", "TOKEN", "TOKEN_TYPES",
            "InvalidRecord", "RecordName", "drawn_once", "is_missing", "kind_of",
@@ -149,14 +149,15 @@ def numeric_value(value: Any, record: str, name: Any) -> Any:
                         "attribute")
 
 
-_NO_COLUMNS: dict[str, int] = {}  # drawn_once's lookup table: it only checks the shape
+# drawn_once's vocabulary: none (it only checks the shape)
+_NO_TOKENS, _NO_COLUMNS = NameTable(), np.zeros(0, dtype=np.int64)
 
 
 def drawn_once(value: Any) -> bool:
     """Whether a text value is a bag that draws each token once — a set or frozenset of str,
     or a dict of str to True — checked in one C pass: the shape :func:`text_draws` reads as a
     count of 1 per token, told without its per-token step."""
-    return text_columns(value, _NO_COLUMNS, False) is not None
+    return text_columns(value, _NO_TOKENS, _NO_COLUMNS, False) is not None
 
 
 def text_draws(value: Any, record: str, name: Any) -> dict[str, float]:

@@ -1,0 +1,97 @@
+"""A text attribute's vocabulary: token → its count-array column, without a Python dict.
+
+A message stream's text attribute gathers 10⁵–10⁶ tokens, and each message looks ~200 of them
+up, scored and then learned: a dict there costs an entry, an int object and several dependent
+cache misses per token. Here the tokens are names of a C ``NameTable`` (UTF-8 in an arena,
+indices in order of registration) and their columns one int64 array, so that a message's
+lookups (`lookup`, one kernel call) load ahead what they will read, stage by stage.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import numpy as np
+
+from streamnb._accel.kernels import NameTable, text_columns
+from streamnb.stats.growing import GrowingArray
+
+__all__ = ["TextVocabulary"]
+
+
+class TextVocabulary(Mapping):
+    """``{token: column}`` of one text attribute, read like a dict, grown by registration.
+
+    Tokens are only added (`register`, or ``vocabulary[token] = column``) and forgotten
+    newest first (``del`` of the last one, `truncate`), as the schema registers them and
+    rolls them back.
+
+    Examples
+    --------
+    >>> v = TextVocabulary()
+    >>> v["free"] = 3; v.register(["money", "now"], range(7, 9))
+    >>> v["money"], v.get("cash"), len(v), list(v)
+    (7, None, 3, ['free', 'money', 'now'])
+    >>> v.lookup(frozenset({"now"}), grow=True)  # columns in the bag's order, new ones to add
+    ([8], [])
+    >>> del v["now"]; dict(v)
+    {'free': 3, 'money': 7}
+
+    """
+
+    __slots__ = ("_columns", "_names")
+
+    def __init__(self) -> None:
+        self._names = NameTable()
+        self._columns = GrowingArray(np.int64)  # per index in _names: the column
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._names)
+
+    def __contains__(self, token: object) -> bool:
+        return token in self._names
+
+    def __getitem__(self, token: Any) -> int:
+        i = self._names.get(token)
+        if i is None:
+            raise KeyError(token)
+        return int(self._columns.data[i])
+
+    def get(self, token: Any, default: Any = None) -> Any:
+        i = self._names.get(token)
+        return default if i is None else int(self._columns.data[i])
+
+    def __setitem__(self, token: Any, column: int) -> None:
+        """Register a new token (a registered one raises ValueError: columns do not move)."""
+        self._names.add_new([token])
+        self._columns.append(column)
+
+    def register(self, tokens: list[Any], columns: range) -> None:
+        """Register distinct new tokens at once, ``tokens[k]`` at ``columns[k]``."""
+        if len(tokens) != len(columns):
+            raise ValueError(f"{len(tokens)} tokens but {len(columns)} columns")
+        self._names.add_new(tokens)
+        self._columns.fill(np.arange(columns.start, columns.stop, columns.step), len(columns))
+
+    def __delitem__(self, token: Any) -> None:
+        """Forget the newest token (a rollback forgets newest first)."""
+        n = len(self._names)
+        if not n or self._names.get(token) != n - 1:
+            raise KeyError(f"{token!r} is not the newest token")
+        self.truncate(n - 1)
+
+    def truncate(self, n: int) -> None:
+        """Forget the tokens registered after the first ``n``."""
+        self._names.truncate(n)
+        self._columns.truncate(min(n, self._columns.size))
+
+    def lookup(self, bag: Any, grow: bool) -> tuple[list, list] | None:
+        """A text value drawn once per token (a set or frozenset of str, or a dict of str to
+        True): ``(columns, new)``, the columns of its tokens in the bag's order, with ``grow``
+        None for an unknown token and its ``(place, token)`` in ``new`` (without, left out);
+        None for any other value. One kernel call (`streamnb._accel.kernels.text_columns`)."""
+        return text_columns(bag, self._names, self._columns.data, grow)

@@ -1,0 +1,79 @@
+"""TextVocabulary: a text attribute's token → column map, read like the dict it replaced."""
+
+from __future__ import annotations
+
+import copy
+import pickle
+
+import numpy as np
+import pytest
+
+from streamnb.stats.text_vocabulary import TextVocabulary
+
+
+def _filled() -> tuple[TextVocabulary, dict[str, int]]:
+    vocabulary, reference = TextVocabulary(), {}
+    rng = np.random.default_rng(5)
+    column = 0
+    for k in range(40):  # registrations one at a time and in bulk, columns with gaps
+        tokens = [f"w{k}_{i}" for i in range(int(rng.integers(1, 30)))] + [f"é{k}"]
+        if k == 3:
+            tokens.append("\ud800")  # UTF-8 cannot encode it: kept beside the table
+        column += int(rng.integers(0, 4))
+        if k % 2:
+            for t in tokens:
+                vocabulary[t] = reference[t] = column
+                column += 1
+        else:
+            vocabulary.register(tokens, range(column, column + len(tokens)))
+            reference.update(zip(tokens, range(column, column + len(tokens)), strict=True))
+            column += len(tokens)
+    return vocabulary, reference
+
+
+def test_reads_like_the_dict_of_its_registrations():
+    vocabulary, reference = _filled()
+    assert len(vocabulary) == len(reference) and list(vocabulary) == list(reference)
+    assert dict(vocabulary) == reference and vocabulary == reference
+    assert all(vocabulary[t] == j and vocabulary.get(t) == j and t in vocabulary
+               for t, j in reference.items())
+    assert vocabulary.get("absent") is None and vocabulary.get("absent", -1) == -1
+    assert "absent" not in vocabulary
+    with pytest.raises(KeyError):
+        vocabulary["absent"]
+    bag = frozenset([*list(reference)[::7], "new1", "new2"])
+    columns, new = vocabulary.lookup(bag, grow=True)
+    assert columns == [reference.get(t) for t in bag]
+    assert sorted(t for _, t in new) == ["new1", "new2"]
+
+
+def test_registered_columns_do_not_move():
+    vocabulary, reference = _filled()
+    token = next(iter(reference))
+    with pytest.raises(ValueError):
+        vocabulary[token] = 10**6
+    with pytest.raises(ValueError):
+        vocabulary.register(["fresh", token], range(10**6, 10**6 + 2))
+    with pytest.raises(ValueError):
+        vocabulary.register(["fresh"], range(3))
+    assert dict(vocabulary) == reference  # nothing added by the refused registrations
+
+
+def test_forgets_newest_first_as_a_rollback_does():
+    vocabulary, reference = _filled()
+    tokens = list(reference)
+    with pytest.raises(KeyError):
+        del vocabulary[tokens[0]]  # not the newest: columns of older tokens never change
+    del vocabulary[tokens[-1]]
+    vocabulary.truncate(len(tokens) - 10)
+    assert dict(vocabulary) == {t: reference[t] for t in tokens[:-10]}
+    vocabulary["again"] = 7
+    assert vocabulary["again"] == 7 and len(vocabulary) == len(tokens) - 9
+
+
+def test_copies_and_pickles_with_its_tokens():
+    vocabulary, reference = _filled()
+    for twin in (copy.deepcopy(vocabulary), pickle.loads(pickle.dumps(vocabulary))):
+        assert dict(twin) == reference
+        twin["only in the copy"] = 0
+        assert "only in the copy" not in vocabulary
