@@ -281,6 +281,8 @@ def test_never_raises_on_malformed_messages(fragments, as_bytes):
 
 @settings(max_examples=300, deadline=None)
 @given(st.binary(max_size=3000))
+@example(raw=b"From ")  # an mbox separator and nothing else
+@example(raw=b"From x")
 def test_never_raises_on_random_bytes(raw):
     assert isinstance(tokenize_email(raw), frozenset)
 

@@ -31,7 +31,7 @@ _kernels = pytest.importorskip("streamnb._accel._kernels", reason="C kernels not
 KERNELS = ["encode_tokens", "encode_many", "text_columns", "token_log_odds", "score_tokens",
            "posterior", "token_increment", "token_increment_many", "learn_tokens",
            "class_absent_sum", "class_terms", "email_words", "email_hosts", "url_hosts",
-           "html_text", "spam_evidence"]
+           "host_tokens", "header_fields", "html_signals", "html_text", "spam_evidence"]
 
 
 def _bits(value: Any) -> Any:
@@ -499,7 +499,7 @@ def test_a_twin_counts_a_column_listed_twice_twice():
 
 # --- the e-mail tokeniser's scans -----------------------------------------------------------
 
-SCANS = ["email_words", "email_hosts", "url_hosts", "html_text"]
+SCANS = ["email_words", "email_hosts", "url_hosts", "html_signals", "html_text"]
 
 
 def _scan_same(name: str, text: str) -> None:
@@ -560,6 +560,87 @@ _URL_PIECES = ["http", "https", "://", "www.", ".", "-", "_", "@", "[", "]", "/"
 @given(st.lists(st.sampled_from(_URL_PIECES), max_size=30).map("".join))
 def test_url_hosts_same_on_random_links(text):
     same("url_hosts", lambda: [text])
+
+
+def test_host_tokens_same_on_the_corpus():
+    """The tokens of every relay, link and address domain the tokeniser would find."""
+    for text in _corpus():
+        lowered = text.lower()
+        hosts = sorted(_kernels.email_hosts(lowered) | _kernels.url_hosts(lowered))
+        for prefix in ("received:", "url:"):
+            same("host_tokens", lambda prefix=prefix, hosts=hosts: [prefix, hosts, {"kept"}])
+
+
+def test_host_tokens_gives_names_parents_and_addresses():
+    tokens = {"kept"}
+    _kernels.host_tokens("url:", ["Mail.Example.CO.uk.", "[10.0.0.1]", "\u0661\u0662.3.4.5",
+                                  "v1.2", "..", "x", "a.b-", "1.2.3.4.5", "mx.mail.com.au",
+                                  "a" * 249 + ".com", "b" * 250 + ".com", "1234.1.1.1"],
+                         tokens)
+    assert tokens == {"kept", "url:mail.example.co.uk", "url:example.co.uk", "url:ip",
+                      "url:a.b", "url:mx.mail.com.au", "url:mail.com.au", "url:" + "a" * 249
+                      + ".com"}
+
+
+_HOST_PIECES = ["a", "B", "co", "uk", "com", "net", "au", "1", "22", "333", "4444", ".", "..",
+                "-", "[", "]", "_", "é", "İ", "ǅ", "\u0663", "ß", "\U0001f600", "x" * 120]
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(_HOST_PIECES), max_size=12).map("".join), max_size=6),
+       st.sampled_from(["url:", "received:", "from:", "", "é:"]))
+def test_host_tokens_same_on_random_hosts(hosts, prefix):
+    same("host_tokens", lambda: [prefix, hosts, set()])
+
+
+@pytest.mark.parametrize("args", [[3, ["a.b"], set()], ["url:", ["a.b", 3], set()],
+                                  ["url:", 3, set()], ["url:", ["a.b"], frozenset()],
+                                  ["url:", ["a.b"], []]])
+def test_host_tokens_refuses_what_it_cannot_read(args):
+    (kind, error, _), _ = same("host_tokens", lambda: [*args])
+    assert (kind, error) == ("raised", TypeError)
+
+
+def test_header_fields_same_on_the_corpus():
+    """Every message's header block and fields, and those of blocks starting further on (a
+    MIME part's headers start after a boundary line)."""
+    for text in _corpus():
+        text = "\n" + text
+        same("header_fields", lambda text=text: [text, 1, len(text)])
+        for start in range(1, len(text), max(len(text) // 20, 1)):
+            same("header_fields", lambda text=text, start=start: [text, start, len(text)])
+
+
+def test_header_fields_reads_blocks_and_folded_fields():
+    text = ("\nReceived: from a\n\tby b\nX-Spam: no\nSUBJECT:hi\n there\n\t\nfrom: x@y\n"
+            "Not a field\nTo: after the block\n")
+    end, fields = _kernels.header_fields(text, 1, len(text))
+    assert text[end:].startswith("Not a field")
+    assert fields == [("received", " from a\n\tby b"), ("subject", "hi\n there\n\t"),
+                      ("from", " x@y")]
+    assert _kernels.header_fields(text, 1, 20) == (20, [("received", " from a\n\tb")])
+    assert _kernels.header_fields(text, 5, 3) == (5, [])  # an end before start: empty
+    assert _kernels.header_fields("xSubject: a\n", 1, 12) == (12, [])  # no newline before
+
+
+_HEADER_PIECES = ["\n", "\r\n", " ", "\t", ":", "Subject:", "subject", "FROM:", "to:", "To",
+                  "Content-Type:", "content-transfer-encoding:", "received:", "x-y:", "a",
+                  "é", "\x7f", "ſubject:", "\u212a", "\r", "reply-to:", "\U0001f600", "=?"]
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.lists(st.sampled_from(_HEADER_PIECES), max_size=40).map("".join),
+       st.integers(0, 50), st.integers(-5, 60))
+def test_header_fields_same_on_random_headers(text, start, end):
+    text = "\n" + text
+    same("header_fields", lambda: [text, max(start, 1), end])
+
+
+@pytest.mark.parametrize("args", [[b"\na: b", 1, 5], ["\na: b", 0, 5], ["", 1, 1],
+                                  ["\na: b", "1", 5], ["\na: b", 1, None]])
+def test_header_fields_refuses_what_it_cannot_read(args):
+    (kind, _, _), _ = same("header_fields", lambda: [*args])
+    assert kind == "raised"
 
 
 def test_html_text_same_on_the_corpus():
@@ -627,6 +708,31 @@ _HTML_PIECES = ["<", ">", "<!--", "-->", "<script", "</script", "<style", "</sty
 @given(st.lists(st.sampled_from(_HTML_PIECES), max_size=30).map("".join) | st.text())
 def test_html_text_same_on_random_markup(html):
     same("html_text", lambda: [html])
+
+
+def test_html_signals_same_on_the_corpus():
+    _corpus_same("html_signals")
+
+
+def test_html_signals_finds_tags_and_links():
+    html = ("<img src=x><imgx><table-x><font\u00e9><form>< iframe><a\thref = 'x'>"
+            "<a href=>")
+    assert _kernels.html_signals(html) == {"img", "form", "a"}
+    assert _kernels.html_signals("<a name=x href\n=\ny>") == {"a"}
+    for no_link in ("<a href=>", "<a xhref=y>", "<a-href=y>", "<ahref=y>", "<a href", "<a >",
+                    "<a x<y href=z>", "<a\u00a0hre=f>"):
+        assert _kernels.html_signals(no_link) == set(), no_link
+
+
+_SIGNAL_PIECES = ["<", ">", "a", "img", "font", "form", "table", "iframe", "script", "embed",
+                  "href", "=", " ", "\t", "\u00a0", "\u2028", "x", "-", "_", "é", "\u0663",
+                  "'", '"', "\n", "<a ", "<a href=", "hre"]
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.lists(st.sampled_from(_SIGNAL_PIECES), max_size=30).map("".join))
+def test_html_signals_same_on_random_markup(html):
+    same("html_signals", lambda: [html])
 
 
 # --- the attribute table (NameTable) ---------------------------------------------------------

@@ -2035,6 +2035,412 @@ error:
     return NULL;
 }
 
+/*
+ * host_tokens(prefix, hosts, tokens): for each host name or address (an iterable of str),
+ * prefix + the host and each parent domain with at least two labels added to the set tokens,
+ * after stripping "[", "]", "." and "-" at both ends and lower-casing; a registry such as
+ * "co.uk" is not a parent domain. A numeric IPv4 address (\d{1,3}(\.\d{1,3}){3}, Unicode
+ * digits as re's \d) gives prefix + "ip"; a host that is neither an address nor a name whose
+ * last label is letters gives nothing, and neither does one longer than DNS allows (253
+ * characters after stripping, 257 before: its parent domains would grow with the square of
+ * its length). Twin: kernels._host_tokens.
+ */
+#define HOST_MAX 253
+
+static inline int
+host_strip(Py_UCS4 ch)
+{
+    return ch == '[' || ch == ']' || ch == '.' || ch == '-';
+}
+
+static const char *const host_registries[] = {"co", "com", "net", "org", "ac", "gov", "edu",
+                                              "ne", "or", NULL};
+
+/* Whether text[start:end] is a registry label (ASCII: the registries are). */
+static int
+host_is_registry(int kind, const void *data, Py_ssize_t start, Py_ssize_t end)
+{
+    for (const char *const *r = host_registries; *r != NULL; r++) {
+        Py_ssize_t len = (Py_ssize_t)strlen(*r);
+        if (len != end - start)
+            continue;
+        Py_ssize_t k = 0;
+        while (k < len && PyUnicode_READ(kind, data, start + k) == (Py_UCS4)(*r)[k])
+            k++;
+        if (k == len)
+            return 1;
+    }
+    return 0;
+}
+
+/* Whether host (a ready str) is \d{1,3}(\.\d{1,3}){3} as a whole. */
+static int
+host_is_ipv4(int kind, const void *data, Py_ssize_t n)
+{
+    Py_ssize_t i = 0;
+    for (int group = 0; group < 4; group++) {
+        if (group) {
+            if (i >= n || PyUnicode_READ(kind, data, i) != '.')
+                return 0;
+            i++;
+        }
+        Py_ssize_t digits = 0;
+        while (i < n && digits < 3 && Py_UNICODE_ISDECIMAL(PyUnicode_READ(kind, data, i))) {
+            i++;
+            digits++;
+        }
+        if (!digits)
+            return 0;
+    }
+    return i == n;
+}
+
+static int
+host_add(PyObject *tokens, PyObject *prefix, PyObject *host, Py_ssize_t start, Py_ssize_t end)
+{
+    PyObject *name = PyUnicode_Substring(host, start, end);
+    PyObject *token = name ? PyUnicode_Concat(prefix, name) : NULL;
+    int failed = token == NULL || PySet_Add(tokens, token) < 0;
+    Py_XDECREF(name);
+    Py_XDECREF(token);
+    return failed ? -1 : 0;
+}
+
+/* host_tokens for one host: 0, or -1 on error. */
+static int
+host_tokens_one(PyObject *prefix, PyObject *raw, PyObject *tokens)
+{
+    if (!PyUnicode_Check(raw)) {
+        PyErr_Format(PyExc_TypeError, "host_tokens: hosts must be str, got %s",
+                     Py_TYPE(raw)->tp_name);
+        return -1;
+    }
+    if (PyUnicode_READY(raw) < 0)
+        return -1;
+    Py_ssize_t n = PyUnicode_GET_LENGTH(raw);
+    if (n > HOST_MAX + 4)
+        return 0;
+    int kind = PyUnicode_KIND(raw);
+    const void *data = PyUnicode_DATA(raw);
+    Py_ssize_t start = 0, end = n;
+    while (start < end && host_strip(PyUnicode_READ(kind, data, start)))
+        start++;
+    while (end > start && host_strip(PyUnicode_READ(kind, data, end - 1)))
+        end--;
+    /* the stripped host, lower-cased as str.lower does (ASCII inline, the rest by str.lower) */
+    PyObject *host;
+    int ascii_lower = PyUnicode_IS_ASCII(raw);
+    for (Py_ssize_t k = start; ascii_lower && k < end; k++)
+        ascii_lower = !Py_ISUPPER(PyUnicode_READ(kind, data, k));
+    if (ascii_lower)
+        host = PyUnicode_Substring(raw, start, end);
+    else {
+        PyObject *stripped = PyUnicode_Substring(raw, start, end);
+        host = stripped ? PyObject_CallMethod(stripped, "lower", NULL) : NULL;
+        Py_XDECREF(stripped);
+    }
+    if (host == NULL || PyUnicode_READY(host) < 0) {
+        Py_XDECREF(host);
+        return -1;
+    }
+    int result = 0;
+    n = PyUnicode_GET_LENGTH(host);
+    kind = PyUnicode_KIND(host);
+    data = PyUnicode_DATA(host);
+    if (n > HOST_MAX)
+        goto done;
+    Py_ssize_t last = PyUnicode_FindChar(host, '.', 0, n, -1);
+    if (last == -2) {
+        result = -1;
+        goto done;
+    }
+    int named = last >= 0 && last + 1 < n;
+    for (Py_ssize_t k = last + 1; named && k < n; k++)
+        named = Py_UNICODE_ISALPHA(PyUnicode_READ(kind, data, k));
+    if (!named) {
+        if (host_is_ipv4(kind, data, n)) {
+            PyObject *token = PyUnicode_FromFormat("%Uip", prefix);
+            result = token == NULL || PySet_Add(tokens, token) < 0 ? -1 : 0;
+            Py_XDECREF(token);
+        }
+        goto done;
+    }
+    /* the host, then the name after each dot but the last: every suffix of 2 labels or more,
+       the last of them (the two last labels) left out when it is a registry */
+    Py_ssize_t second = -1;  /* the dot before the last one */
+    for (Py_ssize_t k = last - 1; k >= 0 && second < 0; k--)
+        if (PyUnicode_READ(kind, data, k) == '.')
+            second = k;
+    int registry = second >= 0 && n - (last + 1) == 2
+                   && host_is_registry(kind, data, second + 1, last);
+    if (host_add(tokens, prefix, host, 0, n) < 0) {
+        result = -1;
+        goto done;
+    }
+    for (Py_ssize_t k = 0; k < last; k++) {
+        if (PyUnicode_READ(kind, data, k) != '.' || (registry && k == second))
+            continue;
+        if (host_add(tokens, prefix, host, k + 1, n) < 0) {
+            result = -1;
+            goto done;
+        }
+    }
+done:
+    Py_DECREF(host);
+    return result;
+}
+
+static PyObject *
+host_tokens(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    PyObject *prefix, *hosts, *tokens;
+    if (!PyArg_ParseTuple(args, "UOO!:host_tokens", &prefix, &hosts, &PySet_Type, &tokens))
+        return NULL;
+    PyObject *it = PyObject_GetIter(hosts);
+    if (it == NULL)
+        return NULL;
+    for (PyObject *host; (host = PyIter_Next(it)) != NULL;) {
+        int failed = host_tokens_one(prefix, host, tokens);
+        Py_DECREF(host);
+        if (failed) {
+            Py_DECREF(it);
+            return NULL;
+        }
+    }
+    Py_DECREF(it);
+    if (PyErr_Occurred())
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+/* ---- e-mail header fields -------------------------------------------------------------------- */
+
+/*
+ * header_fields(text, start, end) -> (header_end, fields)
+ *
+ * The header block of the entity at text[start:end] (text[start - 1] is a newline): its field
+ * lines ("Name:" with RFC 5322 field-name characters, then the rest of the line) and folded
+ * continuations (a line starting with a space or a tab), up to the first line that is neither
+ * (the blank line, or the body when it is missing); header_end is where that line starts, or
+ * end (start when end < start, as re reads them). fields: (name, value) of the fields whose
+ * name (case-insensitively) is one of header_names, in order, the name lower-cased and the
+ * value its folded lines (the newlines kept, the final one not). Twin:
+ * kernels._header_fields, which is the two regular expressions the tokeniser used.
+ */
+static const char *const header_names[] = {
+    "subject", "from", "to", "cc", "reply-to", "x-mailer", "received", "message-id",
+    "content-type", "content-transfer-encoding", "content-disposition", NULL};
+static PyObject *header_name_objects[sizeof(header_names) / sizeof(header_names[0])];
+
+static inline int
+header_name_char(Py_UCS4 ch)
+{
+    return ch >= '!' && ch <= '~' && ch != ':';
+}
+
+/* The index in header_names of text[start:stop] (ASCII, any case), or -1. */
+static int
+header_name_index(int kind, const void *data, Py_ssize_t start, Py_ssize_t stop)
+{
+    for (int k = 0; header_names[k] != NULL; k++) {
+        const char *name = header_names[k];
+        Py_ssize_t len = (Py_ssize_t)strlen(name), i = 0;
+        if (len != stop - start)
+            continue;
+        while (i < len && Py_TOLOWER(PyUnicode_READ(kind, data, start + i)) == (Py_UCS4)name[i])
+            i++;
+        if (i == len)
+            return k;
+    }
+    return -1;
+}
+
+static PyObject *
+header_fields(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    PyObject *text;
+    Py_ssize_t start, end;
+    if (!PyArg_ParseTuple(args, "Unn:header_fields", &text, &start, &end)
+            || PyUnicode_READY(text) < 0)
+        return NULL;
+    const Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+    /* as re reads pos and endpos: within the text, an end before start an empty block */
+    start = Py_MIN(start, n);
+    end = Py_MAX(Py_MIN(end, n), start);
+    if (start < 1) {
+        PyErr_Format(PyExc_ValueError, "header_fields: start must be 1 or more (after the "
+                     "newline before the entity), got %zd", start);
+        return NULL;
+    }
+    const int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    PyObject *fields = PyList_New(0);
+    if (fields == NULL)
+        return NULL;
+    Py_ssize_t pos = start, value = -1;
+    int field = -1;  /* the wanted field whose value runs from value, or -1 */
+    for (;;) {
+        /* pos starts a line (or is end): is it a field line, a continuation or neither? */
+        Py_ssize_t colon = -1;
+        int continuation = pos < end && (PyUnicode_READ(kind, data, pos) == ' '
+                                         || PyUnicode_READ(kind, data, pos) == '\t');
+        if (!continuation) {
+            Py_ssize_t i = pos;
+            while (i < end && header_name_char(PyUnicode_READ(kind, data, i)))
+                i++;
+            if (i > pos && i < end && PyUnicode_READ(kind, data, i) == ':')
+                colon = i;
+        }
+        if (!continuation && field >= 0) {
+            /* the previous field's value ends before this line's newline */
+            PyObject *v = PyUnicode_Substring(text, value, pos - 1 >= value
+                                              && PyUnicode_READ(kind, data, pos - 1) == '\n'
+                                              ? pos - 1 : pos);
+            PyObject *pair = v ? PyTuple_Pack(2, header_name_objects[field], v) : NULL;
+            int failed = pair == NULL || PyList_Append(fields, pair) < 0;
+            Py_XDECREF(v);
+            Py_XDECREF(pair);
+            if (failed)
+                goto error;
+            field = -1;
+        }
+        if (!continuation && colon < 0)
+            break;
+        if (colon >= 0) {
+            /* a field is read after a newline: the first line's only if text[start - 1] is */
+            field = pos > start || PyUnicode_READ(kind, data, start - 1) == '\n'
+                    ? header_name_index(kind, data, pos, colon) : -1;
+            value = colon + 1;
+        }
+        Py_ssize_t i = pos;
+        while (i < end && PyUnicode_READ(kind, data, i) != '\n')
+            i++;
+        if (i >= end) {
+            pos = end;
+            /* the last line runs to end: its field, if any, is closed by the next round */
+            if (field >= 0) {
+                PyObject *v = PyUnicode_Substring(text, value, end);
+                PyObject *pair = v ? PyTuple_Pack(2, header_name_objects[field], v) : NULL;
+                int failed = pair == NULL || PyList_Append(fields, pair) < 0;
+                Py_XDECREF(v);
+                Py_XDECREF(pair);
+                if (failed)
+                    goto error;
+            }
+            break;
+        }
+        pos = i + 1;
+    }
+    return Py_BuildValue("(nN)", pos, fields);
+error:
+    Py_DECREF(fields);
+    return NULL;
+}
+
+static int
+header_fields_init(void)
+{
+    for (int k = 0; header_names[k] != NULL; k++)
+        if ((header_name_objects[k] = PyUnicode_InternFromString(header_names[k])) == NULL)
+            return -1;
+    return 0;
+}
+
+/* ---- HTML signals --------------------------------------------------------------------------- */
+
+/*
+ * html_signals(source) -> set: the names of the signal tags of (lower-cased) HTML: "<" then one
+ * of html_signal_tags not followed by a word character or "-" ("<img", "<table>", not
+ * "<imgx"), and "a" for a link: "<a", white space, then before the next "<" or ">" an "href"
+ * not preceded by a word character or "-", "=" between optional white space, and a value
+ * (a character neither white space nor ">"). Word characters and white space as re reads
+ * them in a str (\w, \s). Twin: kernels._html_signals, which is the one regex it replaces.
+ */
+static const char *const html_signal_tags[] = {"img", "font", "form", "table", "iframe",
+                                               "script", "embed", NULL};
+
+static inline int
+html_word_char(Py_UCS4 ch)
+{
+    return Py_UNICODE_ISALNUM(ch) || ch == '_' || ch == '-';
+}
+
+/* Whether the ASCII literal s is at text[i:] (within n). */
+static int
+html_signal_at(int kind, const void *data, Py_ssize_t n, Py_ssize_t i, const char *s)
+{
+    for (; *s; s++, i++)
+        if (i >= n || PyUnicode_READ(kind, data, i) != (Py_UCS4)(unsigned char)*s)
+            return 0;
+    return 1;
+}
+
+/* Whether the "<a" at text[i - 2:i] opens a link (text[i] white space, then an href value
+   before the next "<" or ">"). */
+static int
+html_is_link(int kind, const void *data, Py_ssize_t n, Py_ssize_t i)
+{
+    if (i >= n || !Py_UNICODE_ISSPACE(PyUnicode_READ(kind, data, i)))
+        return 0;
+    for (Py_ssize_t q = i + 1; q < n; q++) {
+        Py_UCS4 ch = PyUnicode_READ(kind, data, q);
+        if (ch == '<' || ch == '>')
+            return 0;
+        if (ch != 'h' || !html_signal_at(kind, data, n, q, "href")
+                || html_word_char(PyUnicode_READ(kind, data, q - 1)))
+            continue;
+        Py_ssize_t r = q + 4;
+        while (r < n && Py_UNICODE_ISSPACE(PyUnicode_READ(kind, data, r)))
+            r++;
+        if (r >= n || PyUnicode_READ(kind, data, r) != '=')
+            continue;
+        r++;
+        while (r < n && Py_UNICODE_ISSPACE(PyUnicode_READ(kind, data, r)))
+            r++;
+        if (r < n && PyUnicode_READ(kind, data, r) != '>')
+            return 1;
+    }
+    return 0;
+}
+
+static PyObject *
+html_signals(PyObject *Py_UNUSED(module), PyObject *text)
+{
+    PyObject *names = scan_set(text, "html_signals");
+    if (names == NULL)
+        return NULL;
+    const int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    const Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+    for (Py_ssize_t p = 0; p < n; p++) {
+        if (PyUnicode_READ(kind, data, p) != '<')
+            continue;
+        const char *name = NULL;
+        Py_ssize_t end = -1;
+        for (const char *const *tag = html_signal_tags; *tag != NULL && name == NULL; tag++)
+            if (html_signal_at(kind, data, n, p + 1, *tag)) {
+                end = p + 1 + (Py_ssize_t)strlen(*tag);
+                name = *tag;
+            }
+        if (name == NULL && html_signal_at(kind, data, n, p + 1, "a")
+                && html_is_link(kind, data, n, p + 2)) {
+            end = p + 2;
+            name = "a";
+        }
+        if (name == NULL || (end < n && html_word_char(PyUnicode_READ(kind, data, end))))
+            continue;
+        PyObject *found = PyUnicode_FromString(name);
+        int failed = found == NULL || PySet_Add(names, found) < 0;
+        Py_XDECREF(found);
+        if (failed) {
+            Py_DECREF(names);
+            return NULL;
+        }
+        p = end - 1;
+    }
+    return names;
+}
+
 /* ---- HTML text ------------------------------------------------------------------------------ */
 
 /*
@@ -2417,6 +2823,9 @@ static PyMethodDef methods[] = {
     {"email_words", email_words, METH_VARARGS, "The words of lower-cased e-mail text."},
     {"email_hosts", email_hosts, METH_O, "The dotted names and addresses of e-mail text."},
     {"url_hosts", url_hosts, METH_O, "The hosts of the links in text."},
+    {"host_tokens", host_tokens, METH_VARARGS, "Tokens of host names and their parent domains."},
+    {"header_fields", header_fields, METH_VARARGS, "An entity's header block and chosen fields."},
+    {"html_signals", html_signals, METH_O, "The signal tags of HTML source."},
     {"html_text", html_text, METH_O, "The visible text of lower-cased HTML."},
     {"spam_evidence", spam_evidence, METH_VARARGS, "SpamFilter's score of one message."},
     {NULL, NULL, 0, NULL},
@@ -2434,7 +2843,7 @@ PyMODINIT_FUNC
 PyInit__kernels(void)
 {
     email_words_init();
-    if (PyType_Ready(&NameTableType) < 0)
+    if (header_fields_init() < 0 || PyType_Ready(&NameTableType) < 0)
         return NULL;
     PyObject *m = PyModule_Create(&module);
     if (m != NULL && PyModule_AddObjectRef(m, "NameTable", (PyObject *)&NameTableType) < 0)

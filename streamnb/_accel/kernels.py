@@ -1,6 +1,6 @@
 """Per-record kernels of the token path, and the text scans of the e-mail tokeniser
-(`email_words`, `email_hosts`, `url_hosts`, `html_text`): the C extension when built, else
-Python twins.
+(`header_fields`, `email_words`, `email_hosts`, `url_hosts`, `host_tokens`, `html_signals`,
+`html_text`): the C extension when built, else Python twins.
 
 Both implementations give the same results (same operations, same order, libm's ``log``) and
 refuse the same arguments with the same errors; tests/test_kernels.py checks each pair.
@@ -15,12 +15,14 @@ import os
 import re
 import sys
 from array import array
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
 __all__ = ["ACCELERATED", "NameTable", "class_absent_sum", "class_terms", "email_hosts",
-           "email_words", "encode_many", "encode_tokens", "html_text", "learn_tokens",
+           "email_words", "encode_many", "encode_tokens", "header_fields", "host_tokens",
+           "html_signals", "html_text", "learn_tokens",
            "posterior", "score_tokens", "spam_evidence", "text_columns", "token_increment",
            "token_increment_many", "token_log_odds", "url_hosts"]
 
@@ -551,6 +553,101 @@ def _url_hosts(text: str) -> set[str]:
     return hosts
 
 
+# An entity's header block (streamnb.features.email): field lines ("Name: value", RFC 5322
+# field-name characters) and their folded continuations, up to the blank line or the first line
+# that is neither (the body starts there, as in the `email` package). Possessive: no
+# backtracking state per line. The fields read, each with its folded value, are found from the
+# newline before the block, so that the literal "\n" lets re skip from line to line.
+_HEADER_BLOCK = re.compile(r"(?:(?:[!-9;-~]+:|[ \t])[^\n]*+(?:\n|\Z))*+")
+_HEADER_FIELDS = re.compile(
+    r"\n(subject|from|to|cc|reply-to|x-mailer|received|message-id|content-type"
+    r"|content-transfer-encoding|content-disposition):([^\n]*+(?:\n[ \t][^\n]*+)*+)",
+    re.I,
+)
+
+
+def _header_fields(text: str, start: int, end: int) -> tuple[int, list[tuple[str, str]]]:
+    """The header block of the entity at ``text[start:end]`` (``text[start - 1]`` a newline):
+    ``(header_end, fields)``, where the line that ends the block starts (or ``end``), and the
+    ``(name, value)`` of its fields named in `_HEADER_FIELDS`, in order, the name lower-cased
+    and the value its folded lines."""
+    if not isinstance(text, str):
+        raise TypeError(f"header_fields() argument 1 must be str, not {type(text).__name__}")
+    # as re reads pos and endpos: within the text, an end before start an empty block
+    start = min(operator.index(start), len(text))
+    end = max(min(operator.index(end), len(text)), start)
+    if start < 1:
+        raise ValueError(f"header_fields: start must be 1 or more (after the newline before "
+                         f"the entity), got {start}")
+    header_end = _HEADER_BLOCK.match(text, start, end).end()
+    return header_end, [(name.lower(), value)  # no Match objects
+                        for name, value in _HEADER_FIELDS.findall(text, start - 1, header_end)]
+
+
+# HTML's signal tags (streamnb.features.email), matched on the lower-cased source: a few tags,
+# and links (an "a" tag with a non-empty href).
+_HTML_SIGNAL = re.compile(
+    r"<(img|font|form|table|iframe|script|embed|a(?=\s[^<>]*?(?<![\w-])href\s*=\s*[^\s>]))"
+    r"(?![\w-])"
+)
+
+
+def _html_signals(text: str) -> set[str]:
+    """The names of the signal tags of HTML source ("a" for a link), as a set."""
+    if not isinstance(text, str):
+        raise TypeError(f"html_signals: expected str, got {type(text).__name__}")
+    return set(_HTML_SIGNAL.findall(text))
+
+
+# Host names (streamnb.features.email): a numeric address, DNS's longest name, and the
+# second-level registries that are not evidence about a sender ("co.uk", "com.au").
+_IPV4 = re.compile(r"\d{1,3}(?:\.\d{1,3}){3}")
+_MAX_HOST = 253
+_SECOND_LEVEL_REGISTRIES = frozenset({"co", "com", "net", "org", "ac", "gov", "edu", "ne", "or"})
+
+
+def _host_tokens(prefix: str, hosts: Any, tokens: set) -> None:
+    """For each host name or address in ``hosts``: ``prefix`` + the host and each parent
+    domain with at least two labels, added to ``tokens``, after stripping "[", "]", "." and
+    "-" at both ends and lower-casing; a registry ("co.uk") is not a parent domain. A numeric
+    address gives ``prefix + "ip"``; something that is neither an address nor a name ending
+    in a letter label (a version number, "..") gives nothing, and neither does a name longer
+    than DNS allows (253 characters; its parent domains would grow with the square of its
+    length)."""
+    if not isinstance(prefix, str):
+        raise TypeError(f"host_tokens() argument 1 must be str, not {type(prefix).__name__}")
+    if not isinstance(tokens, set):
+        raise TypeError(f"host_tokens() argument 3 must be set, not {type(tokens).__name__}")
+    for host in hosts:
+        if not isinstance(host, str):
+            raise TypeError(f"host_tokens: hosts must be str, got {type(host).__name__}")
+        if len(host) <= _MAX_HOST + 4:
+            tokens.update(_cached_host_tokens(prefix, host))
+
+
+@lru_cache(maxsize=4096)
+def _cached_host_tokens(prefix: str, host: str) -> tuple[str, ...]:
+    """One host's tokens, cached: the same relays and link hosts recur from message to
+    message."""
+    host = host.strip("[].-").lower()
+    if len(host) > _MAX_HOST:
+        return ()
+    last = host.rfind(".")
+    if last < 0 or not host[last + 1 :].isalpha():
+        return (prefix + "ip",) if _IPV4.fullmatch(host) else ()
+    # The host, then the name after each dot but the last: every suffix of 2 labels or more.
+    names = [prefix + host]
+    dot = host.find(".")
+    while dot < last:
+        names.append(prefix + host[dot + 1 :])
+        dot = host.find(".", dot + 1)
+    # "co.uk", "com.au" are registries, not evidence about a sender: stop before them.
+    labels = host[host.rfind(".", 0, last) + 1 :].split(".")
+    if len(names) > 1 and len(labels[1]) == 2 and labels[0] in _SECOND_LEVEL_REGISTRIES:
+        names.pop()
+    return tuple(names)
+
+
 # HTML (streamnb.features.email), matched on the lower-cased source. `[^<>]` in every tag
 # pattern stops a match at the next "<": a "<" without its ">" cannot make re scan the rest of
 # the text from every "<". Comments, scripts and style sheets are invisible. A comment ends at
@@ -673,6 +770,9 @@ text_columns = _text_columns
 email_words = _email_words
 email_hosts = _email_hosts
 url_hosts = _url_hosts
+host_tokens = _host_tokens
+header_fields = _header_fields
+html_signals = _html_signals
 html_text = _html_text
 spam_evidence = _spam_evidence
 
@@ -698,5 +798,8 @@ if os.environ.get("STREAMNB_PURE_PYTHON", "") in ("", "0"):
         email_words = _kernels.email_words
         email_hosts = _kernels.email_hosts
         url_hosts = _kernels.url_hosts
+        host_tokens = _kernels.host_tokens
+        header_fields = _kernels.header_fields
+        html_signals = _kernels.html_signals
         html_text = _kernels.html_text
         spam_evidence = _kernels.spam_evidence

@@ -6,11 +6,12 @@ structure that spammers cannot hide (MIME types, charsets, link hosts, relay hos
 tokens of its own. Only presence matters, so the result is a ``frozenset``.
 
 The message is read in one pass over its text, without the `email` object model or an HTML
-parser: header fields are picked out with one regex, MIME parts are cut at their boundary
-lines, only text parts are decoded (``binascii``; charsets with the codec each part declares),
-and HTML is reduced to its visible text by tag stripping and ``html.unescape``. The three
-scans over the most text (the words, the relay hosts of the Received headers and the visible
-text of HTML) are C kernels with Python twins (`streamnb._accel.kernels`). Every scan runs in time
+parser: an entity's header block and the fields read are picked out in one scan, MIME parts
+are cut at their boundary lines, only text parts are decoded (``binascii``; charsets with the
+codec each part declares), and HTML is reduced to its visible text by tag stripping and
+``html.unescape``. The scans over the most text (the header block, the words, the relay hosts
+of the Received headers, the links' hosts and the visible text of HTML) and the tokens of host
+names are C kernels with Python twins (`streamnb._accel.kernels`). Every scan runs in time
 linear in its input, and the work per message is bounded whatever the input (see
 `_MAX_MESSAGE`, `_MAX_TEXT`, `_MAX_DEPTH`, `_MAX_PARTS`, `_MAX_HEADER`): about 4.5 times as
 fast as the `email` + `html.parser` implementation it replaced, with the same kinds of tokens
@@ -24,7 +25,15 @@ import html
 import re
 from functools import lru_cache
 
-from streamnb._accel.kernels import email_hosts, email_words, html_text, url_hosts
+from streamnb._accel.kernels import (
+    email_hosts,
+    email_words,
+    header_fields,
+    host_tokens,
+    html_signals,
+    html_text,
+    url_hosts,
+)
 
 __all__ = ["tokenize_email"]
 
@@ -46,28 +55,14 @@ _MAX_DELIMITER_CANDIDATES = 4 * _MAX_PARTS
 # longer ones as "skip:<first char>:<length rounded down to 10>" (a C kernel, or its twin).
 _words = email_words
 _EMAIL_DOMAIN = re.compile(r"@([\w-]+(?:\.[\w-]+)+)")
-_MAX_HOST = 253  # characters of a DNS name
-_IPV4 = re.compile(r"\d{1,3}(?:\.\d{1,3}){3}")
 _ADDRESS = re.compile(r"<[^<>]*>|(?<!\S)\S*@\S*")
 _ENCODED_WORD = re.compile(r"=\?([^?\s]*)\?([bBqQ])\?([^?\s]*)\?=")
 _ENCODED_WORD_GAP = re.compile(r"(\?=)\s+(=\?)")
-_SECOND_LEVEL_REGISTRIES = frozenset({"co", "com", "net", "org", "ac", "gov", "edu", "ne", "or"})
 # name=, filename=, and their RFC 2231 forms (filename*=utf-8''a.pdf, filename*1*=...).
 _FILENAME = re.compile(r"name(?:\*\d*)?\*?\s*=\s*\"?([^\";]*)", re.I)
 _CHARSET = re.compile(r"charset\s*=\s*[\"']?([^\"';\s]+)", re.I)
 _BOUNDARY = re.compile(r"boundary\s*=\s*(?:\"([^\"]*)\"|([^;\s]+))", re.I)
 
-# The header block: field lines ("Name: value", RFC 5322 field-name characters) and their
-# folded continuations, up to the blank line or the first line that is neither (the body
-# starts there, as in the `email` package). Possessive: no backtracking state per line.
-_HEADER_BLOCK = re.compile(r"(?:(?:[!-9;-~]+:|[ \t])[^\n]*+(?:\n|\Z))*+")
-# The fields read, each with its folded value; the block is searched from the newline before
-# it, so that the literal "\n" lets re skip from line to line.
-_FIELDS = re.compile(
-    r"\n(subject|from|to|cc|reply-to|x-mailer|received|message-id|content-type"
-    r"|content-transfer-encoding|content-disposition):([^\n]*+(?:\n[ \t][^\n]*+)*+)",
-    re.I,
-)
 # Header fields whose words are tokens, with the prefix added to each word.
 _WORD_FIELDS = {"subject": "subject:".__add__, "from": "from:".__add__,
                 "x-mailer": "x-mailer:".__add__}
@@ -75,11 +70,7 @@ _MESSAGE_FIELDS = frozenset(
     {"subject", "from", "to", "cc", "reply-to", "x-mailer", "received", "message-id"}
 )
 
-# Tags that are signals, and links (an "a" tag with a non-empty href).
-_HTML_SIGNAL = re.compile(
-    r"<(img|font|form|table|iframe|script|embed|a(?=\s[^<>]*?(?<![\w-])href\s*=\s*[^\s>]))"
-    r"(?![\w-])"
-)
+# The tokens of the tags that are signals, and of links (html_signals: a C scan or its twin).
 _HTML_SIGNAL_TOKEN = {
     tag: "html:" + tag for tag in ("img", "font", "form", "table", "iframe", "script", "embed")
 } | {"a": "html:a-href"}
@@ -156,7 +147,7 @@ def tokenize_email(raw: str | bytes) -> frozenset[str]:
         from_bytes = False
     if text.startswith("From "):
         newline = text.find("\n")
-        text = text[newline:] if newline >= 0 else ""
+        text = text[newline:] if newline >= 0 else "\n"  # the separator alone: empty
     else:
         text = "\n" + text  # every header block is searched from the newline before it
     return _Reader(text, from_bytes).tokens()
@@ -196,16 +187,16 @@ class _Reader:
         a newline."""
         self.entities += 1
         text = self.text
-        header_end = _HEADER_BLOCK.match(text, start, end).end()
-        body = header_end
+        # the header block and the fields read: a C scan, or its twin (two regexes)
+        body, fields_read = header_fields(text, start, end)
         if text.startswith("\n", body):
             body += 1
         elif text.startswith("\r\n", body):
             body += 2
         fields: dict[str, str] = {}
         message_fields: list[tuple[str, str]] = []
-        for name, value in _FIELDS.findall(text, start - 1, header_end):  # no Match objects
-            name, value = name.lower(), value[:_MAX_HEADER]
+        for name, value in fields_read:
+            value = value[:_MAX_HEADER]
             if name in _MESSAGE_FIELDS:
                 if top:
                     message_fields.append((name, value))
@@ -341,23 +332,16 @@ class _Reader:
                 value = _decode_encoded_words(value).lower()
                 if field == "from":
                     tokens.update(map("from:".__add__, _words(_ADDRESS.sub(" ", value))))
-                    for domain in _EMAIL_DOMAIN.findall(value):
-                        tokens.update(_host_tokens("from:", domain))
+                    host_tokens("from:", _EMAIL_DOMAIN.findall(value), tokens)
                 else:  # subject, x-mailer
                     tokens.update(map(_WORD_FIELDS[field], _words(value)))
             else:  # fields whose only evidence is the domain: to, cc, reply-to, message-id
                 tokens.update(map((field + ":").__add__, _EMAIL_DOMAIN.findall(value.lower())))
         # The relay chain repeats the same hosts: collect the distinct names of all Received
-        # headers at once. Their addresses are noise as words; one flag says they were there.
+        # headers at once. Their addresses are noise as words; one token says they were there
+        # (received:ip, from each address: the set keeps one).
         if received:
-            address = False
-            for host in email_hosts(" ".join(received).lower()):
-                if host[-1].isalpha():
-                    tokens.update(_host_tokens("received:", host))
-                elif not address and _IPV4.fullmatch(host):
-                    address = True
-            if address:
-                tokens.add("received:ip")
+            host_tokens("received:", email_hosts(" ".join(received).lower()), tokens)
 
     def first_charset(self) -> str | None:
         if self.header_charset is None:
@@ -467,7 +451,7 @@ def _html_visible_text(source: str, tokens: set[str]) -> str:
     """The visible text of lower-cased HTML; adds its tag signals to `tokens`."""
     if "<" not in source:
         return html.unescape(source) if "&" in source else source
-    tokens.update(map(_HTML_SIGNAL_TOKEN.__getitem__, _HTML_SIGNAL.findall(source)))
+    tokens.update(map(_HTML_SIGNAL_TOKEN.__getitem__, html_signals(source)))
     # Comments, scripts and style sheets removed, block tags ("<p>", "<td>", ...: a browser
     # starts a new line) replaced by a space, other tags removed ("V<b></b>iagra" is one word):
     # a C kernel, or its twin (streamnb._accel.kernels).
@@ -476,42 +460,5 @@ def _html_visible_text(source: str, tokens: set[str]) -> str:
 
 
 def _add_url_tokens(text: str, tokens: set[str]) -> None:
-    # the links' hosts: a C kernel, or its twin (two re.findall)
-    for host in url_hosts(text):
-        tokens.update(_host_tokens("url:", host))
-
-
-def _host_tokens(prefix: str, host: str) -> tuple[str, ...]:
-    """``prefix`` + the host and each parent domain with at least two labels.
-
-    A numeric address gives the single token ``prefix + "ip"``; something that is neither an
-    address nor a name ending in a letter label (a version number, "..") gives no tokens, and
-    neither does a name longer than DNS allows (253 characters; its parent domains would
-    grow with the square of its length).
-    """
-    return _cached_host_tokens(prefix, host) if len(host) <= _MAX_HOST + 4 else ()
-
-
-@lru_cache(maxsize=4096)
-def _cached_host_tokens(prefix: str, host: str) -> tuple[str, ...]:
-    """`_host_tokens`, cached: the same relays and link hosts recur from message to message."""
-    host = host.strip("[].-").lower()
-    if len(host) > _MAX_HOST:
-        return ()
-    last = host.rfind(".")
-    if last < 0 or not host[last + 1 :].isalpha():
-        return (prefix + "ip",) if _IPV4.fullmatch(host) else ()
-    # The host, then the name after each dot but the last: every suffix of 2 labels or more.
-    names = [prefix + host]
-    dot = host.find(".")
-    while dot < last:
-        names.append(prefix + host[dot + 1 :])
-        dot = host.find(".", dot + 1)
-    # "co.uk", "com.au" are registries, not evidence about a sender: stop before them.
-    if len(names) > 1 and _is_registry(host[host.rfind(".", 0, last) + 1 :].split(".")):
-        names.pop()
-    return tuple(names)
-
-
-def _is_registry(labels: list[str]) -> bool:
-    return len(labels[1]) == 2 and labels[0] in _SECOND_LEVEL_REGISTRIES
+    # the links' hosts, then their tokens: two C kernels, or their twins
+    host_tokens("url:", url_hosts(text), tokens)

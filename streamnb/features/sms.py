@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import re
 
-from .email import _add_url_tokens, _host_tokens
+from streamnb._accel.kernels import host_tokens
+
+from .email import _add_url_tokens
 
 __all__ = ["tokenize_sms"]
 
@@ -65,8 +67,7 @@ def tokenize_sms(text: str) -> frozenset[str]:
     for run in set(_EXCLAMATIONS.findall(text)):
         tokens.add("excl:3+" if len(run) >= 3 else f"excl:{len(run)}")
     _add_url_tokens(lowered, tokens)
-    for host in _BARE_DOMAIN.findall(lowered):
-        tokens.update(_host_tokens("url:", host))
+    host_tokens("url:", _BARE_DOMAIN.findall(lowered), tokens)
     tokens.add(_capitals_flag(text))
     tokens.add(_length_flag(len(text)))
     return frozenset(tokens)

@@ -234,9 +234,11 @@ class SpamFilter(CountClassifier):
             return 0.0
         index = stats.labels.index
         spam, ham = index.get(self.spam_label, -1), index.get(self.ham_label, -1)
-        messages, draws = stats.class_counts, stats.draw_counts[:, schema.slots[a]]
-        totals = tuple(0.0 if c == -1 else float(t[c])  # N_spam, N_ham, T_spam, T_ham
-                       for t in (messages, draws) for c in (spam, ham))
+        messages, draws, slot = stats.class_counts, stats.draw_counts, schema.slots[a]
+        totals = (messages.item(spam) if spam >= 0 else 0.0,  # N_spam, N_ham, T_spam, T_ham
+                  messages.item(ham) if ham >= 0 else 0.0,
+                  draws.item(spam, slot) if spam >= 0 else 0.0,
+                  draws.item(ham, slot) if ham >= 0 else 0.0)
         # the lookup learning this message reuses (Schema.text_lookup keeps it)
         looked_up = schema.text_lookup(a, tokens)
         columns = looked_up[0] if looked_up is not None else schema.encode(
