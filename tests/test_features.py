@@ -670,6 +670,7 @@ def _is_email_by_definition(text: str | bytes) -> bool:
 
 
 _HEAD_PIECES = ["From a", "From: a@b.c", "Subject: x", "X-Long: " + "v" * 1000, " folded",
+                "\n" * 300, "\r\n" * 130,
                 "\tfolded", "plain words", "", " ", "\xa0", "\xa0x", "\r", "\n", "\r\n", "\x0b",
                 "\u2028", "a" * 1017, "b" * 1023, "c" * 249, "d" * 255]
 
@@ -681,6 +682,8 @@ _HEAD_PIECES = ["From a", "From: a@b.c", "Subject: x", "X-Long: " + "v" * 1000, 
 @example(text="From: a@b.c\nX-" + "a" * 1100 + ": v\n", as_bytes=True)
 @example(text="From: a@b.c\n" + "\xa0" * 300 + "x", as_bytes=True)
 @example(text="From: a@b.c\nX-" + "a" * 250 + ": v\n", as_bytes=False)
+@example(text="\r\n" * 200 + "From: a@b.c\nTo: d@e.f\n", as_bytes=True)  # a head of newlines
+@example(text="\n" * 9000 + "From: a@b.c\nTo: d@e.f\n", as_bytes=False)
 @given(st.lists(st.sampled_from(_HEAD_PIECES), max_size=80).map("\n".join)
        | st.lists(st.sampled_from(_HEAD_PIECES), max_size=80).map("".join), st.booleans())
 def test_is_email_is_its_rule_on_every_line(text, as_bytes):
