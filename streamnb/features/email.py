@@ -13,7 +13,7 @@ codec each part declares), and HTML is reduced to its visible text by tag stripp
 of the Received headers, the links' hosts and the visible text of HTML) and the tokens of host
 names are C kernels with Python twins (`streamnb._accel.kernels`). Every scan runs in time
 linear in its input, and the work per message is bounded whatever the input (see
-`_MAX_MESSAGE`, `_MAX_TEXT`, `_MAX_DEPTH`, `_MAX_PARTS`, `_MAX_HEADER`): about 4.5 times as
+`_MAX_MESSAGE`, `_MAX_TEXT`, `_MAX_DEPTH`, `_MAX_PARTS`, `_MAX_HEADER`): about 6 times as
 fast as the `email` + `html.parser` implementation it replaced, with the same kinds of tokens
 (docs/benchmarks.md, "Tokeniser").
 """
