@@ -135,10 +135,9 @@ def _encode_sparse(schema: Schema, csr: Any, where: str, grow: bool) -> EncodedB
             return schema.encode_many(records_of(csr), where, grow)
         if grow:
             schema.add_tokens(new.tolist())
-            columns = schema.id_columns(ids)
-        unknown = columns < 0
-    if unknown.any():  # prediction leaves unknown tokens out
-        rows, columns = rows[~unknown], columns[~unknown]
+            columns[unknown] = schema.id_columns(ids[unknown])  # each registered just now
+        else:  # prediction leaves unknown tokens out
+            rows, columns = rows[~unknown], columns[~unknown]
     empty = np.zeros(0, dtype=np.int64)
     return EncodedBatch.from_arrays(
         n, token_rows=rows, token_columns=columns, nominal_rows=empty,
