@@ -1945,9 +1945,9 @@ url_dotted_end(int kind, const void *data, Py_ssize_t n, Py_ssize_t i)
     return end;
 }
 
-/* Whether text[i:] starts with the ASCII literal s. */
+/* Whether text[i:] starts with the ASCII literal s (within n characters). */
 static inline int
-url_at(int kind, const void *data, Py_ssize_t n, Py_ssize_t i, const char *s)
+text_at(int kind, const void *data, Py_ssize_t n, Py_ssize_t i, const char *s)
 {
     for (; *s; s++, i++)
         if (i >= n || PyUnicode_READ(kind, data, i) != (Py_UCS4)(unsigned char)*s)
@@ -1990,9 +1990,9 @@ url_hosts(PyObject *Py_UNUSED(module), PyObject *text)
     /* https?://, an optional user part ending in "@", then the host (group 1) */
     for (Py_ssize_t p = url_next(kind, data, n, 0, 'h'); p < n;) {
         Py_ssize_t q = -1, end = -1, host = -1;
-        if (url_at(kind, data, n, p, "https://"))
+        if (text_at(kind, data, n, p, "https://"))
             q = p + 8;
-        else if (url_at(kind, data, n, p, "http://"))
+        else if (text_at(kind, data, n, p, "http://"))
             q = p + 7;
         if (q >= 0) {
             Py_ssize_t r = q;
@@ -2019,7 +2019,7 @@ url_hosts(PyObject *Py_UNUSED(module), PyObject *text)
             p = url_next(kind, data, n, p + 1, 'h');
     }
     for (Py_ssize_t p = url_next(kind, data, n, 0, 'w'); p < n;) {
-        Py_ssize_t end = url_at(kind, data, n, p, "www.")
+        Py_ssize_t end = text_at(kind, data, n, p, "www.")
             ? url_dotted_end(kind, data, n, p + 4) : -1;
         if (end >= 0) {
             if (url_add(hosts, text, p, end) < 0)
@@ -2060,16 +2060,9 @@ static const char *const host_registries[] = {"co", "com", "net", "org", "ac", "
 static int
 host_is_registry(int kind, const void *data, Py_ssize_t start, Py_ssize_t end)
 {
-    for (const char *const *r = host_registries; *r != NULL; r++) {
-        Py_ssize_t len = (Py_ssize_t)strlen(*r);
-        if (len != end - start)
-            continue;
-        Py_ssize_t k = 0;
-        while (k < len && PyUnicode_READ(kind, data, start + k) == (Py_UCS4)(*r)[k])
-            k++;
-        if (k == len)
+    for (const char *const *r = host_registries; *r != NULL; r++)
+        if ((Py_ssize_t)strlen(*r) == end - start && text_at(kind, data, end, start, *r))
             return 1;
-    }
     return 0;
 }
 
@@ -2277,8 +2270,8 @@ header_fields(PyObject *Py_UNUSED(module), PyObject *args)
     PyObject *fields = PyList_New(0);
     if (fields == NULL)
         return NULL;
-    Py_ssize_t pos = start, value = -1;
-    int field = -1;  /* the wanted field whose value runs from value, or -1 */
+    Py_ssize_t pos = start, value = -1, value_end = -1;
+    int field = -1;  /* the wanted field whose value is text[value:value_end] so far, or -1 */
     for (;;) {
         /* pos starts a line (or is end): is it a field line, a continuation or neither? */
         Py_ssize_t colon = -1;
@@ -2290,23 +2283,18 @@ header_fields(PyObject *Py_UNUSED(module), PyObject *args)
                 i++;
             if (i > pos && i < end && PyUnicode_READ(kind, data, i) == ':')
                 colon = i;
-        }
-        if (!continuation && field >= 0) {
-            /* the previous field's value ends before this line's newline */
-            PyObject *v = PyUnicode_Substring(text, value, pos - 1 >= value
-                                              && PyUnicode_READ(kind, data, pos - 1) == '\n'
-                                              ? pos - 1 : pos);
-            PyObject *pair = v ? PyTuple_Pack(2, header_name_objects[field], v) : NULL;
-            int failed = pair == NULL || PyList_Append(fields, pair) < 0;
-            Py_XDECREF(v);
-            Py_XDECREF(pair);
-            if (failed)
-                goto error;
-            field = -1;
-        }
-        if (!continuation && colon < 0)
-            break;
-        if (colon >= 0) {
+            if (field >= 0) {  /* the open field's value ended with the line before */
+                PyObject *v = PyUnicode_Substring(text, value, value_end);
+                PyObject *pair = v ? PyTuple_Pack(2, header_name_objects[field], v) : NULL;
+                int failed = pair == NULL || PyList_Append(fields, pair) < 0;
+                Py_XDECREF(v);
+                Py_XDECREF(pair);
+                if (failed)
+                    goto error;
+                field = -1;
+            }
+            if (colon < 0)  /* neither (end included): the block ends here */
+                break;
             /* a field is read after a newline: the first line's only if text[start - 1] is */
             field = pos > start || PyUnicode_READ(kind, data, start - 1) == '\n'
                     ? header_name_index(kind, data, pos, colon) : -1;
@@ -2315,21 +2303,8 @@ header_fields(PyObject *Py_UNUSED(module), PyObject *args)
         Py_ssize_t i = pos;
         while (i < end && PyUnicode_READ(kind, data, i) != '\n')
             i++;
-        if (i >= end) {
-            pos = end;
-            /* the last line runs to end: its field, if any, is closed by the next round */
-            if (field >= 0) {
-                PyObject *v = PyUnicode_Substring(text, value, end);
-                PyObject *pair = v ? PyTuple_Pack(2, header_name_objects[field], v) : NULL;
-                int failed = pair == NULL || PyList_Append(fields, pair) < 0;
-                Py_XDECREF(v);
-                Py_XDECREF(pair);
-                if (failed)
-                    goto error;
-            }
-            break;
-        }
-        pos = i + 1;
+        value_end = i;  /* before the line's newline, or end */
+        pos = i < end ? i + 1 : end;
     }
     return Py_BuildValue("(nN)", pos, fields);
 error:
@@ -2365,16 +2340,6 @@ html_word_char(Py_UCS4 ch)
     return Py_UNICODE_ISALNUM(ch) || ch == '_' || ch == '-';
 }
 
-/* Whether the ASCII literal s is at text[i:] (within n). */
-static int
-html_signal_at(int kind, const void *data, Py_ssize_t n, Py_ssize_t i, const char *s)
-{
-    for (; *s; s++, i++)
-        if (i >= n || PyUnicode_READ(kind, data, i) != (Py_UCS4)(unsigned char)*s)
-            return 0;
-    return 1;
-}
-
 /* Whether the "<a" at text[i - 2:i] opens a link (text[i] white space, then an href value
    before the next "<" or ">"). */
 static int
@@ -2386,7 +2351,7 @@ html_is_link(int kind, const void *data, Py_ssize_t n, Py_ssize_t i)
         Py_UCS4 ch = PyUnicode_READ(kind, data, q);
         if (ch == '<' || ch == '>')
             return 0;
-        if (ch != 'h' || !html_signal_at(kind, data, n, q, "href")
+        if (ch != 'h' || !text_at(kind, data, n, q, "href")
                 || html_word_char(PyUnicode_READ(kind, data, q - 1)))
             continue;
         Py_ssize_t r = q + 4;
@@ -2418,11 +2383,11 @@ html_signals(PyObject *Py_UNUSED(module), PyObject *text)
         const char *name = NULL;
         Py_ssize_t end = -1;
         for (const char *const *tag = html_signal_tags; *tag != NULL && name == NULL; tag++)
-            if (html_signal_at(kind, data, n, p + 1, *tag)) {
+            if (text_at(kind, data, n, p + 1, *tag)) {
                 end = p + 1 + (Py_ssize_t)strlen(*tag);
                 name = *tag;
             }
-        if (name == NULL && html_signal_at(kind, data, n, p + 1, "a")
+        if (name == NULL && text_at(kind, data, n, p + 1, "a")
                 && html_is_link(kind, data, n, p + 2)) {
             end = p + 2;
             name = "a";

@@ -145,9 +145,13 @@ def _lookup_token(table: Any, kinds: Any, slots: Any, name: Any) -> Any:
     return slots[a] if kinds[a] == _TOKEN else _OTHER
 
 
-def _check_lookup(table: Any, kinds: Any, slots: Any, where: str) -> None:
+def _check_table(table: Any, what: str) -> None:
     if type(table).__name__ not in ("NameTable", "_NameTable"):  # the C one, built or not
-        raise TypeError(f"{where}: the attribute table must be a NameTable")
+        raise TypeError(f"{what} must be a NameTable")
+
+
+def _check_lookup(table: Any, kinds: Any, slots: Any, where: str) -> None:
+    _check_table(table, f"{where}: the attribute table")
     if min(len(kinds), len(slots)) < len(table):
         raise ValueError(f"{where}: kinds and slots must cover the table's {len(table)} names")
 
@@ -434,8 +438,7 @@ def _text_columns(bag: Any, table: Any, columns: Any, grow: bool) -> tuple[list,
     unknown token's place holds None and ``(place, token)`` is in ``new`` for the caller to
     register; without, it is left out. None, with nothing read, for any other value: the text
     kind's general rule decides (and names the error)."""
-    if type(table).__name__ not in ("NameTable", "_NameTable"):  # the C one, built or not
-        raise TypeError("text_columns: the vocabulary must be a NameTable")
+    _check_table(table, "text_columns: the vocabulary")
     column_of = memoryview(columns)
     if column_of.itemsize != 8:
         raise TypeError("text_columns: argument 0 must have 8-byte items")
