@@ -226,7 +226,9 @@ def _vocabulary(rng: np.random.Generator, names: list[str]) -> list:
 @pytest.mark.parametrize("grow", [False, True])
 def test_text_columns_same(seed, grow):
     def build(rng):
-        return [_bag(rng), *_vocabulary(rng, [f"t{i}" for i in range(WIDTH)]), grow]
+        first_new = [] if rng.random() < 0.3 else [int(rng.integers(0, 3 * WIDTH))]
+        return [_bag(rng), *_vocabulary(rng, [f"t{i}" for i in range(WIDTH)]), grow,
+                *first_new]
     outcome, _ = same("text_columns", _args(seed, build))
     assert outcome[0] == "returned"
 
@@ -244,16 +246,18 @@ def test_text_columns_same_on_a_large_vocabulary(seed, grow):
         picked = [names[i] for i in rng.integers(0, len(names) + 2_000, size=300)
                   if i < len(names)] + [f"new{i}" for i in rng.integers(0, 50, size=40)]
         bag = [frozenset, set, lambda t: dict.fromkeys(t, True)][rng.integers(0, 3)](picked)
-        return [bag, table, columns, grow]
+        return [bag, table, columns, grow, 10**6]
 
     outcome, _ = same("text_columns", _args(seed, build))
     assert outcome[0] == "returned"
-    bag, table, columns, _ = build(np.random.default_rng(seed))
+    bag, table, columns, *_ = build(np.random.default_rng(seed))
     column = {name: int(columns[table.get(name)]) for name in names}
-    found, new = _kernels.text_columns(bag, table, columns, grow)
-    assert [j for j in found if j is not None] == [column[t] for t in bag if t in column]
-    assert new == ([(place, t) for place, t in enumerate(bag) if t not in column] if grow
-                   else [])
+    found, new = _kernels.text_columns(bag, table, columns, grow, 10**6)
+    unknown = [t for t in bag if t not in column]
+    ahead = dict(zip(unknown, range(10**6, 10**6 + len(unknown)), strict=True))
+    assert np.frombuffer(found, dtype=np.int64).tolist() == [
+        column[t] if t in column else ahead[t] for t in bag if grow or t in column]
+    assert new == (unknown if grow else [])
 
 
 def test_text_columns_refuses_what_it_cannot_read():
@@ -263,7 +267,8 @@ def test_text_columns_refuses_what_it_cannot_read():
     table.add_new(["a", "b"])
     for args in ([{"a"}, {"a": 0}, np.zeros(2, dtype=np.int64), True],
                  [{"a"}, table, np.zeros(1, dtype=np.int64), True],
-                 [{"a"}, table, np.zeros(2, dtype=np.int32), False]):
+                 [{"a"}, table, np.zeros(2, dtype=np.int32), False],
+                 [{"a"}, table, np.zeros(2, dtype=np.int64), True, 1.5]):
         outcome, _ = same("text_columns", lambda args=args: [*args])
         assert outcome[0] == "raised"
 
@@ -275,13 +280,13 @@ def test_text_columns_reads_what_the_rule_reads():
     table.add_new(["a", "b"])
     values = [table, np.array([0, 1], dtype=np.int64)]
     for bag in ({"b": True, "z": True, "a": True}, ["b", "z", "a"]):
-        got = kernels.text_columns(bag, *values, True)
+        got = kernels.text_columns(bag, *values, True, 7)
         if isinstance(bag, list):
             assert got is None  # a list may repeat a token: counts are the rule's business
             continue
-        assert got == ([1, None, 0], [(1, "z")])
+        assert got == (array("q", [1, 7, 0]).tobytes(), ["z"])  # z: numbered from 7
         assert list(text_draws(bag, "r", "f")) == ["b", "z", "a"]
-        assert kernels.text_columns(bag, *values, False) == ([1, 0], [])
+        assert kernels.text_columns(bag, *values, False, 7) == (array("q", [1, 0]).tobytes(), [])
     for bag in ({"a"}, frozenset({"a", "b"}), {"a": True}, {}, set()):
         assert drawn_once(bag)
     for bag in (["a"], ("a",), {"a": 1}, {"a": 2.0}, {"a": np.True_}, {1: True}, {_Str("a")},
@@ -621,6 +626,8 @@ def test_header_fields_reads_blocks_and_folded_fields():
     assert _kernels.header_fields(text, 1, 20) == (20, [("received", " from a\n\tb")])
     assert _kernels.header_fields(text, 5, 3) == (5, [])  # an end before start: empty
     assert _kernels.header_fields("xSubject: a\n", 1, 12) == (12, [])  # no newline before
+    assert _kernels.header_fields(text, 1, len(text), 4) == (  # values cut, the block not
+        end, [("received", " fro"), ("subject", "hi\n "), ("from", " x@y")])
 
 
 _HEADER_PIECES = ["\n", "\r\n", " ", "\t", ":", "Subject:", "subject", "FROM:", "to:", "To",
@@ -630,14 +637,16 @@ _HEADER_PIECES = ["\n", "\r\n", " ", "\t", ":", "Subject:", "subject", "FROM:", 
 
 @settings(max_examples=2000, deadline=None)
 @given(st.lists(st.sampled_from(_HEADER_PIECES), max_size=40).map("".join),
-       st.integers(0, 50), st.integers(-5, 60))
-def test_header_fields_same_on_random_headers(text, start, end):
+       st.integers(0, 50), st.integers(-5, 60), st.none() | st.integers(0, 12))
+def test_header_fields_same_on_random_headers(text, start, end, max_value):
     text = "\n" + text
-    same("header_fields", lambda: [text, max(start, 1), end])
+    same("header_fields", lambda: [text, max(start, 1), end,
+                                   *([] if max_value is None else [max_value])])
 
 
 @pytest.mark.parametrize("args", [[b"\na: b", 1, 5], ["\na: b", 0, 5], ["", 1, 1],
-                                  ["\na: b", "1", 5], ["\na: b", 1, None]])
+                                  ["\na: b", "1", 5], ["\na: b", 1, None],
+                                  ["\na: b", 1, 5, -1], ["\na: b", 1, 5, 2.0]])
 def test_header_fields_refuses_what_it_cannot_read(args):
     (kind, _, _), _ = same("header_fields", lambda: [*args])
     assert kind == "raised"
@@ -822,21 +831,27 @@ def test_name_table_pickles_and_copies(make):
 
 def _spam_args(rng: np.random.Generator) -> list:
     """A message of up to ~400 tokens' columns (past numpy's 8- and 128-element summation
-    blocks), known and unknown (None), over counts with ties, fractions, unseen classes and
-    empty totals; now and then a column that is not an int or out of range, columns that are
-    not a list, a class out of range."""
+    blocks) as a list or int64, learned and not (at or past `learned`, numbered ahead as a
+    lookup does), over counts with ties, fractions, unseen classes and empty totals; now and
+    then a learned column that is not an int or out of range, columns that are neither a list
+    nor int64, a class out of range."""
     width = int(rng.integers(1, 400))
     value_counts = np.zeros((K + 1, width + 5))
     value_counts[:K, :width] = rng.integers(0, 12, size=(K, width))
     value_counts[:K, :width] *= np.where(rng.random((K, width)) < 0.1, 0.5, 1.0)
-    columns: Any = [int(j) if j < width else None
-                    for j in rng.integers(0, width + 20, size=rng.integers(0, 400))]
-    if columns and rng.random() < 0.1:
-        columns[int(rng.integers(0, len(columns)))] = [width + 5, -1, 1.0, np.int64(2), 2**70,
-                                                       True, "3"][rng.integers(0, 7)]
-    if rng.random() < 0.03:
-        columns = [tuple(columns), frozenset(c for c in columns if c is not None)][
-            rng.integers(0, 2)]
+    learned = width if rng.random() < 0.9 else int(rng.integers(0, width + 10))
+    columns: Any = [int(j) for j in rng.integers(0, width + 20, size=rng.integers(0, 400))]
+    shape = rng.random()
+    if shape < 0.3:
+        columns = np.array(columns, dtype=np.int64)
+    elif shape < 0.4:
+        columns = array("q", columns).tobytes()  # bytes: 1-byte items
+    elif columns and shape < 0.5:
+        columns[int(rng.integers(0, len(columns)))] = [-1, 1.0, np.int64(2), 2**70, True, "3",
+                                                       None][rng.integers(0, 7)]
+    elif shape < 0.53:
+        columns = [tuple(columns), frozenset(columns), np.array(columns, dtype=np.int32)][
+            rng.integers(0, 3)]
     classes = [-1, 0, 1, 2, K + 1, -2]
     spam, ham = (classes[i] for i in rng.choice(len(classes), 2, replace=False,
                                                 p=[0.16, 0.33, 0.33, 0.14, 0.02, 0.02]))
@@ -847,7 +862,7 @@ def _spam_args(rng: np.random.Generator) -> list:
             [0.1, 1.0, 1e-3, 0.0][rng.choice(4, p=[0.33, 0.33, 0.32, 0.02])],
             [1, 3, 25, sys.maxsize][rng.integers(0, 4)],
             [0.1, 1.0][rng.integers(0, 2)], [0.5, 0.3][rng.integers(0, 2)],
-            [0.2, 0.0, 0.45][rng.integers(0, 3)], [1, 7, 2**62][rng.integers(0, 3)]]
+            [0.2, 0.0, 0.45][rng.integers(0, 3)], [1, 7, 2**62][rng.integers(0, 3)], learned]
 
 
 @pytest.mark.parametrize("seed", range(300))
@@ -863,7 +878,7 @@ def test_spam_evidence_sums_as_numpy_sums():
         spam_counts = rng.integers(0, 50, size=n).astype(float)
         value_counts = np.vstack([spam_counts, rng.integers(0, 50, size=n).astype(float)])
         got = _kernels.spam_evidence(list(range(n)), value_counts, 0, 1, (9.0, 9.0, 1e3, 2e3),
-                                     float(n), 0.1, sys.maxsize, 0.1, 0.5, 0.0, 2**62)
+                                     float(n), 0.1, sys.maxsize, 0.1, 0.5, 0.0, 2**62, n)
         d = np.array([(math.log(a + 0.1) - math.log(1e3 + 0.1 * n))
                       - (math.log(b + 0.1) - math.log(2e3 + 0.1 * n))
                       for a, b in value_counts.T.tolist()])  # libm's log, as the kernel's

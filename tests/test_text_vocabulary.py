@@ -42,9 +42,12 @@ def test_reads_like_the_dict_of_its_registrations():
     with pytest.raises(KeyError):
         vocabulary["absent"]
     bag = frozenset([*list(reference)[::7], "new1", "new2"])
-    columns, new = vocabulary.lookup(bag, grow=True)
-    assert columns == [reference.get(t) for t in bag]
-    assert sorted(t for _, t in new) == ["new1", "new2"]
+    columns, new = vocabulary.lookup(bag, grow=True, first_new=10**6)
+    assert sorted(new) == ["new1", "new2"]
+    ahead = {t: 10**6 + k for k, t in enumerate(new)}  # numbered in the order listed
+    assert columns.tolist() == [reference.get(t, ahead.get(t)) for t in bag]
+    assert vocabulary.lookup(bag, grow=False)[0].tolist() == [
+        reference[t] for t in bag if t in reference]
 
 
 def test_registered_columns_do_not_move():

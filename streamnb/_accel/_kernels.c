@@ -845,24 +845,26 @@ fail:
 }
 
 /*
- * text_columns(bag, table, columns, grow) -> (columns, new) or None
+ * text_columns(bag, table, columns, grow[, first_new]) -> (found, new) or None
  *
  * A text value drawn once per token (a set or frozenset of str, or a dict of str to True):
- * the columns of its known tokens in the bag's order, a token's column being columns[i] for
- * its index i in table (a NameTable; columns: int64, covering it); with grow an unknown
- * token's place holds None and (place, token) is listed in new, for the caller to register;
- * without, it is left out. None, with nothing read, for any other value: the text kind's
- * general rule decides (and names the error). The tokens are looked up PREFETCH_NAMES at a
- * time, their loads staged (names_prefetch): a message's ~200 tokens in a vocabulary of 10^5
- * are as many cache misses.
+ * found, the columns of its tokens in the bag's order as int64 bytes, a token's column being
+ * columns[i] for its index i in table (a NameTable; columns: int64, covering it). With grow,
+ * the unknown tokens are listed in new, in order, and numbered first_new, first_new + 1, ...
+ * in found (the columns they get when the caller registers them, in that order, before
+ * anything else); without, they are left out. None, with nothing read, for any other value:
+ * the text kind's general rule decides (and names the error). The tokens are looked up
+ * PREFETCH_NAMES at a time, their loads staged (names_prefetch): a message's ~200 tokens in a
+ * vocabulary of 10^5 are as many cache misses.
  */
 static PyObject *
 text_columns(PyObject *Py_UNUSED(self), PyObject *args)
 {
     PyObject *bag, *table, *column_of;
     int grow;
+    long long first_new = 0;
     Py_buffer view;
-    if (!PyArg_ParseTuple(args, "OOOp", &bag, &table, &column_of, &grow))
+    if (!PyArg_ParseTuple(args, "OOOp|L", &bag, &table, &column_of, &grow, &first_new))
         return NULL;
     if (!PyObject_TypeCheck(table, &NameTableType)) {
         PyErr_SetString(PyExc_TypeError, "text_columns: the vocabulary must be a NameTable");
@@ -871,7 +873,8 @@ text_columns(PyObject *Py_UNUSED(self), PyObject *args)
     if (get_buffers(&column_of, &view, (const Py_ssize_t[]){8}, 1, "text_columns") < 0)
         return NULL;
     NameTable *t = (NameTable *)table;
-    PyObject **tokens = NULL, *columns = NULL, *new = NULL, *result = NULL;
+    PyObject **tokens = NULL, *new = NULL, *result = NULL;
+    int64_t *found = NULL;
     if (view.len / 8 < t->n) {
         PyErr_Format(PyExc_ValueError, "text_columns: the columns must cover the table's %zd "
                      "names", t->n);
@@ -919,37 +922,36 @@ text_columns(PyObject *Py_UNUSED(self), PyObject *args)
         }
     }
     const int64_t *column = view.buf;
-    columns = PyList_New(0);
+    found = PyMem_Malloc(sizeof(int64_t) * (m ? m : 1));
     new = PyList_New(0);
-    if (columns == NULL || new == NULL)
+    if (found == NULL || new == NULL) {
+        if (found == NULL)
+            PyErr_NoMemory();
         goto done;
+    }
+    Py_ssize_t n_found = 0;
     for (Py_ssize_t k = 0; k < m; k++) {
         if (k % PREFETCH_NAMES == 0)
             names_prefetch(t, tokens + k, Py_MIN(PREFETCH_NAMES, m - k), &view, 1);
         Py_ssize_t e = name_find(t, tokens[k]);
         if (e == -2)
             goto done;
-        int bad;
-        if (e >= 0) {
-            PyObject *j = PyLong_FromLongLong(column[e]);
-            bad = j == NULL || PyList_Append(columns, j) < 0;
-            Py_XDECREF(j);
-        }
+        if (e >= 0)
+            found[n_found++] = column[e];
         else if (grow) {
-            PyObject *entry = Py_BuildValue("(nO)", PyList_GET_SIZE(columns), tokens[k]);
-            bad = entry == NULL || PyList_Append(new, entry) < 0
-                  || PyList_Append(columns, Py_None) < 0;
-            Py_XDECREF(entry);
+            found[n_found++] = first_new + PyList_GET_SIZE(new);
+            if (PyList_Append(new, tokens[k]) < 0)
+                goto done;
         }
-        else
-            bad = 0;
-        if (bad)
-            goto done;
     }
-    result = Py_BuildValue("(OO)", columns, new);
+    PyObject *bytes = PyBytes_FromStringAndSize((const char *)found,
+                                                n_found * (Py_ssize_t)sizeof(int64_t));
+    if (bytes != NULL)
+        result = PyTuple_Pack(2, bytes, new);
+    Py_XDECREF(bytes);
 done:
     PyMem_Free(tokens);
-    Py_XDECREF(columns);
+    PyMem_Free(found);
     Py_XDECREF(new);
     PyBuffer_Release(&view);
     return result;
@@ -1031,30 +1033,59 @@ done:
     return result;
 }
 
-/* A list of column indices as a C array (PyMem-allocated), each checked against limit. */
-static Py_ssize_t *
-read_columns(PyObject *list, Py_ssize_t *n, Py_ssize_t limit)
+/* Whether a buffer's items are native int64 ("q", or "l" where a long has 8 bytes). */
+static int
+is_int64(const Py_buffer *view)
 {
-    *n = PyList_GET_SIZE(list);
+    const char *f = view->format ? view->format : "B";
+    if (*f == '@' || *f == '=' || (PY_LITTLE_ENDIAN && *f == '<'))
+        f++;
+    return view->itemsize == 8 && (strcmp(f, "q") == 0 || strcmp(f, "l") == 0);
+}
+
+/* Column indices as a C array (PyMem-allocated), each checked against limit: a list of ints,
+   or a C-contiguous buffer of int64 (what Schema.text_once gives). */
+static Py_ssize_t *
+read_columns(PyObject *obj, Py_ssize_t *n, Py_ssize_t limit)
+{
+    Py_buffer view;
+    int is_list = PyList_Check(obj);
+    if (is_list)
+        *n = PyList_GET_SIZE(obj);
+    else {
+        if (PyObject_GetBuffer(obj, &view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0)
+            return NULL;
+        if (!is_int64(&view)) {
+            PyErr_SetString(PyExc_TypeError, "columns must be a list or an int64 buffer");
+            PyBuffer_Release(&view);
+            return NULL;
+        }
+        *n = view.len / 8;
+    }
     Py_ssize_t *out = PyMem_Malloc(sizeof(Py_ssize_t) * (*n ? *n : 1));
     if (out == NULL) {
         PyErr_NoMemory();
-        return NULL;
+        goto fail;
     }
     for (Py_ssize_t i = 0; i < *n; i++) {
-        Py_ssize_t j = PyLong_AsSsize_t(PyList_GET_ITEM(list, i));
-        if (j == -1 && PyErr_Occurred()) {
-            PyMem_Free(out);
-            return NULL;
-        }
+        Py_ssize_t j = is_list ? PyLong_AsSsize_t(PyList_GET_ITEM(obj, i))
+                               : (Py_ssize_t)((const int64_t *)view.buf)[i];
+        if (j == -1 && PyErr_Occurred())
+            goto fail;
         if (j < 0 || j >= limit) {
             PyErr_Format(PyExc_IndexError, "column %zd out of range [0, %zd)", j, limit);
-            PyMem_Free(out);
-            return NULL;
+            goto fail;
         }
         out[i] = j;
     }
+    if (!is_list)
+        PyBuffer_Release(&view);
     return out;
+fail:
+    PyMem_Free(out);
+    if (!is_list)
+        PyBuffer_Release(&view);
+    return NULL;
 }
 
 /* ---- scoring -------------------------------------------------------------------------------- */
@@ -1371,8 +1402,8 @@ token_increment(PyObject *Py_UNUSED(self), PyObject *args)
     PyObject *vc_obj, *cols_obj, *bins_obj, *head_obj;
     Py_ssize_t c, limit, n;
     int binned;
-    if (!PyArg_ParseTuple(args, "OnO!OOp", &vc_obj, &c, &PyList_Type, &cols_obj, &bins_obj,
-                          &head_obj, &binned))
+    if (!PyArg_ParseTuple(args, "OnOOOp", &vc_obj, &c, &cols_obj, &bins_obj, &head_obj,
+                          &binned))
         return NULL;
     Py_buffer b[3];
     if (increment_buffers(vc_obj, bins_obj, head_obj, c, b, &limit) < 0)
@@ -2209,7 +2240,7 @@ host_tokens(PyObject *Py_UNUSED(module), PyObject *args)
 /* ---- e-mail header fields -------------------------------------------------------------------- */
 
 /*
- * header_fields(text, start, end) -> (header_end, fields)
+ * header_fields(text, start, end[, max_value]) -> (header_end, fields)
  *
  * The header block of the entity at text[start:end] (text[start - 1] is a newline): its field
  * lines ("Name:" with RFC 5322 field-name characters, then the rest of the line) and folded
@@ -2217,7 +2248,8 @@ host_tokens(PyObject *Py_UNUSED(module), PyObject *args)
  * (the blank line, or the body when it is missing); header_end is where that line starts, or
  * end (start when end < start, as re reads them). fields: (name, value) of the fields whose
  * name (case-insensitively) is one of header_names, in order, the name lower-cased and the
- * value its folded lines (the newlines kept, the final one not). Twin:
+ * value its folded lines (the newlines kept, the final one not), cut to max_value characters
+ * (a message's header may be megabytes of one field). Twin:
  * kernels._header_fields, which is the two regular expressions the tokeniser used.
  */
 static const char *const header_names[] = {
@@ -2252,10 +2284,14 @@ static PyObject *
 header_fields(PyObject *Py_UNUSED(module), PyObject *args)
 {
     PyObject *text;
-    Py_ssize_t start, end;
-    if (!PyArg_ParseTuple(args, "Unn:header_fields", &text, &start, &end)
+    Py_ssize_t start, end, max_value = PY_SSIZE_T_MAX;
+    if (!PyArg_ParseTuple(args, "Unn|n:header_fields", &text, &start, &end, &max_value)
             || PyUnicode_READY(text) < 0)
         return NULL;
+    if (max_value < 0) {
+        PyErr_SetString(PyExc_ValueError, "header_fields: max_value must be >= 0");
+        return NULL;
+    }
     const Py_ssize_t n = PyUnicode_GET_LENGTH(text);
     /* as re reads pos and endpos: within the text, an end before start an empty block */
     start = Py_MIN(start, n);
@@ -2284,7 +2320,8 @@ header_fields(PyObject *Py_UNUSED(module), PyObject *args)
             if (i > pos && i < end && PyUnicode_READ(kind, data, i) == ':')
                 colon = i;
             if (field >= 0) {  /* the open field's value ended with the line before */
-                PyObject *v = PyUnicode_Substring(text, value, value_end);
+                PyObject *v = PyUnicode_Substring(
+                    text, value, value_end - value > max_value ? value + max_value : value_end);
                 PyObject *pair = v ? PyTuple_Pack(2, header_name_objects[field], v) : NULL;
                 int failed = pair == NULL || PyList_Append(fields, pair) < 0;
                 Py_XDECREF(v);
@@ -2654,11 +2691,11 @@ top_ratios(double *d, Py_ssize_t n, Py_ssize_t keep, double *top)
 
 /*
  * spam_evidence(columns, value_counts, spam, ham, totals, size, alpha, top_tokens, s, x,
- *               min_dev, max_tokens) -> (known, multinomial, kept, spam_stat, ham_stat)
+ *               min_dev, max_tokens, learned) -> (known, multinomial, kept, spam_stat, ham_stat)
  *
- * SpamFilter's score of one message in one pass over its tokens' columns (a list: a known
- * token's column, None for a token never learned, as Schema.text_lookup gives them): each known
- * token's message counts n_s, n_h in the rows spam and ham of value_counts (-1: a class not
+ * SpamFilter's score of one message in one pass over its tokens' columns (read_columns: a list
+ * or int64; a column at or past learned is a token never learned, numbered ahead as
+ * Schema.text_lookup does, and carries no evidence): each known token's message counts n_s, n_h in the rows spam and ham of value_counts (-1: a class not
  * seen yet, counts 0, θ = 1/size), and from them
  *   d(w) = [ln(n_s + α) − ln(T_s + α·size)] − [ln(n_h + α) − ln(T_h + α·size)]
  *   f(w) = (s·x + n·p)/(s + n),  p = b/(b + g) (x when b + g = 0),  b = n_s/N_s,  g = n_h/N_h
@@ -2672,12 +2709,12 @@ top_ratios(double *d, Py_ssize_t n, Py_ssize_t keep, double *top)
 static PyObject *
 spam_evidence(PyObject *Py_UNUSED(self), PyObject *args)
 {
-    PyObject *list, *vc_obj;
-    Py_ssize_t spam, ham, top_tokens, max_tokens;
+    PyObject *cols_obj, *vc_obj;
+    Py_ssize_t spam, ham, top_tokens, max_tokens, learned;
     double N_s, N_h, T_s, T_h, size, alpha, s, x, min_dev;
-    if (!PyArg_ParseTuple(args, "O!Onn(dddd)ddndddn", &PyList_Type, &list, &vc_obj, &spam, &ham,
-                          &N_s, &N_h, &T_s, &T_h, &size, &alpha, &top_tokens, &s, &x, &min_dev,
-                          &max_tokens))
+    if (!PyArg_ParseTuple(args, "OOnn(dddd)ddndddnn", &cols_obj, &vc_obj, &spam, &ham, &N_s,
+                          &N_h, &T_s, &T_h, &size, &alpha, &top_tokens, &s, &x, &min_dev,
+                          &max_tokens, &learned))
         return NULL;
     if (top_tokens < 1 || max_tokens < 1) {
         PyErr_SetString(PyExc_ValueError, "spam_evidence: top_tokens and max_tokens must be >= 1");
@@ -2692,10 +2729,17 @@ spam_evidence(PyObject *Py_UNUSED(self), PyObject *args)
     if (get_buffers((PyObject *[]){vc_obj}, b, (Py_ssize_t[]){8}, 1, "spam_evidence") < 0)
         return NULL;
     PyObject *result = NULL;
-    Py_ssize_t n = PyList_GET_SIZE(list), known = 0, kept = 0, cap = n ? n : 1;
+    Py_ssize_t n = 0, known = 0, kept = 0, *columns = NULL;
+    Py_ssize_t width = b[0].ndim == 2 ? b[0].shape[1] : 0;
+    double *d = NULL;
+    if ((spam != -1 && check_class_row(&b[0], spam, "value_counts") < 0)
+        || (ham != -1 && check_class_row(&b[0], ham, "value_counts") < 0)
+        || (columns = read_columns(cols_obj, &n, PY_SSIZE_T_MAX)) == NULL)
+        goto done;
     /* d and top: n ratios each; f and scratch: n spamicities each (the sort's buffer, then the
        logs summed) */
-    double *d = PyMem_Malloc((sizeof(double) * 2 + sizeof(spamicity) * 2) * (size_t)cap);
+    Py_ssize_t cap = n ? n : 1;
+    d = PyMem_Malloc((sizeof(double) * 2 + sizeof(spamicity) * 2) * (size_t)cap);
     if (d == NULL) {
         PyErr_NoMemory();
         goto done;
@@ -2703,25 +2747,17 @@ spam_evidence(PyObject *Py_UNUSED(self), PyObject *args)
     double *top = d + cap;
     spamicity *f = (spamicity *)(top + cap), *scratch = f + cap;
     double *logs = (double *)scratch;
-    if ((spam != -1 && check_class_row(&b[0], spam, "value_counts") < 0)
-        || (ham != -1 && check_class_row(&b[0], ham, "value_counts") < 0))
-        goto done;
-    Py_ssize_t width = b[0].shape[1];
     const double *counts = b[0].buf;
     double uniform = -log(size), A = alpha * size;
     double den_s = log(T_s + A), den_h = log(T_h + A);
-    /* first the columns, each count cell prefetched: the cells of a ~10⁵-token vocabulary are
-       cache misses, which then overlap each other */
-    Py_ssize_t *columns = (Py_ssize_t *)top;  /* top is written only after both passes */
+    /* first the learned columns, each count cell prefetched: the cells of a ~10⁵-token
+       vocabulary are cache misses, which then overlap each other */
     for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *column = PyList_GET_ITEM(list, i);
-        if (column == Py_None)
-            continue;  /* never seen in training: no evidence */
-        Py_ssize_t j = PyLong_Check(column) ? PyLong_AsSsize_t(column) : -1;  /* no Python code */
-        if (j == -1 && PyErr_Occurred())
-            goto done;
-        if (j < 0 || j >= width) {
-            PyErr_Format(PyExc_IndexError, "column %R out of range [0, %zd)", column, width);
+        Py_ssize_t j = columns[i];
+        if (j >= learned)
+            continue;  /* not learned yet (numbered ahead by the lookup): no evidence */
+        if (j >= width) {
+            PyErr_Format(PyExc_IndexError, "column %zd out of range [0, %zd)", j, width);
             goto done;
         }
         if (spam != -1)
@@ -2730,8 +2766,6 @@ spam_evidence(PyObject *Py_UNUSED(self), PyObject *args)
             PREFETCH(counts + ham * width + j);
         columns[known++] = j;
     }
-    if (PyErr_Occurred())
-        goto done;
     for (Py_ssize_t i = 0; i < known; i++) {
         Py_ssize_t j = columns[i];
         double n_s = spam == -1 ? 0.0 : counts[spam * width + j];
@@ -2765,6 +2799,7 @@ spam_evidence(PyObject *Py_UNUSED(self), PyObject *args)
     ham_stat = -2.0 * pairwise_sum(logs, kept);
     result = Py_BuildValue("(ndndd)", known, multinomial, kept, spam_stat, ham_stat);
 done:
+    PyMem_Free(columns);
     PyMem_Free(d);
     release_buffers(b, 1);
     return result;

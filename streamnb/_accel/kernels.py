@@ -37,14 +37,24 @@ def _ssize(j: Any) -> int:
     return j
 
 
-def _read_columns(columns: list, limit: int) -> list[int]:
-    """The columns as ints, each in [0, limit), checked before any is used (as the C kernels'
-    read_columns does: a negative column must not wrap around as a numpy index would)."""
+def _read_columns(columns: Any, limit: int) -> list[int]:
+    """The columns (a list of ints, or an int64 buffer) as ints, each in [0, limit), checked
+    before any is used (as the C kernels' read_columns does: a negative column must not wrap
+    around as a numpy index would)."""
+    if columns.__class__ is not list:
+        try:
+            view = memoryview(columns)
+        except TypeError:
+            raise TypeError(f"a bytes-like object is required, not "
+                            f"'{type(columns).__name__}'") from None
+        if view.itemsize != 8 or view.format.lstrip("@=<") not in ("q", "l"):
+            raise TypeError("columns must be a list or an int64 buffer")
+        columns = view.cast("B").cast("q").tolist()
     out = []
     for j in map(_ssize, columns):  # each read then checked: the first bad one is the error
         if not 0 <= j < limit:
             raise IndexError(f"column {j} out of range [0, {limit})")
-        out.append(j)
+        out.append(int(j))  # True as 1, as C reads it (numpy would take a bool as a mask)
     return out
 
 
@@ -201,7 +211,7 @@ def _token_log_odds(value_counts: np.ndarray, k: int, columns: list[int],
         zeros[c] += z
 
 
-def _token_increment(value_counts: np.ndarray, c: int, columns: list[int], bins: np.ndarray,
+def _token_increment(value_counts: np.ndarray, c: int, columns: Any, bins: np.ndarray,
                      is_head: np.ndarray, binned: bool) -> list[int]:
     _check_class_row(value_counts, c, "value_counts")
     _check_class_row(bins, c, "bins")
@@ -431,13 +441,16 @@ def _encode_many(records: list, table: Any, kinds: Any, slots: Any, grow: bool
     return array("q", columns).tobytes(), array("q", lengths).tobytes(), special, new_names
 
 
-def _text_columns(bag: Any, table: Any, columns: Any, grow: bool) -> tuple[list, list] | None:
+def _text_columns(bag: Any, table: Any, columns: Any, grow: bool, first_new: int = 0
+                  ) -> tuple[bytes, list] | None:
     """A text value drawn once per token — a set or frozenset of str, or a dict of str to
-    True: ``(columns, new)``, the columns of its known tokens in the bag's order (a token's
-    column is ``columns[i]`` for its index ``i`` in ``table``, a NameTable); with ``grow`` an
-    unknown token's place holds None and ``(place, token)`` is in ``new`` for the caller to
-    register; without, it is left out. None, with nothing read, for any other value: the text
-    kind's general rule decides (and names the error)."""
+    True: ``(found, new)``, the columns of its tokens in the bag's order as int64 bytes (a
+    token's column is ``columns[i]`` for its index ``i`` in ``table``, a NameTable); with
+    ``grow`` the unknown tokens are listed in ``new``, in order, and numbered ``first_new``,
+    ``first_new + 1``, … in ``found`` (the columns they get when the caller registers them, in
+    that order, before anything else); without, they are left out. None, with nothing read,
+    for any other value: the text kind's general rule decides (and names the error)."""
+    first_new = operator.index(first_new)
     _check_table(table, "text_columns: the vocabulary")
     column_of = memoryview(columns)
     if column_of.itemsize != 8:
@@ -455,18 +468,18 @@ def _text_columns(bag: Any, table: Any, columns: Any, grow: bool) -> tuple[list,
                 return None
     else:
         return None
-    found: list = []
+    found = array("q")
     new: list = []
     index = table.get
     for token in bag:
         i = index(token)
         if i is None:
             if grow:
-                new.append((len(found), token))
-                found.append(None)
+                found.append(first_new + len(new))
+                new.append(token)
             continue
         found.append(column_of[i])
-    return found, new
+    return found.tobytes(), new
 
 
 # E-mail words (streamnb.features.email): letters, digits and underscore (``\w``), "$", "!" and
@@ -569,13 +582,17 @@ _HEADER_FIELDS = re.compile(
 )
 
 
-def _header_fields(text: str, start: int, end: int) -> tuple[int, list[tuple[str, str]]]:
+def _header_fields(text: str, start: int, end: int, max_value: int = sys.maxsize
+                   ) -> tuple[int, list[tuple[str, str]]]:
     """The header block of the entity at ``text[start:end]`` (``text[start - 1]`` a newline):
     ``(header_end, fields)``, where the line that ends the block starts (or ``end``), and the
     ``(name, value)`` of its fields named in `_HEADER_FIELDS`, in order, the name lower-cased
-    and the value its folded lines."""
+    and the value its folded lines, cut to ``max_value`` characters."""
     if not isinstance(text, str):
         raise TypeError(f"header_fields() argument 1 must be str, not {type(text).__name__}")
+    max_value = _ssize(operator.index(max_value))
+    if max_value < 0:
+        raise ValueError("header_fields: max_value must be >= 0")
     # as re reads pos and endpos: within the text, an end before start an empty block
     start = min(operator.index(start), len(text))
     end = max(min(operator.index(end), len(text)), start)
@@ -583,7 +600,7 @@ def _header_fields(text: str, start: int, end: int) -> tuple[int, list[tuple[str
         raise ValueError(f"header_fields: start must be 1 or more (after the newline before "
                          f"the entity), got {start}")
     header_end = _HEADER_BLOCK.match(text, start, end).end()
-    return header_end, [(name.lower(), value)  # no Match objects
+    return header_end, [(name.lower(), value[:max_value])  # no Match objects
                         for name, value in _HEADER_FIELDS.findall(text, start - 1, header_end)]
 
 
@@ -705,15 +722,14 @@ def _pairwise_sum(a: list[float]) -> float:
     return _pairwise_sum(a[:n2]) + _pairwise_sum(a[n2:])
 
 
-def _spam_evidence(columns: list, value_counts: np.ndarray, spam: int, ham: int,
+def _spam_evidence(columns: Any, value_counts: np.ndarray, spam: int, ham: int,
                    totals: tuple[float, float, float, float], size: float, alpha: float,
-                   top_tokens: int, s: float, x: float, min_dev: float, max_tokens: int
-                   ) -> tuple[int, float, int, float, float]:
-    """SpamFilter's score of one message in one pass over its tokens' columns (None: a token
-    never learned): ``(known, multinomial, kept, spam_stat, ham_stat)`` (the C kernel's comment
-    says what each is)."""
-    if columns.__class__ is not list:
-        raise TypeError(f"argument 1 must be list, not {type(columns).__name__}")
+                   top_tokens: int, s: float, x: float, min_dev: float, max_tokens: int,
+                   learned: int) -> tuple[int, float, int, float, float]:
+    """SpamFilter's score of one message in one pass over its tokens' columns (a list or
+    int64; one at or past ``learned``: a token never learned): ``(known, multinomial, kept,
+    spam_stat, ham_stat)`` (the C kernel's comment says what each is)."""
+    learned = _ssize(operator.index(learned))
     if top_tokens < 1 or max_tokens < 1:
         raise ValueError("spam_evidence: top_tokens and max_tokens must be >= 1")
     N_s, N_h, T_s, T_h = map(float, totals)
@@ -723,17 +739,16 @@ def _spam_evidence(columns: list, value_counts: np.ndarray, spam: int, ham: int,
     for c in (spam, ham):
         if c != -1:
             _check_class_row(value_counts, c, "value_counts")
-    width = value_counts.shape[1]
     uniform, A = -math.log(size), alpha * size
     den_s, den_h = math.log(T_s + A), math.log(T_h + A)
     ratios: list[float] = []
     kept: list[tuple[float, float]] = []
-    for column in columns:
-        if column is None:
-            continue  # never seen in training: no evidence
-        j = int(_ssize(column)) if isinstance(column, int) else -1  # a bool as 0 or 1
-        if not 0 <= j < width:
-            raise IndexError(f"column {column!r} out of range [0, {width})")
+    width = value_counts.shape[1] if value_counts.ndim == 2 else 0
+    for j in _read_columns(columns, sys.maxsize):
+        if j >= learned:
+            continue  # never learned (numbered ahead by the lookup): no evidence
+        if j >= width:
+            raise IndexError(f"column {j} out of range [0, {width})")
         n_s = 0.0 if spam == -1 else float(value_counts[spam, j])
         n_h = 0.0 if ham == -1 else float(value_counts[ham, j])
         log_s = uniform if spam == -1 else math.log(n_s + alpha) - den_s

@@ -188,21 +188,19 @@ class _Reader:
         self.entities += 1
         text = self.text
         # the header block and the fields read: a C scan, or its twin (two regexes)
-        body, fields_read = header_fields(text, start, end)
+        body, fields_read = header_fields(text, start, end, _MAX_HEADER)
         if text.startswith("\n", body):
             body += 1
         elif text.startswith("\r\n", body):
             body += 2
         fields: dict[str, str] = {}
         message_fields: list[tuple[str, str]] = []
-        for name, value in fields_read:
-            value = value[:_MAX_HEADER]
-            if name in _MESSAGE_FIELDS:
-                if top:
-                    message_fields.append((name, value))
+        for field in fields_read:
+            if field[0] in _MESSAGE_FIELDS:
+                message_fields.append(field)
             else:
-                fields.setdefault(name, value)  # the first occurrence, as email.Message.get
-        if message_fields:
+                fields.setdefault(*field)  # the first occurrence, as email.Message.get
+        if top and message_fields:
             self.header_tokens(message_fields)
 
         tokens = self.token_set

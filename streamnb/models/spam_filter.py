@@ -234,7 +234,8 @@ class SpamFilter(CountClassifier):
             return 0.0
         index = stats.labels.index
         spam, ham = index.get(self.spam_label, -1), index.get(self.ham_label, -1)
-        messages, draws, slot = stats.class_counts, stats.draw_counts, schema.slots[a]
+        # the buffers: the rows and slot read exist, and slicing costs more than reading
+        messages, draws, slot = stats.class_count_buffer, stats.draw_count_buffer, schema.slots[a]
         totals = (messages.item(spam) if spam >= 0 else 0.0,  # N_spam, N_ham, T_spam, T_ham
                   messages.item(ham) if ham >= 0 else 0.0,
                   draws.item(spam, slot) if spam >= 0 else 0.0,
@@ -247,7 +248,7 @@ class SpamFilter(CountClassifier):
             columns, stats.value_count_buffer, spam, ham, totals,
             float(schema.attribute_size(a)), self.alpha,
             _ALL if self.top_tokens is None else self.top_tokens, self.s, self.x, self.min_dev,
-            self._fisher.max_tokens)
+            self._fisher.max_tokens, schema.n_columns)
         if not known:
             return 0.0
         fisher = chi2_log_odds(kept, spam_stat, ham_stat)

@@ -113,6 +113,12 @@ class CountStatistics:
     def draw_counts(self) -> np.ndarray:
         return self._dc[: self.n_classes, : self.schema.n_text]
 
+    @property
+    def draw_count_buffer(self) -> np.ndarray:
+        """The array behind :attr:`draw_counts` (classes × text slots, spare capacity past
+        both), on the same terms as :attr:`value_count_buffer`."""
+        return self._dc
+
     def count(self, attribute: Hashable, value: Hashable) -> dict[Any, float]:
         """N_i(v, c) per class (for a token, ``value`` True counts presence; for a text
         attribute, the draws of token ``value``)."""
@@ -198,12 +204,15 @@ class CountStatistics:
         a = schema.attributes.get(name)
         if a is None or schema.kinds[a] != TEXT or not bag:
             return False
+        fitted = self._fitted == (len(self.labels.values), schema.version)
         columns = schema.text_once(a, bag, grow=True)
         if columns is None:
             return False
-        if self._fitted != (len(self.labels.values), schema.version):
+        if not fitted or schema.n_columns > min(self._vc.shape[1], len(self.tokens.is_head)):
             self._fit()
             self.tokens.cover(schema.n_tokens, self.n_classes, schema.n_columns)
+        else:  # only columns of a known attribute joined, and the arrays have room for them
+            self._fitted = (self._fitted[0], schema.version)
         self._cc[c] += 1.0
         tokens = self.tokens
         token_increment(self._vc, c, columns, tokens.bins, tokens.is_head, False)

@@ -322,38 +322,37 @@ class Schema:
             self.version += 1
         return column
 
-    def text_lookup(self, a: int, bag: Any) -> tuple[list, list] | None:
+    def text_lookup(self, a: int, bag: Any) -> tuple[np.ndarray, list] | None:
         """``bag``'s tokens looked up in text attribute ``a``'s vocabulary when it draws each
-        once (as :meth:`text_once` takes it): ``(columns, new)``, a column per token in the
-        bag's order (None for a token not registered) and the ``(place, token)`` of those;
-        None for any other value. A frozenset's lookup is kept until the schema changes, so
-        that scoring a message and then learning it (SpamFilter) looks its tokens up once."""
+        once (as :meth:`text_once` takes it): ``(columns, new)``, an int64 column per token in
+        the bag's order, its tokens not registered yet listed in ``new`` and numbered from
+        ``n_columns`` on (the columns :meth:`text_once` registers them at); None for any
+        other value. A frozenset's lookup is kept until the schema changes, so that scoring a
+        message and then learning it (SpamFilter) looks its tokens up once."""
         vocabulary = self.text_values[self.slots[a]]
         if bag.__class__ is not frozenset:  # a set or dict could change under the same key
-            return vocabulary.lookup(bag, True)
+            return vocabulary.lookup(bag, True, self.n_columns)
         # keyed by the bag's identity (the key holds the bag: its id is not reused), since an
-        # equal frozenset may iterate in another order
+        # equal frozenset may iterate in another order; by the version, since the new tokens
+        # are numbered from n_columns
         return self._lookups.get("text", (self.version, a, id(bag), bag),
-                                 lambda: vocabulary.lookup(bag, True))
+                                 lambda: vocabulary.lookup(bag, True, self.n_columns))
 
-    def text_once(self, a: int, bag: Any, grow: bool) -> list[int] | None:
-        """The columns of text attribute ``a``'s value ``bag`` when it draws each token once (a
-        set or frozenset of str, or a dict of str to True), in the bag's order, its new tokens
-        registered with ``grow`` (else left out); None, with nothing registered, for any other
-        value (the text kind's general rule then decides). One kernel pass gives what that
-        rule gives, in the same order."""
+    def text_once(self, a: int, bag: Any, grow: bool) -> np.ndarray | None:
+        """The int64 columns of text attribute ``a``'s value ``bag`` when it draws each token
+        once (a set or frozenset of str, or a dict of str to True), in the bag's order, its new
+        tokens registered with ``grow`` (else left out); None, with nothing registered, for
+        any other value (the text kind's general rule then decides). One kernel pass gives
+        what that rule gives, in the same order."""
         if not grow:
             once = self.text_values[self.slots[a]].lookup(bag, False)
             return None if once is None else once[0]
         once = self.text_lookup(a, bag)
         if once is None:
             return None
-        self._lookups.clear()  # its columns are filled in below
         columns, new = once
         if new:
-            for (place, _), column in zip(
-                    new, self._add_text_values(a, [token for _, token in new]), strict=True):
-                columns[place] = column
+            self._add_text_values(a, new)  # at the columns the lookup numbered them with
         return columns
 
     def _add_text_values(self, a: int, tokens: list[str]) -> range:
@@ -548,7 +547,7 @@ class Schema:
             values = self.text_values[slot]
             columns = self.text_once(a, value, grow)
             if columns is not None:
-                out.text_columns += columns
+                out.text_columns += columns.tolist()
                 out.text_counts += [1.0] * len(columns)
                 out.text_slots += [slot] * len(columns)
                 return

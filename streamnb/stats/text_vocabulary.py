@@ -33,8 +33,8 @@ class TextVocabulary(Mapping):
     >>> v["free"] = 3; v.register(["money", "now"], range(7, 9))
     >>> v["money"], v.get("cash"), len(v), list(v)
     (7, None, 3, ['free', 'money', 'now'])
-    >>> v.lookup(frozenset({"now"}), grow=True)  # columns in the bag's order, new ones to add
-    ([8], [])
+    >>> v.lookup({"now": True, "soon": True}, grow=True, first_new=9)  # soon: new, column 9
+    (array([8, 9]), ['soon'])
     >>> del v["now"]; dict(v)
     {'free': 3, 'money': 7}
 
@@ -89,9 +89,12 @@ class TextVocabulary(Mapping):
         self._names.truncate(n)
         self._columns.truncate(min(n, self._columns.size))
 
-    def lookup(self, bag: Any, grow: bool) -> tuple[list, list] | None:
+    def lookup(self, bag: Any, grow: bool, first_new: int = 0) -> tuple[np.ndarray, list] | None:
         """A text value drawn once per token (a set or frozenset of str, or a dict of str to
-        True): ``(columns, new)``, the columns of its tokens in the bag's order, with ``grow``
-        None for an unknown token and its ``(place, token)`` in ``new`` (without, left out);
-        None for any other value. One kernel call (`streamnb._accel.kernels.text_columns`)."""
-        return text_columns(bag, self._names, self._columns.data, grow)
+        True): ``(columns, new)``, the int64 columns of its tokens in the bag's order; with
+        ``grow`` its unknown tokens are listed in ``new`` and numbered ``first_new``,
+        ``first_new + 1``, … in ``columns`` (the columns registering them next gives them;
+        without, they are left out); None for any other value. One kernel call
+        (`streamnb._accel.kernels.text_columns`)."""
+        once = text_columns(bag, self._names, self._columns.data, grow, first_new)
+        return None if once is None else (np.frombuffer(once[0], dtype=np.int64), once[1])
