@@ -2,7 +2,9 @@
 
 A message is UTF-8 JSON, ``{"id": str, "text": str}`` (a raw RFC-822 e-mail or a short text
 such as an SMS, told apart and tokenised by :func:`streamnb.features.tokenize_text` into
-``{token: True}``) or ``{"id": str, "features": {name: value}}`` with
+``{token: True}``, or with ``token_sets`` into the frozenset of its tokens, which a model that
+reads token sets, :class:`~streamnb.SpamFilter`, takes as it is) or
+``{"id": str, "features": {name: value}}`` with
 values str (nominal), bool/int (token presence or count) or float (numeric), and an optional
 ``"label"`` (str, int or bool; ``null`` means unlabelled). Other keys are ignored.
 
@@ -43,10 +45,11 @@ _LABEL_TYPES = (str, bool, int)
 
 @dataclass(slots=True)
 class Record:
-    """A valid message: its id, features and label (``None``: unlabelled)."""
+    """A valid message: its id, features (a text message's: ``{token: True}`` or its token
+    frozenset) and label (``None``: unlabelled)."""
 
     id: str
-    features: dict[str, Any]
+    features: dict[str, Any] | frozenset[str]
     label: str | int | bool | None
 
 
@@ -102,7 +105,13 @@ def _valid_unicode(text: str) -> bool:
     return True
 
 
-def _record(document: Any, tokenize: Callable[[str], Any]) -> Record | Rejection:
+def _text_features(text: str, tokenize: Callable[[str], Any], token_sets: bool
+                   ) -> dict[str, Any] | frozenset[str]:
+    return frozenset(tokenize(text)) if token_sets else dict.fromkeys(tokenize(text), True)
+
+
+def _record(document: Any, tokenize: Callable[[str], Any], token_sets: bool
+            ) -> Record | Rejection:
     if type(document) is not dict:
         return Rejection("invalid_schema", f"expected a JSON object, got {type(document).__name__}")
     id_ = document.get("id")
@@ -121,7 +130,7 @@ def _record(document: Any, tokenize: Callable[[str], Any]) -> Record | Rejection
         if type(text) is not str:
             return Rejection("invalid_schema", f"'text' must be a string, got "
                              f"{type(text).__name__}")
-        return Record(id_, dict.fromkeys(tokenize(text), True), label)
+        return Record(id_, _text_features(text, tokenize, token_sets), label)
     if type(features) is not dict:
         return Rejection("invalid_schema", f"'features' must be an object, got "
                          f"{type(features).__name__}")
@@ -136,8 +145,10 @@ def _record(document: Any, tokenize: Callable[[str], Any]) -> Record | Rejection
 
 
 def decode_one(value: bytes | None, max_bytes: int,
-               tokenize: Callable[[str], Any] = tokenize_text) -> Record | Rejection:
-    """Decode and validate one message (the reference for :func:`decode_batch`).
+               tokenize: Callable[[str], Any] = tokenize_text,
+               token_sets: bool = False) -> Record | Rejection:
+    """Decode and validate one message (the reference for :func:`decode_batch`); a text
+    message's features are ``{token: True}``, or with ``token_sets`` its tokens' frozenset.
 
     Examples
     --------
@@ -156,7 +167,7 @@ def decode_one(value: bytes | None, max_bytes: int,
     document = _parse(value)
     if isinstance(document, Rejection):
         return document
-    return _record(document, tokenize)
+    return _record(document, tokenize, token_sets)
 
 
 def _schema_read(value: bytes | None, max_bytes: int) -> _Message | None:
@@ -173,16 +184,17 @@ def _schema_read(value: bytes | None, max_bytes: int) -> _Message | None:
 
 
 def decode_batch(values: Sequence[bytes | None], max_bytes: int,
-                 tokenize: Callable[[str], Any] = tokenize_text) -> list[Record | Rejection]:
+                 tokenize: Callable[[str], Any] = tokenize_text,
+                 token_sets: bool = False) -> list[Record | Rejection]:
     """Decode a batch; element i is what :func:`decode_one` gives for ``values[i]``."""
     out: list[Record | Rejection] = []
     for value in values:
         m = _schema_read(value, max_bytes)
         if m is None or (m.text is None) == (m.features is None) or not _valid_unicode(m.id) \
                 or (type(m.label) is str and not _valid_unicode(m.label)):
-            out.append(decode_one(value, max_bytes, tokenize))
+            out.append(decode_one(value, max_bytes, tokenize, token_sets))
         elif m.text is None:
             out.append(Record(m.id, m.features, m.label))  # type: ignore[arg-type]
         else:
-            out.append(Record(m.id, dict.fromkeys(tokenize(m.text), True), m.label))
+            out.append(Record(m.id, _text_features(m.text, tokenize, token_sets), m.label))
     return out

@@ -619,7 +619,8 @@ class Service:
             return
         records = _BatchRecords(segments, offsets)
         m.batch_size.observe(len(values))
-        decoded = decode_batch(values, self.config.max_message_bytes)
+        decoded = decode_batch(values, self.config.max_message_bytes,
+                               token_sets=self.model.reads_token_sets)
         valid = [i for i, d in enumerate(decoded) if isinstance(d, Record)]
         if len(valid) < len(decoded):
             for i, d in enumerate(decoded):

@@ -206,6 +206,25 @@ def test_short_texts_are_tokenised_as_short_texts():
     assert decode_batch([json.dumps({"id": "s", "text": sms}).encode()], 10**6) == [record]
 
 
+def test_text_messages_as_token_sets():
+    """With ``token_sets`` a text message's features are its tokens' frozenset (the keys of
+    the dict it is otherwise), decoded alike one by one and in a batch; feature messages are
+    unchanged."""
+    from streamnb.features import tokenize_text
+
+    raw = "Subject: cheap pills\n\nBuy cheap pills now"
+    values = [json.dumps({"id": "m", "text": raw, "label": "spam"}).encode(),
+              json.dumps({"id": "s", "text": "ok see u at 7"}).encode(),
+              b'{"id": "f", "features": {"w": true}}']
+    records = decode_batch(values, 10**6, token_sets=True)
+    assert records == [decode_one(v, 10**6, token_sets=True) for v in values]
+    as_dict = decode_one(values[0], 10**6).features
+    assert records[0].features == tokenize_text(raw) == frozenset(as_dict)
+    assert type(records[0].features) is frozenset and records[0].label == "spam"
+    assert records[1].features == tokenize_text("ok see u at 7")
+    assert records[2].features == {"w": True}
+
+
 @pytest.mark.parametrize("n", [1, 2, 500])
 def test_bulk_and_single_decoding_agree_on_valid_batches(n):
     values = [json.dumps({"id": str(i), "features": {f"w{i % 7}": True, "k": "v"},

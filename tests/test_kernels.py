@@ -619,15 +619,21 @@ def test_header_fields_same_on_the_corpus():
 def test_header_fields_reads_blocks_and_folded_fields():
     text = ("\nReceived: from a\n\tby b\nX-Spam: no\nSUBJECT:hi\n there\n\t\nfrom: x@y\n"
             "Not a field\nTo: after the block\n")
-    end, fields = _kernels.header_fields(text, 1, len(text))
+    end, fields, content = _kernels.header_fields(text, 1, len(text))
     assert text[end:].startswith("Not a field")
     assert fields == [("received", " from a\n\tby b"), ("subject", "hi\n there\n\t"),
                       ("from", " x@y")]
-    assert _kernels.header_fields(text, 1, 20) == (20, [("received", " from a\n\tb")])
-    assert _kernels.header_fields(text, 5, 3) == (5, [])  # an end before start: empty
-    assert _kernels.header_fields("xSubject: a\n", 1, 12) == (12, [])  # no newline before
+    assert content == {}
+    assert _kernels.header_fields(text, 1, 20) == (20, [("received", " from a\n\tb")], {})
+    assert _kernels.header_fields(text, 5, 3) == (5, [], {})  # an end before start: empty
+    assert _kernels.header_fields("xSubject: a\n", 1, 12) == (12, [], {})  # no newline before
     assert _kernels.header_fields(text, 1, len(text), 4) == (  # values cut, the block not
-        end, [("received", " fro"), ("subject", "hi\n "), ("from", " x@y")])
+        end, [("received", " fro"), ("subject", "hi\n "), ("from", " x@y")], {})
+    # content-* fields by name, the first of each (as email.Message.get reads them)
+    mime = "\nContent-Type: text/html\nTo: a\ncontent-type: text/plain\nContent-Disposition: x\n"
+    assert _kernels.header_fields(mime, 1, len(mime)) == (
+        len(mime), [("to", " a")],
+        {"content-type": " text/html", "content-disposition": " x"})
 
 
 _HEADER_PIECES = ["\n", "\r\n", " ", "\t", ":", "Subject:", "subject", "FROM:", "to:", "To",

@@ -263,6 +263,34 @@ def test_presence_dicts_are_read_as_the_per_token_rule_reads_them():
         fast.tokens({"a": True, "b": -1})
 
 
+def test_token_sets_are_read_as_the_raw_texts_they_come_from():
+    """A token set (what the service decodes a text message into for SpamFilter) is the
+    message: the counts and every score equal those of the raw texts, scored then learned one
+    by one on real e-mail, and in batches; a set with a token that is not a str is rejected
+    naming the record, with nothing learned."""
+    from streamnb.features import tokenize_text
+
+    messages = [m for _, m in zip(range(400), iter_spamassassin_stream(), strict=False)]
+    raw, sets = SpamFilter(), SpamFilter()
+    for m in messages:
+        tokens = tokenize_text(m.raw)
+        assert sets.tokens(tokens) is tokens  # taken as it is, no copy
+        assert sets.score_one(tokens) == raw.score_one(m.raw)
+        raw.learn_one(m.raw, m.label)
+        sets.learn_one(set(tokens), m.label)  # a set: read as its frozenset
+    assert_same_stats(raw.stats.to_dict(), sets.stats.to_dict())
+    assert len({raw.score_one(m.raw) for m in messages}) > 100  # scores that differ
+    batch = SpamFilter()
+    batch.learn_many([tokenize_text(m.raw) for m in messages], [m.label for m in messages])
+    assert_same_stats(raw.stats.to_dict(), batch.stats.to_dict())
+    probes = [tokenize_text(m.raw) for m in messages[:50]]
+    assert batch.score_many(probes).tolist() == [raw.score_one(m.raw) for m in messages[:50]]
+    before = batch.stats.to_dict()
+    with pytest.raises(InvalidRecord, match=r"row 1: a token set holds str tokens only, got int"):
+        batch.learn_many([frozenset({"a"}), frozenset({"b", 3})], ["spam", "ham"])
+    assert_same_stats(before, batch.stats.to_dict())
+
+
 def test_fisher_log_odds_is_the_ufunc_computation_bit_for_bit():
     """Fisher's log-odds through cython_special's χ² tails and a float logaddexp: what
     scipy.special's ufuncs and np.logaddexp gave, to the last bit, from I ≈ ½ to tails that

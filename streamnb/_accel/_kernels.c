@@ -245,7 +245,10 @@ name_reserve(NameTable *t, Py_ssize_t more)
     return 0;
 }
 
-/* Append name, known to be absent (name_reserve(t, 1) done); its index, or -1 on error. */
+#define NAME_PRESENT (-3)
+
+/* Append name (name_reserve(t, 1) done): its index, NAME_PRESENT (nothing done) if it is
+   already there, or -1 on error. The probe that looks for it finds its slot. */
 static Py_ssize_t
 name_append(NameTable *t, PyObject *name)
 {
@@ -255,6 +258,9 @@ name_append(NameTable *t, PyObject *name)
     if (in_arena < 0)
         return -1;
     if (!in_arena) {
+        int present = PyDict_Contains(t->side, name);
+        if (present)
+            return present < 0 ? -1 : NAME_PRESENT;
         PyObject *index = PyLong_FromSsize_t(e);
         if (index == NULL)
             return -1;
@@ -297,6 +303,8 @@ name_append(NameTable *t, PyObject *name)
         t->arena_capacity = capacity;
     }
     Py_ssize_t i = name_probe(t, (uint32_t)hash, s, len);
+    if (t->slots[i] >= 0)
+        return NAME_PRESENT;
     t->entries[e].hash = (uint32_t)hash;
     t->entries[e].start = (uint32_t)t->arena_used;
     unsigned char *p = t->arena + t->arena_used;
@@ -415,14 +423,10 @@ NameTable_add_new(NameTable *t, PyObject *names)
     if (name_reserve(t, n) < 0)
         goto fail;
     for (Py_ssize_t i = 0; i < n; i++) {
-        Py_ssize_t e = name_find(t, items[i]);
-        if (e == -2)
-            goto undo;
-        if (e >= 0) {
+        Py_ssize_t e = name_append(t, items[i]);
+        if (e == NAME_PRESENT)
             PyErr_Format(PyExc_ValueError, "add_new(): %R is already present", items[i]);
-            goto undo;
-        }
-        if (name_append(t, items[i]) < 0)
+        if (e < 0)
             goto undo;
     }
     Py_DECREF(seq);
@@ -2240,21 +2244,24 @@ host_tokens(PyObject *Py_UNUSED(module), PyObject *args)
 /* ---- e-mail header fields -------------------------------------------------------------------- */
 
 /*
- * header_fields(text, start, end[, max_value]) -> (header_end, fields)
+ * header_fields(text, start, end[, max_value]) -> (header_end, fields, content)
  *
  * The header block of the entity at text[start:end] (text[start - 1] is a newline): its field
  * lines ("Name:" with RFC 5322 field-name characters, then the rest of the line) and folded
  * continuations (a line starting with a space or a tab), up to the first line that is neither
  * (the blank line, or the body when it is missing); header_end is where that line starts, or
- * end (start when end < start, as re reads them). fields: (name, value) of the fields whose
- * name (case-insensitively) is one of header_names, in order, the name lower-cased and the
- * value its folded lines (the newlines kept, the final one not), cut to max_value characters
- * (a message's header may be megabytes of one field). Twin:
+ * end (start when end < start, as re reads them). The fields whose name (case-insensitively)
+ * is one of header_names are read, the name lower-cased and the value its folded lines (the
+ * newlines kept, the final one not), cut to max_value characters (a message's header may be
+ * megabytes of one field): fields, the (name, value) of the message fields (the names before
+ * "content-type") in order; content, {name: value} of the first of each content-* field (as
+ * email.Message.get reads them). Twin:
  * kernels._header_fields, which is the two regular expressions the tokeniser used.
  */
 static const char *const header_names[] = {
     "subject", "from", "to", "cc", "reply-to", "x-mailer", "received", "message-id",
     "content-type", "content-transfer-encoding", "content-disposition", NULL};
+#define HEADER_CONTENT 8  /* header_names[HEADER_CONTENT] and after: the content-* fields */
 static PyObject *header_name_objects[sizeof(header_names) / sizeof(header_names[0])];
 
 static inline int
@@ -2303,9 +2310,9 @@ header_fields(PyObject *Py_UNUSED(module), PyObject *args)
     }
     const int kind = PyUnicode_KIND(text);
     const void *data = PyUnicode_DATA(text);
-    PyObject *fields = PyList_New(0);
-    if (fields == NULL)
-        return NULL;
+    PyObject *fields = PyList_New(0), *content = PyDict_New();
+    if (fields == NULL || content == NULL)
+        goto error;
     Py_ssize_t pos = start, value = -1, value_end = -1;
     int field = -1;  /* the wanted field whose value is text[value:value_end] so far, or -1 */
     for (;;) {
@@ -2320,10 +2327,15 @@ header_fields(PyObject *Py_UNUSED(module), PyObject *args)
             if (i > pos && i < end && PyUnicode_READ(kind, data, i) == ':')
                 colon = i;
             if (field >= 0) {  /* the open field's value ended with the line before */
+                PyObject *name = header_name_objects[field], *pair = NULL;
                 PyObject *v = PyUnicode_Substring(
                     text, value, value_end - value > max_value ? value + max_value : value_end);
-                PyObject *pair = v ? PyTuple_Pack(2, header_name_objects[field], v) : NULL;
-                int failed = pair == NULL || PyList_Append(fields, pair) < 0;
+                int failed = v == NULL;
+                if (!failed && field < HEADER_CONTENT)
+                    failed = (pair = PyTuple_Pack(2, name, v)) == NULL
+                             || PyList_Append(fields, pair) < 0;
+                else if (!failed)
+                    failed = PyDict_SetDefault(content, name, v) == NULL;
                 Py_XDECREF(v);
                 Py_XDECREF(pair);
                 if (failed)
@@ -2343,9 +2355,10 @@ header_fields(PyObject *Py_UNUSED(module), PyObject *args)
         value_end = i;  /* before the line's newline, or end */
         pos = i < end ? i + 1 : end;
     }
-    return Py_BuildValue("(nN)", pos, fields);
+    return Py_BuildValue("(nNN)", pos, fields, content);
 error:
-    Py_DECREF(fields);
+    Py_XDECREF(fields);
+    Py_XDECREF(content);
     return NULL;
 }
 
@@ -2690,6 +2703,38 @@ top_ratios(double *d, Py_ssize_t n, Py_ssize_t keep, double *top)
 }
 
 /*
+ * log(j + alpha) for the whole counts j below COUNT_LOGS, filled in as they are asked for (NaN:
+ * not yet) and cleared when alpha changes: a message's ~200 tokens each need the logs of two
+ * counts, almost all small whole numbers, and a table read costs far less than a log. The
+ * values are log()'s, so reading them changes nothing.
+ */
+#define COUNT_LOGS 4096
+static double count_logs[COUNT_LOGS];
+static double count_logs_alpha = NAN;
+
+static void
+count_logs_for(double alpha)
+{
+    if (alpha == count_logs_alpha)
+        return;
+    for (Py_ssize_t j = 0; j < COUNT_LOGS; j++)
+        count_logs[j] = NAN;
+    count_logs_alpha = alpha;
+}
+
+static inline double
+count_log(double n, double alpha)
+{
+    if (n >= 0.0 && n < COUNT_LOGS && n == (double)(Py_ssize_t)n) {
+        double *v = &count_logs[(Py_ssize_t)n];
+        if (*v != *v)
+            *v = log(n + alpha);
+        return *v;
+    }
+    return log(n + alpha);
+}
+
+/*
  * spam_evidence(columns, value_counts, spam, ham, totals, size, alpha, top_tokens, s, x,
  *               min_dev, max_tokens, learned) -> (known, multinomial, kept, spam_stat, ham_stat)
  *
@@ -2750,6 +2795,7 @@ spam_evidence(PyObject *Py_UNUSED(self), PyObject *args)
     const double *counts = b[0].buf;
     double uniform = -log(size), A = alpha * size;
     double den_s = log(T_s + A), den_h = log(T_h + A);
+    count_logs_for(alpha);
     /* first the learned columns, each count cell prefetched: the cells of a ~10⁵-token
        vocabulary are cache misses, which then overlap each other */
     for (Py_ssize_t i = 0; i < n; i++) {
@@ -2770,8 +2816,8 @@ spam_evidence(PyObject *Py_UNUSED(self), PyObject *args)
         Py_ssize_t j = columns[i];
         double n_s = spam == -1 ? 0.0 : counts[spam * width + j];
         double n_h = ham == -1 ? 0.0 : counts[ham * width + j];
-        double log_s = spam == -1 ? uniform : log(n_s + alpha) - den_s;
-        double log_h = ham == -1 ? uniform : log(n_h + alpha) - den_h;
+        double log_s = spam == -1 ? uniform : count_log(n_s, alpha) - den_s;
+        double log_h = ham == -1 ? uniform : count_log(n_h, alpha) - den_h;
         d[i] = log_s - log_h;
         double b_s = N_s > 0.0 ? n_s / N_s : 0.0, g_h = N_h > 0.0 ? n_h / N_h : 0.0;
         double total = b_s + g_h, p = total > 0.0 ? b_s / total : x, draws = n_s + n_h;

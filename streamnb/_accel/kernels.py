@@ -583,11 +583,12 @@ _HEADER_FIELDS = re.compile(
 
 
 def _header_fields(text: str, start: int, end: int, max_value: int = sys.maxsize
-                   ) -> tuple[int, list[tuple[str, str]]]:
+                   ) -> tuple[int, list[tuple[str, str]], dict[str, str]]:
     """The header block of the entity at ``text[start:end]`` (``text[start - 1]`` a newline):
-    ``(header_end, fields)``, where the line that ends the block starts (or ``end``), and the
-    ``(name, value)`` of its fields named in `_HEADER_FIELDS`, in order, the name lower-cased
-    and the value its folded lines, cut to ``max_value`` characters."""
+    ``(header_end, fields, content)``, where the line that ends the block starts (or ``end``);
+    of its fields named in `_HEADER_FIELDS` (the name lower-cased, the value its folded lines
+    cut to ``max_value`` characters), the ``(name, value)`` of the message fields in order,
+    and ``{name: value}`` of the first of each content-* field."""
     if not isinstance(text, str):
         raise TypeError(f"header_fields() argument 1 must be str, not {type(text).__name__}")
     max_value = _ssize(operator.index(max_value))
@@ -600,8 +601,15 @@ def _header_fields(text: str, start: int, end: int, max_value: int = sys.maxsize
         raise ValueError(f"header_fields: start must be 1 or more (after the newline before "
                          f"the entity), got {start}")
     header_end = _HEADER_BLOCK.match(text, start, end).end()
-    return header_end, [(name.lower(), value[:max_value])  # no Match objects
-                        for name, value in _HEADER_FIELDS.findall(text, start - 1, header_end)]
+    fields: list[tuple[str, str]] = []
+    content: dict[str, str] = {}
+    for name, value in _HEADER_FIELDS.findall(text, start - 1, header_end):
+        name, value = name.lower(), value[:max_value]
+        if name.startswith("content-"):
+            content.setdefault(name, value)
+        else:
+            fields.append((name, value))
+    return header_end, fields, content
 
 
 # HTML's signal tags (streamnb.features.email), matched on the lower-cased source: a few tags,

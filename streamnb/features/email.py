@@ -66,9 +66,8 @@ _BOUNDARY = re.compile(r"boundary\s*=\s*(?:\"([^\"]*)\"|([^;\s]+))", re.I)
 # Header fields whose words are tokens, with the prefix added to each word.
 _WORD_FIELDS = {"subject": "subject:".__add__, "from": "from:".__add__,
                 "x-mailer": "x-mailer:".__add__}
-_MESSAGE_FIELDS = frozenset(
-    {"subject", "from", "to", "cc", "reply-to", "x-mailer", "received", "message-id"}
-)
+# Header fields whose only evidence is the domains in them, with the prefix added to each.
+_DOMAIN_FIELDS = {field: f"{field}:".__add__ for field in ("to", "cc", "reply-to", "message-id")}
 
 # The tokens of the tags that are signals, and of links (html_signals: a C scan or its twin).
 _HTML_SIGNAL_TOKEN = {
@@ -188,18 +187,11 @@ class _Reader:
         self.entities += 1
         text = self.text
         # the header block and the fields read: a C scan, or its twin (two regexes)
-        body, fields_read = header_fields(text, start, end, _MAX_HEADER)
+        body, message_fields, fields = header_fields(text, start, end, _MAX_HEADER)
         if text.startswith("\n", body):
             body += 1
         elif text.startswith("\r\n", body):
             body += 2
-        fields: dict[str, str] = {}
-        message_fields: list[tuple[str, str]] = []
-        for field in fields_read:
-            if field[0] in _MESSAGE_FIELDS:
-                message_fields.append(field)
-            else:
-                fields.setdefault(*field)  # the first occurrence, as email.Message.get
         if top and message_fields:
             self.header_tokens(message_fields)
 
@@ -333,8 +325,8 @@ class _Reader:
                     host_tokens("from:", _EMAIL_DOMAIN.findall(value), tokens)
                 else:  # subject, x-mailer
                     tokens.update(map(_WORD_FIELDS[field], _words(value)))
-            else:  # fields whose only evidence is the domain: to, cc, reply-to, message-id
-                tokens.update(map((field + ":").__add__, _EMAIL_DOMAIN.findall(value.lower())))
+            else:
+                tokens.update(map(_DOMAIN_FIELDS[field], _EMAIL_DOMAIN.findall(value.lower())))
         # The relay chain repeats the same hosts: collect the distinct names of all Received
         # headers at once. Their addresses are noise as words; one token says they were there
         # (received:ip, from each address: the set keeps one).

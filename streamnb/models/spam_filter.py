@@ -146,15 +146,24 @@ class SpamFilter(CountClassifier):
         return False
 
     # -- input --------------------------------------------------------------------------------
-    def tokens(self, text: str | bytes | Mapping, where: str = "message") -> frozenset[str]:
+    def tokens(self, text: str | bytes | Mapping | frozenset[str] | set[str],
+               where: str = "message") -> frozenset[str]:
         """The presence tokens of a message (what the filter learns and scores): the raw text
-        tokenised, or the keys of an already tokenised ``{token: count}`` (river's
-        ``BagOfWords``) whose counts are non-zero (the text rule, ``text_draws``, checks them:
-        finite, >= 0)."""
-        if isinstance(text, str | bytes):
+        tokenised, an already tokenised set of str tokens (what `tokenize_text` gives: the
+        service decodes a text message into one), or the keys of an already tokenised
+        ``{token: count}`` (river's ``BagOfWords``) whose counts are non-zero (the text rule,
+        ``text_draws``, checks them: finite, >= 0)."""
+        if isinstance(text, (str, bytes)):
             # prequential use scores a message, then learns the same one: tokenise it once
             return self._cache.get("tokens", (text,),
                                    lambda: _TOKENIZERS[self.tokenizer](text))
+        if isinstance(text, (frozenset, set)):
+            if not drawn_once(text):  # the whole set at C speed: str tokens only
+                bad = next(t for t in text if type(t) is not str)
+                raise InvalidRecord(where, None, f"a token set holds str tokens only, got "
+                                    f"{type(bad).__name__} {bad!r:.100}")
+            # the same frozenset scored then learned: Schema.text_lookup keeps its lookup
+            return text if type(text) is frozenset else frozenset(text)
         if isinstance(text, Mapping):
             if drawn_once(text):
                 # {str token: True}, what the service decodes a text message into, scored
@@ -164,8 +173,8 @@ class SpamFilter(CountClassifier):
                 return frozenset(text)
             # the text kind's rule for each count, naming the token (the caller's field) at fault
             return frozenset(t for t, n in text.items() if text_draws({t: n}, where, t))
-        raise InvalidRecord(where, None, f"expected the message text (str or bytes) or "
-                            f"{{token: count}}, got {type(text).__name__}")
+        raise InvalidRecord(where, None, f"expected the message text (str or bytes), a set of "
+                            f"tokens or {{token: count}}, got {type(text).__name__}")
 
     def _label(self, y: Any, where: str) -> Any:
         if y != self.spam_label and y != self.ham_label:
