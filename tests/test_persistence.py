@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import pickle
 import struct
@@ -311,3 +312,31 @@ def test_write_and_read_state(tmp_path):
     meta, arrays = read_state(path)
     assert meta == {"a": 1}
     np.testing.assert_array_equal(arrays["x"], np.ones(3))
+
+
+def test_text_vocabularies_load_in_runs_and_a_repeated_token_is_refused():
+    """Text tokens are registered a run of columns at a time when a schema is read: two text
+    attributes whose columns interleave with each other and with nominal values read back
+    the same schema, every token at its column; a state that repeats a token of one text
+    attribute is refused (ValueError, which load_model reports as a StateFileError)."""
+    from streamnb.stats import Schema
+
+    schema = Schema()
+    records = [{"body": {"free", "prize"}, "colour": "red", "subject": {"free"}},
+               {"subject": {"win"}, "body": {"now", "free"}, "colour": "blue"},
+               {"body": {"lunch"}, "subject": {"lunch", "win"}}]
+    for i, x in enumerate(records):
+        schema.encode(x, f"record {i}", grow=True)
+    data = schema.to_json()
+    owners = [a for a, _ in data["columns"]]
+    runs = 1 + sum(a != b for a, b in itertools.pairwise(owners))
+    assert runs > len(set(owners))  # an attribute's columns come in more than one run
+    again = Schema.from_json(data)
+    assert again.to_json() == data
+    for a in (again.attributes.get("body"), again.attributes.get("subject")):
+        assert dict(again.values_of(a)) == dict(schema.values_of(a))
+    assert list(again.column_value) == list(schema.column_value)
+    free = next(column for column in data["columns"] if column[1] == "free")
+    repeated = {**data, "columns": [*data["columns"], free]}
+    with pytest.raises(ValueError, match="already present"):
+        Schema.from_json(repeated)

@@ -649,14 +649,30 @@ class Schema:
             else:
                 schema.slots.append(-1)
         column_attribute = []
+        run: list[Any] = []  # the tokens of a run of one text attribute's columns, ending at j
+
+        def register_run(j: int) -> None:
+            # a text vocabulary's tokens in bulk (add_new refuses a repeat): 10⁵–10⁶ of them
+            if run:
+                schema.text_values[schema.slots[column_attribute[-1]]].register(
+                    run, range(j - len(run), j))
+                schema.column_value.extend(run)
+                run.clear()
+
         for j, (a, value) in enumerate(data["columns"]):
             kind = schema.kinds[a]
+            if run and (kind != TEXT or a != column_attribute[-1]):
+                register_run(j)
+            if kind == TEXT:
+                run.append(decode(value))
+                column_attribute.append(a)
+                continue
             if kind == TOKEN:
                 if schema.slots[a] >= 0:
                     raise ValueError(f"token {schema.attributes.name(a)!r} has two columns")
                 schema.slots[a] = j
                 value = None
-            elif kind in (NOMINAL, TEXT):
+            elif kind == NOMINAL:
                 value = decode(value)
                 values = schema.values_of(a)
                 if value in values:
@@ -666,6 +682,7 @@ class Schema:
                 raise ValueError(f"numeric attribute {a} cannot own column {j}")
             column_attribute.append(a)
             schema.column_value.append(value)
+        register_run(len(column_attribute))
         if any(k == TOKEN and j < 0 for k, j in zip(schema.kinds, schema.slots, strict=True)):
             raise ValueError("a token attribute has no column")
         schema._rebuild_arrays(column_attribute)
