@@ -52,7 +52,7 @@ from streamnb.consumers.snapshots import (
 )
 from streamnb.consumers.state import PartitionedModel, PartitionState, fingerprint, model_factory
 from streamnb.consumers.topics import ensure_topic
-from streamnb.stats.persist import StateFileError
+from streamnb.stats.persist import StateFileError, write_state
 
 __all__ = ["EXIT_OFFSET_GAP", "EXIT_SHUTDOWN_INCOMPLETE", "MODEL_FILE", "OffsetGapError",
            "Service", "class_label", "find_gap"]
@@ -850,10 +850,12 @@ class Service:
         return True
 
     def _checkpoint(self, publish: list[tuple[str, int]], commit: bool = True,
-                    deadline: float | None = None) -> None:
+                    deadline: float | None = None, packed: dict[int, tuple] | None = None
+                    ) -> None:
         """Flush, snapshot every owned state, publish ``publish`` to the changelog, commit.
         With a ``deadline`` (shutdown), each step that needs the brokers gives up at it and the
-        failure is recorded; the snapshot is written regardless."""
+        failure is recorded; the snapshot is written regardless. ``packed``: as
+        :func:`write_snapshot`'s."""
         def flush() -> None:
             self._outputs.flush()  # predictions and dead letters of every record before the
             self._producer.flush()  # offsets below are delivered
@@ -876,7 +878,7 @@ class Service:
                            {"group_id": self.config.group_id, "model": self.config.model,
                             "candidates": sorted((v, names) for v, names in
                                                  self.model.decisions.items() if v > adopted)},
-                           generations=self.config.snapshot_generations)
+                           generations=self.config.snapshot_generations, packed=packed)
         except OSError as exc:  # disk full, permissions: the previous snapshot stands
             self.metrics.snapshot_errors.inc()
             log.error("snapshot in %s failed: %s; the previous one stands (retrying at the "
@@ -925,13 +927,20 @@ class Service:
         consumer = self._consumer
         try:
             if self._restored:
+                packed: dict[int, tuple] = {}  # the snapshot's serialised models, by id
                 if self.model.own and (self._changed or not (
                         self.snapshot_dir / SNAPSHOT_FILE).exists()):
-                    self._checkpoint(publish=list(self.model.own), deadline=deadline)
+                    self._checkpoint(publish=list(self.model.own), deadline=deadline,
+                                     packed=packed)
                 if self.model.dirty:
                     self.model.rebuild()
+                    packed.clear()
                 self.snapshot_dir.mkdir(parents=True, exist_ok=True)
-                self.model.model.save(self.snapshot_dir / MODEL_FILE)
+                model = self.model.model
+                if id(model) in packed:  # one partition's model is the model: written as is
+                    write_state(self.snapshot_dir / MODEL_FILE, *packed[id(model)])
+                else:
+                    model.save(self.snapshot_dir / MODEL_FILE)
         finally:
             closing = []
             if self._changelog is not None:

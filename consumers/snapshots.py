@@ -37,10 +37,13 @@ SNAPSHOT_VERSION = 1
 SNAPSHOT_FILE = "snapshot.snb"
 
 
-def _pack(states: Mapping[Hashable, PartitionState]) -> tuple[list[dict], dict[str, np.ndarray]]:
+def _pack(states: Mapping[Hashable, PartitionState], packed: dict[int, tuple] | None = None
+          ) -> tuple[list[dict], dict[str, np.ndarray]]:
     entries, arrays = [], {}
     for i, ((topic, partition), state) in enumerate(sorted(states.items())):
         header, model_arrays = state.model.to_state()
+        if packed is not None:
+            packed[id(state.model)] = (header, model_arrays)
         entries.append({"topic": topic, "partition": int(partition),
                         "offset": int(state.offset), "epoch": int(state.epoch),
                         "last": state.last, "drift": state.drift, "clock": int(state.clock),
@@ -104,10 +107,14 @@ def snapshot_paths(directory: str | os.PathLike) -> list[Path]:
 
 
 def write_snapshot(directory: str | os.PathLike, states: Mapping[Hashable, PartitionState],
-                   meta: Mapping[str, Any] | None = None, generations: int = 1) -> Path:
+                   meta: Mapping[str, Any] | None = None, generations: int = 1,
+                   packed: dict[int, tuple] | None = None) -> Path:
     """Atomically write ``states`` (and free-form ``meta``) to ``directory/snapshot.snb``,
     keeping the ``generations - 1`` previous snapshots as ``snapshot.1.snb`` (the one before),
-    ``snapshot.2.snb``, … (older ones are deleted).
+    ``snapshot.2.snb``, … (older ones are deleted). ``packed``, if given, receives each state
+    model's ``to_state()`` by ``id`` of the model, for a caller that writes one of these models
+    again before it changes (the service's model file at shutdown: serialising a large
+    vocabulary twice was half of its shutdown).
 
     The new file is written and fsynced under a temporary name first; then each generation
     moves one place older (``snapshot.snb`` is hard-linked, not moved, so that a newest
@@ -117,7 +124,7 @@ def write_snapshot(directory: str | os.PathLike, states: Mapping[Hashable, Parti
     if not (isinstance(generations, int) and generations >= 1):
         raise ValueError(f"generations must be an int >= 1, got {generations!r}")
     directory = Path(directory)
-    entries, arrays = _pack(states)
+    entries, arrays = _pack(states, packed)
     header = {"format": SNAPSHOT_FORMAT, "version": SNAPSHOT_VERSION, "written": time.time(),
               "partitions": entries, "meta": dict(meta or {})}
     path = generation_path(directory, 0)

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from kafka_helpers import label_of, labelled_features
 
-from streamnb import TAN, IndifferentNB
+from streamnb import TAN, IndifferentNB, load_model
 from streamnb.consumers.publisher import _predictions, _predictions_payload, format_predictions
 from streamnb.consumers.snapshots import (
     SNAPSHOT_FILE,
@@ -27,7 +27,7 @@ from streamnb.consumers.state import (
     fingerprint,
     model_factory,
 )
-from streamnb.stats.persist import StateFileError
+from streamnb.stats.persist import StateFileError, write_state
 
 
 def record(i: int) -> tuple[dict, str]:
@@ -261,7 +261,18 @@ def test_snapshot_round_trip_and_corruption(tmp_path):
               ("in", 1): PartitionState(TAN(relearn_every=0), 0)}
     states[("in", 1)].model.learn_one(*record(1))
     states[("in", 1)].model.relearn()
-    write_snapshot(tmp_path, states, {"model": "x"})
+    packed: dict = {}
+    write_snapshot(tmp_path, states, {"model": "x"}, packed=packed)
+    # what the snapshot serialised, handed back to write a model file from (the service's
+    # shutdown): each model's own to_state, and that file loads as the model
+    assert sorted(packed) == sorted(id(state.model) for state in states.values())
+    for state in states.values():
+        header, arrays = packed[id(state.model)]
+        again_header, again_arrays = state.model.to_state()
+        assert header == again_header and arrays.keys() == again_arrays.keys()
+        assert all(np.array_equal(arrays[k], again_arrays[k]) for k in arrays)
+        write_state(tmp_path / "model.snb", header, arrays)
+        assert load_model(tmp_path / "model.snb").stats.to_dict() == state.model.stats.to_dict()
     got, meta = read_snapshot(tmp_path)
     assert meta == {"model": "x"} and sorted(got) == sorted(states)
     for key, state in states.items():
