@@ -285,6 +285,10 @@ def test_token_sets_are_read_as_the_raw_texts_they_come_from():
     assert_same_stats(raw.stats.to_dict(), batch.stats.to_dict())
     probes = [tokenize_text(m.raw) for m in messages[:50]]
     assert batch.score_many(probes).tolist() == [raw.score_one(m.raw) for m in messages[:50]]
+    class Tokens(frozenset):
+        pass
+
+    assert batch.tokens(Tokens({"a", "b"})) == frozenset({"a", "b"})  # a subclass: copied
     before = batch.stats.to_dict()
     with pytest.raises(InvalidRecord, match=r"row 1: a token set holds str tokens only, got int"):
         batch.learn_many([frozenset({"a"}), frozenset({"b", 3})], ["spam", "ham"])
