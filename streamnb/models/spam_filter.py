@@ -158,13 +158,13 @@ class SpamFilter(CountClassifier):
             return self._cache.get("tokens", (text,),
                                    lambda: _TOKENIZERS[self.tokenizer](text))
         if isinstance(text, (frozenset, set)):
-            if type(text) is frozenset and drawn_once(text):  # str tokens only, at C speed
-                return text  # scored then learned: Schema.text_lookup keeps its lookup
-            bad = next((t for t in text if type(t) is not str), None)
-            if bad is not None:
-                raise InvalidRecord(where, None, f"a token set holds str tokens only, got "
-                                    f"{type(bad).__name__} {bad!r:.100}")
-            return frozenset(text)
+            if not drawn_once(text):  # C: a set or frozenset (not a subclass) of str tokens
+                bad = next((t for t in text if type(t) is not str), None)
+                if bad is not None:
+                    raise InvalidRecord(where, None, f"a token set holds str tokens only, got "
+                                        f"{type(bad).__name__} {bad!r:.100}")
+            # a frozenset as it is: scored then learned, Schema.text_lookup keeps its lookup
+            return text if type(text) is frozenset else frozenset(text)
         if isinstance(text, Mapping):
             if drawn_once(text):
                 # {str token: True} (a text message decoded for models that read token dicts):
