@@ -290,6 +290,7 @@ class ConfluentConsumer:
         self._on_revoke = on_revoke or (lambda tps: None)
         self._brokers_up: int | None = None  # from the statistics, once they arrive
         self._stats_at = 0.0
+        self._answered_at = -1e9  # when a broker last answered: records, metadata
         self._assigning: dict[TopicPartition, int] | None = None  # inside on_assign
         self._pausing: set[TopicPartition] = set()
         self._out_of_range: dict[TopicPartition, int] = {}
@@ -350,6 +351,7 @@ class ConfluentConsumer:
             found = self._consumer.list_topics(topic, timeout=_TIMEOUT).topics.get(topic)
         except KafkaException:
             return None
+        self._answered_at = time.monotonic()
         if found is None or found.error is not None or not found.partitions:
             return None
         return set(found.partitions)
@@ -384,6 +386,7 @@ class ConfluentConsumer:
         messages = self._consumer.consume(max_records, timeout_ms / 1000)
         if not messages:
             return {}
+        self._answered_at = time.monotonic()
         if any(map(Message.error, messages)):  # error events come as messages
             good = []
             for m in messages:
@@ -444,16 +447,24 @@ class ConfluentConsumer:
                               asynchronous=False)
 
     def connected(self) -> bool:
-        """Whether a broker connection is up, by librdkafka's statistics of the last few
-        seconds; before they arrive (or if they stop), by a metadata request."""
-        if self._brokers_up is not None and time.monotonic() - self._stats_at < 3.0:
+        """Whether a broker connection is up, by the latest of librdkafka's statistics and
+        the broker's answers (records, metadata) of the last few seconds; without either, by a
+        metadata request."""
+        now = time.monotonic()
+        if self._brokers_up is not None and now - self._stats_at < 3.0 and (
+                self._stats_at >= self._answered_at):
             return self._brokers_up > 0
+        if now - self._answered_at < 3.0:
+            # a metadata request now would wait behind the consumer's fetch on the same
+            # connection, for up to fetch.wait.max.ms
+            return True
         from confluent_kafka import KafkaException
 
         try:
             self._consumer.list_topics(timeout=1.0)
         except KafkaException:
             return False
+        self._answered_at = time.monotonic()
         return True
 
     def close(self, timeout: float = 30.0) -> None:

@@ -502,6 +502,11 @@ class Service:
             self._last_rebuild = time.monotonic()
             self._update_model_gauges()
         self._consumer.resume(*tps)
+        for tp in tps:
+            # librdkafka does not fetch a partition that was paused across a watermark query
+            # for up to a second after it is resumed, unless it is sought (nothing of it has
+            # been read: its state's offset is its position)
+            self._consumer.seek(tp, self.model.own[(tp.topic, tp.partition)].offset)
         self._unchecked.difference_update(asked)
 
     def _compare_log(self, tp: TopicPartition, state: PartitionState) -> str | None:

@@ -122,6 +122,47 @@ def test_group_assignment_positions_from_on_assign_and_commit(kafka_broker, clie
     assert ("revoke", [tp]) in events or client == "kafka-python"
 
 
+def test_confluent_connected_answers_from_fetched_records_without_a_metadata_request(
+        kafka_broker):
+    """Records fetched in the last 3 s show a connection: ``connected()`` asks the broker
+    nothing then (a metadata request would wait behind the consumer's pending fetch on the
+    same connection, for up to fetch.wait.max.ms); without recent answers or statistics it
+    asks, and a broker's answer counts as one."""
+    pytest.importorskip("confluent_kafka")
+    bootstrap = kafka_broker.bootstrap_servers
+    topic = unique("iface-connected")
+    create_topic(bootstrap, topic, partitions=1)
+    produce(bootstrap, topic, [f"v{i}".encode() for i in range(20)])
+    tp = TopicPartition(topic, 0)
+    consumer = open_consumer(options(bootstrap), "confluent-kafka",
+                             on_assign=lambda tps: consumer.seek(tp, 0))
+    inner = consumer._consumer
+    asked = []
+
+    class Counting:  # the real consumer, its metadata requests counted
+        def __getattr__(self, name):
+            return getattr(inner, name)
+
+        def list_topics(self, *args, **kwargs):
+            asked.append(args)
+            return inner.list_topics(*args, **kwargs)
+
+    consumer._consumer = Counting()
+    try:
+        assert consumer.connected() and len(asked) == 1  # nothing heard yet: it asks
+        consumer.assign([tp])
+        assert read(consumer, 20)[0] == list(range(20))
+        asked.clear()
+        assert consumer.connected() and asked == []
+        consumer._answered_at -= 10.0  # the last answer is old: it asks again
+        consumer._stats_at = consumer._answered_at
+        assert consumer.connected() and len(asked) == 1
+        assert consumer.connected() and len(asked) == 1  # and that answer counts
+    finally:
+        consumer._consumer = inner
+        consumer.close(5.0)
+
+
 def test_confluent_config_translates_the_service_settings():
     config = load_config({"bootstrap_servers": "k1:9092,k2:9092", "group_id": "g",
                           "group_instance_id": "m1", "session_timeout_ms": 6000,
