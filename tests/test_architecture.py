@@ -14,6 +14,9 @@
 from __future__ import annotations
 
 import ast
+import importlib
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -162,3 +165,24 @@ def test_the_command_line_imports_the_service_only_to_dispatch_to_it():
 def test_nothing_imports_a_top_level_consumers_package(path: Path):
     assert [line for line in service_imports(path.read_text(encoding="utf-8"))
             if ": import consumers" in line or ": from consumers" in line] == []
+
+
+def test_importing_the_package_loads_no_model_until_a_name_is_used():
+    """``import streamnb`` is cheap (the publisher process imports it to start); each public
+    name is the object of the module it comes from, loaded when first used."""
+    code = ("import sys, streamnb, streamnb.consumers.publisher\n"
+            "print(sorted(m for m in ('scipy', 'streamnb.models', 'streamnb.estimators')"
+            " if m in sys.modules))\n"
+            "streamnb.SpamFilter\n"
+            "print('streamnb.models' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.split("\n")
+    assert out[:2] == ["[]", "True"]
+    for name in streamnb.__all__:
+        value = getattr(streamnb, name)
+        if name != "__version__":
+            assert getattr(importlib.import_module(streamnb._SOURCES[name]), name) is value
+    assert set(streamnb.__all__) <= set(dir(streamnb))
+    assert streamnb.stats.CountStatistics is streamnb.CountStatistics  # subpackages resolve
+    with pytest.raises(AttributeError, match="no attribute 'no_such_name'"):
+        streamnb.no_such_name  # noqa: B018

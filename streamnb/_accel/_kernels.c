@@ -934,7 +934,8 @@ text_columns(PyObject *Py_UNUSED(self), PyObject *args)
         goto done;
     }
     Py_ssize_t n_found = 0;
-    for (Py_ssize_t k = 0; k < m; k++) {
+    /* an empty vocabulary, not growing: nothing to find (drawn_once's shape check) */
+    for (Py_ssize_t k = 0; k < (t->n || grow ? m : 0); k++) {
         if (k % PREFETCH_NAMES == 0)
             names_prefetch(t, tokens + k, Py_MIN(PREFETCH_NAMES, m - k), &view, 1);
         Py_ssize_t e = name_find(t, tokens[k]);

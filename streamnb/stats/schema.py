@@ -437,18 +437,19 @@ class Schema:
         self.add_tokens(tokens)
 
     # -- encoding -----------------------------------------------------------------------------
-    def encode(self, x: Any, record: str, grow: bool) -> Encoded:
+    def encode(self, x: Any, record: str, grow: bool, batch: bool = False) -> Encoded:
         """Column indices of record ``x``.
 
         With ``grow`` (learning) new attributes and values are registered; a caller that
         rejects the record ``rollback``s to a ``mark`` taken before. Without it
         (prediction) unknown attributes and values are treated as missing: they carry no
-        information about the classes seen so far.
+        information about the classes seen so far. ``batch``: a row of an
+        :class:`EncodedBatch` (its text draws kept as arrays, ``Encoded.text_chunks``).
         """
         if not isinstance(x, Mapping):
             raise InvalidRecord(record, None, f"expected a mapping of features, got "
                                 f"{type(x).__name__}")
-        out = Encoded()
+        out = Encoded(batch)
         if type(x) is dict:  # present tokens in one kernel call; the rest field by field
             out.token_columns, rest = encode_tokens(x, self.attributes, self.kinds, self.slots,
                                                     grow)
@@ -503,7 +504,7 @@ class Schema:
         """Row ``i`` of a batch by the general encoder."""
         if isinstance(x, Mapping) and not x and grow:  # predicting one: the prior
             raise InvalidRecord(RecordName(where, i), None, "the record has no features")
-        return self.encode(x, RecordName(where, i), grow)
+        return self.encode(x, RecordName(where, i), grow, batch=True)
 
     def _register_new_tokens(self, names: list[str]) -> None:
         """Register the tokens among ``names`` not known yet, once each, in order."""
@@ -547,19 +548,29 @@ class Schema:
             values = self.text_values[slot]
             columns = self.text_once(a, value, grow)
             if columns is not None:
+                if out.text_chunks is not None:
+                    out.text_chunks.append((columns, None, slot))
+                    return
                 out.text_columns += columns.tolist()
                 out.text_counts += [1.0] * len(columns)
                 out.text_slots += [slot] * len(columns)
                 return
+            found, counts = [], []
             for token, count in text_draws(value, record, name).items():
                 column = values.get(token)
                 if column is None:
                     if not grow:
                         continue  # a token unseen in training: missing, like a nominal value
                     column = self._add_nominal_value(a, token)
-                out.text_columns.append(column)
-                out.text_counts.append(count)
-                out.text_slots.append(slot)
+                found.append(column)
+                counts.append(count)
+            if out.text_chunks is not None:
+                out.text_chunks.append((np.asarray(found, dtype=np.int64),
+                                        np.asarray(counts, dtype=np.float64), slot))
+            else:
+                out.text_columns += found
+                out.text_counts += counts
+                out.text_slots += [slot] * len(found)
         elif kind == NOMINAL:
             value = nominal_value(value, record, name)
             if value is MISSING:
