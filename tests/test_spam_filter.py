@@ -128,6 +128,32 @@ def test_learn_many_equals_learn_one_and_predictions_agree():
     assert one.predict_many(queries).tolist() == [one.predict_one(q) for q in queries]
 
 
+def test_a_batch_scored_then_learned_is_tokenised_once(monkeypatch):
+    """score_many then learn_many of the same texts (prequential batches) tokenises each
+    message once and learns what learn_many alone learns; a batch of sets, which could change
+    in between, is read again."""
+    from streamnb.models import spam_filter
+
+    calls = []
+    real = spam_filter._TOKENIZERS["sms"]
+    monkeypatch.setitem(spam_filter._TOKENIZERS, "sms",
+                        lambda text: calls.append(text) or real(text))
+    texts, labels = [t for t, _ in SMS], [y for _, y in SMS]
+    model, alone = SpamFilter(tokenizer="sms"), SpamFilter(tokenizer="sms")
+    for lo, hi in ((0, 4), (4, len(texts))):
+        model.score_many(texts[lo:hi])
+        model.learn_many(texts[lo:hi], labels[lo:hi])
+        alone.learn_many(list(texts[lo:hi]), labels[lo:hi])
+    assert sorted(calls) == sorted(texts + texts)  # once for each model
+    assert_same_stats(model.stats.to_dict(), alone.stats.to_dict())
+    bags = [set(tokenize_sms("claim your prize")), set(tokenize_sms("see you at lunch"))]
+    before = model.score_many(bags)
+    bags[0].add("zebra-token")
+    model.learn_many(bags, ["spam", "ham"])
+    assert "zebra-token" in model.stats.schema.text_values[0]
+    assert len(before) == 2
+
+
 def test_save_load_merge_decay(tmp_path):
     f = trained()
     f.save(tmp_path / "filter.snb")

@@ -38,6 +38,7 @@ def _messages(X: Any) -> list:
 
 _NO_ZERO_FACTORS = array("q", (0, 0))
 _ALL = sys.maxsize  # top_tokens=None: the mean over every known token
+_IMMUTABLE = frozenset((str, bytes, frozenset))  # messages a batch's tokens can be kept for
 
 
 class SpamFilter(CountClassifier):
@@ -176,6 +177,18 @@ class SpamFilter(CountClassifier):
         raise InvalidRecord(where, None, f"expected the message text (str or bytes), a set of "
                             f"tokens or {{token: count}}, got {type(text).__name__}")
 
+    def _batch_tokens(self, texts: list) -> list[frozenset[str]]:
+        """``tokens`` of each message of a batch (row i named in errors). A batch of texts or
+        frozensets keeps its tokens until the next batch, keyed by its messages, so that
+        scoring a batch and then learning it tokenises it once, as ``tokens`` does for one
+        message (sets and dicts could change in between: they are read again)."""
+        def read() -> list[frozenset[str]]:
+            return [self.tokens(t, RecordName("row", i)) for i, t in enumerate(texts)]
+
+        if all(type(t) in _IMMUTABLE for t in texts):
+            return self._cache.get("batch tokens", tuple(texts), read)
+        return read()
+
     def _label(self, y: Any, where: str) -> Any:
         if y != self.spam_label and y != self.ham_label:
             raise InvalidRecord(where, "label", f"label {y!r} is neither spam_label "
@@ -195,7 +208,7 @@ class SpamFilter(CountClassifier):
         texts, labels = _messages(X), list(y)
         if len(texts) != len(labels):
             raise ValueError(f"{len(texts)} texts but {len(labels)} labels")
-        records = [{_ATTRIBUTE: self.tokens(t, RecordName("row", i))} for i, t in enumerate(texts)]
+        records = [{_ATTRIBUTE: tokens} for tokens in self._batch_tokens(texts)]
         labels = [self._label(v, RecordName("row", i)) for i, v in enumerate(labels)]
         self.stats.update_many(records, labels, record="row")
         self.n_learned += len(texts)
@@ -268,8 +281,7 @@ class SpamFilter(CountClassifier):
         return self._score(self.tokens(x, "message to score"))
 
     def score_many(self, X: Iterable[str | bytes]) -> np.ndarray:
-        return np.array([self._score(self.tokens(t, RecordName("row", i)))
-                         for i, t in enumerate(_messages(X))])
+        return np.array([self._score(tokens) for tokens in self._batch_tokens(_messages(X))])
 
     def verdict_one(self, x: str | bytes) -> Any:
         """``spam_label``, ``ham_label`` or ``"unsure"`` (within ``unsure`` of the threshold)."""

@@ -19,8 +19,8 @@ class StateCache:
     and its ``version``, plus whatever else the value depends on (a structure version, the
     candidate list), compared with ``==`` (so not a dict of arrays: count its versions). A
     copy or a pickle of a model starts with an empty cache: derived values are never part of
-    a model's state. (SpamFilter also keeps the tokens of the last message
-    here, keyed by its text: scoring and then learning a message tokenises it once.)
+    a model's state. (SpamFilter also keeps the tokens of the last message and of the last
+    batch here, keyed by their texts: scoring and then learning them tokenises them once.)
 
     Examples
     --------
