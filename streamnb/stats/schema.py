@@ -621,14 +621,18 @@ class Schema:
 
     # -- persistence --------------------------------------------------------------------------
     def to_json(self) -> dict[str, Any]:
+        values = list(self.column_value)
         with bulk_json():
             return {
                 "declared_nominal": [encode(n) for n in sorted(self.declared_nominal, key=repr)],
                 "numeric": self.numeric,
                 "attributes": [[encode(n), KINDS[k]] for n, k in zip(
                     self.attributes.names(), self.kinds, strict=True)],
-                "columns": [[a, encode(v)] for a, v in zip(self.column_attribute.tolist(),
-                                                          self.column_value, strict=True)],
+                "columns": list(map(list, zip(
+                    self.column_attribute.tolist(),
+                    # only a tuple value needs encoding: each value's call was a quarter of it
+                    map(encode, values) if tuple in set(map(type, values)) else values,
+                    strict=True))),
             }
 
     @classmethod

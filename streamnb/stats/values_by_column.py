@@ -42,9 +42,7 @@ class ValuesByColumn:
 
     def __getitem__(self, j: Any) -> Any:
         if isinstance(j, slice):
-            places = self._place.view()[j].tolist()
-            values = self._values
-            return [None if p < 0 else values[p] for p in places]
+            return self._read(self._place.view()[j].tolist())
         n = self._place.size
         j = int(j)
         if j < 0:
@@ -55,8 +53,12 @@ class ValuesByColumn:
         return None if p < 0 else self._values[p]
 
     def __iter__(self) -> Iterator[Any]:
-        values = self._values
-        return (None if p < 0 else values[p] for p in self._place.view().tolist())
+        return iter(self._read(self._place.view().tolist()))
+
+    def _read(self, places: list[int]) -> list[Any]:
+        """The values at ``places`` (−1: None), read in C: a token place −1 indexes the None
+        appended last (a Python step per column was most of saving a large vocabulary)."""
+        return list(map([*self._values, None].__getitem__, places))
 
     def append(self, value: Any) -> None:
         """One column standing for ``value`` (None: a token's column)."""
