@@ -394,6 +394,8 @@ class CountStatistics:
             return
         n_cols = self.schema.n_columns
         keys = classes * n_cols + columns
+        if weights is not None and (weights == 1.0).all():
+            weights = None  # tokens drawn once: the same whole sums, without np.unique's inverse
         if weights is None:  # counts of ones: each distinct cell's run length in sorted order
             ordered = np.sort(keys)
             starts = np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1])))
