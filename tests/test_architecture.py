@@ -175,8 +175,10 @@ def test_importing_the_package_loads_no_model_until_a_name_is_used():
             " if m in sys.modules))\n"
             "streamnb.SpamFilter\n"
             "print('streamnb.models' in sys.modules)\n")
+    from streamnb.consumers.children import child_environment  # how the service starts one
+
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True).stdout.split("\n")
+                         check=True, env=child_environment()).stdout.split("\n")
     assert out[:2] == ["[]", "True"]
     for name in streamnb.__all__:
         value = getattr(streamnb, name)
