@@ -137,7 +137,7 @@ class CountStatistics:
     # -- capacity -----------------------------------------------------------------------------
     def _fit(self) -> None:
         """Grow the arrays (geometrically, so growth is amortised O(1)) to the domains."""
-        self._fitted = (len(self.labels), self.schema.version)
+        self._fitted = (len(self.labels), self.schema.shape_version)
         k, j, s = self.n_classes, self.schema.n_columns, self.schema.n_nominal
         kc, jc = self._vc.shape
         if k > kc or j > jc:
@@ -153,6 +153,16 @@ class CountStatistics:
         self._dc = self._grown(self._dc, k, self.schema.n_text)
         if self.moments.shape != (k, self.schema.n_numeric):
             self.moments.resize(k, self.schema.n_numeric)
+
+    def _fit_record(self) -> None:
+        """``_fit`` (and the token histogram's cover) before counting one record, when the
+        classes or the attributes changed or the columns outgrew the arrays: a record that
+        only adds values to known attributes (a message's new tokens) usually needs neither."""
+        schema = self.schema
+        if self._fitted != (len(self.labels), schema.shape_version) or (
+                schema.n_columns > min(self._vc.shape[1], len(self.tokens.is_head))):
+            self._fit()
+            self.tokens.cover(schema.n_tokens, self.n_classes, schema.n_columns)
 
     def _grown(self, table: np.ndarray, k: int, s: int) -> np.ndarray:
         """``table`` (classes × slots) with room for ``k`` classes and ``s`` slots."""
@@ -204,15 +214,10 @@ class CountStatistics:
         a = schema.attributes.get(name)
         if a is None or schema.kinds[a] != TEXT or not bag:
             return False
-        fitted = self._fitted == (len(self.labels.values), schema.version)
         columns = schema.text_once(a, bag, grow=True)
         if columns is None:
             return False
-        if not fitted or schema.n_columns > min(self._vc.shape[1], len(self.tokens.is_head)):
-            self._fit()
-            self.tokens.cover(schema.n_tokens, self.n_classes, schema.n_columns)
-        else:  # only columns of a known attribute joined, and the arrays have room for them
-            self._fitted = (self._fitted[0], schema.version)
+        self._fit_record()
         self._cc[c] += 1.0
         tokens = self.tokens
         token_increment(self._vc, c, columns, tokens.bins, tokens.is_head, False)
@@ -260,9 +265,7 @@ class CountStatistics:
             schema.rollback(mark)
             raise
         c = self.labels.add(label)
-        if self._fitted != (len(self.labels.values), schema.version):
-            self._fit()
-            self.tokens.cover(schema.n_tokens, self.n_classes, schema.n_columns)
+        self._fit_record()
         self._cc[c] += 1.0
         row = self._vc[c]
         if enc.nominal_columns:

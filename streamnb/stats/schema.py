@@ -108,6 +108,9 @@ class Schema:
         self.text_values: list[TextVocabulary] = []
         self.column_value = ValuesByColumn()  # None for a token's "present" column
         self.version = 0
+        # changes when attributes are added or forgotten, not when a known attribute gains a
+        # value: what arrays sized by attributes and slots (not by columns) depend on
+        self.shape_version = 0
         self._new_arrays()
         self._cache: dict[str, Any] = {}
         self._cache_version = -1
@@ -239,6 +242,7 @@ class Schema:
             self._append_column(a, None, -1, -1)
             self._token_columns.append(column)
         self.version += 1
+        self.shape_version += 1
         return a
 
     def add_tokens(self, names: list[str]) -> None:
@@ -261,6 +265,7 @@ class Schema:
         self._token_columns.extend(np.arange(column, column + n))
         self._attribute_size.fill(2.0, n)
         self.version += 1
+        self.shape_version += 1
 
     def id_columns(self, ids: np.ndarray) -> np.ndarray:
         """The columns of the tokens named by the non-negative ints ``ids`` (−1 where no token
@@ -398,6 +403,7 @@ class Schema:
         del self.numeric_attributes[n_numeric:]
         del self.text_attributes[n_text:], self.text_values[n_text:]
         self.version += 1
+        self.shape_version += 1
 
     def registered_since(self, mark: Mark) -> Registrations:
         """The attributes and columns registered since ``mark``, for :meth:`replay`."""
@@ -730,3 +736,4 @@ class Schema:
             self._attribute_size.append(2.0 if kind == TOKEN else float(
                 len(self.values_of(a))) if kind in (NOMINAL, TEXT) else 0.0)
         self.version += 1
+        self.shape_version += 1
