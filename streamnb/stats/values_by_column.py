@@ -41,8 +41,10 @@ class ValuesByColumn:
         return self._place.size
 
     def __getitem__(self, j: Any) -> Any:
-        if isinstance(j, slice):
-            return self._read(self._place.view()[j].tolist())
+        if isinstance(j, slice):  # the new columns of a batch: read only those
+            places = self._place.view()[j].tolist()
+            values = self._values
+            return [None if p < 0 else values[p] for p in places]
         n = self._place.size
         j = int(j)
         if j < 0:
@@ -53,12 +55,9 @@ class ValuesByColumn:
         return None if p < 0 else self._values[p]
 
     def __iter__(self) -> Iterator[Any]:
-        return iter(self._read(self._place.view().tolist()))
-
-    def _read(self, places: list[int]) -> list[Any]:
-        """The values at ``places`` (−1: None), read in C: a token place −1 indexes the None
-        appended last (a Python step per column was most of saving a large vocabulary)."""
-        return list(map([*self._values, None].__getitem__, places))
+        # every column's value read in C, a token's place −1 indexing the None appended last
+        # (a Python step per column was most of saving a large vocabulary)
+        return map([*self._values, None].__getitem__, self._place.view().tolist())
 
     def append(self, value: Any) -> None:
         """One column standing for ``value`` (None: a token's column)."""
