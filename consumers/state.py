@@ -51,7 +51,6 @@ from streamnb.models.base import CountClassifier
 from streamnb.models.pairwise import PairwiseNaiveBayes
 from streamnb.models.registry import MODELS
 from streamnb.models.schedule import learn_watching_drift, next_relearn, relearn_point
-from streamnb.models.spam_filter import SpamFilter
 from streamnb.models.tan import TAN
 from streamnb.stats import EncodedBatch, InvalidRecord, Schema
 from streamnb.stats.forgetting import check_decay_factor
@@ -805,7 +804,7 @@ class PartitionedModel:
     def reads_token_sets(self) -> bool:
         """Whether the model takes a text message as its token set (:class:`~streamnb.SpamFilter`:
         no ``{token: True}`` dict built for it and read back into a set, twice a message)."""
-        return isinstance(self.model, SpamFilter)
+        return self.model.reads_token_sets
 
     @property
     def scored(self) -> bool:

@@ -64,6 +64,9 @@ class CountClassifier(base.MiniBatchClassifier):
     _statistics: ClassVar[type] = CountStatistics
     #: False for models of discrete attributes only: a float attribute is refused, not modelled
     _numeric: ClassVar[bool] = True
+    #: True for a model that takes a text message as the frozenset of its tokens (the service
+    #: then decodes one into that, not into ``{token: True}``)
+    reads_token_sets: ClassVar[bool] = False
 
     def __init__(self, nominal: Iterable | None = None, domains: Mapping | None = None) -> None:
         self.nominal = nominal

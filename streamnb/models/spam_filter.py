@@ -111,6 +111,8 @@ class SpamFilter(CountClassifier):
 
     """
 
+    reads_token_sets = True
+
     _parameter_constraints: ClassVar[dict[str, list]] = {
         "alpha": [Real(0, closed="neither")], "fisher_weight": [Real(0)],
         "top_tokens": [None, Integer(1)], "tokenizer": [OneOf(tuple(sorted(_TOKENIZERS)))],
