@@ -53,6 +53,7 @@ from streamnb.models.registry import MODELS
 from streamnb.models.schedule import learn_watching_drift, next_relearn, relearn_point
 from streamnb.models.tan import TAN
 from streamnb.stats import EncodedBatch, InvalidRecord, Schema
+from streamnb.stats.encoded import Registrations
 from streamnb.stats.forgetting import check_decay_factor
 from streamnb.stats.schema import NOMINAL, NUMERIC, TEXT, TOKEN
 
@@ -305,7 +306,7 @@ class _SumColumns:
             numeric_values=batch.numeric_values,
             text_rows=batch.text_rows, text_columns=columns[batch.text_columns],
             text_counts=batch.text_counts, text_slots=arrays[TEXT][batch.text_slots])
-        shared.registrations = (added, registered)
+        shared.registrations = Registrations(added, registered)
         shared.schema_version = total.version
         shared.known_columns, shared.known_numeric = total.n_columns, total.n_numeric
         return shared

@@ -9,7 +9,9 @@ import pytest
 from streamnb import InvalidRecord, NaiveBayes
 from streamnb.models.registry import MODELS, NUMERIC_ONLY
 from streamnb.stats import CountStatistics
+from streamnb.stats.encoded import Registrations
 from streamnb.stats.frames import records_of
+from streamnb.stats.values import TOKEN
 
 
 def frames():
@@ -244,3 +246,72 @@ def test_a_new_token_named_like_an_attribute_an_earlier_row_registers_follows_th
         many.update_many(batch, labels)
         assert many.to_dict() == one.to_dict()
         assert many.schema.to_json() == one.schema.to_json()
+
+
+def test_integer_label_arrays_learn_what_their_lists_learn():
+    """Labels as a numpy int array or an int Series (classes read with numpy once every label
+    is a known class) give the counts of the same labels as a list: known classes, a new class
+    among them, and int labels against a class registered as a bool (True == 1, as a dict
+    has it)."""
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(5)
+    batches = [sp.random(40, 30, density=0.2, format="lil", random_state=s, dtype=bool)
+               for s in range(4)]
+    runs = {kind: NaiveBayes() for kind in ("list", "array", "series")}
+    for k, matrix in enumerate(batches):
+        matrix[:, 0] = True  # no empty row
+        matrix = matrix.tocsr()
+        labels = rng.integers(0, 2 + (k == 2), size=40)  # class 2 first seen in batch 2
+        for kind, model in runs.items():
+            y = {"list": labels.tolist(), "array": labels,
+                 "series": pd.Series(labels, index=range(100, 140))}[kind]
+            model.learn_many(matrix, y)
+    for model in runs.values():
+        assert model.stats.to_dict() == runs["list"].stats.to_dict()
+        assert model.classes == runs["list"].classes and sorted(model.classes) == [0, 1, 2]
+    flagged, listed = NaiveBayes(), NaiveBayes()
+    for model in (flagged, listed):
+        model.learn_one({"a": True}, True)
+    flagged.learn_many([{"a": True}, {"b": True}], np.array([1, 0]))
+    listed.learn_many([{"a": True}, {"b": True}], [1, 0])
+    assert flagged.stats.to_dict() == listed.stats.to_dict()
+
+
+def test_a_batch_of_new_tokens_keeps_their_names_and_reads_as_pairs():
+    """A batch that registers only new tokens (each its own column) records their names; read
+    as pairs they are what the general record gives, and learning it registers them in
+    order. A batch that also adds a nominal value keeps the pairs."""
+    model = NaiveBayes()
+    model.learn_one({"colour": "red", "t0": True}, "p")
+    records = [{f"t{i}": True, f"t{i + 1}": True} for i in range(1, 40, 2)]
+    batch = model.encode_many(records)
+    registrations = batch.registrations
+    names = [f"t{i}" for i in range(1, 41)]
+    assert registrations.tokens == names and registrations.first == 2
+    attributes, columns = registrations
+    assert attributes == [(name, TOKEN) for name in names]
+    assert columns == [(a, None) for a in range(2, 42)]
+    assert registrations == Registrations(attributes, columns) and registrations
+    model.learn_many(batch, ["q"] * len(records))
+    assert model.stats.schema.attributes.names() == ["colour", "t0", *names]
+    mixed = model.encode_many([{"colour": "blue", "u": True}])
+    assert mixed.registrations.tokens is None
+    assert list(mixed.registrations) == [[("u", TOKEN)], [(0, "blue"), (42, None)]]
+    assert not model.encode_many([{"t0": True}]).registrations
+
+
+def test_sparse_ids_beside_int_names_numpy_cannot_hold():
+    """A token named by an int beyond int64 (or negative) has no sparse id: the id map skips
+    it, and a sparse batch reads its columns as its records do."""
+    import scipy.sparse as sp
+
+    matrix = sp.csr_matrix(np.array([[1, 0, 1], [0, 1, 1]]))
+    models = [NaiveBayes(), NaiveBayes()]
+    for model, batch in zip(models, (matrix, records_of(matrix)), strict=True):
+        model.learn_one({2**70: True, -3: True, 1: True}, "p")
+        model.learn_many(batch, ["p", "q"])
+        assert np.array_equal(model.predict_proba_many(matrix).to_numpy(),
+                              model.predict_proba_many(records_of(matrix)).to_numpy())
+    assert models[0].stats.to_dict() == models[1].stats.to_dict()
+    assert models[0].stats.schema.attributes.names() == [2**70, -3, 1, 0, 2]

@@ -28,7 +28,8 @@ from streamnb.stats.values import NOMINAL, TOKEN, drawn_once, text_draws
 _kernels = pytest.importorskip("streamnb._accel._kernels", reason="C kernels not built")
 
 # Every kernel of the C module's method table, each with a test below.
-KERNELS = ["encode_tokens", "encode_many", "text_columns", "token_log_odds", "score_tokens",
+KERNELS = ["encode_tokens", "encode_many", "text_columns", "token_log_odds", "token_odds_rows",
+           "score_tokens",
            "posterior", "token_increment", "token_increment_many", "learn_tokens",
            "class_absent_sum", "class_terms", "email_words", "email_hosts", "url_hosts",
            "host_tokens", "header_fields", "html_signals", "html_text", "spam_evidence"]
@@ -306,6 +307,48 @@ def _odds_args(rng: np.random.Generator, a_present: float, a_absent: float) -> l
 @pytest.mark.parametrize(("a_present", "a_absent"), SMOOTHING)
 def test_token_log_odds_same(seed, a_present, a_absent):
     same("token_log_odds", _args(seed, lambda rng: _odds_args(rng, a_present, a_absent)))
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("k", [1, 2, K])
+def test_token_odds_rows_same(seed, k):
+    """Sums per row from the log table, or False with the sums zeroed (a class count outside
+    the table or not an integer, a count outside it); a bad column or row is an error."""
+    def build(rng):
+        state = _counts(rng, corrupt=rng.random() < 0.3)
+        class_counts = state["class_counts"]
+        if rng.random() < 0.1:
+            class_counts[rng.integers(0, k)] += 0.5
+        n_rows, n_cells = int(rng.integers(1, 6)), int(rng.integers(0, 40))
+        columns = rng.integers(0, WIDTH, size=n_cells)
+        rows = rng.integers(0, n_rows, size=n_cells)
+        if rng.random() < 0.5:
+            rows.sort()  # a batch's usual order; the other reads rows out of order
+        if n_cells and rng.random() < 0.1:
+            bad = [columns, rows][rng.integers(0, 2)]
+            bad[rng.integers(0, n_cells)] = [-1, CAPACITY, n_rows][rng.integers(0, 3)]
+        a = [1.0, 0.5][rng.integers(0, 2)]
+        top = N_BINS + 5 + [0, 5, -6][rng.integers(0, 3)]  # -6: often too short
+        return [state["value_counts"], k, columns, rows, class_counts,
+                np.log(np.arange(top) + a), rng.normal(size=(n_rows, k))]
+    same("token_odds_rows", _args(seed, build))
+
+
+def test_token_odds_rows_sums_the_log_odds():
+    """What the table gives is Σ log(n + a) − log(N − n + a) over each row's cells."""
+    counts = np.array([[0.0, 3.0, 7.0], [2.0, 0.0, 1.0]])
+    class_counts = np.array([7.0, 4.0])
+    table = np.log(np.arange(16) + 0.5)
+    sums = np.zeros((3, 2))
+    columns, rows = np.array([2, 0, 1, 2]), np.array([0, 0, 2, 2])
+    assert kernels.token_odds_rows(counts, 2, columns, rows, class_counts, table, sums)
+    odds = np.log(counts + 0.5) - np.log(class_counts[:, None] - counts + 0.5)
+    want = np.zeros((3, 2))
+    for j, r in zip(columns, rows, strict=True):
+        want[r] += odds[:, j]
+    np.testing.assert_allclose(sums, want, rtol=1e-15)
+    assert not kernels.token_odds_rows(counts, 2, columns, rows, class_counts, table[:7], sums)
+    assert not sums.any()
 
 
 @pytest.mark.parametrize("seed", SEEDS)

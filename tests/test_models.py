@@ -696,3 +696,40 @@ def test_one_record_and_batch_predictions_are_one_path():
                                        rtol=1e-9, atol=1e-9, err_msg=name)
             np.testing.assert_allclose(list(one.values()), proba.iloc[r].to_numpy(),
                                        rtol=1e-9, atol=1e-12, err_msg=name)
+
+
+@pytest.mark.parametrize("estimator", ESTIMATOR_NAMES)
+def test_batch_token_log_odds_from_the_log_table_equal_the_logs(estimator, monkeypatch):
+    """The batch path reads a token's log θ(present) − log θ(absent) from the histogram's log
+    table (one pseudo-count a > 0 on both cells, integer counts): it is taken, and its
+    probabilities equal the logs' (the table switched off) and predict_proba_one's, on SMS
+    messages the model has not seen; the predictions beat the majority class."""
+    from streamnb._accel import kernels
+    from streamnb.datasets import load_sms_spam
+    from streamnb.estimators import base as estimator_base
+
+    sms = load_sms_spam()[:1500]
+    records = [({w: True for w in m.text.lower().split()}, m.label) for m in sms]
+    model = NaiveBayes(estimator=estimator)
+    model.learn_many([x for x, _ in records[:1000]], [y for _, y in records[:1000]])
+    test, labels = [x for x, _ in records[1000:]], [y for _, y in records[1000:]]
+    taken = []
+
+    def spy(*args):
+        taken.append(kernels.token_odds_rows(*args))
+        return taken[-1]
+
+    monkeypatch.setattr(estimator_base, "token_odds_rows", spy)
+    table = model.predict_proba_many(test)
+    a, a_absent = model._estimator.cell_pseudocounts(model.stats)
+    assert taken == ([True] if isinstance(a, float) and a == a_absent > 0.0 else [])
+    monkeypatch.setattr(type(model.stats.tokens), "log_table", lambda self, a: None)
+    logs = model.predict_proba_many(test)
+    np.testing.assert_allclose(table.to_numpy(), logs.to_numpy(), rtol=1e-12, atol=1e-300)
+    for r, x in enumerate(test[:100]):
+        np.testing.assert_allclose(list(model.predict_proba_one(x).values()),
+                                   table.iloc[r].to_numpy(), rtol=1e-9, atol=1e-12)
+    predicted = table.idxmax(axis=1).tolist()
+    accuracy = np.mean([p == y for p, y in zip(predicted, labels, strict=True)])
+    majority = max(labels.count(y) for y in set(labels)) / len(labels)
+    assert accuracy > majority + 0.03, (accuracy, majority)

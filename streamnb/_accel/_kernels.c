@@ -1243,6 +1243,103 @@ token_log_odds(PyObject *Py_UNUSED(self), PyObject *args)
 }
 
 /*
+ * token_odds_rows(value_counts, n_classes, columns, rows, class_counts, log_table, sums) -> bool
+ *
+ * A batch's token corrections summed per record: sums (n_rows × n_classes, overwritten) gets,
+ * for each cell i and class c, lt[n] − lt[max(N_c − n, 0)] added to row rows[i], where n is
+ * the cell's count and lt[j] = log(j + a): log θ(present) − log θ(absent) for one pseudo-count
+ * a on both cells, read from the table instead of two logs per cell. The counts must be
+ * integers (the caller checks; others are read truncated). False (sums zeroed) when N_c is not
+ * an integer in the table's range, or a count is outside it: the caller computes the logs.
+ */
+static PyObject *
+token_odds_rows(PyObject *Py_UNUSED(self), PyObject *args)
+{
+    PyObject *vc_obj, *cols_obj, *rows_obj, *cc_obj, *lt_obj, *sums_obj;
+    Py_ssize_t k, n, n_cells;
+    if (!PyArg_ParseTuple(args, "OnOOOOO", &vc_obj, &k, &cols_obj, &rows_obj, &cc_obj, &lt_obj,
+                          &sums_obj))
+        return NULL;
+    Py_buffer b[4];
+    if (get_buffers((PyObject *[]){vc_obj, cc_obj, lt_obj, sums_obj}, b,
+                    (Py_ssize_t[]){8, 8, 8, 8}, 4, "token_odds_rows") < 0)
+        return NULL;
+    PyObject *result = NULL;
+    Py_ssize_t *cols = NULL, *rows = NULL;
+    if (check_rows(&b[0], k, "value_counts") < 0)
+        goto done;
+    if (k < 1 || b[1].len / 8 < k || b[3].len / 8 % k) {
+        PyErr_SetString(PyExc_ValueError, "class_counts shorter than n_classes, or sums not "
+                        "whole rows of n_classes");
+        goto done;
+    }
+    n = b[3].len / 8 / k;
+    if ((cols = read_columns(cols_obj, &n_cells, b[0].shape[1])) == NULL)
+        goto done;
+    Py_ssize_t n_rows;
+    if ((rows = read_columns(rows_obj, &n_rows, n)) == NULL)
+        goto done;
+    if (n_rows != n_cells) {
+        PyErr_SetString(PyExc_ValueError, "columns and rows differ in length");
+        goto done;
+    }
+    const double *lt = b[2].buf, *N = b[1].buf;
+    double *sums = b[3].buf;
+    Py_ssize_t width = b[0].shape[1], top = b[2].len / 8;
+    memset(sums, 0, b[3].len);
+    int fits = 1;
+    for (Py_ssize_t c = 0; c < k; c++)
+        if (!(N[c] >= 0.0 && N[c] < (double)top && N[c] == (double)(Py_ssize_t)N[c]))
+            fits = 0;
+    /* Two classes at a time, each summing a run of one record's cells in a register: adding
+       into sums[] directly chains every cell's addition through a store and a load. A record's
+       sum continues from sums[], so the additions are those of a sequential pass in cell
+       order, whatever the order of the rows. */
+    for (Py_ssize_t c = 0; c < k && fits; c += 2) {
+        int two = c + 1 < k;
+        const double *count0 = (const double *)b[0].buf + c * width;
+        const double *count1 = two ? count0 + width : count0;
+        Py_ssize_t N0 = (Py_ssize_t)N[c], N1 = two ? (Py_ssize_t)N[c + 1] : N0, row = -1;
+        double s0 = 0.0, s1 = 0.0;
+        for (Py_ssize_t i = 0; i < n_cells; i++) {
+            if (rows[i] != row) {
+                if (row >= 0) {
+                    sums[row * k + c] = s0;
+                    if (two)
+                        sums[row * k + c + 1] = s1;
+                }
+                row = rows[i];
+                s0 = sums[row * k + c];
+                s1 = two ? sums[row * k + c + 1] : 0.0;
+            }
+            double n0 = count0[cols[i]], n1 = count1[cols[i]];
+            if (!(n0 >= 0.0 && n0 < (double)top && n1 >= 0.0 && n1 < (double)top)) {
+                fits = 0;
+                break;
+            }
+            /* integers (the caller's promise), read truncated: lt[n] − lt[max(N − n, 0)] */
+            Py_ssize_t j0 = (Py_ssize_t)n0, j1 = (Py_ssize_t)n1;
+            Py_ssize_t a0 = N0 > j0 ? N0 - j0 : 0, a1 = N1 > j1 ? N1 - j1 : 0;
+            s0 += lt[j0] - lt[a0];
+            s1 += lt[j1] - lt[a1];
+        }
+        if (row >= 0 && fits) {
+            sums[row * k + c] = s0;
+            if (two)
+                sums[row * k + c + 1] = s1;
+        }
+    }
+    if (!fits)
+        memset(sums, 0, b[3].len);
+    result = PyBool_FromLong(fits);
+done:
+    PyMem_Free(cols);
+    PyMem_Free(rows);
+    release_buffers(b, 4);
+    return result;
+}
+
+/*
  * score_tokens(x, table, kinds, slots, value_counts, n_classes, class_counts,
  *              a_present, a_absent, finite, zeros) -> rest
  *
@@ -2858,6 +2955,8 @@ static PyMethodDef methods[] = {
     {"encode_many", encode_many, METH_VARARGS, "Present-token columns of a batch."},
     {"text_columns", text_columns, METH_VARARGS, "Columns of a text value drawn once a token."},
     {"token_log_odds", token_log_odds, METH_VARARGS, "Σ log θ(present)/θ(absent) per class."},
+    {"token_odds_rows", token_odds_rows, METH_VARARGS,
+     "A batch's token corrections per record, from a log table."},
     {"score_tokens", score_tokens, METH_VARARGS, "encode_tokens + token_log_odds."},
     {"posterior", posterior, METH_VARARGS, "Probabilities from log-likelihoods."},
     {"token_increment", token_increment, METH_VARARGS, "Count one record's tokens."},

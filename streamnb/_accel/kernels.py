@@ -24,7 +24,7 @@ __all__ = ["ACCELERATED", "NameTable", "class_absent_sum", "class_terms", "email
            "email_words", "encode_many", "encode_tokens", "header_fields", "host_tokens",
            "html_signals", "html_text", "learn_tokens",
            "posterior", "score_tokens", "spam_evidence", "text_columns", "token_increment",
-           "token_increment_many", "token_log_odds", "url_hosts"]
+           "token_increment_many", "token_log_odds", "token_odds_rows", "url_hosts"]
 
 
 def _ssize(j: Any) -> int:
@@ -209,6 +209,35 @@ def _token_log_odds(value_counts: np.ndarray, k: int, columns: list[int],
                 z -= 1
         finite[c] += total
         zeros[c] += z
+
+
+def _token_odds_rows(value_counts: np.ndarray, k: int, columns: Any, rows: Any,
+                     class_counts: np.ndarray, log_table: np.ndarray, sums: np.ndarray) -> bool:
+    _check_rows(value_counts, k, "value_counts")
+    sums = np.asarray(sums)
+    if k < 1 or len(class_counts) < k or sums.size % k:
+        raise ValueError("class_counts shorter than n_classes, or sums not whole rows of "
+                         "n_classes")
+    n = sums.size // k
+    columns = np.asarray(_read_columns(columns, value_counts.shape[1]), dtype=np.int64)
+    rows = np.asarray(_read_columns(rows, n), dtype=np.int64)
+    if len(rows) != len(columns):
+        raise ValueError("columns and rows differ in length")
+    out = sums.reshape(-1)
+    out[:] = 0.0
+    top = len(log_table)
+    totals = [float(class_counts[c]) for c in range(k)]
+    if not all(0.0 <= total < top and total == math.floor(total) for total in totals):
+        return False
+    counts = value_counts[:k, columns]
+    if not np.all((counts >= 0.0) & (counts < top)):
+        return False
+    counts = counts.astype(np.int64)  # integers (the caller's promise), read truncated
+    for c in range(k):
+        absent = np.maximum(int(totals[c]) - counts[c], 0)
+        terms = log_table[counts[c]] - log_table[absent]
+        out[c::k] += np.bincount(rows, weights=terms, minlength=n)  # in cell order, as C adds
+    return True
 
 
 def _token_increment(value_counts: np.ndarray, c: int, columns: Any, bins: np.ndarray,
@@ -783,6 +812,7 @@ def _spam_evidence(columns: Any, value_counts: np.ndarray, spam: int, ham: int,
 ACCELERATED = False
 encode_tokens = _encode_tokens
 token_log_odds = _token_log_odds
+token_odds_rows = _token_odds_rows
 token_increment = _token_increment
 token_increment_many = _token_increment_many
 class_absent_sum = _class_absent_sum
@@ -812,6 +842,7 @@ if os.environ.get("STREAMNB_PURE_PYTHON", "") in ("", "0"):
         NameTable = _kernels.NameTable
         encode_tokens = _kernels.encode_tokens
         token_log_odds = _kernels.token_log_odds
+        token_odds_rows = _kernels.token_odds_rows
         token_increment = _kernels.token_increment
         token_increment_many = _kernels.token_increment_many
         class_absent_sum = _kernels.class_absent_sum

@@ -21,7 +21,7 @@ from streamnb.stats import CountStatistics, InvalidRecord, Schema, read_state, w
 from streamnb.stats.cache import StateCache
 from streamnb.stats.codec import from_json_value, to_json_value
 from streamnb.stats.encoded import EncodedBatch
-from streamnb.stats.frames import labels_of, n_rows
+from streamnb.stats.frames import n_rows
 from streamnb.stats.persist import StateFileError
 
 __all__ = ["CountClassifier", "load_model"]
@@ -122,7 +122,7 @@ class CountClassifier(base.MiniBatchClassifier):
         """Learn a batch (DataFrame, sequence of mappings or :meth:`encode_many`'s batch); same
         counts as ``learn_one`` on each row in order. A bad row rejects the whole batch and
         changes nothing."""
-        self.stats.update_many(X, labels_of(y), record="row")
+        self.stats.update_many(X, y, record="row")
         self.n_learned += n_rows(X)
 
     # -- prediction ---------------------------------------------------------------------------
@@ -130,6 +130,8 @@ class CountClassifier(base.MiniBatchClassifier):
     def _scores(finite: np.ndarray, zeros: np.ndarray) -> np.ndarray:
         """Rows of class scores: ``finite`` where a class has the fewest zero factors, −inf
         elsewhere (what the posterior normalises; its argmax is the prediction)."""
+        if not zeros.any():  # no zero factor (pseudo-counts > 0): finite as it is
+            return finite
         return np.where(zeros == zeros.min(axis=1, keepdims=True), finite, -np.inf)
 
     @classmethod
@@ -208,7 +210,8 @@ class CountClassifier(base.MiniBatchClassifier):
         # normalises (the same class: exp and the normalisation keep distinct scores apart)
         scores = self._scores(*self._joint_log_likelihood(X, "row"))
         labels = np.asarray(list(self.stats.labels.values), dtype=object)
-        return pd.Series(labels[np.argmax(scores, axis=1)], index=index)
+        return pd.Series(labels[np.argmax(scores, axis=1)], index=index, dtype=object,
+                         copy=False)
 
     # -- monoid operations ----------------------------------------------------------------------
     def decay(self, factor: float) -> None:

@@ -291,10 +291,12 @@ class CountStatistics:
         """Count a batch (a sequence of mappings, a DataFrame, or an :class:`EncodedBatch`
         from :meth:`encode`); equal to ``update`` on each record in order. A bad record rejects
         the whole batch (its row is named) and leaves the statistics unchanged."""
-        ys = labels_of(ys)
-        if len(ys) != n_rows(xs):
-            raise ValueError(f"{n_rows(xs)} records but {len(ys)} labels")
-        classes = self._known_classes(ys)
+        classes: Sequence[int] | None = self._known_int_classes(ys)
+        if classes is None:
+            ys = labels_of(ys)
+            classes = self._known_classes(ys)
+        if len(ys) != n_rows(xs):  # type: ignore[arg-type]
+            raise ValueError(f"{n_rows(xs)} records but {len(ys)} labels")  # type: ignore[arg-type]
         labels = ys if classes is not None else [
             y if type(y) is str or type(y) is int or type(y) is bool
             else self.encode_label(y, RecordName(record, i)) for i, y in enumerate(ys)]
@@ -318,6 +320,19 @@ class CountStatistics:
             classes = [index[label] if label in index else add(label) for label in labels]
         self.add_batch(batch, classes)
         return batch
+
+    def _known_int_classes(self, ys: Any) -> np.ndarray | None:
+        """The class indices of a numpy array (or pandas Series) of integer labels, all of
+        classes seen before, in numpy operations; None otherwise."""
+        if getattr(ys, "dtype", None) is None or ys.dtype.kind not in "iu" or ys.ndim != 1:
+            return None
+        ys = np.asarray(ys)
+        distinct = np.unique(ys)
+        index = self.labels.index
+        places = [index.get(y) for y in distinct.tolist()]
+        if None in places:
+            return None
+        return np.asarray(places, dtype=np.int64)[np.searchsorted(distinct, ys)]
 
     def _known_classes(self, ys: list) -> list[int] | None:
         """The class indices of a batch's labels when each is a str, int or bool of a class

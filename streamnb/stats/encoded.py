@@ -4,19 +4,76 @@ schema.Schema`: what every count, pair table and model reads (``Schema.encode``,
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from itertools import chain
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+from streamnb.stats.values import TOKEN
 
 if TYPE_CHECKING:
     from streamnb.stats.schema import Schema
 
 __all__ = ["Encoded", "EncodedBatch", "Registrations"]
 
-# what an encoding registered, in order: new attributes (name, kind), new columns
-# (attribute, value; None for a token's column)
-Registrations = tuple[list[tuple[Any, int]], list[tuple[int, Any]]]
+
+
+class Registrations:
+    """What an encoding registered, in order: new attributes ``(name, kind)`` and new columns
+    ``(attribute, value)`` (value None for a token's column); unpacks as that pair. A batch
+    that registered only new tokens, each with its own column (a stream's usual growth,
+    thousands a batch), keeps their names alone (``tokens``, the first numbered ``first``):
+    the pairs are built only if read."""
+
+    __slots__ = ("_attributes", "_columns", "first", "tokens")
+
+    def __init__(self, attributes: list[tuple[Any, int]], columns: list[tuple[int, Any]]
+                 ) -> None:
+        self._attributes: list[tuple[Any, int]] | None = attributes
+        self._columns: list[tuple[int, Any]] | None = columns
+        self.tokens: list[Any] | None = None
+        self.first = -1
+
+    @classmethod
+    def new_tokens(cls, first: int, names: list[Any]) -> Registrations:
+        """New token attributes ``names``, numbered from ``first``, each with its column."""
+        registrations = cls.__new__(cls)
+        registrations._attributes = registrations._columns = None
+        registrations.tokens, registrations.first = names, first
+        return registrations
+
+    @property
+    def attributes(self) -> list[tuple[Any, int]]:
+        if self._attributes is None:
+            self._attributes = [(name, TOKEN) for name in self.tokens or ()]
+        return self._attributes
+
+    @property
+    def columns(self) -> list[tuple[int, Any]]:
+        if self._columns is None:
+            self._columns = [(self.first + i, None) for i in range(len(self.tokens or ()))]
+        return self._columns
+
+    def __bool__(self) -> bool:
+        return bool(self.tokens) if self.tokens is not None else bool(
+            self._attributes or self._columns)
+
+    def __iter__(self) -> Iterator[list]:
+        return iter((self.attributes, self.columns))
+
+    def __getitem__(self, i: int) -> list:
+        return (self.attributes, self.columns)[i]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Registrations):
+            return NotImplemented
+        return (self.attributes, self.columns) == (other.attributes, other.columns)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable lists inside
+
+    def __repr__(self) -> str:
+        return f"Registrations({self.attributes!r}, {self.columns!r})"
 
 
 class Encoded:
@@ -126,8 +183,7 @@ class EncodedBatch:
         if schema.version != self.schema_version:
             raise ValueError("the batch was encoded before the model's attributes changed "
                              "(it learned since?): encode it again")
-        attributes, columns = self.registrations
-        if not attributes and not columns:  # the batch registered nothing: all of it is known
+        if not self.registrations:  # the batch registered nothing: all of it is known
             return self
         parts: dict[str, np.ndarray] = {}
         for rows, names, index, bound in (

@@ -127,15 +127,19 @@ def _encode_sparse(schema: Schema, csr: Any, where: str, grow: bool) -> EncodedB
     columns = schema.id_columns(ids)
     unknown = columns < 0
     if unknown.any():
-        first = np.unique(ids[unknown], return_index=True)[1]
-        new = ids[unknown][np.sort(first)]  # in order of first appearance
-        if any(schema.attributes.get(i) is not None for i in new.tolist()):
+        distinct, first, inverse = np.unique(ids[unknown], return_index=True,
+                                             return_inverse=True)
+        order = np.argsort(first)
+        new = distinct[order]  # in order of first appearance
+        if any(map(schema.attributes.__contains__, new.tolist())):
             # a name that another kind holds (or a token named True for 1): the record rules
             # decide, record by record
             return schema.encode_many(records_of(csr), where, grow)
         if grow:
+            rank = np.empty_like(order)  # each distinct id's place among the new tokens
+            rank[order] = np.arange(len(order))
+            columns[unknown] = schema.n_columns + rank[inverse]  # their columns, in order
             schema.add_tokens(new.tolist())
-            columns[unknown] = schema.id_columns(ids[unknown])  # each registered just now
         else:  # prediction leaves unknown tokens out
             rows, columns = rows[~unknown], columns[~unknown]
     empty = np.zeros(0, dtype=np.int64)

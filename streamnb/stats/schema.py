@@ -30,6 +30,7 @@ record are rolled back, so bad input never changes the domains.
 
 from __future__ import annotations
 
+import contextlib
 from array import array
 from collections.abc import Hashable, Iterable, Mapping, MutableMapping
 from typing import Any
@@ -270,22 +271,8 @@ class Schema:
     def id_columns(self, ids: np.ndarray) -> np.ndarray:
         """The columns of the tokens named by the non-negative ints ``ids`` (−1 where no token
         has that name): a sparse matrix's column indices, read as a batch."""
-        kinds, lo = self.kinds, self._ids_upto
-        # the tokens registered since the last call, in bulk (a batch registers thousands)
-        names = self.attributes.names(lo)
-        picked = [a for a, name in enumerate(names, lo)
-                  if kinds[a] == TOKEN and type(name) is int and name >= 0]
-        if picked:
-            attributes = np.array(picked, dtype=np.int64)
-            named = np.array([names[a - lo] for a in picked], dtype=np.int64)
-            top = int(named.max())
-            if top >= len(self._ids):
-                grown = np.full(max(top + 1, 2 * len(self._ids)), -1, dtype=np.int64)
-                grown[: len(self._ids)] = self._ids
-                self._ids = grown
-            self._ids[named] = [self.slots[a] for a in picked]
-            self._ids_set.extend(attributes)
-        self._ids_upto = len(kinds)
+        if self._ids_upto < self.n_attributes:
+            self._read_ids(self._ids_upto)
         if not len(ids) or ids.max() < len(self._ids):
             return self._ids[ids]
         out = np.full(len(ids), -1, dtype=np.int64)
@@ -293,15 +280,40 @@ class Schema:
         out[inside] = self._ids[ids[inside]]
         return out
 
+    def _read_ids(self, lo: int) -> None:
+        """Map the ids of the tokens named by non-negative ints among the attributes from
+        ``lo`` on, in bulk (a batch registers thousands)."""
+        kinds, names, named = self.kinds, self.attributes.names(lo), None
+        if set(map(type, names)) == {int}:  # a sparse stream's: numpy reads them at once
+            with contextlib.suppress(OverflowError):
+                named = np.array(names, dtype=np.int64)
+        if named is not None:
+            picked = (np.frombuffer(kinds, dtype=np.int8)[lo:] == TOKEN) & (named >= 0)
+            attributes, named = np.flatnonzero(picked) + lo, named[picked]
+        else:
+            found = [a for a, name in enumerate(names, lo)
+                     if kinds[a] == TOKEN and type(name) is int and 0 <= name < 2**63]
+            attributes = np.array(found, dtype=np.int64)
+            named = np.array([names[a - lo] for a in found], dtype=np.int64)
+        if len(attributes):
+            top = int(named.max())
+            if top >= len(self._ids):
+                grown = np.full(max(top + 1, 2 * len(self._ids)), -1, dtype=np.int64)
+                grown[: len(self._ids)] = self._ids
+                self._ids = grown
+            self._ids[named] = np.frombuffer(self.slots, dtype=np.int64)[attributes]
+            self._ids_set.extend(attributes)
+            self._ids_named.extend(named)
+        self._ids_upto = len(kinds)
+
     def _forget_ids(self, n_attributes: int) -> None:
         """The attributes from ``n_attributes`` on are gone (a rollback): so are their ids."""
         if self._ids_upto <= n_attributes:
             return
-        attributes = self._ids_set.view()
-        keep = int(np.searchsorted(attributes, n_attributes))
-        name = self.attributes.name
-        self._ids[[name(a) for a in attributes[keep:].tolist()]] = -1
+        keep = int(np.searchsorted(self._ids_set.view(), n_attributes))
+        self._ids[self._ids_named.view()[keep:]] = -1
         self._ids_set.truncate(keep)
+        self._ids_named.truncate(keep)
         self._ids_upto = n_attributes
 
     def _append_column(self, a: int, value: Any, slot: int, text_slot: int) -> None:
@@ -382,11 +394,16 @@ class Schema:
 
     def rollback(self, mark: Mark) -> None:
         """Forget what was registered since ``mark``: O(registrations since), not O(schema)."""
+        if mark == self.mark():  # nothing registered (the schema, its version, unchanged)
+            return
         n_attributes, n_columns, n_nominal, n_numeric, n_text, n_tokens = mark
         # the values of older attributes registered since: the new columns that stand for one,
-        # newest first (a text vocabulary forgets its newest token only)
-        for a, value in zip(reversed(self.column_attribute[n_columns:].tolist()),
-                            reversed(self.column_value[n_columns:]), strict=True):
+        # newest first (a text vocabulary forgets its newest token only); none when every new
+        # column is a new token's own (a stream's usual growth, thousands a batch)
+        older = () if self._only_tokens_since(mark) else zip(
+            reversed(self.column_attribute[n_columns:].tolist()),
+            reversed(self.column_value[n_columns:]), strict=True)
+        for a, value in older:
             if value is not None and a < n_attributes:
                 del self.values_of(a)[value]
                 self._attribute_size.data[a] -= 1.0
@@ -405,18 +422,30 @@ class Schema:
         self.version += 1
         self.shape_version += 1
 
+    def _only_tokens_since(self, mark: Mark) -> bool:
+        """Whether everything registered since ``mark`` is new tokens, each with its own
+        column (nothing else adds columns without attributes or attributes without one)."""
+        n_new = self.n_attributes - mark[0]
+        return (self.n_columns - mark[1] == n_new
+                and self.kinds[mark[0]:].count(TOKEN) == n_new)
+
     def registered_since(self, mark: Mark) -> Registrations:
         """The attributes and columns registered since ``mark``, for :meth:`replay`."""
         n_attributes, n_columns = mark[0], mark[1]
-        return (list(zip(self.attributes.names(n_attributes), self.kinds[n_attributes:],
-                         strict=True)),
-                list(zip(self.column_attribute[n_columns:].tolist(),
-                         self.column_value[n_columns:], strict=True)))
+        if self._only_tokens_since(mark):
+            return Registrations.new_tokens(n_attributes, self.attributes.names(n_attributes))
+        return Registrations(list(zip(self.attributes.names(n_attributes),
+                                      self.kinds[n_attributes:], strict=True)),
+                             list(zip(self.column_attribute[n_columns:].tolist(),
+                                      self.column_value[n_columns:], strict=True)))
 
     def replay(self, registrations: Registrations) -> None:
         """Register again what :meth:`registered_since` returned, after a rollback to its mark:
         the same attribute and column indices, since both are numbered in order of creation
         and a column comes after its attribute (a token's column with it)."""
+        if registrations.tokens is not None:  # new tokens only, each with its own column
+            self.add_tokens(registrations.tokens)
+            return
         attributes, columns = registrations
         first, added = self.n_attributes, 0
         tokens: list[Any] = []  # a run of new tokens (columns of their own), added in bulk
@@ -722,6 +751,7 @@ class Schema:
         self._ids = np.full(0, -1, dtype=np.int64)
         self._ids_upto = 0
         self._ids_set = GrowingArray(np.int64)  # attributes whose ids are set, in order, to undo
+        self._ids_named = GrowingArray(np.int64)  # and their ids
 
     def _rebuild_arrays(self, column_attribute: list[int]) -> None:
         self._new_arrays()

@@ -151,6 +151,12 @@ class TokenHistogram:
         table[np.isinf(table)] = 0.0  # a = 0: zero terms are counted, not logged
         self._log_table = table
 
+    def log_table(self, a: float) -> np.ndarray | None:
+        """``log(j + a)`` for j = 0, 1, … as :meth:`class_terms` last extended it (far enough for
+        every class's ``N(c)`` at that call), or None when that call used another ``a``. Read
+        it only; a kernel indexing it must check its range."""
+        return self._log_table if a == self._a and len(self._log_table) else None
+
     def class_terms(self, class_counts: np.ndarray, k: int, b: float, a_present: float,
                     a_absent: float, n_tokens: int, value_counts: np.ndarray
                     ) -> tuple[array, array]:
