@@ -327,11 +327,17 @@ class CountStatistics:
         if getattr(ys, "dtype", None) is None or ys.dtype.kind not in "iu" or ys.ndim != 1:
             return None
         ys = np.asarray(ys)
-        distinct = np.unique(ys)
+        small = len(ys) and 0 <= ys.min() and ys.max() < 4 * len(ys)
+        # labels 0, 1, … (the usual int labels): their distinct values from a bincount
+        distinct = np.flatnonzero(np.bincount(ys)) if small else np.unique(ys)
         index = self.labels.index
         places = [index.get(y) for y in distinct.tolist()]
         if None in places:
             return None
+        if small:
+            table = np.zeros(int(distinct[-1]) + 1, dtype=np.int64)
+            table[distinct] = places
+            return table[ys]
         return np.asarray(places, dtype=np.int64)[np.searchsorted(distinct, ys)]
 
     def _known_classes(self, ys: list) -> list[int] | None:

@@ -115,12 +115,12 @@ def _encode_sparse(schema: Schema, csr: Any, where: str, grow: bool) -> EncodedB
     :meth:`Schema.encode_many` gives for :func:`records_of`'s records — the same columns, new
     tokens registered in the same order (first appearance, row by row) — with numpy
     operations on the stored entries instead of a dict lookup per token."""
-    n = csr.shape[0]
-    if grow and n and np.diff(csr.indptr).min() == 0:  # the record rule for {}
-        row = int(np.flatnonzero(np.diff(csr.indptr) == 0)[0])
+    n, sizes = csr.shape[0], np.diff(csr.indptr)
+    if grow and n and sizes.min() == 0:  # the record rule for {}
+        row = int(np.flatnonzero(sizes == 0)[0])
         raise InvalidRecord(RecordName(where, row), None, "the record has no features")
-    ids = csr.indices.astype(np.int64, copy=False)
-    rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(csr.indptr))
+    ids = csr.indices  # int32 or int64: numpy indexes with either
+    rows = np.repeat(np.arange(n, dtype=np.int64), sizes)
     if not csr.data.all():
         present = csr.data != 0  # a stored zero is an absent token: nothing to register or count
         ids, rows = ids[present], rows[present]
