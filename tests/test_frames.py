@@ -258,13 +258,13 @@ def test_integer_label_arrays_learn_what_their_lists_learn():
     rng = np.random.default_rng(5)
     batches = [sp.random(40, 30, density=0.2, format="lil", random_state=s, dtype=bool)
                for s in range(4)]
-    runs = {kind: NaiveBayes() for kind in ("list", "array", "series")}
+    runs = {kind: NaiveBayes() for kind in ("list", "array", "uint64", "series")}
     for k, matrix in enumerate(batches):
         matrix[:, 0] = True  # no empty row
         matrix = matrix.tocsr()
         labels = rng.integers(0, 2 + (k == 2), size=40)  # class 2 first seen in batch 2
         for kind, model in runs.items():
-            y = {"list": labels.tolist(), "array": labels,
+            y = {"list": labels.tolist(), "array": labels, "uint64": labels.astype(np.uint64),
                  "series": pd.Series(labels, index=range(100, 140))}[kind]
             model.learn_many(matrix, y)
     for model in runs.values():
@@ -275,6 +275,12 @@ def test_integer_label_arrays_learn_what_their_lists_learn():
         model.learn_one({"a": True}, True)
     flagged.learn_many([{"a": True}, {"b": True}], np.array([1, 0]))
     listed.learn_many([{"a": True}, {"b": True}], [1, 0])
+    assert flagged.stats.to_dict() == listed.stats.to_dict()
+    huge = [2**63 + 5, 7]  # labels beyond int64 (and past the bincount's range)
+    flagged, listed = NaiveBayes(), NaiveBayes()
+    for y in (huge, huge[:1]):
+        flagged.learn_many([{"a": True}, {"b": True}][:len(y)], np.array(y, dtype=np.uint64))
+        listed.learn_many([{"a": True}, {"b": True}][:len(y)], y)
     assert flagged.stats.to_dict() == listed.stats.to_dict()
 
 
