@@ -273,11 +273,12 @@ class Schema:
         has that name): a sparse matrix's column indices, read as a batch."""
         if self._ids_upto < self.n_attributes:
             self._read_ids(self._ids_upto)
+        # take: fancy indexing by an int32 array (scipy's usual indices) is 3x slower
         if not len(ids) or ids.max() < len(self._ids):
-            return self._ids[ids]
+            return self._ids.take(ids)
         out = np.full(len(ids), -1, dtype=np.int64)
         inside = ids < len(self._ids)
-        out[inside] = self._ids[ids[inside]]
+        out[inside] = self._ids.take(ids[inside])
         return out
 
     def _read_ids(self, lo: int) -> None:
