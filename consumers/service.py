@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import bisect
 import contextlib
+import gc
 import logging
 import os
 import signal
 import socket
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from socketserver import ThreadingMixIn
 from typing import Any
@@ -138,6 +139,35 @@ class _BatchRecords:
         return recs.record(start + i - first)
 
 
+
+_heap_lock = threading.Lock()
+_heap: dict[str, Any] = {"serving": 0, "thresholds": gc.get_threshold()}  # services serving
+
+
+@contextlib.contextmanager
+def _serving_heap() -> Iterator[None]:
+    """While the service serves: what start-up built (modules, clients, the restored models),
+    which lives as long as the service, is left out of the collector's full passes (0.1 s
+    each over a trained SpamFilter's heap), and the youngest generation is collected every
+    20,000 allocations instead of 700 (a poll of raw e-mails makes ~10⁵ short-lived objects:
+    90 collections a 5,000-message run). The last service of the process to stop serving undoes
+    both (cycles made meanwhile become collectable)."""
+    with _heap_lock:
+        if not _heap["serving"]:
+            _heap["thresholds"] = thresholds = gc.get_threshold()
+            gc.set_threshold(20_000, *thresholds[1:])
+        _heap["serving"] += 1
+        gc.freeze()
+    try:
+        yield
+    finally:
+        with _heap_lock:
+            _heap["serving"] -= 1
+            if not _heap["serving"]:
+                gc.set_threshold(*_heap["thresholds"])
+                gc.unfreeze()
+
+
 class Service:
     """One member of the service.
 
@@ -239,31 +269,36 @@ class Service:
             self._restored = True
             self._check_broker()
             self.readiness()
-            while not self._stop.is_set():
-                if self._unchecked:
-                    self._check_offsets(list(self._unchecked))
-                try:
-                    batch = self._consumer.poll(self.config.max_poll_records,
-                                                self.config.poll_timeout_ms)
-                except OffsetsOutOfRange as exc:
-                    out = exc.offsets
-                    log.info("the broker reports offsets out of range: %s", ", ".join(
-                        f"{tp.topic}:{tp.partition}@{o}" for tp, o in out.items()))
-                    self._check_offsets(list(out), out_of_range=True)
-                    continue
-                if self._broker_ok:
-                    self.metrics.last_poll.set_to_current_time()
-                if batch:
-                    self._process(batch)
-                self._maintain()
-                if max_records is not None and self.processed >= max_records:
-                    break
+            with _serving_heap():
+                self._serve(max_records)
         except OffsetGapError as exc:
             log.error("%s", exc)
             self.exit_code = EXIT_OFFSET_GAP
         finally:
             self._shutdown()
         return self.exit_code
+
+    def _serve(self, max_records: int | None) -> None:
+        """Poll and process until stopped (or ``max_records`` records are handled)."""
+        while not self._stop.is_set():
+            if self._unchecked:
+                self._check_offsets(list(self._unchecked))
+            try:
+                batch = self._consumer.poll(self.config.max_poll_records,
+                                            self.config.poll_timeout_ms)
+            except OffsetsOutOfRange as exc:
+                out = exc.offsets
+                log.info("the broker reports offsets out of range: %s", ", ".join(
+                    f"{tp.topic}:{tp.partition}@{o}" for tp, o in out.items()))
+                self._check_offsets(list(out), out_of_range=True)
+                continue
+            if self._broker_ok:
+                self.metrics.last_poll.set_to_current_time()
+            if batch:
+                self._process(batch)
+            self._maintain()
+            if max_records is not None and self.processed >= max_records:
+                break
 
     def _redact_logs(self) -> None:
         """Keep the configured secrets out of every log handler of the process."""

@@ -25,7 +25,14 @@ import numpy as np
 
 from streamnb.consumers.state import PartitionState
 from streamnb.models.base import CountClassifier
-from streamnb.stats.persist import StateFileError, dumps_state, loads_state, read_state, write_state
+from streamnb.stats.persist import (
+    StateFileError,
+    dumps_state,
+    encode_header,
+    loads_state,
+    read_state,
+    write_state,
+)
 
 __all__ = ["SNAPSHOT_FILE", "SNAPSHOT_VERSION", "SnapshotsUnreadable", "decode_partition",
            "encode_partition", "generation_path", "read_snapshot", "snapshot_paths",
@@ -42,6 +49,7 @@ def _pack(states: Mapping[Hashable, PartitionState], packed: dict[int, tuple] | 
     entries, arrays = [], {}
     for i, ((topic, partition), state) in enumerate(sorted(states.items())):
         header, model_arrays = state.model.to_state()
+        header = encode_header(header)  # JSON once, for the model file too
         if packed is not None:
             packed[id(state.model)] = (header, model_arrays)
         entries.append({"topic": topic, "partition": int(partition),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import math
 import pickle
 import struct
 
@@ -24,7 +25,7 @@ from streamnb import (
     load_model,
 )
 from streamnb.stats import read_state, write_state
-from streamnb.stats.persist import FORMAT_VERSION, dumps_state, loads_state
+from streamnb.stats.persist import FORMAT_VERSION, dumps_state, encode_header, loads_state
 
 DATA = WEATHER + MESSAGES + MIXED + [({("bi", "gram"): True, 7: "int name", "o": "s"}, 3)]
 QUERIES = [
@@ -304,6 +305,25 @@ def test_state_bytes_round_trip_dtypes():
         np.testing.assert_array_equal(back[k], v)
     with pytest.raises(TypeError, match="dtype"):
         dumps_state({}, {"obj": np.array([object()], dtype=object)})
+
+
+@pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf])
+def test_a_header_with_a_non_finite_float_is_refused(bad):
+    """NaN and infinities have no JSON (msgspec would write null, read back as None): refused
+    wherever they are, as json.dumps(allow_nan=False) refuses them; finite floats, names and a
+    pre-encoded header pass."""
+    for header in ({"x": bad}, {"a": [1, "s", [2.5, {"deep": (0, bad)}]]},
+                   {"names": ["t"] * 1000 + [bad]}):
+        with pytest.raises(ValueError, match="not JSON compliant"):
+            dumps_state(header, {})
+        with pytest.raises(ValueError, match="not JSON compliant"):
+            encode_header(header)
+    fine = {"a": [1.5, -0.0, 1e300, "ü", None, True, {"b": (1, 2)}], "names": ["t"] * 1000}
+    raw = encode_header(fine)
+    assert encode_header(raw) is raw
+    want = json.loads(json.dumps(fine))
+    for header in (fine, raw):
+        assert loads_state(dumps_state(header, {}))[0] == want
 
 
 def test_write_and_read_state(tmp_path):

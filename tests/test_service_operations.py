@@ -9,6 +9,7 @@ run on its own copy of that directory.
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import shutil
@@ -18,6 +19,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+import weakref
 from collections.abc import Callable
 
 import pytest
@@ -53,6 +55,7 @@ from streamnb.consumers.service import (
     EXIT_SHUTDOWN_INCOMPLETE,
     MODEL_FILE,
     Service,
+    _serving_heap,
     find_gap,
 )
 from streamnb.consumers.snapshots import (
@@ -75,6 +78,32 @@ def reference(*ranges: tuple[int, int]) -> IndifferentNB:
         for i in range(start, stop):
             model.learn_one(labelled_features(i), label_of(i))
     return model
+
+
+def test_serving_leaves_the_start_up_heap_out_of_collections_until_the_last_service_stops():
+    """While a service serves, what start-up built is frozen and the youngest generation is
+    collected less often; a second service serving meanwhile changes nothing, and the last
+    one to stop (even by an error) gives the collector back as it was, everything collectable."""
+    class Node:
+        pass
+
+    found = gc.get_threshold()
+    assert gc.get_freeze_count() == 0
+    node = Node()
+    node.me = node  # a cycle: only the collector frees it
+    ref = weakref.ref(node)
+    del node
+    with _serving_heap():
+        assert gc.get_threshold()[0] == 20_000 and gc.get_freeze_count() > 0
+        gc.collect()
+        assert ref() is not None  # frozen: left out
+        with pytest.raises(RuntimeError), _serving_heap():
+            assert gc.get_threshold()[0] == 20_000
+            raise RuntimeError("a service fails")
+        assert gc.get_threshold()[0] == 20_000 and gc.get_freeze_count() > 0
+    assert gc.get_threshold() == found and gc.get_freeze_count() == 0
+    gc.collect()
+    assert ref() is None
 
 
 def test_find_gap():
@@ -265,7 +294,10 @@ def generations(kafka_broker, tmp_path_factory):
             "max_poll_records": 70, "snapshot_every_records": 300, "snapshot_generations": 3,
             "publisher_process": False, **changes}, environ={})
 
+    found = gc.get_threshold()
     Service(config("whole")).run(max_records=N_RECORDS)
+    # the collector as the service found it (_serving_heap undone)
+    assert gc.get_threshold() == found and gc.get_freeze_count() == 0
     Service(config("base", changelog_topic=changelog)).run(max_records=900)
     paths = snapshot_paths(root / "base")
     assert [p.name for p in paths] == ["snapshot.snb", "snapshot.1.snb", "snapshot.2.snb"]

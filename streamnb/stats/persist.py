@@ -20,18 +20,21 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import struct
 import tempfile
+from itertools import chain, compress
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import numpy as np
 
 from streamnb.stats.codec import bulk_json
 
-__all__ = ["FORMAT_VERSION", "StateFileError", "dumps_state", "loads_state", "read_state",
-           "write_state"]
+__all__ = ["FORMAT_VERSION", "StateFileError", "dumps_state", "encode_header", "loads_state",
+           "read_state", "write_state"]
 
 MAGIC = b"STREAMNB"
 FORMAT_VERSION = 1
@@ -43,7 +46,44 @@ class StateFileError(ValueError):
     """A state file is missing, truncated, corrupted or of an unknown format version."""
 
 
-def dumps_state(header: dict[str, Any], arrays: dict[str, np.ndarray]) -> bytes:
+_CONTAINERS = frozenset({dict, list, tuple})
+
+
+def _refuse_non_finite(value: Any) -> None:
+    """A float NaN or infinity anywhere in ``value`` raises ValueError, as ``json.dumps(...,
+    allow_nan=False)`` would (msgspec writes them as null, which would load as None). Read a
+    level of nesting at a time, each with C-speed passes (``map``, ``compress``): a schema is
+    10⁵ ``[attribute, value]`` pairs."""
+    level = [value if type(value) in _CONTAINERS else [value]]
+    while level:
+        if dict in set(map(type, level)):
+            items: list = []
+            for v in level:
+                items.extend(v.values() if type(v) is dict else v)
+        else:
+            items = list(chain.from_iterable(level))
+        types = list(map(type, items))
+        kinds = set(types)
+        if float in kinds and not all(map(math.isfinite, compress(
+                items, map({float}.__contains__, types)))):
+            raise ValueError("Out of range float values are not JSON compliant")
+        level = list(compress(items, map(_CONTAINERS.__contains__, types))) \
+            if kinds & _CONTAINERS else []
+
+
+def encode_header(header: dict[str, Any] | msgspec.Raw) -> msgspec.Raw:
+    """``header`` as JSON once, to be written in several files as it is (the service's
+    snapshot and model file hold the same model): msgspec, 4× ``json.dumps`` on a vocabulary's
+    lists. Non-finite floats are refused."""
+    if isinstance(header, msgspec.Raw):
+        return header
+    _refuse_non_finite(header)
+    return msgspec.Raw(msgspec.json.encode(header))
+
+
+def dumps_state(header: dict[str, Any] | msgspec.Raw, arrays: dict[str, np.ndarray]) -> bytes:
+    """The state file of ``header`` (a JSON-able dict, or :func:`encode_header`'s bytes) and
+    ``arrays``."""
     descriptors = []
     blobs = []
     for name, array in arrays.items():
@@ -56,8 +96,7 @@ def dumps_state(header: dict[str, Any], arrays: dict[str, np.ndarray]) -> bytes:
         descriptors.append({"name": name, "dtype": dtype.str, "shape": list(array.shape),
                             "nbytes": len(blob)})
         blobs.append(blob)
-    head = json.dumps({"meta": header, "arrays": descriptors}, separators=(",", ":"),
-                      allow_nan=False).encode()
+    head = msgspec.json.encode({"meta": encode_header(header), "arrays": descriptors})
     body = _PREFIX.pack(MAGIC, FORMAT_VERSION, len(head)) + head + b"".join(blobs)
     return body + hashlib.sha256(body).digest()
 
@@ -99,7 +138,7 @@ def loads_state(data: bytes, source: str = "<bytes>") -> tuple[dict[str, Any],
     return head["meta"], arrays
 
 
-def write_state(path: str | os.PathLike, header: dict[str, Any],
+def write_state(path: str | os.PathLike, header: dict[str, Any] | msgspec.Raw,
                 arrays: dict[str, np.ndarray]) -> None:
     """Atomically write a state file (temp file + fsync + rename + directory fsync)."""
     path = Path(path)
