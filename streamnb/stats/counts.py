@@ -292,14 +292,15 @@ class CountStatistics:
         from :meth:`encode`); equal to ``update`` on each record in order. A bad record rejects
         the whole batch (its row is named) and leaves the statistics unchanged."""
         classes: Sequence[int] | None = self._known_int_classes(ys)
+        given = [] if classes is not None else labels_of(ys)
+        n = len(classes) if classes is not None else len(given)
+        if n != n_rows(xs):
+            raise ValueError(f"{n_rows(xs)} records but {n} labels")
         if classes is None:
-            ys = labels_of(ys)
-            classes = self._known_classes(ys)
-        if len(ys) != n_rows(xs):  # type: ignore[arg-type]
-            raise ValueError(f"{n_rows(xs)} records but {len(ys)} labels")  # type: ignore[arg-type]
-        labels = ys if classes is not None else [
+            classes = self._known_classes(given)
+        labels = given if classes is not None else [
             y if type(y) is str or type(y) is int or type(y) is bool
-            else self.encode_label(y, RecordName(record, i)) for i, y in enumerate(ys)]
+            else self.encode_label(y, RecordName(record, i)) for i, y in enumerate(given)]
         if isinstance(xs, EncodedBatch):
             batch = xs
             if batch.registrations is None:
