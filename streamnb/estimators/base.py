@@ -172,29 +172,25 @@ class Estimator(base.Base):
         np.frombuffer(zeros, dtype=np.int64)[:] += z.sum(axis=1)
 
     def add_token_odds_rows(self, stats: CountStatistics, columns: np.ndarray,
-                            rows: np.ndarray, finite: np.ndarray, zeros: np.ndarray) -> None:
+                            rows: np.ndarray, finite: np.ndarray) -> bool:
         """Add to each record's row of ``finite`` (records × classes) Σ over its present token
         cells (``columns``, the cell's record in ``rows``) of log θ(present|c) − log θ(absent|c)
-        (zero-factor counts to ``zeros``): the batch path. With one pseudo-count a > 0 on both
-        cells and integer counts (the histogram's ``exact``) the logs are read from the token
-        histogram's table of log(j + a), which :meth:`class_terms` keeps reaching every N(c):
-        two table reads a cell instead of two logs."""
+        from the token histogram's table of log(j + a), which :meth:`class_terms` keeps
+        reaching every N(c): two table reads a cell instead of two logs. Only with one
+        pseudo-count a > 0 on both cells (no zero factor) and integer counts (the histogram's
+        ``exact``); False, changing nothing, otherwise (the caller then sums
+        :meth:`token_corrections`)."""
         a, a_absent = self.cell_pseudocounts(stats)
-        k = stats.n_classes
-        if a.__class__ is float and a == a_absent and a > 0.0 and stats.tokens.exact:
-            table = stats.tokens.log_table(a)
-            sums = np.empty_like(finite)
-            if table is not None and token_odds_rows(stats.value_count_buffer, k, columns,
-                                                     rows, stats.class_count_buffer, table,
-                                                     sums):
-                finite += sums
-                return
-        f, z = self.token_corrections(stats, columns)
-        n = len(finite)
-        for c in range(k):
-            finite[:, c] += np.bincount(rows, weights=f[c], minlength=n)
-            if z.any():
-                zeros[:, c] += np.bincount(rows, weights=z[c], minlength=n).astype(np.int64)
+        if not (a.__class__ is float and a == a_absent and a > 0.0 and stats.tokens.exact):
+            return False
+        table = stats.tokens.log_table(a)
+        sums = np.empty_like(finite)
+        if table is None or not token_odds_rows(stats.value_count_buffer, stats.n_classes,
+                                                columns, rows, stats.class_count_buffer,
+                                                table, sums):
+            return False
+        finite += sums
+        return True
 
     def token_corrections(self, stats: CountStatistics, columns: np.ndarray) -> LogProb:
         """log θ(present | c) − log θ(absent | c) for the token ``columns``."""

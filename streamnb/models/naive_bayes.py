@@ -203,9 +203,11 @@ class NaiveBayes(CountClassifier):
         zeros[:] = np.frombuffer(base_zeros, dtype=np.int64)
         batch = encode_batch(stats.schema, records, where, grow=False)
         self._add_batch_terms(batch, finite)
-        if len(batch.token_rows):
-            est.add_token_odds_rows(stats, batch.token_columns, batch.token_rows, finite, zeros)
+        # a batch's token cells: from the log table when the estimator can, else their logs
+        tokens = batch.token_rows if len(batch.token_rows) and not est.add_token_odds_rows(
+            stats, batch.token_columns, batch.token_rows, finite) else batch.token_rows[:0]
         parts = (
+            (tokens, lambda: est.token_corrections(stats, batch.token_columns)),
             (batch.nominal_rows, lambda: self._nominal_log_theta(batch.nominal_columns)),
             (batch.text_rows, lambda: self._text_log_theta(batch.text_columns,
                                                            batch.text_counts)),
