@@ -348,7 +348,7 @@ def test_text_vocabularies_load_in_runs_and_a_repeated_token_is_refused():
     for i, x in enumerate(records):
         schema.encode(x, f"record {i}", grow=True)
     data = schema.to_json()
-    owners = [a for a, _ in data["columns"]]
+    owners = data["column_attributes"]
     runs = 1 + sum(a != b for a, b in itertools.pairwise(owners))
     assert runs > len(set(owners))  # an attribute's columns come in more than one run
     again = Schema.from_json(data)
@@ -356,7 +356,39 @@ def test_text_vocabularies_load_in_runs_and_a_repeated_token_is_refused():
     for a in (again.attributes.get("body"), again.attributes.get("subject")):
         assert dict(again.values_of(a)) == dict(schema.values_of(a))
     assert list(again.column_value) == list(schema.column_value)
-    free = next(column for column in data["columns"] if column[1] == "free")
-    repeated = {**data, "columns": [*data["columns"], free]}
+    free = data["column_values"].index("free")
+    repeated = {**data, "column_attributes": [*owners, owners[free]],
+                "column_values": [*data["column_values"], "free"]}
     with pytest.raises(ValueError, match="already present"):
         Schema.from_json(repeated)
+
+
+def test_a_schema_reads_its_older_layout_and_refuses_bad_column_owners():
+    """States written before the two per-column lists hold ``"columns"``, one ``[attribute,
+    value]`` pair per column: they read back the same schema, arrays and all. A column whose
+    attribute is not an int of the schema, or lists of two lengths, are refused (ValueError,
+    which load_model reports as a StateFileError)."""
+    from streamnb.stats import Schema
+
+    schema = Schema()
+    records = [{"body": {"free", "prize"}, "colour": "red", "win": True, "n": 2.5},
+               {"subject": {"win"}, "body": {"now", "free"}, "colour": "blue"}]
+    for i, x in enumerate(records):
+        schema.encode(x, f"record {i}", grow=True)
+    data = schema.to_json()
+    older = {k: v for k, v in data.items() if not k.startswith("column_")}
+    older["columns"] = [[a, v] for a, v in zip(data["column_attributes"],
+                                               data["column_values"], strict=True)]
+    again = Schema.from_json(older)
+    assert again.to_json() == data
+    for name in ("column_attribute", "column_slot", "column_text", "token_columns",
+                 "attribute_size"):
+        np.testing.assert_array_equal(getattr(again, "_" + name).view(),
+                                      getattr(schema, "_" + name).view(), err_msg=name)
+    owners = data["column_attributes"]
+    for bad, match in ((len(schema.kinds), "names attribute"), (-1, "names attribute"),
+                       (1.0, "not an int"), (True, "not an int")):
+        with pytest.raises(ValueError, match=match):
+            Schema.from_json({**data, "column_attributes": [*owners[:-1], bad]})
+    with pytest.raises(ValueError, match="column attributes but"):
+        Schema.from_json({**data, "column_attributes": owners[:-1]})

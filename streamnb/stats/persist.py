@@ -19,7 +19,6 @@ either the old file or the new one, never a mixture.
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 import os
 import struct
@@ -47,21 +46,26 @@ class StateFileError(ValueError):
 
 
 _CONTAINERS = frozenset({dict, list, tuple})
+_NOT_PLAIN = _CONTAINERS | {float}  # what a container is read for
+_LARGE = 256  # items from which a container's kinds are read before it is pooled
 
 
 def _refuse_non_finite(value: Any) -> None:
     """A float NaN or infinity anywhere in ``value`` raises ValueError, as ``json.dumps(...,
     allow_nan=False)`` would (msgspec writes them as null, which would load as None). Read a
-    level of nesting at a time, each with C-speed passes (``map``, ``compress``): a schema is
-    10⁵ ``[attribute, value]`` pairs."""
+    level of nesting at a time, each with C-speed passes (``map``, ``compress``): a schema
+    holds 10⁵ ``[attribute, kind]`` pairs (many small containers, pooled into one pass) or a
+    vocabulary's list of 10⁵ names (a large container, whose kinds of items are read in place
+    and which is passed over when it holds neither floats nor containers)."""
     level = [value if type(value) in _CONTAINERS else [value]]
     while level:
         if dict in set(map(type, level)):
-            items: list = []
-            for v in level:
-                items.extend(v.values() if type(v) is dict else v)
-        else:
-            items = list(chain.from_iterable(level))
+            level = [v.values() if type(v) is dict else v for v in level]
+        large = list(compress(level, map(_LARGE.__lt__, map(len, level))))
+        if large:
+            level = [*compress(level, map(_LARGE.__ge__, map(len, level))),
+                     *(v for v in large if set(map(type, v)) & _NOT_PLAIN)]
+        items = list(chain.from_iterable(level))
         types = list(map(type, items))
         kinds = set(types)
         if float in kinds and not all(map(math.isfinite, compress(
@@ -117,7 +121,7 @@ def loads_state(data: bytes, source: str = "<bytes>") -> tuple[dict[str, Any],
         raise StateFileError(f"{source}: checksum mismatch: the file is truncated or corrupted")
     try:
         with bulk_json():
-            head = json.loads(body[_PREFIX.size:_PREFIX.size + head_len])
+            head = msgspec.json.decode(body[_PREFIX.size:_PREFIX.size + head_len])
         offset = _PREFIX.size + head_len
         arrays = {}
         for d in head["arrays"]:

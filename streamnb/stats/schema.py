@@ -664,11 +664,12 @@ class Schema:
                 "numeric": self.numeric,
                 "attributes": [[encode(n), KINDS[k]] for n, k in zip(
                     self.attributes.names(), self.kinds, strict=True)],
-                "columns": list(map(list, zip(
-                    self.column_attribute.tolist(),
-                    # only a tuple value needs encoding: each value's call was a quarter of it
-                    map(encode, values) if tuple in set(map(type, values)) else values,
-                    strict=True))),
+                # per column, two flat lists rather than a pair each: a vocabulary's 10⁵
+                # two-element lists were most of the cost of writing and reading a snapshot
+                "column_attributes": self.column_attribute.tolist(),
+                # only a tuple value needs encoding: each value's call was a quarter of it
+                "column_values": list(map(encode, values)) if tuple in set(map(type, values))
+                else values,
             }
 
     @classmethod
@@ -699,44 +700,57 @@ class Schema:
                 schema.text_values.append(TextVocabulary())
             else:
                 schema.slots.append(-1)
-        column_attribute = []
-        run: list[Any] = []  # the tokens of a run of one text attribute's columns, ending at j
-
-        def register_run(j: int) -> None:
-            # a text vocabulary's tokens in bulk (add_new refuses a repeat): 10⁵–10⁶ of them
-            if run:
-                schema.text_values[schema.slots[column_attribute[-1]]].register(
-                    run, range(j - len(run), j))
-                schema.column_value.extend(run)
-                run.clear()
-
-        for j, (a, value) in enumerate(data["columns"]):
-            kind = schema.kinds[a]
-            if run and (kind != TEXT or a != column_attribute[-1]):
-                register_run(j)
-            if kind == TEXT:
-                run.append(decode(value))
-                column_attribute.append(a)
+        if "columns" in data:  # states written before the two per-column lists
+            pairs = data["columns"]
+            attribute_of = [a for a, _ in pairs]
+            values = [v for _, v in pairs]
+        else:
+            attribute_of, values = data["column_attributes"], data["column_values"]
+        if len(attribute_of) != len(values):
+            raise ValueError(f"{len(attribute_of)} column attributes but {len(values)} "
+                             "column values")
+        if not set(map(type, attribute_of)) <= {int}:
+            raise ValueError("a column's attribute is not an int")
+        owner = np.asarray(attribute_of, dtype=np.int64)
+        outside = owner[(owner < 0) | (owner >= len(schema.kinds))]
+        if len(outside):
+            raise ValueError(f"a column names attribute {int(outside[0])}, of "
+                             f"{len(schema.kinds)}")
+        # runs of consecutive columns of one attribute: a text vocabulary's tokens are
+        # registered a run at a time (add_new refuses a repeat), 10⁵–10⁶ of them
+        starts = np.flatnonzero(np.diff(owner)) + 1
+        for start, end in zip([0, *starts.tolist()], [*starts.tolist(), len(owner)],
+                              strict=True):
+            if start == end:
                 continue
-            if kind == TOKEN:
-                if schema.slots[a] >= 0:
-                    raise ValueError(f"token {schema.attributes.name(a)!r} has two columns")
-                schema.slots[a] = j
-                value = None
-            elif kind == NOMINAL:
-                value = decode(value)
-                values = schema.values_of(a)
-                if value in values:
-                    raise ValueError(f"value {value!r} of attribute {a} appears twice")
-                values[value] = j
-            else:
-                raise ValueError(f"numeric attribute {a} cannot own column {j}")
-            column_attribute.append(a)
-            schema.column_value.append(value)
-        register_run(len(column_attribute))
+            a = int(owner[start])
+            kind = schema.kinds[a]
+            if kind == TEXT:
+                run = values[start:end]
+                if dict in set(map(type, run)):
+                    run = list(map(decode, run))
+                schema.text_values[schema.slots[a]].register(run, range(start, end))
+                schema.column_value.extend(run)
+                continue
+            for j in range(start, end):
+                if kind == TOKEN:
+                    if schema.slots[a] >= 0:
+                        raise ValueError(f"token {schema.attributes.name(a)!r} has two "
+                                         "columns")
+                    schema.slots[a] = j
+                    value = None
+                elif kind == NOMINAL:
+                    value = decode(values[j])
+                    known = schema.values_of(a)
+                    if value in known:
+                        raise ValueError(f"value {value!r} of attribute {a} appears twice")
+                    known[value] = j
+                else:
+                    raise ValueError(f"numeric attribute {a} cannot own column {j}")
+                schema.column_value.append(value)
         if any(k == TOKEN and j < 0 for k, j in zip(schema.kinds, schema.slots, strict=True)):
             raise ValueError("a token attribute has no column")
-        schema._rebuild_arrays(column_attribute)
+        schema._rebuild_arrays(owner)
         return schema
 
     def _new_arrays(self) -> None:
@@ -754,17 +768,20 @@ class Schema:
         self._ids_set = GrowingArray(np.int64)  # attributes whose ids are set, in order, to undo
         self._ids_named = GrowingArray(np.int64)  # and their ids
 
-    def _rebuild_arrays(self, column_attribute: list[int]) -> None:
+    def _rebuild_arrays(self, column_attribute: np.ndarray) -> None:
+        """The per-column arrays of the columns' owning attributes, a numpy pass each."""
         self._new_arrays()
-        for a in column_attribute:
-            kind = self.kinds[a]
-            self._column_attribute.append(a)
-            self._column_slot.append(self.slots[a] if kind == NOMINAL else -1)
-            self._column_text.append(self.slots[a] if kind == TEXT else -1)
-            if kind == TOKEN:
-                self._token_columns.append(self.slots[a])
-        for a, kind in enumerate(self.kinds):
-            self._attribute_size.append(2.0 if kind == TOKEN else float(
-                len(self.values_of(a))) if kind in (NOMINAL, TEXT) else 0.0)
+        kinds = np.asarray(self.kinds, dtype=np.int64)
+        slots = np.asarray(self.slots, dtype=np.int64)
+        kind, slot = kinds[column_attribute], slots[column_attribute]
+        n = len(column_attribute)
+        self._column_attribute.fill(column_attribute, n)
+        self._column_slot.fill(np.where(kind == NOMINAL, slot, -1), n)
+        self._column_text.fill(np.where(kind == TEXT, slot, -1), n)
+        tokens = slot[kind == TOKEN]
+        self._token_columns.fill(tokens, len(tokens))
+        sizes = [2.0 if kind == TOKEN else float(len(self.values_of(a)))
+                 if kind in (NOMINAL, TEXT) else 0.0 for a, kind in enumerate(self.kinds)]
+        self._attribute_size.fill(sizes, len(sizes))
         self.version += 1
         self.shape_version += 1
