@@ -304,7 +304,7 @@ def main() -> None:
             else:
                 train = messages(args.train, 0, True, args.seed)
                 measured = messages(args.n, args.train, workload == "labelled", args.seed)
-            produce(bootstrap, topic, train + measured)
+            produce(bootstrap, topic, train)  # the measured ones once it is learned
             config = load_config({
                 "bootstrap_servers": bootstrap, "input_topic": [topic], "group_id": "",
                 "changelog_topic": "", "output_topic": f"{topic}-out",
@@ -315,10 +315,9 @@ def main() -> None:
                 environ={})
             trainer = Service(config)
             trainer.run(max_records=args.train)  # learn the prefix, snapshot it
-            # the last poll may take it past the prefix (e-mails: fewer records per fetch
-            # than max_poll_records); the measured records are those after it
-            split = trainer.processed - len(train)
-            train, measured = train + measured[:split], measured[split:]
+            # the topic held the prefix alone, so no poll took the trainer past it
+            assert trainer.processed == len(train), trainer.processed
+            produce(bootstrap, topic, measured)
             n = len(measured)
             # the baseline of each consumer client (raw-text: one process, no consumer)
             raw: dict[str, list[tuple]] = {c: [] for c in (("",) if text else clients)}
@@ -367,8 +366,7 @@ def main() -> None:
                                           clock.children / n * 1e6,
                                           steady[0] if steady else float("nan")))
                     assert service.processed == n, service.processed
-            # and the trainer's predictions of the records it read past the prefix
-            expected[workload] = len(variants) * args.repeat * n + split
+            expected[workload] = len(variants) * args.repeat * n
             published = count(bootstrap, f"{topic}-out", expected[workload]) \
                 if workload == "unlabelled" else 0
             for label, helper, _, consumer in variants:

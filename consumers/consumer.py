@@ -261,6 +261,11 @@ def confluent_config(options: dict[str, Any]) -> dict[str, Any] | None:
         # broker states for connected(), once a second
         "statistics.interval.ms": 1000,
     })
+    if not consumer_only.get("group_id"):
+        # standalone, the instance assigns itself every partition of its topics and so needs
+        # their leaders anyway: connecting from the start, while the state is restored, saves
+        # the partition lookup a connection setup (it took 40 ms of a 0.75 s benchmark run)
+        config["enable.sparse.connections"] = False
     for name, prop in (("group_instance_id", "group.instance.id"),
                        ("session_timeout_ms", "session.timeout.ms"),
                        ("heartbeat_interval_ms", "heartbeat.interval.ms")):
@@ -383,7 +388,15 @@ class ConfluentConsumer:
             raise OffsetsOutOfRange(out)
         from confluent_kafka import Message
 
-        messages = self._consumer.consume(max_records, timeout_ms / 1000)
+        # as kafka-python's poll: what is fetched already, else the first record to arrive
+        # and what came with it; consume(n, timeout) alone waits for n records or the timeout,
+        # which delays a slow stream's records by up to the timeout and a starting service's
+        # first batch by the fetches of all n
+        messages = self._consumer.consume(max_records, 0)
+        if not messages:
+            messages = self._consumer.consume(1, timeout_ms / 1000)
+            if messages and max_records > 1:
+                messages += self._consumer.consume(max_records - 1, 0)
         if not messages:
             return {}
         self._answered_at = time.monotonic()

@@ -176,9 +176,11 @@ def test_confluent_config_translates_the_service_settings():
     assert got["enable.auto.commit"] is False and got["auto.offset.reset"] == "error"
     assert got["check.crcs"] is False and "partitioner" not in got
     assert (got["sasl.username"], got["sasl.password"]) == ("u", "pw")
-    # standalone: an id librdkafka insists on, never joined
-    assert confluent_config(load_config({"group_id": ""}, environ={}).consumer_options())[
-        "group.id"] == "streamnb-standalone"
+    assert "enable.sparse.connections" not in got  # a group member: only its leaders
+    # standalone: an id librdkafka insists on, never joined; every leader connected up front
+    standalone = confluent_config(load_config({"group_id": ""}, environ={}).consumer_options())
+    assert standalone["group.id"] == "streamnb-standalone"
+    assert standalone["enable.sparse.connections"] is False
     # OAUTHBEARER needs a token provider kafka-python takes and librdkafka does not
     oauth = load_config({"sasl_mechanism": "OAUTHBEARER"}, environ={}).consumer_options()
     assert confluent_config(oauth) is None
