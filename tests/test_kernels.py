@@ -32,7 +32,8 @@ KERNELS = ["encode_tokens", "encode_many", "text_columns", "token_log_odds", "to
            "score_tokens",
            "posterior", "token_increment", "token_increment_many", "learn_tokens",
            "class_absent_sum", "class_terms", "email_words", "email_hosts", "url_hosts",
-           "host_tokens", "header_fields", "html_signals", "html_text", "spam_evidence"]
+           "host_tokens", "header_fields", "header_tokens", "html_signals", "html_text",
+           "spam_evidence"]
 
 
 def _bits(value: Any) -> Any:
@@ -74,7 +75,9 @@ def same(name: str, make_args: Callable[[], list]) -> tuple:
 def test_every_kernel_has_a_twin_and_a_test():
     exported = {name for name in dir(_kernels) if not name.startswith("_")}
     assert exported == {"NameTable", *KERNELS}
-    assert set(kernels.__all__) == {"ACCELERATED", "NameTable", *KERNELS}
+    # and two helpers of the e-mail tokeniser, not kernels
+    assert set(kernels.__all__) == {"ACCELERATED", "NameTable", "EMAIL_DOMAIN", "field_tokens",
+                                    *KERNELS}
     for name in KERNELS:
         assert callable(getattr(kernels, "_" + name))
         assert any(test.startswith(f"test_{name}_same") for test in globals())
@@ -699,6 +702,62 @@ def test_header_fields_same_on_random_headers(text, start, end, max_value):
 def test_header_fields_refuses_what_it_cannot_read(args):
     (kind, _, _), _ = same("header_fields", lambda: [*args])
     assert kind == "raised"
+
+
+def test_header_tokens_same_on_the_corpus():
+    """The tokens of every message's header fields (and what is left to decode), from the
+    message as text and as its bytes read as Latin-1."""
+    for text in _corpus():
+        text = "\n" + text
+        _, fields, _ = _kernels.header_fields(text, 1, len(text))
+        same("header_tokens", lambda fields=fields: [fields, {"kept"}])
+
+
+def test_header_tokens_reads_words_domains_and_relays():
+    fields = [("subject", "FREE money!!! don't 'wait'"),
+              ("from", '"Deals" <Offers@Promo.Example.com>, x@y.co.uk (Bob) a<b>c'),
+              ("to", "a@b.org, <c@D.Example.NET>, e@f, @g.h."), ("x-mailer", "Mailer 1.0"),
+              ("received", "from mx.Example.com ([10.0.0.1])"), ("cc", "é@x.org"),
+              ("received", "by relay.example.org"), ("subject", "=?utf-8?q?caf=C3=A9?="),
+              ("message-id", "<1@mail.example.com>")]
+    tokens = {"kept"}
+    rest = _kernels.header_tokens(fields, tokens)
+    assert rest == [("cc", "é@x.org"), ("subject", "=?utf-8?q?caf=C3=A9?=")]
+    assert tokens == {
+        "kept", "subject:free", "subject:money!!!", "subject:don't", "subject:wait",
+        "from:deals", "from:bob", "from:promo.example.com", "from:example.com",
+        "from:y.co.uk", "to:b.org", "to:d.example.net", "to:g.h", "x-mailer:mailer",
+        "received:mx.example.com", "received:example.com", "received:ip",
+        "received:relay.example.org", "received:example.org", "message-id:mail.example.com"}
+    # an address and the words around it: <...> anywhere, a run holding "@" after a space
+    tokens = set()
+    _kernels.header_tokens([("from", "ab<c d>ef gh<ij kl@mn op@qr.st uv")], tokens)
+    assert tokens == {"from:ab", "from:ef", "from:gh", "from:ij", "from:uv", "from:qr.st"}
+
+
+_FIELD_NAMES = ["subject", "from", "x-mailer", "to", "cc", "reply-to", "message-id",
+                "received"]
+_FIELD_PIECES = ["a", "B", "é", "1", "@", ".", "-", "_", "<", ">", " ", "\t", "\n", "\x1c",
+                 "'", "$", "!", "=?", "?=", "x.org", "Mail.Example.co.uk", "10.0.0.1", ",",
+                 "\U0001f600", "a" * 41, "\u0663", "[", "]", "(", '"']
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(_FIELD_NAMES),
+                          st.lists(st.sampled_from(_FIELD_PIECES), max_size=20).map("".join)),
+                max_size=6))
+def test_header_tokens_same_on_random_fields(fields):
+    same("header_tokens", lambda: [list(fields), set()])
+
+
+@pytest.mark.parametrize("args", [[[("subject", "a")], frozenset()], [[("subject", "a")], []],
+                                  [3, set()], ["ab", set()], [[("subject", b"a")], set()],
+                                  [[["subject", "a"]], set()], [[("subject", "a", "b")], set()],
+                                  [[("subject", "a"), ("date", "x")], set()],
+                                  [[("Subject", "a")], set()]])
+def test_header_tokens_refuses_what_it_cannot_read(args):
+    (kind, error, _), _ = same("header_tokens", lambda: [*args])
+    assert kind == "raised" and error in (TypeError, ValueError)
 
 
 def test_html_text_same_on_the_corpus():

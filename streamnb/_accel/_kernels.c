@@ -1984,6 +1984,15 @@ email_name_char(Py_UCS4 ch)
     return ch < 128 && (Py_ISALNUM(ch) || ch == '_' || ch == '.' || ch == '-');
 }
 
+static unsigned char email_name_latin1[256];  /* email_name_char of code points < 256 */
+
+static void
+email_hosts_init(void)
+{
+    for (Py_UCS4 ch = 0; ch < 256; ch++)
+        email_name_latin1[ch] = (unsigned char)email_name_char(ch);
+}
+
 /* The empty set a scan of text fills, after checking that text is a str (NULL if not). */
 static PyObject *
 scan_set(PyObject *text, const char *name)
@@ -2008,12 +2017,23 @@ email_hosts(PyObject *Py_UNUSED(module), PyObject *text)
     const Py_ssize_t n = PyUnicode_GET_LENGTH(text);
     Py_ssize_t i = 0;
     while (i < n) {
-        while (i < n && !email_name_char(PyUnicode_READ(kind, data, i)))
-            i++;
-        Py_ssize_t start = i;
+        Py_ssize_t start;
         int dotted = 0;
-        for (Py_UCS4 ch; i < n && email_name_char(ch = PyUnicode_READ(kind, data, i)); i++)
-            dotted |= ch == '.';
+        if (kind == PyUnicode_1BYTE_KIND) {  /* Received headers: 1 KiB of them a message */
+            const Py_UCS1 *s = data;
+            while (i < n && !email_name_latin1[s[i]])
+                i++;
+            start = i;
+            for (; i < n && email_name_latin1[s[i]]; i++)
+                dotted |= s[i] == '.';
+        }
+        else {
+            while (i < n && !email_name_char(PyUnicode_READ(kind, data, i)))
+                i++;
+            start = i;
+            for (Py_UCS4 ch; i < n && email_name_char(ch = PyUnicode_READ(kind, data, i)); i++)
+                dotted |= ch == '.';
+        }
         if (!dotted)
             continue;
         Py_ssize_t end = i;
@@ -2467,6 +2487,335 @@ header_fields_init(void)
         if ((header_name_objects[k] = PyUnicode_InternFromString(header_names[k])) == NULL)
             return -1;
     return 0;
+}
+
+/* ---- e-mail header tokens ------------------------------------------------------------------- */
+
+/*
+ * header_tokens(fields, tokens) -> rest
+ *
+ * The tokens of a message's header fields (header_fields' list of (name, value), the names
+ * lower-cased), added to the set tokens; rest lists, in order, the fields whose value must be
+ * decoded first (the tokeniser decodes them and calls field_tokens): a subject, from or
+ * x-mailer value that is not ASCII or holds an RFC 2047 encoded word ("=?"), and any other
+ * non-ASCII value but a received one. The values of the received fields are joined with a
+ * space and lower-cased, and their host names (email_hosts) give received:<host> and its
+ * parent domains (host_tokens). Every other value is lower-cased and read as field_tokens
+ * reads it: for subject and x-mailer, its words (email_words) as "<name>:<word>"; for from,
+ * the words left once the addresses are blanked (re.sub(r"<[^<>]*>|(?<!\S)\S*@\S*", " ", v))
+ * as "from:<word>", and the domains after an "@" (re.findall(r"@([\w-]+(?:\.[\w-]+)+)", v))
+ * with their parent domains as "from:<domain>"; for to, cc, reply-to and message-id, those
+ * domains as "<name>:<domain>". White space and \w as re reads them in a str. Twin:
+ * kernels._header_tokens.
+ */
+enum {HT_SUBJECT, HT_FROM, HT_X_MAILER, HT_TO, HT_CC, HT_REPLY_TO, HT_MESSAGE_ID, HT_RECEIVED};
+static const char *const ht_names[] = {"subject", "from", "x-mailer", "to", "cc", "reply-to",
+                                       "message-id", "received", NULL};
+static PyObject *ht_from_prefix, *ht_received_prefix, *ht_space, *ht_encoded;
+
+#define HT_PREFIX_MAX 16  /* "message-id:" and the like */
+
+static inline int
+ht_domain_char(unsigned char ch)  /* [\w-] of an ASCII character */
+{
+    return Py_ISALNUM(ch) || ch == '_' || ch == '-';
+}
+
+/* prefix + s[0:n] added to tokens (ASCII). */
+static int
+ht_add(PyObject *tokens, const char *prefix, Py_ssize_t prefix_len, const char *s, Py_ssize_t n)
+{
+    char small[HT_PREFIX_MAX + 64];
+    char *buffer = prefix_len + n <= (Py_ssize_t)sizeof(small) ? small
+                   : PyMem_Malloc((size_t)(prefix_len + n));
+    if (buffer == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    memcpy(buffer, prefix, (size_t)prefix_len);
+    memcpy(buffer + prefix_len, s, (size_t)n);
+    PyObject *token = PyUnicode_FromStringAndSize(buffer, prefix_len + n);
+    if (buffer != small)
+        PyMem_Free(buffer);
+    int failed = token == NULL || PySet_Add(tokens, token) < 0;
+    Py_XDECREF(token);
+    return failed ? -1 : 0;
+}
+
+/* The words of s[0:n] (ASCII, lower-cased), as email_words finds them, each added to tokens
+ * after prefix. */
+static int
+ht_words(PyObject *tokens, const char *prefix, Py_ssize_t prefix_len, const char *s,
+         Py_ssize_t n)
+{
+    Py_ssize_t i = 0;
+    while (i < n) {
+        while (i < n && !email_word_latin1[(unsigned char)s[i]])
+            i++;
+        Py_ssize_t start = i;
+        while (i < n && email_word_latin1[(unsigned char)s[i]])
+            i++;
+        Py_ssize_t end = i;
+        while (start < end && s[start] == '\'')
+            start++;
+        while (end > start && s[end - 1] == '\'')
+            end--;
+        Py_ssize_t length = end - start;
+        if (length < EMAIL_MIN_WORD)
+            continue;
+        if (length <= EMAIL_MAX_WORD) {
+            if (ht_add(tokens, prefix, prefix_len, s + start, length) < 0)
+                return -1;
+            continue;
+        }
+        char skip[64];
+        int k = PyOS_snprintf(skip, sizeof(skip), "skip:%c:%zd", s[start], length / 10 * 10);
+        if (ht_add(tokens, prefix, prefix_len, skip, k) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* The domains of s[0:n] (ASCII) as re.findall(r"@([\w-]+(?:\.[\w-]+)+)", s) finds them: each
+ * added to tokens after prefix (host_prefix NULL), or read by host_tokens with host_prefix. */
+static int
+ht_domains(PyObject *tokens, const char *prefix, Py_ssize_t prefix_len, PyObject *host_prefix,
+           const char *s, Py_ssize_t n)
+{
+    Py_ssize_t p = 0;
+    while (p < n) {
+        const char *at = memchr(s + p, '@', (size_t)(n - p));
+        if (at == NULL)
+            break;
+        Py_ssize_t start = at - s + 1, k = start;
+        while (k < n && ht_domain_char((unsigned char)s[k]))
+            k++;
+        int groups = 0;
+        if (k > start)
+            while (k + 1 < n && s[k] == '.' && ht_domain_char((unsigned char)s[k + 1])) {
+                k += 2;
+                while (k < n && ht_domain_char((unsigned char)s[k]))
+                    k++;
+                groups++;
+            }
+        if (!groups) {  /* no match at this "@": the search goes on after it */
+            p = start;
+            continue;
+        }
+        int failed;
+        if (host_prefix == NULL)
+            failed = ht_add(tokens, prefix, prefix_len, s + start, k - start);
+        else {
+            PyObject *domain = PyUnicode_FromStringAndSize(s + start, k - start);
+            failed = domain == NULL || host_tokens_one(host_prefix, domain, tokens) < 0;
+            Py_XDECREF(domain);
+        }
+        if (failed)
+            return -1;
+        p = k;
+    }
+    return 0;
+}
+
+static inline int
+ht_space_char(unsigned char ch)  /* \s of re in a str, for an ASCII character */
+{
+    return Py_UNICODE_ISSPACE(ch);
+}
+
+/* s[0:n] (ASCII) with re.sub(r"<[^<>]*>|(?<!\S)\S*@\S*", " ", s) done into out (n bytes at
+ * least, as a match gives way to one space); its length. */
+static Py_ssize_t
+ht_blank_addresses(const char *s, Py_ssize_t n, char *out)
+{
+    Py_ssize_t i = 0, o = 0;
+    while (i < n) {
+        if (s[i] == '<') {  /* <[^<>]*> */
+            Py_ssize_t j = i + 1;
+            while (j < n && s[j] != '<' && s[j] != '>')
+                j++;
+            if (j < n && s[j] == '>') {
+                out[o++] = ' ';
+                i = j + 1;
+                continue;
+            }
+        }
+        if ((i == 0 || ht_space_char((unsigned char)s[i - 1]))
+                && !ht_space_char((unsigned char)s[i])) {  /* (?<!\S)\S*@\S* */
+            Py_ssize_t j = i;
+            int at = 0;
+            while (j < n && !ht_space_char((unsigned char)s[j]))
+                at |= s[j++] == '@';
+            if (at) {
+                out[o++] = ' ';
+                i = j;
+                continue;
+            }
+        }
+        out[o++] = s[i++];
+    }
+    return o;
+}
+
+/* The tokens of field k's ASCII value (not received). */
+static int
+ht_field(PyObject *tokens, int k, PyObject *value)
+{
+    const Py_ssize_t n = PyUnicode_GET_LENGTH(value);
+    const char *raw = (const char *)PyUnicode_1BYTE_DATA(value);
+    char *lower = PyMem_Malloc((size_t)(2 * n + 1));
+    if (lower == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < n; i++)
+        lower[i] = (char)Py_TOLOWER((unsigned char)raw[i]);
+    char prefix[HT_PREFIX_MAX];
+    Py_ssize_t prefix_len = (Py_ssize_t)strlen(ht_names[k]);
+    memcpy(prefix, ht_names[k], (size_t)prefix_len);
+    prefix[prefix_len++] = ':';
+    int result;
+    if (k == HT_FROM) {
+        char *blanked = lower + n;
+        Py_ssize_t m = ht_blank_addresses(lower, n, blanked);
+        result = ht_words(tokens, prefix, prefix_len, blanked, m) < 0
+                 || ht_domains(tokens, prefix, prefix_len, ht_from_prefix, lower, n) < 0
+                 ? -1 : 0;
+    }
+    else if (k == HT_SUBJECT || k == HT_X_MAILER)
+        result = ht_words(tokens, prefix, prefix_len, lower, n);
+    else
+        result = ht_domains(tokens, prefix, prefix_len, NULL, lower, n);
+    PyMem_Free(lower);
+    return result;
+}
+
+/* The relays of a stream recur from message to message: the received: tokens of the last
+ * hosts met, a tuple by host name (emptied when it holds HT_CACHE of them). */
+#define HT_CACHE 4096
+static PyObject *ht_received_cache;
+
+static int
+ht_received_host(PyObject *tokens, PyObject *host)
+{
+    PyObject *known = PyDict_GetItemWithError(ht_received_cache, host);  /* borrowed */
+    if (known == NULL) {
+        if (PyErr_Occurred())
+            return -1;
+        PyObject *found = PySet_New(NULL);
+        if (found == NULL || host_tokens_one(ht_received_prefix, host, found) < 0) {
+            Py_XDECREF(found);
+            return -1;
+        }
+        known = PySequence_Tuple(found);
+        Py_DECREF(found);
+        if (known == NULL)
+            return -1;
+        if (PyDict_GET_SIZE(ht_received_cache) >= HT_CACHE)
+            PyDict_Clear(ht_received_cache);
+        int failed = PyDict_SetItem(ht_received_cache, host, known);
+        Py_DECREF(known);  /* the cache holds it */
+        if (failed < 0)
+            return -1;
+    }
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(known); i++)
+        if (PySet_Add(tokens, PyTuple_GET_ITEM(known, i)) < 0)
+            return -1;
+    return 0;
+}
+
+/* received:<host> tokens of the received values, joined and lower-cased. */
+static int
+ht_received(PyObject *tokens, PyObject *received)
+{
+    PyObject *joined = PyUnicode_Join(ht_space, received);
+    PyObject *lowered = joined ? PyObject_CallMethod(joined, "lower", NULL) : NULL;
+    PyObject *hosts = lowered ? email_hosts(NULL, lowered) : NULL;
+    PyObject *it = hosts ? PyObject_GetIter(hosts) : NULL;
+    int result = it == NULL ? -1 : 0;
+    for (PyObject *host; result == 0 && (host = PyIter_Next(it)) != NULL;) {
+        result = ht_received_host(tokens, host);
+        Py_DECREF(host);
+    }
+    if (result == 0 && PyErr_Occurred())
+        result = -1;
+    Py_XDECREF(it);
+    Py_XDECREF(joined);
+    Py_XDECREF(lowered);
+    Py_XDECREF(hosts);
+    return result;
+}
+
+static PyObject *
+header_tokens(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    PyObject *fields, *tokens;
+    if (!PyArg_ParseTuple(args, "OO!:header_tokens", &fields, &PySet_Type, &tokens))
+        return NULL;
+    PyObject *seq = PySequence_Fast(fields, "header_tokens: fields must be a sequence");
+    if (seq == NULL)
+        return NULL;
+    PyObject *rest = PyList_New(0), *received = PyList_New(0);
+    if (rest == NULL || received == NULL)
+        goto error;
+    const Py_ssize_t count = PySequence_Fast_GET_SIZE(seq);
+    for (Py_ssize_t f = 0; f < count; f++) {
+        PyObject *item = PySequence_Fast_GET_ITEM(seq, f);
+        PyObject *name, *value;
+        if (!PyTuple_CheckExact(item) || PyTuple_GET_SIZE(item) != 2
+                || !PyUnicode_Check(name = PyTuple_GET_ITEM(item, 0))
+                || !PyUnicode_Check(value = PyTuple_GET_ITEM(item, 1))) {
+            PyErr_Format(PyExc_TypeError, "header_tokens: a field must be a (str, str) pair, "
+                         "got %s", Py_TYPE(item)->tp_name);
+            goto error;
+        }
+        if (PyUnicode_READY(name) < 0 || PyUnicode_READY(value) < 0)
+            goto error;
+        int k = 0;
+        while (ht_names[k] != NULL && PyUnicode_CompareWithASCIIString(name, ht_names[k]))
+            k++;
+        if (ht_names[k] == NULL) {
+            PyErr_Format(PyExc_ValueError, "header_tokens: no tokens are read from field %R",
+                         name);
+            goto error;
+        }
+        if (k == HT_RECEIVED) {  /* host names are ASCII: no decoding needed */
+            if (PyList_Append(received, value) < 0)
+                goto error;
+            continue;
+        }
+        int decode = !PyUnicode_IS_ASCII(value);
+        if (!decode && k <= HT_X_MAILER) {
+            Py_ssize_t at = PyUnicode_Find(value, ht_encoded, 0, PY_SSIZE_T_MAX, 1);
+            if (at == -2)
+                goto error;
+            decode = at >= 0;
+        }
+        if (decode ? PyList_Append(rest, item) < 0 : ht_field(tokens, k, value) < 0)
+            goto error;
+    }
+    if (PyList_GET_SIZE(received) && ht_received(tokens, received) < 0)
+        goto error;
+    Py_DECREF(seq);
+    Py_DECREF(received);
+    return rest;
+error:
+    Py_DECREF(seq);
+    Py_XDECREF(rest);
+    Py_XDECREF(received);
+    return NULL;
+}
+
+static int
+header_tokens_init(void)
+{
+    ht_from_prefix = PyUnicode_InternFromString("from:");
+    ht_received_prefix = PyUnicode_InternFromString("received:");
+    ht_space = PyUnicode_InternFromString(" ");
+    ht_encoded = PyUnicode_InternFromString("=?");
+    ht_received_cache = PyDict_New();
+    return ht_from_prefix && ht_received_prefix && ht_space && ht_encoded && ht_received_cache
+           ? 0 : -1;
 }
 
 /* ---- HTML signals --------------------------------------------------------------------------- */
@@ -2970,6 +3319,7 @@ static PyMethodDef methods[] = {
     {"url_hosts", url_hosts, METH_O, "The hosts of the links in text."},
     {"host_tokens", host_tokens, METH_VARARGS, "Tokens of host names and their parent domains."},
     {"header_fields", header_fields, METH_VARARGS, "An entity's header block and chosen fields."},
+    {"header_tokens", header_tokens, METH_VARARGS, "The tokens of a message's header fields."},
     {"html_signals", html_signals, METH_O, "The signal tags of HTML source."},
     {"html_text", html_text, METH_O, "The visible text of lower-cased HTML."},
     {"spam_evidence", spam_evidence, METH_VARARGS, "SpamFilter's score of one message."},
@@ -2988,7 +3338,8 @@ PyMODINIT_FUNC
 PyInit__kernels(void)
 {
     email_words_init();
-    if (header_fields_init() < 0 || PyType_Ready(&NameTableType) < 0)
+    email_hosts_init();
+    if (header_fields_init() < 0 || header_tokens_init() < 0 || PyType_Ready(&NameTableType) < 0)
         return NULL;
     PyObject *m = PyModule_Create(&module);
     if (m != NULL && PyModule_AddObjectRef(m, "NameTable", (PyObject *)&NameTableType) < 0)

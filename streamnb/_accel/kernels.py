@@ -15,16 +15,18 @@ import os
 import re
 import sys
 from array import array
+from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
-__all__ = ["ACCELERATED", "NameTable", "class_absent_sum", "class_terms", "email_hosts",
-           "email_words", "encode_many", "encode_tokens", "header_fields", "host_tokens",
-           "html_signals", "html_text", "learn_tokens",
-           "posterior", "score_tokens", "spam_evidence", "text_columns", "token_increment",
-           "token_increment_many", "token_log_odds", "token_odds_rows", "url_hosts"]
+__all__ = ["ACCELERATED", "EMAIL_DOMAIN", "NameTable", "class_absent_sum", "class_terms",
+           "email_hosts", "email_words", "encode_many", "encode_tokens", "field_tokens",
+           "header_fields", "header_tokens", "host_tokens", "html_signals", "html_text",
+           "learn_tokens", "posterior", "score_tokens", "spam_evidence", "text_columns",
+           "token_increment", "token_increment_many", "token_log_odds", "token_odds_rows",
+           "url_hosts"]
 
 
 def _ssize(j: Any) -> int:
@@ -641,6 +643,73 @@ def _header_fields(text: str, start: int, end: int, max_value: int = sys.maxsize
     return header_end, fields, content
 
 
+# The tokens of header fields (streamnb.features.email): the words of subject, from and
+# x-mailer values, the from value's with its addresses blanked; the domains after an "@".
+_ADDRESS = re.compile(r"<[^<>]*>|(?<!\S)\S*@\S*")
+# the domain of each address (the tokeniser's email:<domain> of the body too)
+EMAIL_DOMAIN = re.compile(r"@([\w-]+(?:\.[\w-]+)+)")
+_WORD_FIELDS = frozenset({"subject", "from", "x-mailer"})
+_DOMAIN_FIELDS = frozenset({"to", "cc", "reply-to", "message-id"})
+
+
+def _read_field(field: str, value: str, tokens: set, words: Callable, hosts: Callable) -> None:
+    """`field_tokens` with the given word and host kernels (C, or the twins)."""
+    if field == "from":
+        tokens.update(map("from:".__add__, words(_ADDRESS.sub(" ", value))))
+        hosts("from:", EMAIL_DOMAIN.findall(value), tokens)
+    elif field in _WORD_FIELDS:
+        tokens.update(map((field + ":").__add__, words(value)))
+    elif field in _DOMAIN_FIELDS:
+        tokens.update(map((field + ":").__add__, EMAIL_DOMAIN.findall(value)))
+    else:
+        raise ValueError(f"header_tokens: no tokens are read from field {field!r}")
+
+
+def field_tokens(field: str, value: str, tokens: set) -> None:
+    """The tokens of one header field's decoded, lower-cased value (any characters), added to
+    ``tokens``: what `header_tokens` gives for the fields it returns to be decoded. For
+    subject and x-mailer, its words (`email_words`) as ``<field>:<word>``; for from, the words
+    left once the addresses (``<...>`` and white-space-delimited runs holding an "@") are
+    blanked, as ``from:<word>``, and the domains after an "@" with their parent domains
+    (`host_tokens`) as ``from:<domain>``; for to, cc, reply-to and message-id, those domains
+    as ``<field>:<domain>``."""
+    _read_field(field, value, tokens, email_words, host_tokens)
+
+
+def _header_tokens(fields: Any, tokens: set) -> list[tuple[str, str]]:
+    """The tokens of a message's header fields (`header_fields`' ``(name, value)`` list) added
+    to ``tokens``; the fields whose value must be decoded first are returned, in order: a
+    subject, from or x-mailer value that is not ASCII or holds an RFC 2047 encoded word
+    ("=?"), and any other non-ASCII value but a received one. Received values are joined
+    with a space and lower-cased, and their host names (`email_hosts`) give ``received:``
+    tokens (`host_tokens`); every other value is lower-cased and read by `field_tokens`."""
+    if not isinstance(tokens, set):
+        raise TypeError(f"header_tokens() argument 2 must be set, not {_type_name(tokens)}")
+    try:
+        items = list(fields)
+    except TypeError:
+        raise TypeError("header_tokens: fields must be a sequence") from None
+    rest: list[tuple[str, str]] = []
+    received: list[str] = []
+    for item in items:
+        if not (type(item) is tuple and len(item) == 2 and isinstance(item[0], str)
+                and isinstance(item[1], str)):
+            raise TypeError(f"header_tokens: a field must be a (str, str) pair, got "
+                            f"{type(item).__name__}")
+        field, value = item
+        if field not in _WORD_FIELDS and field not in _DOMAIN_FIELDS and field != "received":
+            raise ValueError(f"header_tokens: no tokens are read from field {field!r}")
+        if field == "received":  # host names are ASCII: no decoding needed
+            received.append(value)
+        elif not value.isascii() or (field in _WORD_FIELDS and "=?" in value):
+            rest.append(item)
+        else:
+            _read_field(field, value.lower(), tokens, _email_words, _host_tokens)
+    if received:
+        _host_tokens("received:", _email_hosts(" ".join(received).lower()), tokens)
+    return rest
+
+
 # HTML's signal tags (streamnb.features.email), matched on the lower-cased source: a few tags,
 # and links (an "a" tag with a non-empty href).
 _HTML_SIGNAL = re.compile(
@@ -828,6 +897,7 @@ email_hosts = _email_hosts
 url_hosts = _url_hosts
 host_tokens = _host_tokens
 header_fields = _header_fields
+header_tokens = _header_tokens
 html_signals = _html_signals
 html_text = _html_text
 spam_evidence = _spam_evidence
@@ -857,6 +927,7 @@ if os.environ.get("STREAMNB_PURE_PYTHON", "") in ("", "0"):
         url_hosts = _kernels.url_hosts
         host_tokens = _kernels.host_tokens
         header_fields = _kernels.header_fields
+        header_tokens = _kernels.header_tokens
         html_signals = _kernels.html_signals
         html_text = _kernels.html_text
         spam_evidence = _kernels.spam_evidence

@@ -10,8 +10,10 @@ parser: an entity's header block and the fields read are picked out in one scan,
 are cut at their boundary lines, only text parts are decoded (``binascii``; charsets with the
 codec each part declares), and HTML is reduced to its visible text by tag stripping and
 ``html.unescape``. The scans over the most text (the header block, the words, the relay hosts
-of the Received headers, the links' hosts and the visible text of HTML) and the tokens of host
-names are C kernels with Python twins (`streamnb._accel.kernels`). Every scan runs in time
+of the Received headers, the links' hosts and the visible text of HTML), the tokens of host
+names and those of the header fields (all of them but the values that need decoding, which
+are decoded here and read by the same rule, `field_tokens`) are C kernels with Python twins
+(`streamnb._accel.kernels`). Every scan runs in time
 linear in its input, and the work per message is bounded whatever the input (see
 `_MAX_MESSAGE`, `_MAX_TEXT`, `_MAX_DEPTH`, `_MAX_PARTS`, `_MAX_HEADER`): about 6 times as
 fast as the `email` + `html.parser` implementation it replaced, with the same kinds of tokens
@@ -26,9 +28,11 @@ import re
 from functools import lru_cache
 
 from streamnb._accel.kernels import (
-    email_hosts,
+    EMAIL_DOMAIN,
     email_words,
+    field_tokens,
     header_fields,
+    header_tokens,
     host_tokens,
     html_signals,
     html_text,
@@ -54,8 +58,6 @@ _MAX_DELIMITER_CANDIDATES = 4 * _MAX_PARTS
 # Words of 2 to 40 characters of letters, digits, underscore, "$", "!" and inner apostrophes;
 # longer ones as "skip:<first char>:<length rounded down to 10>" (a C kernel, or its twin).
 _words = email_words
-_EMAIL_DOMAIN = re.compile(r"@([\w-]+(?:\.[\w-]+)+)")
-_ADDRESS = re.compile(r"<[^<>]*>|(?<!\S)\S*@\S*")
 _ENCODED_WORD = re.compile(r"=\?([^?\s]*)\?([bBqQ])\?([^?\s]*)\?=")
 _ENCODED_WORD_GAP = re.compile(r"(\?=)\s+(=\?)")
 # name=, filename=, and their RFC 2231 forms (filename*=utf-8''a.pdf, filename*1*=...).
@@ -63,11 +65,8 @@ _FILENAME = re.compile(r"name(?:\*\d*)?\*?\s*=\s*\"?([^\";]*)", re.I)
 _CHARSET = re.compile(r"charset\s*=\s*[\"']?([^\"';\s]+)", re.I)
 _BOUNDARY = re.compile(r"boundary\s*=\s*(?:\"([^\"]*)\"|([^;\s]+))", re.I)
 
-# Header fields whose words are tokens, with the prefix added to each word.
-_WORD_FIELDS = {"subject": "subject:".__add__, "from": "from:".__add__,
-                "x-mailer": "x-mailer:".__add__}
-# Header fields whose only evidence is the domains in them, with the prefix added to each.
-_DOMAIN_FIELDS = {field: f"{field}:".__add__ for field in ("to", "cc", "reply-to", "message-id")}
+# Header fields whose words are tokens (their values may need decoding first).
+_WORD_FIELDS = frozenset({"subject", "from", "x-mailer"})
 
 # The tokens of the tags that are signals, and of links (html_signals: a C scan or its twin).
 _HTML_SIGNAL_TOKEN = {
@@ -175,7 +174,7 @@ class _Reader:
             visible = self.visible[0] if len(self.visible) == 1 else " ".join(self.visible)
             _words(visible, tokens)
             if "@" in visible:
-                tokens.update(map("email:".__add__, _EMAIL_DOMAIN.findall(visible)))
+                tokens.update(map("email:".__add__, EMAIL_DOMAIN.findall(visible)))
             sources = self.sources[0] if len(self.sources) == 1 else " ".join(self.sources)
             _add_url_tokens(sources, tokens)
         return frozenset(tokens)
@@ -309,29 +308,19 @@ class _Reader:
         return _decode(data, charset)
 
     def header_tokens(self, fields: list[tuple[str, str]]) -> None:
+        # The relay chain repeats the same hosts: the distinct names of all Received headers
+        # are collected at once. Their addresses are noise as words; one token says they were
+        # there (received:ip, from each address: the set keeps one). The fields that need
+        # decoding come back, to be decoded here.
         tokens = self.token_set
-        received: list[str] = []
-        for field, value in fields:
-            if field == "received":
-                received.append(value)  # host names are ASCII: no decoding needed
-            elif field in _WORD_FIELDS:
+        for field, value in header_tokens(fields, tokens):
+            if field in _WORD_FIELDS:
                 if self.from_bytes and not value.isascii():
                     # Raw 8-bit headers are written in the charset of the body, as mail clients
                     # assume: the first charset the message declares.
                     value = _decode(value.encode("latin-1"), self.first_charset())
-                value = _decode_encoded_words(value).lower()
-                if field == "from":
-                    tokens.update(map("from:".__add__, _words(_ADDRESS.sub(" ", value))))
-                    host_tokens("from:", _EMAIL_DOMAIN.findall(value), tokens)
-                else:  # subject, x-mailer
-                    tokens.update(map(_WORD_FIELDS[field], _words(value)))
-            else:
-                tokens.update(map(_DOMAIN_FIELDS[field], _EMAIL_DOMAIN.findall(value.lower())))
-        # The relay chain repeats the same hosts: collect the distinct names of all Received
-        # headers at once. Their addresses are noise as words; one token says they were there
-        # (received:ip, from each address: the set keeps one).
-        if received:
-            host_tokens("received:", email_hosts(" ".join(received).lower()), tokens)
+                value = _decode_encoded_words(value)
+            field_tokens(field, value.lower(), tokens)
 
     def first_charset(self) -> str | None:
         if self.header_charset is None:
