@@ -80,3 +80,54 @@ def test_copies_and_pickles_with_its_tokens():
         assert dict(twin) == reference
         twin["only in the copy"] = 0
         assert "only in the copy" not in vocabulary
+
+
+def test_a_batch_looked_up_then_registered_looks_up_only_its_new_tokens(monkeypatch):
+    """Schema.text_lookup keeps the lookups of the frozensets met at one schema version (a
+    batch scored): registering them in turn afterwards (learning the batch) gives, bag by bag,
+    the columns and registrations a schema that never saw the batch gives, and each bag is
+    looked up whole once, later lookups reading only the tokens that were new. A rollback in
+    between forgets the kept lookups (the columns it takes back would be stale)."""
+    from itertools import islice
+
+    from streamnb.datasets import iter_sms_spam_stream
+    from streamnb.features.sms import tokenize_sms
+    from streamnb.stats import Schema
+
+    bags = [tokenize_sms(m.text) for m in islice(iter_sms_spam_stream(), 300)]
+    fresh, schema = Schema(), Schema()
+    for s in (fresh, schema):
+        s.encode({"body": bags[0]}, "record 0", grow=True)
+    a = schema.attributes.get("body")
+    looked_up: list[int] = []
+    real = TextVocabulary.lookup
+    mine = schema.text_values[0]
+    monkeypatch.setattr(TextVocabulary, "lookup", lambda self, bag, *args: (
+        self is mine and looked_up.append(len(bag) if type(bag) is frozenset else -len(bag))
+        or real(self, bag, *args)))
+    batch = bags[1:200]
+    for bag in batch:  # scored: nothing registered
+        schema.text_lookup(a, bag)
+    assert looked_up == [len(bag) for bag in batch]
+    looked_up.clear()
+    for i, bag in enumerate(batch, 1):  # learned in turn
+        expected = real(fresh.text_values[0], bag, True, fresh.n_columns)
+        assert np.array_equal(schema.text_once(a, bag, grow=True),
+                              fresh.text_once(a, bag, grow=True)), i
+        assert np.array_equal(schema.text_lookup(a, bag)[0], expected[0])
+    assert all(n <= 0 for n in looked_up)  # only the new tokens, as a dict, were read again
+    assert sum(looked_up) < 0 and list(schema.column_value) == list(fresh.column_value)
+    # kept lookups, then a rollback of what a rejected batch registered: looked up whole again
+    rest = bags[200:]
+    for bag in rest:
+        schema.text_lookup(a, bag)
+    mark = schema.mark()
+    for bag in rest[:50]:
+        schema.text_once(a, bag, grow=True)
+    schema.rollback(mark)
+    looked_up.clear()
+    for bag in rest:
+        assert np.array_equal(schema.text_once(a, bag, grow=True),
+                              fresh.text_once(a, bag, grow=True))
+    assert looked_up[0] == len(rest[0])
+    assert list(schema.column_value) == list(fresh.column_value)

@@ -38,7 +38,6 @@ from typing import Any
 import numpy as np
 
 from streamnb._accel.kernels import NameTable, encode_many, encode_tokens
-from streamnb.stats.cache import StateCache
 from streamnb.stats.codec import bulk_json, decode, encode, normalize_name
 from streamnb.stats.encoded import Encoded, EncodedBatch, Registrations
 from streamnb.stats.growing import GrowingArray
@@ -115,7 +114,11 @@ class Schema:
         self._new_arrays()
         self._cache: dict[str, Any] = {}
         self._cache_version = -1
-        self._lookups = StateCache()
+        # the lookups of the frozensets first looked up at one schema version (a batch is
+        # scored, then learned): by id(bag), (bag, attribute, version, first new column,
+        # columns, new tokens)
+        self._text_lookups: dict[int, tuple] = {}
+        self._text_lookups_version = -1
         self._free, self._free_version = 0, -1
         for name, values in (domains or {}).items():
             name = normalize_name(name)
@@ -345,16 +348,36 @@ class Schema:
         once (as :meth:`text_once` takes it): ``(columns, new)``, an int64 column per token in
         the bag's order, its tokens not registered yet listed in ``new`` and numbered from
         ``n_columns`` on (the columns :meth:`text_once` registers them at); None for any
-        other value. A frozenset's lookup is kept until the schema changes, so that scoring a
-        message and then learning it (SpamFilter) looks its tokens up once."""
+        other value. The lookups of the frozensets first met at one schema version are kept
+        (those met at an earlier one are forgotten), so that scoring a message and then
+        learning it looks its tokens up once (SpamFilter), and a batch scored and then
+        learned looks up only the tokens that were new: those an earlier message of the
+        batch registered since take their columns, the others are numbered again."""
         vocabulary = self.text_values[self.slots[a]]
         if bag.__class__ is not frozenset:  # a set or dict could change under the same key
             return vocabulary.lookup(bag, True, self.n_columns)
-        # keyed by the bag's identity (the key holds the bag: its id is not reused), since an
-        # equal frozenset may iterate in another order; by the version, since the new tokens
-        # are numbered from n_columns
-        return self._lookups.get("text", (self.version, a, id(bag), bag),
-                                 lambda: vocabulary.lookup(bag, True, self.n_columns))
+        kept = self._text_lookups.get(id(bag))  # the entry holds the bag: ids are not reused
+        if kept is None or kept[0] is not bag or kept[1] != a:
+            found = vocabulary.lookup(bag, True, self.n_columns)
+            if found is None:
+                return None
+            if self._text_lookups_version != self.version:
+                self._text_lookups.clear()  # a scored batch's lookups, not every message's
+                self._text_lookups_version = self.version
+            columns, new = found
+        else:
+            _, _, version, first_new, columns, new = kept
+            if version == self.version and first_new == self.n_columns:
+                return columns, new
+            # the known tokens' columns stand (only a rollback takes columns back, and it
+            # forgets every kept lookup); the new ones are looked up again
+            if new:
+                again = vocabulary.lookup(dict.fromkeys(new, True), True, self.n_columns)
+                columns = columns.copy()
+                columns[columns >= first_new] = again[0]
+                new = again[1]
+        self._text_lookups[id(bag)] = (bag, a, self.version, self.n_columns, columns, new)
+        return columns, new
 
     def text_once(self, a: int, bag: Any, grow: bool) -> np.ndarray | None:
         """The int64 columns of text attribute ``a``'s value ``bag`` when it draws each token
@@ -420,6 +443,7 @@ class Schema:
         del self.nominal_attributes[n_nominal:], self.nominal_values[n_nominal:]
         del self.numeric_attributes[n_numeric:]
         del self.text_attributes[n_text:], self.text_values[n_text:]
+        self._text_lookups.clear()
         self.version += 1
         self.shape_version += 1
 
