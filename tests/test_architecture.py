@@ -185,6 +185,14 @@ def test_importing_the_package_loads_no_model_until_a_name_is_used():
         if name != "__version__":
             assert getattr(importlib.import_module(streamnb._SOURCES[name]), name) is value
     assert set(streamnb.__all__) <= set(dir(streamnb))
+    # the names type checkers see (imported under TYPE_CHECKING) are the public ones, each
+    # from the module it is loaded from
+    tree = ast.parse(Path(streamnb.__file__).read_text(encoding="utf-8"))
+    guarded = next(node for node in tree.body if isinstance(node, ast.If)
+                   and getattr(node.test, "id", None) == "TYPE_CHECKING")
+    seen = {alias.name: node.module for node in guarded.body for alias in node.names}
+    assert seen == streamnb._SOURCES
+    assert set(streamnb.__all__) == {*streamnb._SOURCES, "__version__"}
     assert streamnb.stats.CountStatistics is streamnb.CountStatistics  # subpackages resolve
     with pytest.raises(AttributeError, match="no attribute 'no_such_name'"):
         streamnb.no_such_name  # noqa: B018

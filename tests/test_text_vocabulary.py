@@ -102,9 +102,13 @@ def test_a_batch_looked_up_then_registered_looks_up_only_its_new_tokens(monkeypa
     looked_up: list[int] = []
     real = TextVocabulary.lookup
     mine = schema.text_values[0]
-    monkeypatch.setattr(TextVocabulary, "lookup", lambda self, bag, *args: (
-        self is mine and looked_up.append(len(bag) if type(bag) is frozenset else -len(bag))
-        or real(self, bag, *args)))
+
+    def lookup(self: TextVocabulary, bag, *args):  # the size of each bag read (-: a dict)
+        if self is mine:
+            looked_up.append(len(bag) if type(bag) is frozenset else -len(bag))
+        return real(self, bag, *args)
+
+    monkeypatch.setattr(TextVocabulary, "lookup", lookup)
     batch = bags[1:200]
     for bag in batch:  # scored: nothing registered
         schema.text_lookup(a, bag)
