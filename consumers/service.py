@@ -24,7 +24,7 @@ import signal
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from socketserver import ThreadingMixIn
 from typing import Any
@@ -140,32 +140,36 @@ class _BatchRecords:
 
 
 
-_heap_lock = threading.Lock()
-_heap: dict[str, Any] = {"serving": 0, "thresholds": gc.get_threshold()}  # services serving
-
-
-@contextlib.contextmanager
-def _serving_heap() -> Iterator[None]:
+class _ServingHeap:
     """While the service serves: what start-up built (modules, clients, the restored models),
     which lives as long as the service, is left out of the collector's full passes (0.1 s
     each over a trained SpamFilter's heap), and the youngest generation is collected every
     20,000 allocations instead of 700 (a poll of raw e-mails makes ~10⁵ short-lived objects:
-    90 collections a 5,000-message run). The last service of the process to stop serving undoes
-    both (cycles made meanwhile become collectable)."""
-    with _heap_lock:
-        if not _heap["serving"]:
-            _heap["thresholds"] = thresholds = gc.get_threshold()
-            gc.set_threshold(20_000, *thresholds[1:])
-        _heap["serving"] += 1
-        gc.freeze()
-    try:
-        yield
-    finally:
-        with _heap_lock:
-            _heap["serving"] -= 1
-            if not _heap["serving"]:
-                gc.set_threshold(*_heap["thresholds"])
+    90 collections a 5,000-message run). Services of one process nest: the last to stop
+    serving undoes both (cycles made meanwhile become collectable)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._serving = 0  # services serving now
+        self._thresholds = gc.get_threshold()  # as the first of them found them
+
+    def __enter__(self) -> None:
+        with self._lock:
+            if not self._serving:
+                self._thresholds = gc.get_threshold()
+                gc.set_threshold(20_000, *self._thresholds[1:])
+            self._serving += 1
+            gc.freeze()
+
+    def __exit__(self, *exc: object) -> None:
+        with self._lock:
+            self._serving -= 1
+            if not self._serving:
+                gc.set_threshold(*self._thresholds)
                 gc.unfreeze()
+
+
+_serving_heap = _ServingHeap()
 
 
 class Service:
@@ -269,7 +273,7 @@ class Service:
             self._restored = True
             self._check_broker()
             self.readiness()
-            with _serving_heap():
+            with _serving_heap:
                 self._serve(max_records)
         except OffsetGapError as exc:
             log.error("%s", exc)

@@ -93,11 +93,11 @@ def test_serving_leaves_the_start_up_heap_out_of_collections_until_the_last_serv
     node.me = node  # a cycle: only the collector frees it
     ref = weakref.ref(node)
     del node
-    with _serving_heap():
+    with _serving_heap:
         assert gc.get_threshold()[0] == 20_000 and gc.get_freeze_count() > 0
         gc.collect()
         assert ref() is not None  # frozen: left out
-        with pytest.raises(RuntimeError), _serving_heap():
+        with pytest.raises(RuntimeError), _serving_heap:
             assert gc.get_threshold()[0] == 20_000
             raise RuntimeError("a service fails")
         assert gc.get_threshold()[0] == 20_000 and gc.get_freeze_count() > 0

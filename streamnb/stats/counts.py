@@ -328,8 +328,8 @@ class CountStatistics:
         if getattr(ys, "dtype", None) is None or ys.dtype.kind not in "iu" or ys.ndim != 1:
             return None
         ys = np.asarray(ys)
-        small = (len(ys) and (ys.dtype.kind == "i" or ys.itemsize < 8)  # bincount's types
-                 and ys.min() >= 0 and ys.max() < 4 * len(ys))
+        small = bool(len(ys) and (ys.dtype.kind == "i" or ys.itemsize < 8)  # bincount's types
+                     and ys.min() >= 0 and ys.max() < 4 * len(ys))
         # labels 0, 1, … (the usual int labels): their distinct values from a bincount
         distinct = np.flatnonzero(np.bincount(ys)) if small else np.unique(ys)
         index = self.labels.index
