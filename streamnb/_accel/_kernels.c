@@ -1870,6 +1870,33 @@ email_word_char(Py_UCS4 ch)
     return ch < 256 ? email_word_latin1[ch] : Py_UNICODE_ISALNUM(ch);
 }
 
+/* The next word of 1-byte text s[*i:n]: its bounds, apostrophes stripped at both ends, in
+ * *start and *end (maybe empty), *i past it; 0 when no word is left. */
+static inline int
+email_next_word(const Py_UCS1 *s, Py_ssize_t n, Py_ssize_t *i, Py_ssize_t *start,
+                Py_ssize_t *end)
+{
+    Py_ssize_t k = *i;
+    while (k < n && !email_word_latin1[s[k]])
+        k++;
+    if (k >= n) {
+        *i = n;
+        return 0;
+    }
+    Py_ssize_t a = k;
+    while (k < n && email_word_latin1[s[k]])
+        k++;
+    Py_ssize_t b = k;
+    while (a < b && s[a] == '\'')
+        a++;
+    while (b > a && s[b - 1] == '\'')
+        b--;
+    *i = k;
+    *start = a;
+    *end = b;
+    return 1;
+}
+
 static int
 email_add_word(PyObject *words, PyObject *text, int kind, const void *data, Py_ssize_t start,
                Py_ssize_t end)
@@ -1917,17 +1944,8 @@ email_words(PyObject *Py_UNUSED(module), PyObject *args)
         while (size < n && size < EMAIL_SEEN_MAX)
             size <<= 1;
         memset(seen, 0, (size_t)size * sizeof(email_seen));
-        while (i < n) {
-            while (i < n && !email_word_latin1[s[i]])
-                i++;
-            Py_ssize_t start = i;
-            while (i < n && email_word_latin1[s[i]])
-                i++;
-            Py_ssize_t end = i;
-            while (start < end && s[start] == '\'')
-                start++;
-            while (end > start && s[end - 1] == '\'')
-                end--;
+        Py_ssize_t start, end;
+        while (email_next_word(s, n, &i, &start, &end)) {
             Py_ssize_t length = end - start;
             if (length < EMAIL_MIN_WORD)
                 continue;
@@ -2548,18 +2566,8 @@ static int
 ht_words(PyObject *tokens, const char *prefix, Py_ssize_t prefix_len, const char *s,
          Py_ssize_t n)
 {
-    Py_ssize_t i = 0;
-    while (i < n) {
-        while (i < n && !email_word_latin1[(unsigned char)s[i]])
-            i++;
-        Py_ssize_t start = i;
-        while (i < n && email_word_latin1[(unsigned char)s[i]])
-            i++;
-        Py_ssize_t end = i;
-        while (start < end && s[start] == '\'')
-            start++;
-        while (end > start && s[end - 1] == '\'')
-            end--;
+    Py_ssize_t i = 0, start, end;
+    while (email_next_word((const Py_UCS1 *)s, n, &i, &start, &end)) {
         Py_ssize_t length = end - start;
         if (length < EMAIL_MIN_WORD)
             continue;
