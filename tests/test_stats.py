@@ -24,7 +24,8 @@ from conftest import (
 )
 from streamnb import CountStatistics, InvalidRecord
 from streamnb.stats import Domain, Schema
-from streamnb.stats.codec import bulk_json, decode, encode, normalize_label, normalize_name
+from streamnb.stats.codec import decode, encode, normalize_label, normalize_name
+from streamnb.stats.collector import paused_collector
 from streamnb.stats.persist import dumps_state, loads_state
 
 
@@ -254,27 +255,51 @@ def test_cells_equal_value_counts_columns():
     assert s.cells([]).shape == (s.n_classes, 0)
 
 
-def test_bulk_json_pauses_the_collector_and_restores_it_as_found():
+def test_paused_collector_pauses_the_collector_and_restores_it_as_found():
     """A state's JSON side is built with the cyclic collector paused; afterwards (an error
     included) it is as it was: enabled again, or still disabled if the caller had disabled it."""
     import gc
 
     assert gc.isenabled()
-    with bulk_json():
+    with paused_collector():
         assert not gc.isenabled()
     assert gc.isenabled()
-    with pytest.raises(RuntimeError), bulk_json():
+    with pytest.raises(RuntimeError), paused_collector():
         raise RuntimeError("mid-way")
     assert gc.isenabled()
     gc.disable()
     try:
-        with bulk_json():
+        with paused_collector():
             pass
         assert not gc.isenabled()
     finally:
         gc.enable()
     s = learn(MIXED)
     assert Schema.from_json(s.schema.to_json()).to_json() == s.schema.to_json()
+
+
+def test_a_batch_is_encoded_with_the_collector_paused(monkeypatch):
+    """A batch's rows are encoded with the collector paused (their encodings live until the
+    batch is whole), learned or predicted; it runs again after, an error included."""
+    import gc
+
+    from streamnb import NaiveBayes
+
+    paused = []
+    real = Schema.encode_many
+
+    def encode_many(self, *args, **kwargs):
+        paused.append(not gc.isenabled())
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(Schema, "encode_many", encode_many)
+    model = NaiveBayes()
+    model.learn_many([{"a": "x", "b": 1.0}, {"a": "y", "b": 2.0}], ["p", "q"])
+    model.predict_proba_many([{"a": "x", "b": 1.5}])
+    assert paused == [True, True] and gc.isenabled()
+    with pytest.raises(InvalidRecord):
+        model.learn_many([{"a": "x", "b": float("inf")}], ["p"])
+    assert paused[-1] and gc.isenabled()
     assert gc.isenabled()
 
 

@@ -19,6 +19,7 @@ from streamnb.features.text import tokenize_text
 from streamnb.models.base import CountClassifier
 from streamnb.models.params import Integer, OneOf, Real, validate_params
 from streamnb.stats import InvalidRecord, RecordName
+from streamnb.stats.collector import paused_collector
 from streamnb.stats.frames import records_of
 from streamnb.stats.values import drawn_once, text_draws
 
@@ -283,7 +284,9 @@ class SpamFilter(CountClassifier):
         return self._score(self.tokens(x, "message to score"))
 
     def score_many(self, X: Iterable[str | bytes]) -> np.ndarray:
-        return np.array([self._score(tokens) for tokens in self._batch_tokens(_messages(X))])
+        tokens = self._batch_tokens(_messages(X))
+        with paused_collector():  # each message's lookup is kept until the batch is learned
+            return np.array([self._score(bag) for bag in tokens])
 
     def verdict_one(self, x: str | bytes) -> Any:
         """``spam_label``, ``ham_label`` or ``"unsure"`` (within ``unsure`` of the threshold)."""

@@ -8,35 +8,16 @@ category.
 
 from __future__ import annotations
 
-import gc
 import math
 import numbers
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
 
-__all__ = ["bulk_json", "decode", "encode", "from_json_value", "normalize_label",
+__all__ = ["decode", "encode", "from_json_value", "normalize_label",
            "normalize_name", "to_json_value"]
 
 Key = str | int | bool | tuple
-
-
-@contextmanager
-def bulk_json() -> Iterator[None]:
-    """The cyclic garbage collector paused (as it was found after) while a state's JSON side is
-    built or read: a list per attribute and per column, 10⁵ and more for a vocabulary. These
-    acyclic lists cannot feed the collector, but their allocation would run it hundreds of
-    times over the whole heap: saving a 10⁵-token vocabulary's schema took 5× as long, loading
-    it 1.5× (a service's snapshot and restart are these calls)."""
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if collecting:
-            gc.enable()
 
 
 def normalize_name(name: Any) -> Key:

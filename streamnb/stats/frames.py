@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from streamnb.stats.codec import normalize_name
+from streamnb.stats.collector import paused_collector
 from streamnb.stats.encoded import EncodedBatch
 from streamnb.stats.schema import Schema
 from streamnb.stats.values import (
@@ -96,7 +97,13 @@ def records_of(X: Any) -> list:
 
 def encode_batch(schema: Schema, X: Any, where: str, grow: bool) -> EncodedBatch:
     """Encode a batch (``where i`` names row i in errors); same ``grow`` contract as
-    :meth:`Schema.encode`: the caller commits, or rolls back to a mark on error."""
+    :meth:`Schema.encode`: the caller commits, or rolls back to a mark on error. The
+    collector is paused meanwhile: the rows' encodings live until the batch is whole."""
+    with paused_collector():
+        return _encode_batch(schema, X, where, grow)
+
+
+def _encode_batch(schema: Schema, X: Any, where: str, grow: bool) -> EncodedBatch:
     if isinstance(X, EncodedBatch):  # encoded once already (CountStatistics.encode)
         if grow:
             raise TypeError("learn an EncodedBatch with CountStatistics.update_many")

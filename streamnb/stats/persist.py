@@ -30,7 +30,7 @@ from typing import Any
 import msgspec
 import numpy as np
 
-from streamnb.stats.codec import bulk_json
+from streamnb.stats.collector import paused_collector
 
 __all__ = ["FORMAT_VERSION", "StateFileError", "dumps_state", "encode_header", "loads_state",
            "read_state", "write_state"]
@@ -120,7 +120,7 @@ def loads_state(data: bytes, source: str = "<bytes>") -> tuple[dict[str, Any],
     if hashlib.sha256(body).digest() != digest:
         raise StateFileError(f"{source}: checksum mismatch: the file is truncated or corrupted")
     try:
-        with bulk_json():
+        with paused_collector():
             head = msgspec.json.decode(body[_PREFIX.size:_PREFIX.size + head_len])
         offset = _PREFIX.size + head_len
         arrays = {}

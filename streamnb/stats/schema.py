@@ -38,7 +38,8 @@ from typing import Any
 import numpy as np
 
 from streamnb._accel.kernels import NameTable, encode_many, encode_tokens
-from streamnb.stats.codec import bulk_json, decode, encode, normalize_name
+from streamnb.stats.codec import decode, encode, normalize_name
+from streamnb.stats.collector import paused_collector
 from streamnb.stats.encoded import Encoded, EncodedBatch, Registrations
 from streamnb.stats.growing import GrowingArray
 from streamnb.stats.text_vocabulary import TextVocabulary
@@ -682,7 +683,7 @@ class Schema:
     # -- persistence --------------------------------------------------------------------------
     def to_json(self) -> dict[str, Any]:
         values = list(self.column_value)
-        with bulk_json():
+        with paused_collector():
             return {
                 "declared_nominal": [encode(n) for n in sorted(self.declared_nominal, key=repr)],
                 "numeric": self.numeric,
@@ -698,7 +699,7 @@ class Schema:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Schema:
-        with bulk_json():
+        with paused_collector():
             return cls._from_json(data)
 
     @classmethod
