@@ -135,3 +135,18 @@ def test_a_batch_looked_up_then_registered_looks_up_only_its_new_tokens(monkeypa
                               fresh.text_once(a, bag, grow=True))
     assert looked_up[0] == len(rest[0])
     assert list(schema.column_value) == list(fresh.column_value)
+
+
+def test_a_model_that_only_scores_keeps_a_batch_of_lookups_at_most():
+    """Scoring without learning leaves the schema's version as it is: the lookups kept for
+    learning are a batch's (1,024) at most, not every message's, and stay right."""
+    from streamnb.stats import Schema
+
+    schema = Schema()
+    schema.encode({"body": frozenset({"seen"})}, "record 0", grow=True)
+    a = schema.attributes.get("body")
+    bags = [frozenset({"seen", f"new{i}"}) for i in range(3000)]
+    for bag in bags:
+        columns, new = schema.text_lookup(a, bag)
+        assert len(schema._text_lookups) <= 1024
+        assert sorted(columns.tolist()) == [0, schema.n_columns] and len(new) == 1

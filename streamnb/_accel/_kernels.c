@@ -2533,12 +2533,6 @@ static PyObject *ht_from_prefix, *ht_received_prefix, *ht_space, *ht_encoded;
 
 #define HT_PREFIX_MAX 16  /* "message-id:" and the like */
 
-static inline int
-ht_domain_char(unsigned char ch)  /* [\w-] of an ASCII character */
-{
-    return Py_ISALNUM(ch) || ch == '_' || ch == '-';
-}
-
 /* prefix + s[0:n] added to tokens (ASCII). */
 static int
 ht_add(PyObject *tokens, const char *prefix, Py_ssize_t prefix_len, const char *s, Py_ssize_t n)
@@ -2596,13 +2590,13 @@ ht_domains(PyObject *tokens, const char *prefix, Py_ssize_t prefix_len, PyObject
         if (at == NULL)
             break;
         Py_ssize_t start = at - s + 1, k = start;
-        while (k < n && ht_domain_char((unsigned char)s[k]))
+        while (k < n && url_word_char((unsigned char)s[k]))
             k++;
         int groups = 0;
         if (k > start)
-            while (k + 1 < n && s[k] == '.' && ht_domain_char((unsigned char)s[k + 1])) {
+            while (k + 1 < n && s[k] == '.' && url_word_char((unsigned char)s[k + 1])) {
                 k += 2;
-                while (k < n && ht_domain_char((unsigned char)s[k]))
+                while (k < n && url_word_char((unsigned char)s[k]))
                     k++;
                 groups++;
             }

@@ -60,6 +60,10 @@ from streamnb.stats.values import (
 )
 from streamnb.stats.values_by_column import ValuesByColumn
 
+# frozensets whose lookups Schema.text_lookup keeps: the messages of a batch (a service's
+# poll is 1,000) scored, then learned
+_KEPT_LOOKUPS = 1024
+
 __all__ = ["KINDS", "NOMINAL", "NUMERIC", "TEXT", "TOKEN", "InvalidRecord", "RecordName",
            "Schema"]
 
@@ -350,10 +354,11 @@ class Schema:
         the bag's order, its tokens not registered yet listed in ``new`` and numbered from
         ``n_columns`` on (the columns :meth:`text_once` registers them at); None for any
         other value. The lookups of the frozensets first met at one schema version are kept
-        (those met at an earlier one are forgotten), so that scoring a message and then
-        learning it looks its tokens up once (SpamFilter), and a batch scored and then
-        learned looks up only the tokens that were new: those an earlier message of the
-        batch registered since take their columns, the others are numbered again."""
+        (those met at an earlier one are forgotten; 1,024 at most, a service's poll), so that
+        scoring a message and then learning it looks its tokens up once (SpamFilter), and a
+        batch scored and then learned looks up only the tokens that were new: those an
+        earlier message of the batch registered since take their columns, the others are
+        numbered again."""
         vocabulary = self.text_values[self.slots[a]]
         if bag.__class__ is not frozenset:  # a set or dict could change under the same key
             return vocabulary.lookup(bag, True, self.n_columns)
@@ -362,8 +367,11 @@ class Schema:
             found = vocabulary.lookup(bag, True, self.n_columns)
             if found is None:
                 return None
-            if self._text_lookups_version != self.version:
-                self._text_lookups.clear()  # a scored batch's lookups, not every message's
+            if (self._text_lookups_version != self.version
+                    or len(self._text_lookups) >= _KEPT_LOOKUPS):
+                # a scored batch's lookups, not every message's (nor every message a model
+                # that only predicts ever scored)
+                self._text_lookups.clear()
                 self._text_lookups_version = self.version
             columns, new = found
         else:
