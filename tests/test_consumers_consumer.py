@@ -91,6 +91,31 @@ def test_standalone_assignment_seek_pause_watermarks(kafka_broker, client):
 
 
 @pytest.mark.parametrize("client", CONSUMER_CLIENTS)
+def test_a_poll_returns_the_records_there_are_before_its_timeout(kafka_broker, client):
+    """A poll for up to 1,000 records on a partition holding 3 returns them (what is fetched,
+    else the first record to arrive and what came with it) rather than waiting its whole
+    timeout for more: a slow stream's records are not held back by the poll."""
+    bootstrap = kafka_broker.bootstrap_servers
+    topic = unique("poll")
+    create_topic(bootstrap, topic, partitions=1)
+    produce(bootstrap, topic, [b"a", b"b", b"c"])
+    tp = TopicPartition(topic, 0)
+    consumer = open_consumer(options(bootstrap), client,
+                             on_assign=lambda tps: consumer.seek_to_beginning(tp))
+    try:
+        consumer.assign([tp])
+        got: list[int] = []
+        started = time.monotonic()
+        while len(got) < 3:
+            for records in consumer.poll(1000, 120_000).values():
+                got.extend(records.offsets)
+        # a generous bound, not a speed target: one poll waiting its timeout takes 120 s
+        assert got == [0, 1, 2] and time.monotonic() - started < 60
+    finally:
+        consumer.close(5.0)
+
+
+@pytest.mark.parametrize("client", CONSUMER_CLIENTS)
 def test_group_assignment_positions_from_on_assign_and_commit(kafka_broker, client):
     """A group member's partitions start where on_assign puts them, not at the committed
     offset; a commit is visible to other clients."""
