@@ -75,9 +75,9 @@ def same(name: str, make_args: Callable[[], list]) -> tuple:
 def test_every_kernel_has_a_twin_and_a_test():
     exported = {name for name in dir(_kernels) if not name.startswith("_")}
     assert exported == {"NameTable", *KERNELS}
-    # and two helpers of the e-mail tokeniser, not kernels
-    assert set(kernels.__all__) == {"ACCELERATED", "NameTable", "EMAIL_DOMAIN", "field_tokens",
-                                    *KERNELS}
+    # and three helpers of the e-mail tokeniser, not kernels
+    assert set(kernels.__all__) == {"ACCELERATED", "NameTable", "EMAIL_DOMAIN", "WORD_FIELDS",
+                                    "field_tokens", *KERNELS}
     for name in KERNELS:
         assert callable(getattr(kernels, "_" + name))
         assert any(test.startswith(f"test_{name}_same") for test in globals())
@@ -467,6 +467,38 @@ def test_token_increment_many_is_token_increment_record_by_record():
         np.testing.assert_array_equal(many[name], one[name], err_msg=name)
     assert sorted(state["head"].tolist() + crossed) == histogram.head
 
+
+
+def test_buffer_errors_name_the_kernel_and_its_argument():
+    """A buffer of the wrong item size or no buffer at all: the error names the kernel and
+    the argument by name (it counted the buffers once: "argument 0" was value_counts)."""
+    rng = np.random.default_rng(6)
+    state = _counts(rng, corrupt=False)
+    vc, bins, head = state["value_counts"], state["bins"], state["is_head"]
+    cells = np.zeros(2, dtype=np.int64)
+    table = _kernels.NameTable()
+    table.add_new(["a"])
+    calls = [
+        ("token_increment_many: bins", lambda: _kernels.token_increment_many(
+            vc, cells, cells, bins.astype(np.float32), head)),
+        ("token_increment_many: is_head", lambda: _kernels.token_increment_many(
+            vc, cells, cells, bins, [0, 1])),
+        ("token_increment_many: columns", lambda: _kernels.token_increment_many(
+            vc, cells, cells.astype(np.int32), bins, head)),
+        ("token_increment_many: classes", lambda: _kernels.token_increment_many(
+            vc, cells.astype(np.int16), cells, bins, head)),
+        ("text_columns: columns", lambda: _kernels.text_columns(
+            {"a"}, table, np.zeros(1, dtype=np.int32), True)),
+        ("encode_tokens: slots", lambda: _kernels.encode_tokens(
+            {"a": True}, table, array("b", [TOKEN]), array("i", [0]), False)),
+        ("encode_tokens: kinds", lambda: _kernels.encode_tokens(
+            {"a": True}, table, b"\x01", array("q", [0]), False)),  # bytes: read-only
+        ("posterior: zeros", lambda: _kernels.posterior(
+            ["a", "b"], np.zeros(2), np.zeros(2, dtype=np.int32))),
+    ]
+    for expected, call in calls:
+        with pytest.raises((TypeError, BufferError, ValueError), match=re.escape(expected)):
+            call()
 
 @pytest.mark.parametrize("seed", SEEDS)
 @pytest.mark.parametrize("binned", [True, False])

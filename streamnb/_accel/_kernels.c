@@ -30,20 +30,28 @@ release_buffers(Py_buffer *views, int n)
         PyBuffer_Release(&views[i]);
 }
 
-/* Acquire n writable C-contiguous buffers with the given item sizes: all of them, or none. */
+/* Acquire n writable C-contiguous buffers with the given item sizes: all of them, or none.
+   An error names the function (where) and the argument at fault (names[i]). */
 static int
 get_buffers(PyObject *const *objs, Py_buffer *views, const Py_ssize_t *itemsizes, int n,
-            const char *where)
+            const char *where, const char *const *names)
 {
     for (int i = 0; i < n; i++) {
         if (PyObject_GetBuffer(objs[i], &views[i],
                                PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) {
+            PyObject *type, *value, *tb;
+            PyErr_Fetch(&type, &value, &tb);
+            PyErr_NormalizeException(&type, &value, &tb);
+            PyErr_Format(type, "%s: %s: %S", where, names[i], value);
+            Py_XDECREF(type);
+            Py_XDECREF(value);
+            Py_XDECREF(tb);
             release_buffers(views, i);
             return -1;
         }
         if (views[i].itemsize != itemsizes[i]) {
-            PyErr_Format(PyExc_TypeError, "%s: argument %d must have %zd-byte items", where, i,
-                         itemsizes[i]);
+            PyErr_Format(PyExc_TypeError, "%s: %s must have %zd-byte items, not %zd", where,
+                         names[i], itemsizes[i], views[i].itemsize);
             release_buffers(views, i + 1);
             return -1;
         }
@@ -635,7 +643,7 @@ lookup_acquire(PyObject *table, PyObject *kinds, PyObject *slots, Lookup *l, con
     l->table = (NameTable *)table;
     PyObject *objs[2] = {kinds, slots};
     static const Py_ssize_t sizes[2] = {1, 8};
-    if (get_buffers(objs, l->views, sizes, 2, where) < 0)
+    if (get_buffers(objs, l->views, sizes, 2, where, (const char *[]){"kinds", "slots"}) < 0)
         return -1;
     if (l->views[0].len < l->table->n || l->views[1].len / 8 < l->table->n) {
         PyErr_Format(PyExc_ValueError, "%s: kinds and slots must cover the table's %zd names",
@@ -874,7 +882,8 @@ text_columns(PyObject *Py_UNUSED(self), PyObject *args)
         PyErr_SetString(PyExc_TypeError, "text_columns: the vocabulary must be a NameTable");
         return NULL;
     }
-    if (get_buffers(&column_of, &view, (const Py_ssize_t[]){8}, 1, "text_columns") < 0)
+    if (get_buffers(&column_of, &view, (const Py_ssize_t[]){8}, 1, "text_columns",
+                    (const char *[]){"columns"}) < 0)
         return NULL;
     NameTable *t = (NameTable *)table;
     PyObject **tokens = NULL, *new = NULL, *result = NULL;
@@ -1178,7 +1187,8 @@ odds_buffers(PyObject *vc_obj, PyObject *cc_obj, PyObject *fin_obj, PyObject *ze
              Py_ssize_t k, Py_buffer *b, const char *where)
 {
     if (get_buffers((PyObject *[]){vc_obj, cc_obj, fin_obj, zer_obj}, b,
-                    (Py_ssize_t[]){8, 8, 8, 8}, 4, where) < 0)
+                    (Py_ssize_t[]){8, 8, 8, 8}, 4, where,
+                    (const char *[]){"value_counts", "class_counts", "finite", "zeros"}) < 0)
         return -1;
     if (check_rows(&b[0], k, "value_counts") < 0)
         goto fail;
@@ -1262,7 +1272,8 @@ token_odds_rows(PyObject *Py_UNUSED(self), PyObject *args)
         return NULL;
     Py_buffer b[4];
     if (get_buffers((PyObject *[]){vc_obj, cc_obj, lt_obj, sums_obj}, b,
-                    (Py_ssize_t[]){8, 8, 8, 8}, 4, "token_odds_rows") < 0)
+                    (Py_ssize_t[]){8, 8, 8, 8}, 4, "token_odds_rows",
+                    (const char *[]){"value_counts", "class_counts", "log_table", "sums"}) < 0)
         return NULL;
     PyObject *result = NULL;
     Py_ssize_t *cols = NULL, *rows = NULL;
@@ -1406,7 +1417,7 @@ posterior(PyObject *Py_UNUSED(self), PyObject *args)
         return NULL;
     Py_buffer b[2];
     if (get_buffers((PyObject *[]){fin_obj, zer_obj}, b, (Py_ssize_t[]){8, 8}, 2,
-                    "posterior") < 0)
+                    "posterior", (const char *[]){"finite", "zeros"}) < 0)
         return NULL;
     PyObject *result = NULL;
     Py_ssize_t k = PyList_GET_SIZE(labels);
@@ -1483,7 +1494,7 @@ increment_buffers(PyObject *vc_obj, PyObject *bins_obj, PyObject *head_obj, Py_s
                   Py_buffer *b, Py_ssize_t *limit)
 {
     if (get_buffers((PyObject *[]){vc_obj, bins_obj, head_obj}, b, (Py_ssize_t[]){8, 8, 1}, 3,
-                    "increment") < 0)
+                    "increment", (const char *[]){"value_counts", "bins", "is_head"}) < 0)
         return -1;
     if (check_class_row(&b[0], c, "value_counts") < 0 || check_class_row(&b[1], c, "bins") < 0) {
         release_buffers(b, 3);
@@ -1540,7 +1551,8 @@ token_increment_many(PyObject *Py_UNUSED(self), PyObject *args)
         return NULL;
     Py_buffer b[3], cells[2];
     if (get_buffers((PyObject *[]){vc_obj, bins_obj, head_obj}, b, (Py_ssize_t[]){8, 8, 1}, 3,
-                    "token_increment_many") < 0)
+                    "token_increment_many",
+                    (const char *[]){"value_counts", "bins", "is_head"}) < 0)
         return NULL;
     PyObject *cell_objs[2] = {cls_obj, cols_obj}, *crossed = NULL;
     int got = 0;
@@ -1550,8 +1562,8 @@ token_increment_many(PyObject *Py_UNUSED(self), PyObject *args)
             goto done;
         if (cells[got].itemsize != 8) {
             PyBuffer_Release(&cells[got]);
-            PyErr_Format(PyExc_TypeError, "token_increment_many: argument %d must have 8-byte "
-                         "items", got + 1);
+            PyErr_Format(PyExc_TypeError, "token_increment_many: %s must have 8-byte items",
+                         got ? "columns" : "classes");
             goto done;
         }
     }
@@ -1731,7 +1743,8 @@ class_absent_sum(PyObject *Py_UNUSED(self), PyObject *args)
         return NULL;
     Py_buffer b[4];
     if (get_buffers((PyObject *[]){bins_obj, counts_obj, head_obj, table_obj}, b,
-                    (Py_ssize_t[]){8, 8, 8, 8}, 4, "class_absent_sum") < 0)
+                    (Py_ssize_t[]){8, 8, 8, 8}, 4, "class_absent_sum",
+                    (const char *[]){"bins", "counts", "head", "log_table"}) < 0)
         return NULL;
     PyObject *result = NULL;
     double total;
@@ -1769,7 +1782,9 @@ class_terms(PyObject *Py_UNUSED(self), PyObject *args)
     Py_buffer b[9];
     if (get_buffers((PyObject *[]){bins_obj, vc_obj, head_obj, table_obj, cc_obj, sums_obj, sz_obj,
                                    fin_obj, zer_obj},
-                    b, (Py_ssize_t[]){8, 8, 8, 8, 8, 8, 8, 8, 8}, 9, "class_terms") < 0)
+                    b, (Py_ssize_t[]){8, 8, 8, 8, 8, 8, 8, 8, 8}, 9, "class_terms",
+                    (const char *[]){"bins", "value_counts", "head", "log_table", "class_counts",
+                                     "sums", "sum_zeros", "finite", "zeros"}) < 0)
         return NULL;
     PyObject *result = NULL, *iter = NULL;
     if (check_rows(&b[0], k, "bins") < 0 || check_rows(&b[1], k, "value_counts") < 0)
@@ -3219,7 +3234,8 @@ spam_evidence(PyObject *Py_UNUSED(self), PyObject *args)
         return NULL;
     }
     Py_buffer b[1];
-    if (get_buffers((PyObject *[]){vc_obj}, b, (Py_ssize_t[]){8}, 1, "spam_evidence") < 0)
+    if (get_buffers((PyObject *[]){vc_obj}, b, (Py_ssize_t[]){8}, 1, "spam_evidence",
+                    (const char *[]){"value_counts"}) < 0)
         return NULL;
     PyObject *result = NULL;
     Py_ssize_t n = 0, known = 0, kept = 0, *columns = NULL;

@@ -21,12 +21,12 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["ACCELERATED", "EMAIL_DOMAIN", "NameTable", "class_absent_sum", "class_terms",
-           "email_hosts", "email_words", "encode_many", "encode_tokens", "field_tokens",
-           "header_fields", "header_tokens", "host_tokens", "html_signals", "html_text",
-           "learn_tokens", "posterior", "score_tokens", "spam_evidence", "text_columns",
-           "token_increment", "token_increment_many", "token_log_odds", "token_odds_rows",
-           "url_hosts"]
+__all__ = ["ACCELERATED", "EMAIL_DOMAIN", "WORD_FIELDS", "NameTable", "class_absent_sum",
+           "class_terms", "email_hosts", "email_words", "encode_many", "encode_tokens",
+           "field_tokens", "header_fields", "header_tokens", "host_tokens", "html_signals",
+           "html_text", "learn_tokens", "posterior", "score_tokens", "spam_evidence",
+           "text_columns", "token_increment", "token_increment_many", "token_log_odds",
+           "token_odds_rows", "url_hosts"]
 
 
 def _ssize(j: Any) -> int:
@@ -485,7 +485,7 @@ def _text_columns(bag: Any, table: Any, columns: Any, grow: bool, first_new: int
     _check_table(table, "text_columns: the vocabulary")
     column_of = memoryview(columns)
     if column_of.itemsize != 8:
-        raise TypeError("text_columns: argument 0 must have 8-byte items")
+        raise TypeError(f"text_columns: columns must have 8-byte items, not {column_of.itemsize}")
     column_of = column_of.cast("B").cast("q")
     if len(column_of) < len(table):
         raise ValueError(f"text_columns: the columns must cover the table's {len(table)} names")
@@ -648,7 +648,8 @@ def _header_fields(text: str, start: int, end: int, max_value: int = sys.maxsize
 _ADDRESS = re.compile(r"<[^<>]*>|(?<!\S)\S*@\S*")
 # the domain of each address (the tokeniser's email:<domain> of the body too)
 EMAIL_DOMAIN = re.compile(r"@([\w-]+(?:\.[\w-]+)+)")
-_WORD_FIELDS = frozenset({"subject", "from", "x-mailer"})
+# header fields whose words are tokens (their values may need decoding first)
+WORD_FIELDS = frozenset({"subject", "from", "x-mailer"})
 _DOMAIN_FIELDS = frozenset({"to", "cc", "reply-to", "message-id"})
 
 
@@ -657,7 +658,7 @@ def _read_field(field: str, value: str, tokens: set, words: Callable, hosts: Cal
     if field == "from":
         tokens.update(map("from:".__add__, words(_ADDRESS.sub(" ", value))))
         hosts("from:", EMAIL_DOMAIN.findall(value), tokens)
-    elif field in _WORD_FIELDS:
+    elif field in WORD_FIELDS:
         tokens.update(map((field + ":").__add__, words(value)))
     elif field in _DOMAIN_FIELDS:
         tokens.update(map((field + ":").__add__, EMAIL_DOMAIN.findall(value)))
@@ -697,11 +698,11 @@ def _header_tokens(fields: Any, tokens: set) -> list[tuple[str, str]]:
             raise TypeError(f"header_tokens: a field must be a (str, str) pair, got "
                             f"{type(item).__name__}")
         field, value = item
-        if field not in _WORD_FIELDS and field not in _DOMAIN_FIELDS and field != "received":
+        if field not in WORD_FIELDS and field not in _DOMAIN_FIELDS and field != "received":
             raise ValueError(f"header_tokens: no tokens are read from field {field!r}")
         if field == "received":  # host names are ASCII: no decoding needed
             received.append(value)
-        elif not value.isascii() or (field in _WORD_FIELDS and "=?" in value):
+        elif not value.isascii() or (field in WORD_FIELDS and "=?" in value):
             rest.append(item)
         else:
             _read_field(field, value.lower(), tokens, _email_words, _host_tokens)

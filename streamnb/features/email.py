@@ -29,6 +29,7 @@ from functools import lru_cache
 
 from streamnb._accel.kernels import (
     EMAIL_DOMAIN,
+    WORD_FIELDS,
     email_words,
     field_tokens,
     header_fields,
@@ -64,9 +65,6 @@ _ENCODED_WORD_GAP = re.compile(r"(\?=)\s+(=\?)")
 _FILENAME = re.compile(r"name(?:\*\d*)?\*?\s*=\s*\"?([^\";]*)", re.I)
 _CHARSET = re.compile(r"charset\s*=\s*[\"']?([^\"';\s]+)", re.I)
 _BOUNDARY = re.compile(r"boundary\s*=\s*(?:\"([^\"]*)\"|([^;\s]+))", re.I)
-
-# Header fields whose words are tokens (their values may need decoding first).
-_WORD_FIELDS = frozenset({"subject", "from", "x-mailer"})
 
 # The tokens of the tags that are signals, and of links (html_signals: a C scan or its twin).
 _HTML_SIGNAL_TOKEN = {
@@ -314,7 +312,7 @@ class _Reader:
         # decoding come back, to be decoded here.
         tokens = self.token_set
         for field, value in header_tokens(fields, tokens):
-            if field in _WORD_FIELDS:
+            if field in WORD_FIELDS:  # words, their values decoded first
                 if self.from_bytes and not value.isascii():
                     # Raw 8-bit headers are written in the charset of the body, as mail clients
                     # assume: the first charset the message declares.
