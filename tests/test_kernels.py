@@ -33,7 +33,7 @@ KERNELS = ["encode_tokens", "encode_many", "text_columns", "token_log_odds", "to
            "posterior", "token_increment", "token_increment_many", "learn_tokens",
            "class_absent_sum", "class_terms", "email_words", "email_hosts", "url_hosts",
            "host_tokens", "header_fields", "header_tokens", "html_signals", "html_text",
-           "spam_evidence"]
+           "spam_evidence", "frozen"]
 
 
 def _bits(value: Any) -> Any:
@@ -1024,3 +1024,49 @@ def test_spam_evidence_sums_as_numpy_sums():
                       for a, b in value_counts.T.tolist()])  # libm's log, as the kernel's
         d = d[np.lexsort((-d, -np.abs(d)))]
         assert got[:3] == (n, float(d.sum()) / n, n)
+
+
+def test_frozen_same():
+    """frozen gives frozenset()'s items and errors for a set held elsewhere (copied, the set
+    left as it was), a frozenset, other iterables and a non-iterable."""
+    held: list = []
+
+    def shared_set() -> list:
+        value = {"free", "money", "now", ""}
+        held.append(value)  # another holder: C must copy it
+        return [value]
+
+    for make_args in (shared_set, lambda: [frozenset({"a", "b"})], lambda: [["a", "b", "a"]],
+                      lambda: [{"a": 1, "b": 2}], lambda: [range(5)], lambda: [5],
+                      lambda: [None], lambda: [[{"unhashable"}]]):
+        same("frozen", make_args)
+    assert all(type(value) is set for value in held)
+    value = frozenset({"x"})
+    assert _kernels.frozen(value) is value
+
+
+def test_frozen_freezes_a_set_nothing_else_holds_in_place():
+    """A tokeniser's set, held by its local name alone, becomes the frozenset without a copy:
+    the same object, a frozenset whose hash, equality and lookups are frozenset's; a set with
+    another holder is copied and stays a mutable set."""
+    tokens = [f"tok{i}" for i in range(300)]
+
+    def freeze() -> tuple[frozenset, int]:
+        bag = set(tokens)
+        place = id(bag)
+        return _kernels.frozen(bag), place
+
+    bag, place = freeze()
+    assert id(bag) == place and type(bag) is frozenset
+    assert bag == frozenset(tokens) and hash(bag) == hash(frozenset(tokens))
+    assert all(t in bag for t in tokens) and "tok300" not in bag
+    assert {bag: 1}[frozenset(tokens)] == 1 and bag | {"x"} == frozenset([*tokens, "x"])
+    with pytest.raises(AttributeError):
+        bag.add("x")  # type: ignore[attr-defined]
+    kept = set(tokens)
+    other = kept
+    copy = _kernels.frozen(kept)
+    assert copy is not kept and type(other) is set and copy == kept
+    other.add("x")
+    assert "x" in kept and "x" not in copy
+

@@ -23,10 +23,10 @@ import numpy as np
 
 __all__ = ["ACCELERATED", "EMAIL_DOMAIN", "WORD_FIELDS", "NameTable", "class_absent_sum",
            "class_terms", "email_hosts", "email_words", "encode_many", "encode_tokens",
-           "field_tokens", "header_fields", "header_tokens", "host_tokens", "html_signals",
-           "html_text", "learn_tokens", "posterior", "score_tokens", "spam_evidence",
-           "text_columns", "token_increment", "token_increment_many", "token_log_odds",
-           "token_odds_rows", "url_hosts"]
+           "field_tokens", "frozen", "header_fields", "header_tokens", "host_tokens",
+           "html_signals", "html_text", "learn_tokens", "posterior", "score_tokens",
+           "spam_evidence", "text_columns", "token_increment", "token_increment_many",
+           "token_log_odds", "token_odds_rows", "url_hosts"]
 
 
 def _ssize(j: Any) -> int:
@@ -879,6 +879,12 @@ def _spam_evidence(columns: Any, value_counts: np.ndarray, spam: int, ham: int,
     return len(ratios), multinomial, len(f_kept), spam_stat, ham_stat
 
 
+def _frozen(items: Any) -> frozenset:
+    """``frozenset(items)``: the C kernel freezes a set that nothing else holds in place
+    instead of copying it (a tokeniser's last step); the items are the same."""
+    return frozenset(items)
+
+
 ACCELERATED = False
 encode_tokens = _encode_tokens
 token_log_odds = _token_log_odds
@@ -902,6 +908,7 @@ header_tokens = _header_tokens
 html_signals = _html_signals
 html_text = _html_text
 spam_evidence = _spam_evidence
+frozen = _frozen
 
 if os.environ.get("STREAMNB_PURE_PYTHON", "") in ("", "0"):
     try:
@@ -932,3 +939,4 @@ if os.environ.get("STREAMNB_PURE_PYTHON", "") in ("", "0"):
         html_signals = _kernels.html_signals
         html_text = _kernels.html_text
         spam_evidence = _kernels.spam_evidence
+        frozen = _kernels.frozen

@@ -32,6 +32,7 @@ from streamnb._accel.kernels import (
     WORD_FIELDS,
     email_words,
     field_tokens,
+    frozen,
     header_fields,
     header_tokens,
     host_tokens,
@@ -175,7 +176,8 @@ class _Reader:
                 tokens.update(map("email:".__add__, EMAIL_DOMAIN.findall(visible)))
             sources = self.sources[0] if len(self.sources) == 1 else " ".join(self.sources)
             _add_url_tokens(sources, tokens)
-        return frozenset(tokens)
+        del self.token_set  # the local name alone holds the set: frozen without a copy
+        return frozen(tokens)
 
     def entity(self, start: int, end: int, depth: int, default_type: str,
                top: bool = False) -> None:
