@@ -886,10 +886,12 @@ def test_html_signals_same_on_random_markup(html):
 
 # --- the attribute table (NameTable) ---------------------------------------------------------
 
-# str names (ASCII, non-ASCII, a lone surrogate UTF-8 cannot encode, empty, long), and names
-# kept in the C table's side dict (ints, bools equal to 0 and 1, tuples)
-NAMES = ["a", "b", "tok1", "é", "日本", "\udc80", "", "x" * 300, 0, 1, 7, -3, True, False,
-         ("w", 1), ("w", "v"), 2**70]
+# str names (ASCII, non-ASCII, a lone surrogate UTF-8 cannot encode, empty, long; either side
+# of the 11 UTF-8 bytes an entry holds: x * 11, é * 5 inline, y * 12, é * 6, 日本語の in the
+# arena; a NUL byte), and names kept in the C table's side dict (ints, bools equal to 0 and 1,
+# tuples)
+NAMES = ["a", "b", "tok1", "é", "日本", "\udc80", "", "x" * 300, "x" * 11, "y" * 12, "é" * 5,
+         "é" * 6, "日本語の", "a\x00b", 0, 1, 7, -3, True, False, ("w", 1), ("w", "v"), 2**70]
 
 
 def _table_ops(seed: int) -> list:
@@ -952,6 +954,24 @@ def test_name_table_at_scale():
     assert table.get("token60000") is None and "token-1" not in table
     assert table.names(59_998) == names[59_998:]
     assert table.nbytes < 60_000 * 60  # entries, slots and the UTF-8 arena
+
+
+def test_name_table_long_and_short_names_through_rollbacks():
+    """Names kept in their entry (at most 11 UTF-8 bytes) and in the arena, interleaved: a
+    rollback gives the arena back from the earliest long name it forgets, and names added
+    after it (other ones, of other lengths) are found and listed as the twin lists them."""
+    rng = np.random.default_rng(11)
+    names = [("n" * int(rng.integers(0, 30)) + str(i)) for i in range(5_000)]
+    table, twin = _kernels.NameTable(), kernels._NameTable()
+    for t in (table, twin):
+        t.add_new(names[:3_000])
+        t.truncate(1_234)
+        t.add_new(names[3_000:])
+        t.truncate(2_500)
+        t.add_new(names[1_234:2_000][::-1])
+    assert list(table) == list(twin) and len(table) == len(twin)
+    assert all(table.get(name) == twin.get(name) for name in names)
+    assert sum(len(n.encode()) > 11 for n in list(table)) > 1_000  # both kinds of entry
 
 
 @pytest.mark.parametrize("make", [_kernels.NameTable, kernels._NameTable])

@@ -76,7 +76,8 @@ def _check_class_row(table: np.ndarray, c: int, what: str) -> None:
 
 class _NameTable:
     """Names ↔ indices 0, 1, ... in order of addition (the C ``NameTable``'s twin, which keeps
-    str names as UTF-8 in an arena: this one is a dict and a list)."""
+    a str name's UTF-8 in its 16-byte entry, or in an arena when longer than 11 bytes: this one
+    is a dict and a list)."""
 
     __slots__ = ("_index", "_names")
 

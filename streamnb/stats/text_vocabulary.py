@@ -2,9 +2,10 @@
 
 A message stream's text attribute gathers 10⁵–10⁶ tokens, and each message looks ~200 of them
 up, scored and then learned: a dict there costs an entry, an int object and several dependent
-cache misses per token. Here the tokens are names of a C ``NameTable`` (UTF-8 in an arena,
-indices in order of registration) and their columns one int64 array, so that a message's
-lookups (`lookup`, one kernel call) load ahead what they will read, stage by stage.
+cache misses per token. Here the tokens are names of a C ``NameTable`` (UTF-8 in its entries,
+long ones in an arena; indices in order of registration) and their columns one int64 array,
+so that a message's lookups (`lookup`, one kernel call) load ahead what they will read, stage
+by stage.
 """
 
 from __future__ import annotations
