@@ -33,7 +33,7 @@ KERNELS = ["encode_tokens", "encode_many", "text_columns", "token_log_odds", "to
            "posterior", "token_increment", "token_increment_many", "learn_tokens",
            "class_absent_sum", "class_terms", "email_words", "email_hosts", "url_hosts",
            "host_tokens", "header_fields", "header_tokens", "html_signals", "html_text",
-           "spam_evidence", "frozen"]
+           "spam_evidence", "frozen", "drawn_once"]
 
 
 def _bits(value: Any) -> Any:
@@ -1089,4 +1089,22 @@ def test_frozen_freezes_a_set_nothing_else_holds_in_place():
     assert copy is not kept and type(other) is set and copy == kept
     other.add("x")
     assert "x" in kept and "x" not in copy
+
+
+def test_drawn_once_same():
+    """The shape check alone, C and twin: bags that draw each token once and every near miss
+    (a non-str token, a count other than True, a list, a subclass, a string)."""
+
+    class _Set(set):
+        pass
+
+    bags = [set(), frozenset(), {}, {"a", "b"}, frozenset({"a", "é", ""}), {"a": True},
+            {"a": True, "b": True}, {"a", 1}, frozenset({("a",)}), {"a": 1}, {"a": 1.0},
+            {"a": np.True_}, {1: True}, {"a": True, "b": False}, ["a"], ("a",), "a b",
+            None, 3, _Set({"a"}), {_Str("a")}, {"a": True, _Str("b"): True}]
+    for bag in bags:
+        outcome, _ = same("drawn_once", lambda bag=bag: [bag])
+        assert outcome[0] == "returned"
+    assert [_kernels.drawn_once(bag) for bag in bags[:7]] == [True] * 7
+    assert not any(_kernels.drawn_once(bag) for bag in bags[7:])
 

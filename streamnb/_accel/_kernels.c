@@ -889,6 +889,61 @@ fail:
 }
 
 /*
+ * The text kind's drawn-once shape (streamnb.stats.values.drawn_once): a dict of str to True,
+ * or a set or frozenset of str, none a subclass. 1 or 0 (-1 on error); with tokens (room for
+ * the bag's size), its tokens in the bag's order, borrowed (the bag holds them, and nothing
+ * here runs Python code that could change it), and *m their number.
+ */
+static int
+bag_tokens(PyObject *bag, PyObject **tokens, Py_ssize_t *m)
+{
+    PyObject *token, *value;
+    Py_ssize_t k = 0;
+    if (PyDict_CheckExact(bag)) {
+        Py_ssize_t pos = 0;
+        while (PyDict_Next(bag, &pos, &token, &value)) {
+            if (!PyUnicode_CheckExact(token) || value != Py_True)
+                return 0;
+            if (tokens)
+                tokens[k++] = token;
+        }
+    }
+    else if (PyFrozenSet_CheckExact(bag) || PySet_CheckExact(bag)) {
+        Py_ssize_t n = PySet_GET_SIZE(bag);
+        PyObject *it = PyObject_GetIter(bag);
+        if (it == NULL)
+            return -1;
+        int str = 1;
+        while (k < n && (token = PyIter_Next(it)) != NULL) {
+            Py_DECREF(token);
+            if (!(str = PyUnicode_CheckExact(token)))
+                break;
+            if (tokens)
+                tokens[k] = token;
+            k++;
+        }
+        Py_DECREF(it);
+        if (PyErr_Occurred())
+            return -1;
+        if (!str)
+            return 0;
+    }
+    else
+        return 0;
+    if (m)
+        *m = k;
+    return 1;
+}
+
+/* drawn_once(value) -> bool: bag_tokens' shape check alone */
+static PyObject *
+drawn_once(PyObject *Py_UNUSED(self), PyObject *value)
+{
+    int once = bag_tokens(value, NULL, NULL);
+    return once < 0 ? NULL : PyBool_FromLong(once);
+}
+
+/*
  * text_columns(bag, table, columns, grow[, first_new]) -> (found, new) or None
  *
  * A text value drawn once per token (a set or frozenset of str, or a dict of str to True):
@@ -925,46 +980,21 @@ text_columns(PyObject *Py_UNUSED(self), PyObject *args)
                      "names", t->n);
         goto done;
     }
-    int is_dict = PyDict_CheckExact(bag);
-    if (!is_dict && !PyFrozenSet_CheckExact(bag) && !PySet_CheckExact(bag)) {
+    if (!PyDict_CheckExact(bag) && !PyFrozenSet_CheckExact(bag) && !PySet_CheckExact(bag)) {
         result = Py_NewRef(Py_None);
         goto done;
     }
-    Py_ssize_t n = is_dict ? PyDict_GET_SIZE(bag) : PySet_GET_SIZE(bag), m = 0;
+    Py_ssize_t n = PyDict_CheckExact(bag) ? PyDict_GET_SIZE(bag) : PySet_GET_SIZE(bag), m = 0;
     tokens = PyMem_Malloc(sizeof(PyObject *) * (n ? n : 1));
     if (tokens == NULL) {
         PyErr_NoMemory();
         goto done;
     }
-    /* borrowed: the bag holds them, and nothing here runs Python code that could change it */
-    PyObject *token, *value;
-    if (is_dict) {
-        Py_ssize_t pos = 0;
-        while (PyDict_Next(bag, &pos, &token, &value)) {
-            if (!PyUnicode_CheckExact(token) || value != Py_True) {
-                result = Py_NewRef(Py_None);
-                goto done;
-            }
-            tokens[m++] = token;
-        }
-    }
-    else {
-        PyObject *it = PyObject_GetIter(bag);
-        if (it == NULL)
-            goto done;
-        while (m < n && (token = PyIter_Next(it)) != NULL) {
-            tokens[m++] = token;
-            Py_DECREF(token);
-            if (!PyUnicode_CheckExact(token))
-                break;
-        }
-        Py_DECREF(it);
-        if (PyErr_Occurred())
-            goto done;
-        if (m && !PyUnicode_CheckExact(tokens[m - 1])) {
+    int once = bag_tokens(bag, tokens, &m);
+    if (once <= 0) {
+        if (once == 0)
             result = Py_NewRef(Py_None);
-            goto done;
-        }
+        goto done;
     }
     const int64_t *column = view.buf;
     found = PyMem_Malloc(sizeof(int64_t) * (m ? m : 1));
@@ -975,7 +1005,7 @@ text_columns(PyObject *Py_UNUSED(self), PyObject *args)
         goto done;
     }
     Py_ssize_t n_found = 0;
-    /* an empty vocabulary, not growing: nothing to find (drawn_once's shape check) */
+    /* an empty vocabulary, not growing: nothing to find */
     for (Py_ssize_t k = 0; k < (t->n || grow ? m : 0); k++) {
         if (k % PREFETCH_NAMES == 0)
             names_prefetch(t, tokens + k, Py_MIN(PREFETCH_NAMES, m - k), &view, 1);
@@ -3382,6 +3412,7 @@ static PyMethodDef methods[] = {
     {"encode_tokens", encode_tokens, METH_VARARGS, "Token columns of a record (fast path)."},
     {"encode_many", encode_many, METH_VARARGS, "Present-token columns of a batch."},
     {"text_columns", text_columns, METH_VARARGS, "Columns of a text value drawn once a token."},
+    {"drawn_once", drawn_once, METH_O, "Whether a text value draws each token once."},
     {"token_log_odds", token_log_odds, METH_VARARGS, "Σ log θ(present)/θ(absent) per class."},
     {"token_odds_rows", token_odds_rows, METH_VARARGS,
      "A batch's token corrections per record, from a log table."},

@@ -22,11 +22,11 @@ from typing import Any
 import numpy as np
 
 __all__ = ["ACCELERATED", "EMAIL_DOMAIN", "WORD_FIELDS", "NameTable", "class_absent_sum",
-           "class_terms", "email_hosts", "email_words", "encode_many", "encode_tokens",
-           "field_tokens", "frozen", "header_fields", "header_tokens", "host_tokens",
-           "html_signals", "html_text", "learn_tokens", "posterior", "score_tokens",
-           "spam_evidence", "text_columns", "token_increment", "token_increment_many",
-           "token_log_odds", "token_odds_rows", "url_hosts"]
+           "class_terms", "drawn_once", "email_hosts", "email_words", "encode_many",
+           "encode_tokens", "field_tokens", "frozen", "header_fields", "header_tokens",
+           "host_tokens", "html_signals", "html_text", "learn_tokens", "posterior",
+           "score_tokens", "spam_evidence", "text_columns", "token_increment",
+           "token_increment_many", "token_log_odds", "token_odds_rows", "url_hosts"]
 
 
 def _ssize(j: Any) -> int:
@@ -473,6 +473,16 @@ def _encode_many(records: list, table: Any, kinds: Any, slots: Any, grow: bool
     return array("q", columns).tobytes(), array("q", lengths).tobytes(), special, new_names
 
 
+def _drawn_once(value: Any) -> bool:
+    """Whether a text value draws each token once: a dict of str to True, or a set or frozenset
+    of str, none a subclass (the shape `text_columns` reads)."""
+    if value.__class__ is dict:
+        return all(token.__class__ is str and count is True for token, count in value.items())
+    if value.__class__ is frozenset or value.__class__ is set:
+        return all(token.__class__ is str for token in value)
+    return False
+
+
 def _text_columns(bag: Any, table: Any, columns: Any, grow: bool, first_new: int = 0
                   ) -> tuple[bytes, list] | None:
     """A text value drawn once per token — a set or frozenset of str, or a dict of str to
@@ -490,15 +500,7 @@ def _text_columns(bag: Any, table: Any, columns: Any, grow: bool, first_new: int
     column_of = column_of.cast("B").cast("q")
     if len(column_of) < len(table):
         raise ValueError(f"text_columns: the columns must cover the table's {len(table)} names")
-    if bag.__class__ is dict:
-        for token, value in bag.items():
-            if token.__class__ is not str or value is not True:
-                return None
-    elif bag.__class__ is frozenset or bag.__class__ is set:
-        for token in bag:
-            if token.__class__ is not str:
-                return None
-    else:
+    if not _drawn_once(bag):
         return None
     found = array("q")
     new: list = []
@@ -900,6 +902,7 @@ class_terms = _class_terms
 learn_tokens = _learn_tokens
 encode_many = _encode_many
 text_columns = _text_columns
+drawn_once = _drawn_once
 email_words = _email_words
 email_hosts = _email_hosts
 url_hosts = _url_hosts
@@ -931,6 +934,7 @@ if os.environ.get("STREAMNB_PURE_PYTHON", "") in ("", "0"):
         learn_tokens = _kernels.learn_tokens
         encode_many = _kernels.encode_many
         text_columns = _kernels.text_columns
+        drawn_once = _kernels.drawn_once
         email_words = _kernels.email_words
         email_hosts = _kernels.email_hosts
         url_hosts = _kernels.url_hosts

@@ -23,7 +23,9 @@ from typing import Any
 
 import numpy as np
 
-from streamnb._accel.kernels import NameTable, text_columns
+# drawn_once: whether a text value draws each token once (a set or frozenset of str, or a dict
+# of str to True), the shape text_draws reads as a count of 1 per token, told in one C pass
+from streamnb._accel.kernels import drawn_once
 
 __all__ = ["BAGS", "KINDS", "MISSING", "NOMINAL", "NUMERIC", "TEXT", "TOKEN", "TOKEN_TYPES",
            "InvalidRecord", "RecordName", "drawn_once", "is_missing", "kind_of",
@@ -147,17 +149,6 @@ def numeric_value(value: Any, record: str, name: Any) -> Any:
         return value
     raise InvalidRecord(record, name, f"{type(value).__name__} value {value!r} for a numeric "
                         "attribute")
-
-
-# drawn_once's vocabulary: none (it only checks the shape)
-_NO_TOKENS, _NO_COLUMNS = NameTable(), np.zeros(0, dtype=np.int64)
-
-
-def drawn_once(value: Any) -> bool:
-    """Whether a text value is a bag that draws each token once — a set or frozenset of str,
-    or a dict of str to True — checked in one C pass: the shape :func:`text_draws` reads as a
-    count of 1 per token, told without its per-token step."""
-    return text_columns(value, _NO_TOKENS, _NO_COLUMNS, False) is not None
 
 
 def text_draws(value: Any, record: str, name: Any) -> dict[str, float]:
