@@ -694,8 +694,9 @@ lookup_acquire(PyObject *table, PyObject *kinds, PyObject *slots, Lookup *l, con
  * stage: each name's slot, then the entries of its probe chain, then the matching entry's
  * item in each of the n_views per-name arrays (and its bytes, when they are in the arena).
  * Past the CPU caches a lookup is three or four dependent misses (more on a longer chain); this
- * way the names wait for each stage together instead of one name after another. Hints only: nothing is decided here, names that
- * are not str are passed over, and a small table is skipped.
+ * way the names wait for each stage together instead of one name after another. Hints only:
+ * nothing is decided here, names that are not str are passed over, and a small table is
+ * skipped.
  */
 static void
 names_prefetch(const NameTable *t, PyObject *const *names, Py_ssize_t m, const Py_buffer *views,
