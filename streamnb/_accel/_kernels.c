@@ -3266,8 +3266,9 @@ count_log(double n, double alpha)
  *
  * SpamFilter's score of one message in one pass over its tokens' columns (read_columns: a list
  * or int64; a column at or past learned is a token never learned, numbered ahead as
- * Schema.text_lookup does, and carries no evidence): each known token's message counts n_s, n_h in the rows spam and ham of value_counts (-1: a class not
- * seen yet, counts 0, θ = 1/size), and from them
+ * Schema.text_lookup does, and carries no evidence): each known token's message counts n_s,
+ * n_h in the rows spam and ham of value_counts (-1: a class not seen yet, counts 0,
+ * θ = 1/size), and from them
  *   d(w) = [ln(n_s + α) − ln(T_s + α·size)] − [ln(n_h + α) − ln(T_h + α·size)]
  *   f(w) = (s·x + n·p)/(s + n),  p = b/(b + g) (x when b + g = 0),  b = n_s/N_s,  g = n_h/N_h
  * with totals = (N_s, N_h, T_s, T_h) (messages and draws per class; b or g is 0 where N is 0).
