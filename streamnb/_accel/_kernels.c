@@ -981,11 +981,9 @@ text_columns(PyObject *Py_UNUSED(self), PyObject *args)
                      "names", t->n);
         goto done;
     }
-    if (!PyDict_CheckExact(bag) && !PyFrozenSet_CheckExact(bag) && !PySet_CheckExact(bag)) {
-        result = Py_NewRef(Py_None);
-        goto done;
-    }
-    Py_ssize_t n = PyDict_CheckExact(bag) ? PyDict_GET_SIZE(bag) : PySet_GET_SIZE(bag), m = 0;
+    /* room for a bag's tokens; any other value is refused by bag_tokens */
+    Py_ssize_t n = PyDict_CheckExact(bag) ? PyDict_GET_SIZE(bag)
+                   : PyAnySet_CheckExact(bag) ? PySet_GET_SIZE(bag) : 0, m = 0;
     tokens = PyMem_Malloc(sizeof(PyObject *) * (n ? n : 1));
     if (tokens == NULL) {
         PyErr_NoMemory();
