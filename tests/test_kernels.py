@@ -23,7 +23,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from streamnb._accel import kernels
-from streamnb.stats.values import NOMINAL, TOKEN, drawn_once, text_draws
+from streamnb.stats.values import drawn_once, text_draws
 
 _kernels = pytest.importorskip("streamnb._accel._kernels", reason="C kernels not built")
 
@@ -50,7 +50,7 @@ def _bits(value: Any) -> Any:
     if isinstance(value, array):
         return value.typecode, value.tobytes()
     if isinstance(value, _kernels.NameTable | kernels._NameTable):
-        return "NameTable", value.names()
+        return "NameTable", value.names(), value.values()
     return value
 
 
@@ -94,16 +94,18 @@ BAD_COUNTS = [float(N_BINS), -1.0, 1e20, math.nan, math.inf]
 
 
 def _tokens(rng: np.random.Generator, bad_column: bool) -> list:
-    """The attribute table, kinds and slots the encoders read: tokens t0… at columns 0…, a
-    nominal attribute "nom", and with bad_column a token whose column is out of range (above
-    the capacity, or -1)."""
-    names, slots = [f"t{i}" for i in range(WIDTH)], list(range(WIDTH))
+    """The attribute table the encoders read: tokens t0… whose values are their columns 0…, a
+    nominal attribute "nom" (value -1), and with bad_column a token whose column is out of
+    range (the capacity, beyond, or the largest value)."""
+    names, columns = [f"t{i}" for i in range(WIDTH)], list(range(WIDTH))
     if bad_column:
         names.append("bad")
-        slots.append([CAPACITY, -1, 10**6][rng.integers(0, 3)])
+        columns.append([CAPACITY, 10**6, 2**31 - 1][rng.integers(0, 3)])
     table = _kernels.NameTable()
     table.add_new([*names, "nom"])
-    return [table, array("b", [TOKEN] * len(names) + [NOMINAL]), array("q", [*slots, 0])]
+    for a, column in enumerate(columns):
+        table.set_value(a, column)
+    return [table]
 
 
 def _record(rng: np.random.Generator, simple: bool) -> dict:
@@ -216,14 +218,14 @@ def _bag(rng: np.random.Generator) -> Any:
 
 
 def _vocabulary(rng: np.random.Generator, names: list[str]) -> list:
-    """A text vocabulary as the kernel reads it: the names in a shuffled order of registration
-    and their columns, distinct, in an array with room beyond them (as a GrowingArray has)."""
+    """A text vocabulary as the kernel reads it: the names in a shuffled order of registration,
+    their values distinct columns."""
     order = rng.permutation(len(names))
     table = _kernels.NameTable()
     table.add_new([names[i] for i in order])
-    columns = np.zeros(len(names) + int(rng.integers(0, 5)), dtype=np.int64)
-    columns[: len(names)] = rng.permutation(3 * len(names))[: len(names)]
-    return [table, columns]
+    for a, column in enumerate(rng.permutation(3 * len(names))[: len(names)].tolist()):
+        table.set_value(a, column)
+    return [table]
 
 
 @pytest.mark.parametrize("seed", SEEDS)
@@ -246,17 +248,17 @@ def test_text_columns_same_on_a_large_vocabulary(seed, grow):
     names = [f"w{i}" for i in range(30_000)] + [f"caf\xe9{i}" for i in range(200)] + ["\ud800"]
 
     def build(rng):
-        table, columns = _vocabulary(rng, names)
+        [table] = _vocabulary(rng, names)
         picked = [names[i] for i in rng.integers(0, len(names) + 2_000, size=300)
                   if i < len(names)] + [f"new{i}" for i in rng.integers(0, 50, size=40)]
         bag = [frozenset, set, lambda t: dict.fromkeys(t, True)][rng.integers(0, 3)](picked)
-        return [bag, table, columns, grow, 10**6]
+        return [bag, table, grow, 10**6]
 
     outcome, _ = same("text_columns", _args(seed, build))
     assert outcome[0] == "returned"
-    bag, table, columns, *_ = build(np.random.default_rng(seed))
-    column = {name: int(columns[table.get(name)]) for name in names}
-    found, new = _kernels.text_columns(bag, table, columns, grow, 10**6)
+    bag, table, *_ = build(np.random.default_rng(seed))
+    column = {name: table.value(table.get(name)) for name in names}
+    found, new = _kernels.text_columns(bag, table, grow, 10**6)
     unknown = [t for t in bag if t not in column]
     ahead = dict(zip(unknown, range(10**6, 10**6 + len(unknown)), strict=True))
     assert np.frombuffer(found, dtype=np.int64).tolist() == [
@@ -265,14 +267,11 @@ def test_text_columns_same_on_a_large_vocabulary(seed, grow):
 
 
 def test_text_columns_refuses_what_it_cannot_read():
-    """The same errors from the kernel and its twin: a vocabulary that is not a NameTable,
-    columns that do not cover it or are not 8-byte items."""
+    """The same errors from the kernel and its twin: a vocabulary that is not a NameTable, a
+    first new column that is not an int."""
     table = _kernels.NameTable()
-    table.add_new(["a", "b"])
-    for args in ([{"a"}, {"a": 0}, np.zeros(2, dtype=np.int64), True],
-                 [{"a"}, table, np.zeros(1, dtype=np.int64), True],
-                 [{"a"}, table, np.zeros(2, dtype=np.int32), False],
-                 [{"a"}, table, np.zeros(2, dtype=np.int64), True, 1.5]):
+    table.add_new(["a", "b"], 0)
+    for args in ([{"a"}, {"a": 0}, True], [{"a"}, table, True, 1.5]):
         outcome, _ = same("text_columns", lambda args=args: [*args])
         assert outcome[0] == "raised"
 
@@ -281,8 +280,8 @@ def test_text_columns_reads_what_the_rule_reads():
     """Where the kernel answers, it gives the text rule's tokens (each drawn once) in order:
     known ones by column, unknown ones as places to register when growing."""
     table = _kernels.NameTable()
-    table.add_new(["a", "b"])
-    values = [table, np.array([0, 1], dtype=np.int64)]
+    table.add_new(["a", "b"], 0)
+    values = [table]
     for bag in ({"b": True, "z": True, "a": True}, ["b", "z", "a"]):
         got = kernels.text_columns(bag, *values, True, 7)
         if isinstance(bag, list):
@@ -487,12 +486,8 @@ def test_buffer_errors_name_the_kernel_and_its_argument():
             vc, cells, cells.astype(np.int32), bins, head)),
         ("token_increment_many: classes", lambda: _kernels.token_increment_many(
             vc, cells.astype(np.int16), cells, bins, head)),
-        ("text_columns: columns", lambda: _kernels.text_columns(
-            {"a"}, table, np.zeros(1, dtype=np.int32), True)),
-        ("encode_tokens: slots", lambda: _kernels.encode_tokens(
-            {"a": True}, table, array("b", [TOKEN]), array("i", [0]), False)),
-        ("encode_tokens: kinds", lambda: _kernels.encode_tokens(
-            {"a": True}, table, b"\x01", array("q", [0]), False)),  # bytes: read-only
+        ("encode_tokens: the attribute table", lambda: _kernels.encode_tokens(
+            {"a": True}, {"a": 0}, False)),
         ("posterior: zeros", lambda: _kernels.posterior(
             ["a", "b"], np.zeros(2), np.zeros(2, dtype=np.int32))),
     ]
@@ -898,14 +893,23 @@ def _table_ops(seed: int) -> list:
     rng = np.random.default_rng(seed)
     pool = NAMES + [f"w{i}" for i in range(60)]
     ops: list = []
-    for _ in range(120):
-        op = rng.integers(0, 8)
+    # values: the default, in range, the limits and past them
+    values = [-1, 0, 5, 2**31 - 1, -2, 2**31, 2**40, 2**31 - 3, 1.5]
+    for _ in range(160):
+        op = rng.integers(0, 11)
         name = pool[rng.integers(0, len(pool))]
+        value = values[rng.integers(0, len(values))]
         if op == 0:
-            ops.append(("add", name))
+            ops.append(("add", name) if rng.random() < 0.5 else ("add", name, value))
         elif op == 1:
             picks = [pool[i] for i in rng.integers(0, len(pool), size=rng.integers(0, 6))]
-            ops.append(("add_new", picks))
+            ops.append(("add_new", picks) if rng.random() < 0.5 else ("add_new", picks, value))
+        elif op == 8:
+            ops.append(("value", int(rng.integers(-2, 40))))
+        elif op == 9:
+            ops.append(("set_value", int(rng.integers(-2, 40)), value))
+        elif op == 10:
+            ops.append(("values", int(rng.integers(-2, 40)), int(rng.integers(-2, 40))))
         elif op == 2:
             ops.append(("get", name))
         elif op == 3:
@@ -928,14 +932,15 @@ def _apply(table: Any, ops: list) -> list:
             out.append(("returned", getattr(table, method)(*args)))
         except Exception as error:
             out.append(("raised", type(error), str(error)))
-        out.append(list(table))
+        out.append((list(table), table.values()))
     return out
 
 
 @pytest.mark.parametrize("seed", range(20))
 def test_name_table_same(seed):
     """The C table and its twin agree on every operation, errors included: str names by
-    content, other names with Python's own equality (True is 1), rollbacks by truncate."""
+    content, other names with Python's own equality (True is 1), rollbacks by truncate, each
+    name's value (set when added, or later; -1 unless set; refused outside int32)."""
     ops = _table_ops(seed)
     assert _apply(_kernels.NameTable(), ops) == _apply(kernels._NameTable(), ops)
 
@@ -944,13 +949,14 @@ def test_name_table_at_scale():
     """Through many rehashes and rollbacks (deleted slots) every name keeps its index."""
     table = _kernels.NameTable()
     names = [f"token{i}" for i in range(60_000)]
-    table.add_new(names[:30_000])
-    for name in names[30_000:40_000]:
-        table.add(name)
+    table.add_new(names[:30_000], 7)
+    for i, name in enumerate(names[30_000:40_000], 30_007):
+        table.add(name, i)
     table.truncate(25_000)
-    table.add_new(names[25_000:60_000])
+    table.add_new(names[25_000:60_000], 25_007)
     assert len(table) == 60_000
     assert all(table.get(name) == i for i, name in enumerate(names))
+    assert np.array_equal(np.frombuffer(table.values(), dtype=np.int32), np.arange(7, 60_007))
     assert table.get("token60000") is None and "token-1" not in table
     assert table.names(59_998) == names[59_998:]
     assert table.nbytes < 60_000 * 60  # entries, slots and the UTF-8 arena
@@ -981,10 +987,14 @@ def test_name_table_pickles_and_copies(make):
 
     names = [name for name in NAMES if type(name) is not bool]  # True is 1, False is 0
     table = make()
-    table.add_new(names)
+    table.add_new(names, 3)
+    table.set_value(1, -1)
     for clone in (pickle.loads(pickle.dumps(table)), copy.deepcopy(table)):
         assert type(clone) is make and list(clone) == names
         assert all(clone.get(name) == i for i, name in enumerate(names))
+        assert [clone.value(i) for i in range(len(names))] == [3, -1, *range(5, len(names) + 3)]
+    with pytest.raises(ValueError, match="one value a name"):
+        make().__setstate__((names, b"\0\0\0\0"))
 
 
 # --- SpamFilter's score ---------------------------------------------------------------------

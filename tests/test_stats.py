@@ -518,3 +518,44 @@ def test_a_batch_registers_new_tokens_in_record_order_around_other_records():
     with pytest.raises(InvalidRecord, match="row 2"):
         rejected.update_many([{"a": True}, {"b": True}, {"c": [1]}], ["x", "y", "x"])
     assert rejected.schema.n_attributes == 0 and rejected.schema.n_tokens == 0
+
+
+def _token_values_hold(schema: Schema) -> bool:
+    """The attribute table's value of each name is its column when it is a token, -1 for every
+    other kind: what the encoding kernels read instead of ``kinds`` and ``slots``."""
+    kinds = np.frombuffer(schema.kinds, dtype=np.int8)
+    want = np.where(kinds == TOKEN, np.frombuffer(schema.slots, dtype=np.int64), -1)
+    got = np.frombuffer(schema.attributes.values(), dtype=np.int32)
+    return len(got) == schema.n_attributes and np.array_equal(got, want)
+
+
+def test_the_attribute_table_holds_each_tokens_column_through_every_registration():
+    """Each way a schema registers, forgets or rebuilds attributes keeps the table's values
+    equal to the token columns (the kernels would otherwise count a token in another's
+    column): one by one, in bulk (16 or more new tokens), after other kinds' columns, by a
+    rejected record's rollback, by an encoded batch learned later (replay), by a merge, from
+    JSON and by copies; and counts and predictions read them."""
+    import copy
+
+    s = CountStatistics()
+    s.update({"colour": "red", "a": True, "len": 1.0}, "x")
+    s.update({"body": frozenset({"free", "money"}), "b": True, "colour": "blue"}, "y")
+    s.update_many([{f"w{i}_{j}": True for j in range(20)} for i in range(3)], ["x", "y", "x"])
+    assert _token_values_hold(s.schema)
+    with pytest.raises(InvalidRecord):
+        s.update_many([{f"gone{j}": True for j in range(30)}, {"colour": 3.5}], ["x", "y"])
+    assert _token_values_hold(s.schema) and "gone0" not in s.schema.attributes
+    batch = s.encode([{"colour": "green", "c": True}, {f"v{j}": True for j in range(20)}])
+    assert _token_values_hold(s.schema)  # encoding registered, then rolled back
+    s.update_many(batch, ["y", "x"])
+    assert _token_values_hold(s.schema)
+    other = CountStatistics()
+    other.update_many([{"z": True, "colour": "teal"}, {"a": True, "q": True}], ["x", "y"])
+    s.merge(other)
+    assert _token_values_hold(s.schema)
+    for clone in (Schema.from_json(s.schema.to_json()), copy.deepcopy(s.schema)):
+        assert _token_values_hold(clone)
+        assert clone.attributes.values() == s.schema.attributes.values()
+    assert s.count("a", True) == {"x": 1.0, "y": 1.0}
+    assert s.count("w1_5", True) == {"x": 0.0, "y": 1.0}
+    assert s.count("q", True) == {"x": 0.0, "y": 1.0}

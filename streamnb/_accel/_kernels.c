@@ -10,8 +10,13 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#if defined(__linux__)
+#include <sys/mman.h>
+#include <unistd.h>
+#endif
 
 /* A hint to load a cache line that a later, dependent read will need (the vocabulary's tables
    and counts outgrow the CPU caches at ~10^5 tokens). */
@@ -82,17 +87,41 @@ check_class_row(const Py_buffer *view, Py_ssize_t c, const char *what)
     return check_rows(view, c + 1, what);
 }
 
+/*
+ * PyMem_Realloc for a table that lookups read at random (a NameTable's entries, slots and
+ * arena), asking Linux for transparent huge pages once it is 4 MiB or more, as numpy does for
+ * its arrays: past the CPU caches each lookup's loads would otherwise also miss the TLB (at
+ * 10^6 names, ~6% of learn_many's time on this machine). Advice only; a failure is ignored.
+ */
+static void *
+table_realloc(void *p, size_t size)
+{
+    p = PyMem_Realloc(p, size);
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    if (p != NULL && size >= ((size_t)1 << 22)) {
+        uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+        uintptr_t start = ((uintptr_t)p + page - 1) & ~(page - 1);
+        uintptr_t end = ((uintptr_t)p + size) & ~(page - 1);
+        if (end > start)
+            (void)madvise((void *)start, end - start, MADV_HUGEPAGE);
+    }
+#endif
+    return p;
+}
+
 /* ---- name table ----------------------------------------------------------------------------- */
 
 /*
- * NameTable: names ↔ indices 0, 1, ... in order of addition: the schema's attribute registry,
- * whose size is the vocabulary. A Python dict from str costs ~150 B a name (the str object, its
- * entry, an int object for the index); here a str name is a 16-byte entry (its hash's low 32
- * bits and its UTF-8 bytes when they are at most NAME_INLINE, else their place in an arena,
- * length-prefixed) plus 6-12 bytes of open-addressing slots (int32). A lookup past the CPU
- * caches then reads the slot and the entry; a short name's bytes, which confirm the match, come
- * with the entry instead of costing a third scattered load (at 10^6 names that load was a
- * third of a token's lookup).
+ * NameTable: names ↔ indices 0, 1, ... in order of addition, each name with an int32 value its
+ * owner assigns (-1 unless set): the schema's attribute registry, whose size is the vocabulary,
+ * a value being a token's count-array column. A Python dict from str costs ~150 B a name (the
+ * str object, its entry, an int object for the index); here a str name is a 16-byte entry (its
+ * value and its UTF-8 bytes when they are at most NAME_INLINE, else their place in an arena,
+ * length-prefixed, and its hash) plus 4 bytes of hash (read only to rehash) and 6-12 bytes of
+ * open-addressing slots (int32). A lookup past the CPU caches then reads the slot and the
+ * entry, which holds all it needs: a short name's bytes, which confirm the match, and the
+ * value (at 10^6 names the arena's bytes, and a column kept in an array of its own, each cost
+ * another scattered load, each a fifth to a third of a token's lookup).
  * Names that are not str (sparse ids, n-gram tuples, bools) and str that UTF-8 cannot encode
  * (lone surrogates) live in a side dict, with Python's own equality (True == 1). Limits: 2**31 - 1
  * names, 4 GiB of them in UTF-8.
@@ -104,16 +133,21 @@ check_class_row(const Py_buffer *view, Py_ssize_t c, const char *what)
 #define NAME_FAR 0xfe    /* length: the bytes are in the arena */
 #define NAME_SIDE 0xff   /* length: a side name */
 
+/* The layout name_probe relies on: `length` and `bytes` are the entry's last 12 bytes. */
 typedef struct {
-    uint32_t hash;    /* the low 32 bits of the str's hash (unused for a side name) */
+    int32_t value;    /* the owner's */
     uint8_t length;   /* 0 .. NAME_INLINE: the UTF-8 bytes are in `bytes`; NAME_FAR, NAME_SIDE */
     unsigned char bytes[NAME_INLINE];  /* NAME_FAR: bytes[0 .. 3], the arena offset of the
-                                          length-prefixed UTF-8 (unaligned: memcpy) */
+                                          length-prefixed UTF-8, and bytes[4 .. 7] the hash
+                                          (unaligned: memcpy) */
 } NameEntry;
+_Static_assert(sizeof(NameEntry) == 16 && offsetof(NameEntry, bytes) == 5,
+               "a NameEntry is 16 bytes, its last 12 the length and the bytes");
 
 typedef struct {
     PyObject_HEAD
     NameEntry *entries;
+    uint32_t *hashes;     /* per entry: the low 32 bits of the str's hash (0 for a side name) */
     Py_ssize_t n, capacity;
     int32_t *slots;       /* entry index, NAME_EMPTY or NAME_DELETED */
     Py_ssize_t n_slots;   /* 0 or a power of two */
@@ -151,6 +185,15 @@ name_start(const NameEntry *e)
     return start;
 }
 
+/* A far name's hash (a copy in its entry: a probe compares it before reading the arena). */
+static uint32_t
+name_far_hash(const NameEntry *e)
+{
+    uint32_t hash;
+    memcpy(&hash, e->bytes + 4, sizeof hash);
+    return hash;
+}
+
 /* The stored bytes of entry e (not a side name). */
 static const unsigned char *
 name_bytes(const NameTable *t, const NameEntry *e, Py_ssize_t *len)
@@ -173,21 +216,70 @@ name_bytes(const NameTable *t, const NameEntry *e, Py_ssize_t *len)
     return p;
 }
 
+/*
+ * A short name (len <= NAME_INLINE) as its entry stores it from `length` on, the length byte
+ * and the UTF-8 zero-padded to 11 bytes, as two little-endian words: *head bytes 0 .. 7, *tail
+ * bytes 8 .. 11. Built from fixed-size reads within s (overlapping where len is not a power of
+ * two), since a memcpy of a variable length is a call per lookup.
+ */
+static inline void
+name_key(const char *s, Py_ssize_t len, uint64_t *head, uint32_t *tail)
+{
+    uint64_t bytes = 0;  /* s[0 .. min(len, 7)) */
+    uint32_t rest = 0;   /* s[7 .. len) */
+    if (len >= 8) {
+        uint32_t last;
+        memcpy(&bytes, s, 8);
+        memcpy(&last, s + len - 4, 4);  /* s[len - 4 .. len): s[7] is its byte 11 - len */
+        rest = last >> (8 * (11 - len));
+    }
+    else if (len >= 4) {
+        uint32_t first, last;
+        memcpy(&first, s, 4);
+        memcpy(&last, s + len - 4, 4);
+        bytes = first | ((uint64_t)last << (8 * (len - 4)));
+    }
+    else
+        for (Py_ssize_t k = 0; k < len; k++)
+            bytes |= (uint64_t)(unsigned char)s[k] << (8 * k);
+    *head = (uint64_t)len | (bytes << 8);  /* s[7] drops off the top: it is in rest */
+    *tail = rest;
+}
+
 /* The slot holding the str (hash, s, len), or of the empty slot ending its probe (< 0 never;
    requires n_slots > 0). */
 static Py_ssize_t
 name_probe(const NameTable *t, uint32_t hash, const char *s, Py_ssize_t len)
 {
     size_t mask = (size_t)t->n_slots - 1, i = (size_t)hash & mask;
+    int far = len > NAME_INLINE;
+    /* a short name as its entry stores it from `length` on (the bytes zero-padded): twelve
+       bytes compared as two words, where a call to memcmp per entry of the probe cost more
+       than the hash compare it replaces */
+    uint64_t key_head = 0;
+    uint32_t key_tail = 0;
+    if (!far)
+        name_key(s, len, &key_head, &key_tail);
     for (;;) {
         int32_t e = t->slots[i];
         if (e == NAME_EMPTY)
             return (Py_ssize_t)i;
-        if (e >= 0 && t->entries[e].hash == hash) {
-            Py_ssize_t stored;
-            const unsigned char *bytes = name_bytes(t, &t->entries[e], &stored);
-            if (stored == len && memcmp(bytes, s, (size_t)len) == 0)
-                return (Py_ssize_t)i;
+        if (e >= 0) {
+            const NameEntry *entry = &t->entries[e];
+            if (!far) {
+                uint64_t head;
+                uint32_t tail;
+                memcpy(&head, &entry->length, 8);
+                memcpy(&tail, (const unsigned char *)&entry->length + 8, 4);
+                if (head == key_head && tail == key_tail)
+                    return (Py_ssize_t)i;
+            }
+            else if (entry->length == NAME_FAR && name_far_hash(entry) == hash) {
+                Py_ssize_t stored;
+                const unsigned char *bytes = name_bytes(t, entry, &stored);
+                if (stored == len && memcmp(bytes, s, (size_t)len) == 0)
+                    return (Py_ssize_t)i;
+            }
         }
         i = (i + 1) & mask;
     }
@@ -217,10 +309,74 @@ name_find(NameTable *t, PyObject *name)
     return e >= 0 ? e : -1;
 }
 
+#define PREFETCH_NAMES 64
+#define PREFETCH_CHAIN 4  /* probe-chain slots looked at (of one or two cache lines) */
+
+/*
+ * Load ahead what the lookups of names[0 .. m) (m <= PREFETCH_NAMES) in t will read, stage by
+ * stage: each name's slot, then the entries of its probe chain (which hold the values), then
+ * the arena bytes of a far name's entry whose hash matches. Past the CPU caches a lookup is two
+ * or three dependent misses (more on a longer chain); this way the names wait for each stage
+ * together instead of one name after another. Hints only: nothing is decided here, names that
+ * are not str are passed over, and a small table is skipped.
+ */
+static void
+names_prefetch(const NameTable *t, PyObject *const *names, Py_ssize_t m)
+{
+    if (t->n_slots < (1 << 16))  /* 256 KiB of slots, within the caches */
+        return;
+    size_t mask = (size_t)t->n_slots - 1, at[PREFETCH_NAMES];
+    uint32_t hashes[PREFETCH_NAMES];
+    Py_ssize_t used = 0, n_far = 0, far[PREFETCH_NAMES];
+    for (Py_ssize_t k = 0; k < m; k++) {
+        if (!PyUnicode_CheckExact(names[k]))
+            continue;
+        Py_hash_t hash = PyObject_Hash(names[k]);  /* cached in the str */
+        if (hash == -1) {
+            PyErr_Clear();
+            continue;
+        }
+        hashes[used] = (uint32_t)hash;
+        at[used] = (size_t)(uint32_t)hash & mask;
+        PREFETCH(&t->slots[at[used]]);
+        /* may have more than NAME_INLINE bytes of UTF-8 */
+        if (!PyUnicode_IS_ASCII(names[k]) || PyUnicode_GET_LENGTH(names[k]) > NAME_INLINE)
+            far[n_far++] = used;
+        used++;
+    }
+    for (Py_ssize_t k = 0; k < used; k++) {
+        size_t i = at[k];
+        for (int step = 0; step < PREFETCH_CHAIN; step++, i = (i + 1) & mask) {
+            int32_t e = t->slots[i];
+            if (e == NAME_EMPTY)
+                break;
+            if (e >= 0)
+                PREFETCH(&t->entries[e]);
+        }
+    }
+    if (t->arena_used == 0)
+        return;
+    /* a long name's: only the far entry whose hash matches, the name's own most likely */
+    for (Py_ssize_t f = 0; f < n_far; f++) {
+        Py_ssize_t k = far[f];
+        size_t i = at[k];
+        for (int step = 0; step < PREFETCH_CHAIN; step++, i = (i + 1) & mask) {
+            int32_t e = t->slots[i];
+            if (e == NAME_EMPTY)
+                break;
+            if (e >= 0 && t->entries[e].length == NAME_FAR
+                    && name_far_hash(&t->entries[e]) == hashes[k]) {
+                PREFETCH(t->arena + name_start(&t->entries[e]));
+                break;
+            }
+        }
+    }
+}
+
 static int
 name_rehash(NameTable *t, Py_ssize_t n_slots)
 {
-    int32_t *slots = PyMem_Malloc(sizeof(int32_t) * (size_t)n_slots);
+    int32_t *slots = table_realloc(NULL, sizeof(int32_t) * (size_t)n_slots);
     if (slots == NULL) {
         PyErr_NoMemory();
         return -1;
@@ -230,7 +386,7 @@ name_rehash(NameTable *t, Py_ssize_t n_slots)
     for (Py_ssize_t e = 0; e < t->n; e++) {
         if (t->entries[e].length == NAME_SIDE)
             continue;
-        size_t i = (size_t)t->entries[e].hash & mask;
+        size_t i = (size_t)t->hashes[e] & mask;
         while (slots[i] != NAME_EMPTY)
             i = (i + 1) & mask;
         slots[i] = (int32_t)e;
@@ -256,12 +412,16 @@ name_reserve(NameTable *t, Py_ssize_t more)
         Py_ssize_t capacity = t->capacity ? t->capacity : 16;
         while (capacity < t->n + more)
             capacity += capacity / 2;
-        NameEntry *grown = PyMem_Realloc(t->entries, sizeof(NameEntry) * (size_t)capacity);
-        if (grown == NULL) {
+        NameEntry *grown = table_realloc(t->entries, sizeof(NameEntry) * (size_t)capacity);
+        if (grown != NULL)
+            t->entries = grown;
+        uint32_t *hashes = grown ? PyMem_Realloc(t->hashes, sizeof(uint32_t) * (size_t)capacity)
+                                 : NULL;
+        if (hashes == NULL) {
             PyErr_NoMemory();
             return -1;
         }
-        t->entries = grown;
+        t->hashes = hashes;
         t->capacity = capacity;
     }
     if (3 * (t->filled + more) >= 2 * t->n_slots) {
@@ -275,10 +435,10 @@ name_reserve(NameTable *t, Py_ssize_t more)
 
 #define NAME_PRESENT (-3)
 
-/* Append name (name_reserve(t, 1) done): its index, NAME_PRESENT (nothing done) if it is
-   already there, or -1 on error. The probe that looks for it finds its slot. */
+/* Append name with value (name_reserve(t, 1) done): its index, NAME_PRESENT (nothing done)
+   if it is already there, or -1 on error. The probe that looks for it finds its slot. */
 static Py_ssize_t
-name_append(NameTable *t, PyObject *name)
+name_append(NameTable *t, PyObject *name, int32_t value)
 {
     const char *s;
     Py_ssize_t len, e = t->n;
@@ -306,8 +466,9 @@ name_append(NameTable *t, PyObject *name)
             return -1;
         }
         Py_DECREF(index);
-        t->entries[e].hash = 0;
+        t->entries[e].value = value;
         t->entries[e].length = NAME_SIDE;
+        t->hashes[e] = 0;
         t->n++;
         return e;
     }
@@ -323,7 +484,7 @@ name_append(NameTable *t, PyObject *name)
         Py_ssize_t capacity = t->arena_capacity ? t->arena_capacity : 256;
         while (t->arena_used + len + 10 > capacity)
             capacity += capacity / 2;
-        unsigned char *grown = PyMem_Realloc(t->arena, (size_t)capacity);
+        unsigned char *grown = table_realloc(t->arena, (size_t)capacity);
         if (grown == NULL) {
             PyErr_NoMemory();
             return -1;
@@ -336,7 +497,8 @@ name_append(NameTable *t, PyObject *name)
         return NAME_PRESENT;
     NameEntry *entry = &t->entries[e];
     memset(entry, 0, sizeof *entry);
-    entry->hash = (uint32_t)hash;
+    entry->value = value;
+    t->hashes[e] = (uint32_t)hash;
     t->slots[i] = (int32_t)e;
     t->filled++;
     t->n++;
@@ -346,8 +508,9 @@ name_append(NameTable *t, PyObject *name)
         return e;
     }
     entry->length = NAME_FAR;
-    uint32_t start = (uint32_t)t->arena_used;
+    uint32_t start = (uint32_t)t->arena_used, hash32 = (uint32_t)hash;
     memcpy(entry->bytes, &start, sizeof start);
+    memcpy(entry->bytes + 4, &hash32, sizeof hash32);
     unsigned char *p = t->arena + t->arena_used;
     size_t rest = (size_t)len;
     do {
@@ -402,6 +565,7 @@ static void
 NameTable_dealloc(NameTable *t)
 {
     PyMem_Free(t->entries);
+    PyMem_Free(t->hashes);
     PyMem_Free(t->slots);
     PyMem_Free(t->arena);
     Py_XDECREF(t->side);
@@ -438,30 +602,64 @@ NameTable_get(NameTable *t, PyObject *const *args, Py_ssize_t nargs)
     return PyLong_FromSsize_t(e);
 }
 
-/* add(name) -> its index, the name added first if it is new */
-static PyObject *
-NameTable_add(NameTable *t, PyObject *name)
+/* A value argument: an int in [-1, 2**31 - 1]. */
+static int
+name_value_arg(PyObject *arg, int32_t *value)
 {
-    Py_ssize_t e = name_find(t, name);
-    if (e == -2 || (e == -1 && (name_reserve(t, 1) < 0 || (e = name_append(t, name)) < 0)))
+    long long v = PyLong_AsLongLong(arg);
+    if (v == -1 && PyErr_Occurred())
+        return -1;
+    if (v < -1 || v > INT32_MAX) {
+        PyErr_Format(PyExc_OverflowError, "a NameTable value is in [-1, 2**31 - 1], not %lld", v);
+        return -1;
+    }
+    *value = (int32_t)v;
+    return 0;
+}
+
+/* add(name, value=-1) -> its index, the name added first (with value) if it is new */
+static PyObject *
+NameTable_add(NameTable *t, PyObject *const *args, Py_ssize_t nargs)
+{
+    int32_t value = -1;
+    if (nargs < 1 || nargs > 2) {
+        PyErr_SetString(PyExc_TypeError, "add() takes a name and an optional value");
+        return NULL;
+    }
+    if (nargs == 2 && name_value_arg(args[1], &value) < 0)
+        return NULL;
+    Py_ssize_t e = name_find(t, args[0]);
+    if (e == -2 || (e == -1 && (name_reserve(t, 1) < 0
+                                || (e = name_append(t, args[0], value)) < 0)))
         return NULL;
     return PyLong_FromSsize_t(e);
 }
 
-/* add_new(names): append names none of which is present or repeated (else ValueError, with
-   nothing added) */
+/* add_new(names, first=-1): append names none of which is present or repeated (else
+   ValueError, with nothing added), the k-th with value first + k (each -1 when first is -1) */
 static PyObject *
-NameTable_add_new(NameTable *t, PyObject *names)
+NameTable_add_new(NameTable *t, PyObject *args)
 {
+    PyObject *names, *first_obj = NULL;
+    int32_t first = -1;
+    if (!PyArg_ParseTuple(args, "O|O:add_new", &names, &first_obj)
+            || (first_obj != NULL && name_value_arg(first_obj, &first) < 0))
+        return NULL;
     PyObject *seq = PySequence_Fast(names, "add_new() takes a sequence of names");
     if (seq == NULL)
         return NULL;
     Py_ssize_t n = PySequence_Fast_GET_SIZE(seq), before = t->n;
     PyObject **items = PySequence_Fast_ITEMS(seq);
+    if (first >= 0 && n > 0 && (long long)first + n - 1 > INT32_MAX) {
+        PyErr_SetString(PyExc_OverflowError, "a NameTable value is at most 2**31 - 1");
+        goto fail;
+    }
     if (name_reserve(t, n) < 0)
         goto fail;
     for (Py_ssize_t i = 0; i < n; i++) {
-        Py_ssize_t e = name_append(t, items[i]);
+        if (i % PREFETCH_NAMES == 0)  /* each append probes for the name first */
+            names_prefetch(t, items + i, Py_MIN(PREFETCH_NAMES, n - i));
+        Py_ssize_t e = name_append(t, items[i], first < 0 ? -1 : (int32_t)(first + i));
         if (e == NAME_PRESENT)
             PyErr_Format(PyExc_ValueError, "add_new(): %R is already present", items[i]);
         if (e < 0)
@@ -499,6 +697,48 @@ NameTable_name(NameTable *t, PyObject *arg)
 {
     Py_ssize_t e = name_index_arg(t, arg);
     return e < 0 ? NULL : name_at(t, e);
+}
+
+/* value(i) -> the value of index i */
+static PyObject *
+NameTable_value(NameTable *t, PyObject *arg)
+{
+    Py_ssize_t e = name_index_arg(t, arg);
+    return e < 0 ? NULL : PyLong_FromLong(t->entries[e].value);
+}
+
+/* set_value(i, value) */
+static PyObject *
+NameTable_set_value(NameTable *t, PyObject *const *args, Py_ssize_t nargs)
+{
+    int32_t value;
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "set_value() takes an index and a value");
+        return NULL;
+    }
+    Py_ssize_t e = name_index_arg(t, args[0]);
+    if (e < 0 || name_value_arg(args[1], &value) < 0)
+        return NULL;
+    t->entries[e].value = value;
+    Py_RETURN_NONE;
+}
+
+/* values(lo=0, hi=len) -> the values of indices lo .. hi - 1, as int32 bytes (bounds clipped) */
+static PyObject *
+NameTable_values(NameTable *t, PyObject *args)
+{
+    Py_ssize_t lo = 0, hi = t->n;
+    if (!PyArg_ParseTuple(args, "|nn", &lo, &hi))
+        return NULL;
+    lo = lo < 0 ? 0 : lo > t->n ? t->n : lo;
+    hi = hi < lo ? lo : hi > t->n ? t->n : hi;
+    PyObject *out = PyBytes_FromStringAndSize(NULL, (hi - lo) * (Py_ssize_t)sizeof(int32_t));
+    if (out == NULL)
+        return NULL;
+    int32_t *values = (int32_t *)PyBytes_AS_STRING(out);
+    for (Py_ssize_t e = lo; e < hi; e++)
+        values[e - lo] = t->entries[e].value;
+    return out;
 }
 
 /* names(lo=0, hi=len) -> the names of indices lo .. hi - 1, as a list (bounds clipped) */
@@ -545,7 +785,7 @@ name_truncate(NameTable *t, Py_ssize_t n)
             }
         }
         else {
-            size_t mask = (size_t)t->n_slots - 1, i = (size_t)entry->hash & mask;
+            size_t mask = (size_t)t->n_slots - 1, i = (size_t)t->hashes[e] & mask;
             while (t->slots[i] != (int32_t)e)
                 i = (i + 1) & mask;
             t->slots[i] = NAME_DELETED;  /* still filled: a later probe must pass it */
@@ -588,29 +828,55 @@ static PyObject *
 NameTable_nbytes(NameTable *t, void *Py_UNUSED(closure))
 {
     return PyLong_FromSsize_t((Py_ssize_t)sizeof(NameTable)
-                              + t->capacity * (Py_ssize_t)sizeof(NameEntry)
+                              + t->capacity * (Py_ssize_t)(sizeof(NameEntry) + sizeof(uint32_t))
                               + t->n_slots * (Py_ssize_t)sizeof(int32_t) + t->arena_capacity);
 }
 
 /* Pickling and copying (a model is a plain Python object whose users may deepcopy it): the
-   names, added back in order. */
+   names, added back in order, and their values. */
 static PyObject *
 NameTable_reduce(NameTable *t, PyObject *Py_UNUSED(ignored))
 {
     PyObject *empty = PyTuple_New(0);
     PyObject *names = empty ? NameTable_names(t, empty) : NULL;
+    PyObject *values = empty ? NameTable_values(t, empty) : NULL;
     Py_XDECREF(empty);
-    return names ? Py_BuildValue("(O()N)", (PyObject *)Py_TYPE(t), names) : NULL;
+    if (names == NULL || values == NULL) {
+        Py_XDECREF(names);
+        Py_XDECREF(values);
+        return NULL;
+    }
+    return Py_BuildValue("(O()(NN))", (PyObject *)Py_TYPE(t), names, values);
 }
 
+/* __setstate__((names, values)): values as int32 bytes, from __reduce__ */
 static PyObject *
-NameTable_setstate(NameTable *t, PyObject *names)
+NameTable_setstate(NameTable *t, PyObject *state)
 {
+    PyObject *names;
+    Py_buffer values;
     if (t->n) {
         PyErr_SetString(PyExc_ValueError, "__setstate__() fills an empty NameTable only");
         return NULL;
     }
-    return NameTable_add_new(t, names);
+    if (!PyArg_ParseTuple(state, "Oy*:__setstate__", &names, &values))
+        return NULL;
+    PyObject *added = NULL, *args = Py_BuildValue("(O)", names);
+    if (args != NULL)
+        added = NameTable_add_new(t, args);
+    Py_XDECREF(args);
+    if (added != NULL && values.len != t->n * (Py_ssize_t)sizeof(int32_t)) {
+        PyErr_SetString(PyExc_ValueError, "__setstate__(): one value a name");
+        Py_CLEAR(added);
+        if (name_truncate(t, 0) < 0)
+            PyErr_Clear();
+    }
+    if (added != NULL)
+        for (Py_ssize_t e = 0; e < t->n; e++)
+            memcpy(&t->entries[e].value, (const char *)values.buf + e * sizeof(int32_t),
+                   sizeof(int32_t));
+    PyBuffer_Release(&values);
+    return added;
 }
 
 static PySequenceMethods NameTable_as_sequence = {
@@ -621,10 +887,17 @@ static PySequenceMethods NameTable_as_sequence = {
 static PyMethodDef NameTable_methods[] = {
     {"get", (PyCFunction)(void (*)(void))NameTable_get, METH_FASTCALL,
      "get(name, default=None): the index of name, or default."},
-    {"add", (PyCFunction)NameTable_add, METH_O, "add(name): its index, added if new."},
-    {"add_new", (PyCFunction)NameTable_add_new, METH_O,
-     "add_new(names): append names, none present or repeated (else ValueError, none added)."},
+    {"add", (PyCFunction)(void (*)(void))NameTable_add, METH_FASTCALL,
+     "add(name, value=-1): its index, added (with value) if new."},
+    {"add_new", (PyCFunction)NameTable_add_new, METH_VARARGS,
+     "add_new(names, first=-1): append names, none present or repeated (else ValueError, none "
+     "added), the k-th with value first + k (-1 each when first is -1)."},
     {"name", (PyCFunction)NameTable_name, METH_O, "name(i): the name of index i."},
+    {"value", (PyCFunction)NameTable_value, METH_O, "value(i): the value of index i."},
+    {"set_value", (PyCFunction)(void (*)(void))NameTable_set_value, METH_FASTCALL,
+     "set_value(i, value): set the value of index i (in [-1, 2**31 - 1])."},
+    {"values", (PyCFunction)NameTable_values, METH_VARARGS,
+     "values(lo=0, hi=len): the values of indices lo .. hi - 1, as int32 bytes."},
     {"names", (PyCFunction)NameTable_names, METH_VARARGS,
      "names(lo=0, hi=len): the names of indices lo .. hi - 1."},
     {"truncate", (PyCFunction)NameTable_truncate, METH_O,
@@ -656,120 +929,42 @@ static PyTypeObject NameTableType = {
 
 /* ---- encoding ------------------------------------------------------------------------------- */
 
-#define KIND_TOKEN 1  /* streamnb.stats.values.TOKEN */
 
-/* The schema's attribute registry as the encoders read it: its NameTable (name -> attribute)
-   and two arrays per attribute, its kind (int8) and its slot (int64; a token's column). */
-typedef struct {
-    NameTable *table;
-    Py_buffer views[2];  /* kinds, slots */
-} Lookup;
-
-static int
-lookup_acquire(PyObject *table, PyObject *kinds, PyObject *slots, Lookup *l, const char *where)
+/* The NameTable that an encoder reads (the schema's attribute registry: a token's value is its
+   column, any other attribute's -1), or NULL with TypeError. */
+static NameTable *
+lookup_table(PyObject *table, const char *where)
 {
     if (!PyObject_TypeCheck(table, &NameTableType)) {
         PyErr_Format(PyExc_TypeError, "%s: the attribute table must be a NameTable", where);
-        return -1;
+        return NULL;
     }
-    l->table = (NameTable *)table;
-    PyObject *objs[2] = {kinds, slots};
-    static const Py_ssize_t sizes[2] = {1, 8};
-    if (get_buffers(objs, l->views, sizes, 2, where, (const char *[]){"kinds", "slots"}) < 0)
-        return -1;
-    if (l->views[0].len < l->table->n || l->views[1].len / 8 < l->table->n) {
-        PyErr_Format(PyExc_ValueError, "%s: kinds and slots must cover the table's %zd names",
-                     where, l->table->n);
-        release_buffers(l->views, 2);
-        return -1;
-    }
-    return 0;
+    return (NameTable *)table;
 }
 
-#define PREFETCH_NAMES 64
-#define PREFETCH_CHAIN 4  /* probe-chain slots looked at (of one or two cache lines) */
-
-/*
- * Load ahead what the lookups of names[0 .. m) (m <= PREFETCH_NAMES) in t will read, stage by
- * stage: each name's slot, then the entries of its probe chain, then the matching entry's
- * item in each of the n_views per-name arrays (and its bytes, when they are in the arena).
- * Past the CPU caches a lookup is three or four dependent misses (more on a longer chain); this
- * way the names wait for each stage together instead of one name after another. Hints only:
- * nothing is decided here, names that are not str are passed over, and a small table is
- * skipped.
- */
+/* names_prefetch for the first names of record x (a dict). */
 static void
-names_prefetch(const NameTable *t, PyObject *const *names, Py_ssize_t m, const Py_buffer *views,
-               int n_views)
-{
-    if (t->n_slots < (1 << 16))  /* 256 KiB of slots, within the caches */
-        return;
-    size_t mask = (size_t)t->n_slots - 1, at[PREFETCH_NAMES];
-    uint32_t hashes[PREFETCH_NAMES];
-    Py_ssize_t used = 0;
-    for (Py_ssize_t k = 0; k < m; k++) {
-        if (!PyUnicode_CheckExact(names[k]))
-            continue;
-        Py_hash_t hash = PyObject_Hash(names[k]);  /* cached in the str */
-        if (hash == -1) {
-            PyErr_Clear();
-            continue;
-        }
-        hashes[used] = (uint32_t)hash;
-        at[used] = (size_t)(uint32_t)hash & mask;
-        PREFETCH(&t->slots[at[used]]);
-        used++;
-    }
-    for (Py_ssize_t k = 0; k < used; k++) {
-        size_t i = at[k];
-        for (int step = 0; step < PREFETCH_CHAIN; step++, i = (i + 1) & mask) {
-            int32_t e = t->slots[i];
-            if (e == NAME_EMPTY)
-                break;
-            if (e >= 0)
-                PREFETCH(&t->entries[e]);
-        }
-    }
-    /* only the entry whose hash matches: the name's own, most likely */
-    for (Py_ssize_t k = 0; k < used; k++) {
-        size_t i = at[k];
-        for (int step = 0; step < PREFETCH_CHAIN; step++, i = (i + 1) & mask) {
-            int32_t e = t->slots[i];
-            if (e == NAME_EMPTY)
-                break;
-            if (e < 0 || t->entries[e].hash != hashes[k])
-                continue;
-            if (t->entries[e].length == NAME_FAR)  /* a short name's bytes are in its entry */
-                PREFETCH(t->arena + name_start(&t->entries[e]));
-            for (int v = 0; v < n_views; v++)
-                PREFETCH((const char *)views[v].buf + (Py_ssize_t)e * views[v].itemsize);
-            break;
-        }
-    }
-}
-
-/* names_prefetch for the first names of record x (a dict), with their kinds and slots. */
-static void
-lookup_prefetch(const Lookup *l, PyObject *x)
+lookup_prefetch(const NameTable *t, PyObject *x)
 {
     PyObject *names[PREFETCH_NAMES], *name, *value;
     Py_ssize_t m = 0, pos = 0;
     while (m < PREFETCH_NAMES && PyDict_Next(x, &pos, &name, &value))
         names[m++] = name;
-    names_prefetch(l->table, names, m, l->views, 2);
+    names_prefetch(t, names, m);
 }
 
 /* 1 and *column for a token, 0 for an unknown name, 2 for a known attribute of another kind,
    -1 on error. */
 static int
-lookup_token(const Lookup *l, PyObject *name, Py_ssize_t *column)
+lookup_token(NameTable *t, PyObject *name, Py_ssize_t *column)
 {
-    Py_ssize_t a = name_find(l->table, name);
+    Py_ssize_t a = name_find(t, name);
     if (a < 0)
         return a == -1 ? 0 : -1;
-    if (((const signed char *)l->views[0].buf)[a] != KIND_TOKEN)
+    int32_t value = t->entries[a].value;
+    if (value < 0)
         return 2;
-    *column = (Py_ssize_t)((const int64_t *)l->views[1].buf)[a];
+    *column = value;
     return 1;
 }
 
@@ -783,7 +978,7 @@ lookup_token(const Lookup *l, PyObject *name, Py_ssize_t *column)
  * to register in bulk (on -1 new_names is left as it was).
  */
 static Py_ssize_t
-simple_token_columns(PyObject *x, const Lookup *l, int grow, Py_ssize_t limit, Py_ssize_t **cols,
+simple_token_columns(PyObject *x, NameTable *t, int grow, Py_ssize_t limit, Py_ssize_t **cols,
                      PyObject *new_names)
 {
     Py_ssize_t size = PyDict_GET_SIZE(x), n = 0, pos = 0;
@@ -794,7 +989,7 @@ simple_token_columns(PyObject *x, const Lookup *l, int grow, Py_ssize_t limit, P
         PyErr_NoMemory();
         return -2;
     }
-    lookup_prefetch(l, x);
+    lookup_prefetch(t, x);
     while (PyDict_Next(x, &pos, &name, &value)) {
         if (!(PyBool_Check(value) || PyLong_CheckExact(value)))
             goto general;
@@ -802,7 +997,7 @@ simple_token_columns(PyObject *x, const Lookup *l, int grow, Py_ssize_t limit, P
         if (present < 0)
             return -2;
         Py_ssize_t j;
-        int found = lookup_token(l, name, &j);
+        int found = lookup_token(t, name, &j);
         if (found < 0)
             return -2;
         if (found == 2)
@@ -833,7 +1028,7 @@ general:
 }
 
 /*
- * encode_tokens(x, table, kinds, slots, grow) -> (columns, rest)
+ * encode_tokens(x, table, grow) -> (columns, rest)
  *
  * columns: the columns of x's known tokens whose value is True or a non-zero int; rest: the
  * names that need the general (Python) encoder: known non-token attributes, unknown names when
@@ -843,11 +1038,11 @@ general:
 static PyObject *
 encode_tokens(PyObject *Py_UNUSED(self), PyObject *args)
 {
-    PyObject *x, *table, *kinds, *slots;
+    PyObject *x, *table;
     int grow;
-    Lookup l;
-    if (!PyArg_ParseTuple(args, "O!OOOp", &PyDict_Type, &x, &table, &kinds, &slots, &grow)
-            || lookup_acquire(table, kinds, slots, &l, "encode_tokens") < 0)
+    NameTable *t;
+    if (!PyArg_ParseTuple(args, "O!Op", &PyDict_Type, &x, &table, &grow)
+            || (t = lookup_table(table, "encode_tokens")) == NULL)
         return NULL;
     PyObject *columns = PyList_New(0), *rest = PyList_New(0);
     if (columns == NULL || rest == NULL)
@@ -861,7 +1056,7 @@ encode_tokens(PyObject *Py_UNUSED(self), PyObject *args)
             continue;
         }
         Py_ssize_t j;
-        int found = lookup_token(&l, name, &j);
+        int found = lookup_token(t, name, &j);
         if (found < 0)
             goto fail;
         if (found != 1) {
@@ -880,10 +1075,8 @@ encode_tokens(PyObject *Py_UNUSED(self), PyObject *args)
                 goto fail;
         }
     }
-    release_buffers(l.views, 2);
     return Py_BuildValue("(NN)", columns, rest);
 fail:
-    release_buffers(l.views, 2);
     Py_XDECREF(columns);
     Py_XDECREF(rest);
     return NULL;
@@ -945,42 +1138,32 @@ drawn_once(PyObject *Py_UNUSED(self), PyObject *value)
 }
 
 /*
- * text_columns(bag, table, columns, grow[, first_new]) -> (found, new) or None
+ * text_columns(bag, table, grow[, first_new]) -> (found, new) or None
  *
  * A text value drawn once per token (a set or frozenset of str, or a dict of str to True):
  * found, the columns of its tokens in the bag's order as int64 bytes, a token's column being
- * columns[i] for its index i in table (a NameTable; columns: int64, covering it). With grow,
- * the unknown tokens are listed in new, in order, and numbered first_new, first_new + 1, ...
- * in found (the columns they get when the caller registers them, in that order, before
- * anything else); without, they are left out. None, with nothing read, for any other value:
- * the text kind's general rule decides (and names the error). The tokens are looked up
- * PREFETCH_NAMES at a time, their loads staged (names_prefetch): a message's ~200 tokens in a
- * vocabulary of 10^5 are as many cache misses.
+ * its value in table (a NameTable). With grow, the unknown tokens are listed in new, in order,
+ * and numbered first_new, first_new + 1, ... in found (the columns they get when the caller
+ * registers them, in that order, before anything else); without, they are left out. None, with
+ * nothing read, for any other value: the text kind's general rule decides (and names the
+ * error). The tokens are looked up PREFETCH_NAMES at a time, their loads staged
+ * (names_prefetch): a message's ~200 tokens in a vocabulary of 10^5 are as many cache misses.
  */
 static PyObject *
 text_columns(PyObject *Py_UNUSED(self), PyObject *args)
 {
-    PyObject *bag, *table, *column_of;
+    PyObject *bag, *table;
     int grow;
     long long first_new = 0;
-    Py_buffer view;
-    if (!PyArg_ParseTuple(args, "OOOp|L", &bag, &table, &column_of, &grow, &first_new))
+    if (!PyArg_ParseTuple(args, "OOp|L", &bag, &table, &grow, &first_new))
         return NULL;
     if (!PyObject_TypeCheck(table, &NameTableType)) {
         PyErr_SetString(PyExc_TypeError, "text_columns: the vocabulary must be a NameTable");
         return NULL;
     }
-    if (get_buffers(&column_of, &view, (const Py_ssize_t[]){8}, 1, "text_columns",
-                    (const char *[]){"columns"}) < 0)
-        return NULL;
     NameTable *t = (NameTable *)table;
     PyObject **tokens = NULL, *new = NULL, *result = NULL;
     int64_t *found = NULL;
-    if (view.len / 8 < t->n) {
-        PyErr_Format(PyExc_ValueError, "text_columns: the columns must cover the table's %zd "
-                     "names", t->n);
-        goto done;
-    }
     /* room for a bag's tokens; any other value is refused by bag_tokens */
     Py_ssize_t n = PyDict_CheckExact(bag) ? PyDict_GET_SIZE(bag)
                    : PyAnySet_CheckExact(bag) ? PySet_GET_SIZE(bag) : 0, m = 0;
@@ -995,7 +1178,6 @@ text_columns(PyObject *Py_UNUSED(self), PyObject *args)
             result = Py_NewRef(Py_None);
         goto done;
     }
-    const int64_t *column = view.buf;
     found = PyMem_Malloc(sizeof(int64_t) * (m ? m : 1));
     new = PyList_New(0);
     if (found == NULL || new == NULL) {
@@ -1007,12 +1189,12 @@ text_columns(PyObject *Py_UNUSED(self), PyObject *args)
     /* an empty vocabulary, not growing: nothing to find */
     for (Py_ssize_t k = 0; k < (t->n || grow ? m : 0); k++) {
         if (k % PREFETCH_NAMES == 0)
-            names_prefetch(t, tokens + k, Py_MIN(PREFETCH_NAMES, m - k), &view, 1);
+            names_prefetch(t, tokens + k, Py_MIN(PREFETCH_NAMES, m - k));
         Py_ssize_t e = name_find(t, tokens[k]);
         if (e == -2)
             goto done;
         if (e >= 0)
-            found[n_found++] = column[e];
+            found[n_found++] = t->entries[e].value;
         else if (grow) {
             found[n_found++] = first_new + PyList_GET_SIZE(new);
             if (PyList_Append(new, tokens[k]) < 0)
@@ -1028,12 +1210,11 @@ done:
     PyMem_Free(tokens);
     PyMem_Free(found);
     Py_XDECREF(new);
-    PyBuffer_Release(&view);
     return result;
 }
 
 /*
- * encode_many(records, table, kinds, slots, grow) -> (columns, lengths, special, new)
+ * encode_many(records, table, grow) -> (columns, lengths, special, new)
  *
  * The batch form: present-token columns of every record, concatenated (columns, int64 bytes),
  * with per-record counts (lengths, int64 bytes); records that are not non-empty dicts of simple
@@ -1044,11 +1225,11 @@ done:
 static PyObject *
 encode_many(PyObject *Py_UNUSED(self), PyObject *args)
 {
-    PyObject *records, *table, *kinds, *slots;
+    PyObject *records, *table;
     int grow;
-    Lookup l;
-    if (!PyArg_ParseTuple(args, "O!OOOp", &PyList_Type, &records, &table, &kinds, &slots, &grow)
-            || lookup_acquire(table, kinds, slots, &l, "encode_many") < 0)
+    NameTable *t;
+    if (!PyArg_ParseTuple(args, "O!Op", &PyList_Type, &records, &table, &grow)
+            || (t = lookup_table(table, "encode_many")) == NULL)
         return NULL;
     Py_ssize_t n = PyList_GET_SIZE(records), used = 0, capacity = 64;
     long long *columns = PyMem_Malloc(sizeof(long long) * capacity);
@@ -1064,7 +1245,7 @@ encode_many(PyObject *Py_UNUSED(self), PyObject *args)
         Py_ssize_t m = -1;
         lengths[r] = 0;
         if (PyDict_CheckExact(x) && PyDict_GET_SIZE(x) > 0) {
-            m = simple_token_columns(x, &l, grow, PY_SSIZE_T_MAX, &cols,
+            m = simple_token_columns(x, t, grow, PY_SSIZE_T_MAX, &cols,
                                      grow ? new_names : NULL);
             if (m == -2)
                 goto done;
@@ -1099,7 +1280,6 @@ encode_many(PyObject *Py_UNUSED(self), PyObject *args)
                            used * (Py_ssize_t)sizeof(long long), (const char *)lengths,
                            n * (Py_ssize_t)sizeof(long long), special, new_names);
 done:
-    release_buffers(l.views, 2);
     PyMem_Free(cols);
     PyMem_Free(columns);
     PyMem_Free(lengths);
@@ -1412,7 +1592,7 @@ done:
 }
 
 /*
- * score_tokens(x, table, kinds, slots, value_counts, n_classes, class_counts,
+ * score_tokens(x, table, value_counts, n_classes, class_counts,
  *              a_present, a_absent, finite, zeros) -> rest
  *
  * encode_tokens(x, ..., grow=False) and token_log_odds on its columns in one call. When rest
@@ -1422,34 +1602,30 @@ done:
 static PyObject *
 score_tokens(PyObject *self, PyObject *args)
 {
-    PyObject *x, *table, *kinds, *slots, *vc_obj, *cc_obj, *fin_obj, *zer_obj;
+    PyObject *x, *table, *vc_obj, *cc_obj, *fin_obj, *zer_obj;
     Py_ssize_t k;
     double a_present, a_absent;
-    Lookup l;
-    if (!PyArg_ParseTuple(args, "O!OOOOnOddOO", &PyDict_Type, &x, &table, &kinds, &slots,
-                          &vc_obj, &k, &cc_obj, &a_present, &a_absent, &fin_obj, &zer_obj))
+    NameTable *t;
+    if (!PyArg_ParseTuple(args, "O!OOnOddOO", &PyDict_Type, &x, &table, &vc_obj, &k, &cc_obj,
+                          &a_present, &a_absent, &fin_obj, &zer_obj)
+            || (t = lookup_table(table, "score_tokens")) == NULL)
         return NULL;
     /* A record of bools and ints only (a message) is scored without building Python lists: the
      * one-record prediction path of every naive Bayes model runs through here. */
     Py_buffer b[4];
     if (odds_buffers(vc_obj, cc_obj, fin_obj, zer_obj, k, b, "score_tokens") < 0)
         return NULL;
-    if (lookup_acquire(table, kinds, slots, &l, "score_tokens") < 0) {
-        release_buffers(b, 4);
-        return NULL;
-    }
     PyObject *result = NULL;
     Py_ssize_t *cols = NULL;
-    Py_ssize_t n = simple_token_columns(x, &l, 0, b[0].shape[1], &cols, NULL);
+    Py_ssize_t n = simple_token_columns(x, t, 0, b[0].shape[1], &cols, NULL);
     if (n >= 0 && add_log_odds(b, k, cols, n, a_present, a_absent) == 0)
         result = PyList_New(0);
     PyMem_Free(cols);
-    release_buffers(l.views, 2);
     release_buffers(b, 4);
     if (n != -1)  /* scored, or an error (set) */
         return result;
     /* the general encoder's split: token columns here, the rest named for the caller */
-    PyObject *encode_args = Py_BuildValue("(OOOOi)", x, table, kinds, slots, 0);
+    PyObject *encode_args = Py_BuildValue("(OOi)", x, table, 0);
     PyObject *encoded = encode_args ? encode_tokens(self, encode_args) : NULL;
     Py_XDECREF(encode_args);
     if (encoded == NULL)
@@ -1695,7 +1871,7 @@ done:
 }
 
 /*
- * learn_tokens(x, table, kinds, slots, value_counts, c, bins, is_head, binned)
+ * learn_tokens(x, table, value_counts, c, bins, is_head, binned)
  *     -> crossed | None
  *
  * token_increment for a message whose names are all known tokens with bool/int values (unknown
@@ -1704,23 +1880,20 @@ done:
 static PyObject *
 learn_tokens(PyObject *Py_UNUSED(self), PyObject *args)
 {
-    PyObject *x, *table, *kinds, *slots, *vc_obj, *bins_obj, *head_obj;
+    PyObject *x, *table, *vc_obj, *bins_obj, *head_obj;
     Py_ssize_t c, limit;
     int binned;
-    Lookup l;
-    if (!PyArg_ParseTuple(args, "O!OOOOnOOp", &PyDict_Type, &x, &table, &kinds, &slots, &vc_obj,
-                          &c, &bins_obj, &head_obj, &binned))
+    NameTable *t;
+    if (!PyArg_ParseTuple(args, "O!OOnOOp", &PyDict_Type, &x, &table, &vc_obj, &c, &bins_obj,
+                          &head_obj, &binned)
+            || (t = lookup_table(table, "learn_tokens")) == NULL)
         return NULL;
     Py_buffer b[3];
     if (increment_buffers(vc_obj, bins_obj, head_obj, c, b, &limit) < 0)
         return NULL;
-    if (lookup_acquire(table, kinds, slots, &l, "learn_tokens") < 0) {
-        release_buffers(b, 3);
-        return NULL;
-    }
     PyObject *crossed = NULL;
     Py_ssize_t *cols = NULL;
-    Py_ssize_t n = simple_token_columns(x, &l, 1, limit, &cols, NULL);
+    Py_ssize_t n = simple_token_columns(x, t, 1, limit, &cols, NULL);
     if (n == -1)
         crossed = Py_NewRef(Py_None);
     else if (n >= 0 && (crossed = PyList_New(0)) != NULL &&
@@ -1729,7 +1902,6 @@ learn_tokens(PyObject *Py_UNUSED(self), PyObject *args)
                             b[2].buf, cols, n, binned, crossed) < 0)
         Py_CLEAR(crossed);
     PyMem_Free(cols);
-    release_buffers(l.views, 2);
     release_buffers(b, 3);
     return crossed;
 }

@@ -75,15 +75,17 @@ def _check_class_row(table: np.ndarray, c: int, what: str) -> None:
 
 
 class _NameTable:
-    """Names ↔ indices 0, 1, ... in order of addition (the C ``NameTable``'s twin, which keeps
-    a str name's UTF-8 in its 16-byte entry, or in an arena when longer than 11 bytes: this one
-    is a dict and a list)."""
+    """Names ↔ indices 0, 1, ... in order of addition, each with an int32 value its owner
+    assigns (-1 unless set): the C ``NameTable``'s twin, which keeps a str name's UTF-8 and
+    value in its 16-byte entry (the UTF-8 in an arena when longer than 11 bytes); this one is a
+    dict and two lists."""
 
-    __slots__ = ("_index", "_names")
+    __slots__ = ("_index", "_names", "_values")
 
     def __init__(self) -> None:
         self._index: dict[Any, int] = {}
         self._names: list[Any] = []
+        self._values: list[int] = []
 
     def __len__(self) -> int:
         return len(self._names)
@@ -97,42 +99,75 @@ class _NameTable:
     def get(self, name: Any, default: Any = None) -> Any:
         return self._index.get(name, default)
 
-    def add(self, name: Any) -> int:
+    def add(self, name: Any, value: Any = -1) -> int:
+        value = _name_value(value)
         e = self._index.get(name)
         if e is None:
             e = self._index[name] = len(self._names)
             self._names.append(name)
+            self._values.append(value)
         return e
 
-    def add_new(self, names: Any) -> None:
-        names = list(names)
+    def add_new(self, names: Any, first: Any = -1) -> None:
+        first = _name_value(first)
+        if not isinstance(names, (list, tuple)):
+            try:
+                names = list(names)
+            except TypeError:
+                raise TypeError("add_new() takes a sequence of names") from None
+        if first >= 0 and names and first + len(names) - 1 > _INT32_MAX:
+            raise OverflowError("a NameTable value is at most 2**31 - 1")
         before = len(self._names)
-        for name in names:
+        for k, name in enumerate(names):
             if name in self._index:
                 self.truncate(before)
                 raise ValueError(f"add_new(): {name!r} is already present")
             self._index[name] = len(self._names)
             self._names.append(name)
+            self._values.append(-1 if first < 0 else first + k)
 
-    def name(self, i: Any) -> Any:
+    def _at(self, i: Any) -> int:
         e = operator.index(i)
         if not 0 <= e < len(self._names):
             raise IndexError(f"name index {e} out of range [0, {len(self._names)})")
-        return self._names[e]
+        return e
+
+    def name(self, i: Any) -> Any:
+        return self._names[self._at(i)]
+
+    def value(self, i: Any) -> int:
+        return self._values[self._at(i)]
+
+    def set_value(self, i: Any, value: Any) -> None:
+        e = self._at(i)
+        self._values[e] = _name_value(value)
 
     def names(self, lo: int = 0, hi: int | None = None) -> list[Any]:
-        n = len(self._names)
-        lo = min(max(lo, 0), n)
-        hi = n if hi is None else min(max(hi, lo), n)
+        lo, hi = self._bounds(lo, hi)
         return self._names[lo:hi]
 
-    def __reduce__(self) -> tuple:
-        return type(self), (), self.names()
+    def values(self, lo: int = 0, hi: int | None = None) -> bytes:
+        lo, hi = self._bounds(lo, hi)
+        return array("i", self._values[lo:hi]).tobytes()
 
-    def __setstate__(self, names: list[Any]) -> None:
+    def _bounds(self, lo: int, hi: int | None) -> tuple[int, int]:
+        n = len(self._names)
+        lo = min(max(lo, 0), n)
+        return lo, n if hi is None else min(max(hi, lo), n)
+
+    def __reduce__(self) -> tuple:
+        return type(self), (), (self.names(), self.values())
+
+    def __setstate__(self, state: tuple[list[Any], bytes]) -> None:
         if self._names:
             raise ValueError("__setstate__() fills an empty NameTable only")
+        names, values = state
         self.add_new(names)
+        values = array("i", values)
+        if len(values) != len(self._names):
+            self.truncate(0)
+            raise ValueError("__setstate__(): one value a name")
+        self._values[:] = values.tolist()
 
     def truncate(self, n: Any) -> None:
         n = operator.index(n)
@@ -140,22 +175,31 @@ class _NameTable:
             raise ValueError("truncate(): a negative size")
         for name in self._names[n:]:
             del self._index[name]
-        del self._names[n:]
+        del self._names[n:], self._values[n:]
 
 
-_TOKEN = 1  # streamnb.stats.values.TOKEN
+_INT32_MAX = 2**31 - 1
+
+
+def _name_value(value: Any) -> int:
+    """A NameTable value: an int in [-1, 2**31 - 1]."""
+    value = operator.index(value)
+    if not -1 <= value <= _INT32_MAX:
+        raise OverflowError(f"a NameTable value is in [-1, 2**31 - 1], not {value}")
+    return value
 
 
 _OTHER = object()  # a known attribute of another kind than token
 
 
-def _lookup_token(table: Any, kinds: Any, slots: Any, name: Any) -> Any:
-    """A token's column, None for an unknown name, ``_OTHER`` for an attribute of another kind
-    (the C kernels' lookup_token)."""
+def _lookup_token(table: Any, name: Any) -> Any:
+    """A token's column (its value in the table), None for an unknown name, ``_OTHER`` for an
+    attribute of another kind, whose value is -1 (the C kernels' lookup_token)."""
     a = table.get(name)
     if a is None:
         return None
-    return slots[a] if kinds[a] == _TOKEN else _OTHER
+    column = table.value(a)
+    return column if column >= 0 else _OTHER
 
 
 def _check_table(table: Any, what: str) -> None:
@@ -163,22 +207,19 @@ def _check_table(table: Any, what: str) -> None:
         raise TypeError(f"{what} must be a NameTable")
 
 
-def _check_lookup(table: Any, kinds: Any, slots: Any, where: str) -> None:
+def _check_lookup(table: Any, where: str) -> None:
     _check_table(table, f"{where}: the attribute table")
-    if min(len(kinds), len(slots)) < len(table):
-        raise ValueError(f"{where}: kinds and slots must cover the table's {len(table)} names")
 
 
-def _encode_tokens(x: dict, table: Any, kinds: Any, slots: Any, grow: bool
-                   ) -> tuple[list[int], list[Any]]:
-    _check_lookup(table, kinds, slots, "encode_tokens")
+def _encode_tokens(x: dict, table: Any, grow: bool) -> tuple[list[int], list[Any]]:
+    _check_lookup(table, "encode_tokens")
     columns: list[int] = []
     rest: list[Any] = []
     for name, value in x.items():
         if not (value.__class__ is bool or value.__class__ is int):
             rest.append(name)
             continue
-        column = _lookup_token(table, kinds, slots, name)
+        column = _lookup_token(table, name)
         if column is None or column is _OTHER:
             if grow or column is _OTHER:
                 rest.append(name)
@@ -342,17 +383,17 @@ def _absent_sum(bin_row: np.ndarray, count_row: np.ndarray, N: int, log_table: n
     return total, zeros
 
 
-def _score_tokens(x: dict, table: Any, kinds: Any, slots: Any, value_counts: np.ndarray,
-                  k: int, class_counts: np.ndarray, a_present: float, a_absent: float,
-                  finite: Any, zeros: Any) -> list[Any]:
+def _score_tokens(x: dict, table: Any, value_counts: np.ndarray, k: int,
+                  class_counts: np.ndarray, a_present: float, a_absent: float, finite: Any,
+                  zeros: Any) -> list[Any]:
     _check_rows(value_counts, k, "value_counts")
     if min(len(class_counts), len(finite), len(zeros)) < k:
         raise ValueError("class arrays shorter than n_classes")
-    _check_lookup(table, kinds, slots, "score_tokens")
-    columns = _simple(x, table, kinds, slots, False, value_counts.shape[1])
+    _check_lookup(table, "score_tokens")
+    columns = _simple(x, table, False, value_counts.shape[1])
     rest: list[Any] = []
     if columns is None:
-        columns, rest = _encode_tokens(x, table, kinds, slots, False)
+        columns, rest = _encode_tokens(x, table, False)
     _token_log_odds(value_counts, k, columns, class_counts, a_present, a_absent, finite, zeros)
     return rest
 
@@ -411,8 +452,8 @@ def _class_terms(class_counts: np.ndarray, k: int, b: float, a_present: float, a
     return True
 
 
-def _simple(x: dict, table: Any, kinds: Any, slots: Any, grow: bool,
-            limit: int = sys.maxsize, new_names: list | None = None) -> list[int] | None:
+def _simple(x: dict, table: Any, grow: bool, limit: int = sys.maxsize,
+            new_names: list | None = None) -> list[int] | None:
     # The C kernels' simple_token_columns: a column out of range is an error where it comes in
     # the record, even if a later field would have sent the record to the general path.
     columns: list[int] = []
@@ -420,7 +461,7 @@ def _simple(x: dict, table: Any, kinds: Any, slots: Any, grow: bool,
     for name, value in x.items():
         if not (value.__class__ is bool or value.__class__ is int):
             break
-        column = _lookup_token(table, kinds, slots, name)
+        column = _lookup_token(table, name)
         if column is _OTHER:
             break
         if column is None:
@@ -441,28 +482,26 @@ def _simple(x: dict, table: Any, kinds: Any, slots: Any, grow: bool,
     return None
 
 
-def _learn_tokens(x: dict, table: Any, kinds: Any, slots: Any, value_counts: np.ndarray,
-                  c: int, bins: np.ndarray, is_head: np.ndarray, binned: bool
-                  ) -> list[int] | None:
+def _learn_tokens(x: dict, table: Any, value_counts: np.ndarray, c: int, bins: np.ndarray,
+                  is_head: np.ndarray, binned: bool) -> list[int] | None:
+    _check_lookup(table, "learn_tokens")
     _check_class_row(value_counts, c, "value_counts")
     _check_class_row(bins, c, "bins")
-    _check_lookup(table, kinds, slots, "learn_tokens")
-    columns = _simple(x, table, kinds, slots, True, min(len(is_head), value_counts.shape[1]))
+    columns = _simple(x, table, True, min(len(is_head), value_counts.shape[1]))
     if columns is None:
         return None
     return _increment(value_counts[c], bins[c], is_head, columns, binned)
 
 
-def _encode_many(records: list, table: Any, kinds: Any, slots: Any, grow: bool
+def _encode_many(records: list, table: Any, grow: bool
                  ) -> tuple[bytes, bytes, list[int], list[str]]:
-    _check_lookup(table, kinds, slots, "encode_many")
+    _check_lookup(table, "encode_many")
     columns: list[int] = []
     lengths: list[int] = []
     special: list[int] = []
     new_names: list[str] = []
     for r, x in enumerate(records):
-        simple = (_simple(x, table, kinds, slots, grow, sys.maxsize,
-                          new_names if grow else None)
+        simple = (_simple(x, table, grow, sys.maxsize, new_names if grow else None)
                   if type(x) is dict and x else None)
         if simple is None:
             special.append(r)
@@ -483,23 +522,17 @@ def _drawn_once(value: Any) -> bool:
     return False
 
 
-def _text_columns(bag: Any, table: Any, columns: Any, grow: bool, first_new: int = 0
+def _text_columns(bag: Any, table: Any, grow: bool, first_new: int = 0
                   ) -> tuple[bytes, list] | None:
     """A text value drawn once per token — a set or frozenset of str, or a dict of str to
     True: ``(found, new)``, the columns of its tokens in the bag's order as int64 bytes (a
-    token's column is ``columns[i]`` for its index ``i`` in ``table``, a NameTable); with
+    token's column is its value in ``table``, a NameTable); with
     ``grow`` the unknown tokens are listed in ``new``, in order, and numbered ``first_new``,
     ``first_new + 1``, … in ``found`` (the columns they get when the caller registers them, in
     that order, before anything else); without, they are left out. None, with nothing read,
     for any other value: the text kind's general rule decides (and names the error)."""
     first_new = operator.index(first_new)
     _check_table(table, "text_columns: the vocabulary")
-    column_of = memoryview(columns)
-    if column_of.itemsize != 8:
-        raise TypeError(f"text_columns: columns must have 8-byte items, not {column_of.itemsize}")
-    column_of = column_of.cast("B").cast("q")
-    if len(column_of) < len(table):
-        raise ValueError(f"text_columns: the columns must cover the table's {len(table)} names")
     if not _drawn_once(bag):
         return None
     found = array("q")
@@ -512,7 +545,7 @@ def _text_columns(bag: Any, table: Any, columns: Any, grow: bool, first_new: int
                 found.append(first_new + len(new))
                 new.append(token)
             continue
-        found.append(column_of[i])
+        found.append(table.value(i))
     return found.tobytes(), new
 
 

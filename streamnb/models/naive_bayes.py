@@ -155,8 +155,8 @@ class NaiveBayes(CountClassifier):
         finite, zeros = base[:], base_zeros[:]  # copies: the kernel adds into them
         schema = stats.schema
         if type(x) is dict and a.__class__ is float and a_absent.__class__ is float:
-            rest = score_tokens(x, schema.attributes, schema.kinds, schema.slots, values,
-                                len(labels), classes, a, a_absent, finite, zeros)
+            rest = score_tokens(x, schema.attributes, values, len(labels), classes, a, a_absent,
+                                finite, zeros)
             if not rest:
                 return finite, zeros
             enc = Encoded()

@@ -190,12 +190,11 @@ class CountStatistics:
             if c is not None and len(x) == 1 and self._update_text(x, c):
                 return
             if c is not None:
-                schema, tokens = self.schema, self.tokens
-                crossed = learn_tokens(x, schema.attributes, schema.kinds, schema.slots, self._vc,
-                                       c, tokens.bins, tokens.is_head, tokens.exact)
+                table, tokens = self.schema.attributes, self.tokens
+                crossed = learn_tokens(x, table, self._vc, c, tokens.bins, tokens.is_head,
+                                       tokens.exact)
                 if crossed is None and self._add_new_tokens(x):
-                    crossed = learn_tokens(x, schema.attributes, schema.kinds, schema.slots,
-                                           self._vc, c, tokens.bins, tokens.is_head,
+                    crossed = learn_tokens(x, table, self._vc, c, tokens.bins, tokens.is_head,
                                            tokens.exact)
                 if crossed is not None:
                     self._cc[c] += 1.0

@@ -99,9 +99,11 @@ class Schema:
                  numeric: bool = True) -> None:
         self.declared_nominal = frozenset(normalize_name(n) for n in nominal)
         self.numeric = numeric
-        # name -> attribute: the vocabulary's size, hence a C table of UTF-8 names (~26 B a
+        # name -> attribute: the vocabulary's size, hence a C table of UTF-8 names (~30 B a
         # token) rather than a dict of str and int objects (~150 B); kind and slot per attribute
-        # in typed arrays for the same reason (the encoding kernels read all three)
+        # in typed arrays for the same reason. A name's value in the table is a token's column
+        # (-1 for the other kinds): all the encoding kernels read, from the entry their lookup
+        # loads anyway, where a column array of its own cost one more cache miss per token.
         self.attributes = NameTable()
         self.kinds = array("b")
         self.slots = array("q")  # nominal/numeric/text: slot among its kind; token: its column
@@ -228,7 +230,7 @@ class Schema:
             raise InvalidRecord(record, name, _NUMERIC_REFUSED)
 
     def _add_attribute(self, name: Any, kind: int) -> int:
-        a = self.attributes.add(name)
+        a = self.attributes.add(name, self.n_columns if kind == TOKEN else -1)
         self.kinds.append(kind)
         if kind == NOMINAL:
             self.slots.append(len(self.nominal_attributes))
@@ -264,7 +266,7 @@ class Schema:
                 self._add_attribute(name, TOKEN)
             return
         a, column = self.n_attributes, self.n_columns
-        self.attributes.add_new(names)
+        self.attributes.add_new(names, column)
         self.kinds.extend(array("b", [TOKEN]) * n)
         self.slots.extend(range(column, column + n))
         self.column_value.extend_tokens(n)
@@ -520,8 +522,7 @@ class Schema:
                                 f"{type(x).__name__}")
         out = Encoded(batch)
         if type(x) is dict:  # present tokens in one kernel call; the rest field by field
-            out.token_columns, rest = encode_tokens(x, self.attributes, self.kinds, self.slots,
-                                                    grow)
+            out.token_columns, rest = encode_tokens(x, self.attributes, grow)
             for name in rest:
                 self.encode_field(out, name, x[name], record, grow)
         else:
@@ -535,8 +536,7 @@ class Schema:
         Same ``grow`` contract, and the same registrations in the same order as ``encode`` on
         each record in turn."""
         mark = self.mark()
-        columns, lengths, special, new = encode_many(records, self.attributes, self.kinds,
-                                                     self.slots, grow)
+        columns, lengths, special, new = encode_many(records, self.attributes, grow)
         lengths = np.frombuffer(lengths, dtype=np.int64)
         columns = np.frombuffer(columns, dtype=np.int64)
         rows = np.repeat(np.arange(len(records)), lengths)  # each column's record
@@ -551,12 +551,20 @@ class Schema:
                 self._register_new_tokens(new[done: before[k]])
                 done = before[k]
             encoded[i] = self._encode_row(records[i], where, i, grow)
-        if new:
+        if new and not special:
+            # nothing registered since the kernel found them unknown: the distinct names take
+            # the next columns in order, numbered here rather than looked up again (each
+            # lookup of a name a cache miss in a large vocabulary)
+            first = self.n_columns
+            fresh = dict(zip(dict.fromkeys(new), range(first, first + len(new)), strict=False))
+            self.add_tokens(list(fresh))
+            columns[places] = list(map(fresh.__getitem__, new))
+        elif new:
             self._register_new_tokens(new[done:])
             get, slots, kinds = self.attributes.get, self.slots, self.kinds
             found = [get(name) for name in new]
             columns[places] = [slots[a] for a in found]
-            if special and any(kinds[a] != TOKEN for a in found):
+            if any(kinds[a] != TOKEN for a in found):
                 # an earlier record of the batch registered a new token's name as another kind
                 # (rare): the batch again, one record at a time, registers what those would
                 self.rollback(mark)
@@ -771,6 +779,7 @@ class Schema:
                         raise ValueError(f"token {schema.attributes.name(a)!r} has two "
                                          "columns")
                     schema.slots[a] = j
+                    schema.attributes.set_value(a, j)
                     value = None
                 elif kind == NOMINAL:
                     value = decode(values[j])

@@ -3,9 +3,9 @@
 A message stream's text attribute gathers 10⁵–10⁶ tokens, and each message looks ~200 of them
 up, scored and then learned: a dict there costs an entry, an int object and several dependent
 cache misses per token. Here the tokens are names of a C ``NameTable`` (UTF-8 in its entries,
-long ones in an arena; indices in order of registration) and their columns one int64 array,
-so that a message's lookups (`lookup`, one kernel call) load ahead what they will read, stage
-by stage.
+long ones in an arena; indices in order of registration) whose values are their columns, so
+that a message's lookups (`lookup`, one kernel call) load ahead what they will read, stage by
+stage, and find each column in the entry that confirms the token.
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ from typing import Any
 import numpy as np
 
 from streamnb._accel.kernels import NameTable, text_columns
-from streamnb.stats.growing import GrowingArray
 
 __all__ = ["TextVocabulary"]
 
@@ -41,11 +40,10 @@ class TextVocabulary(Mapping):
 
     """
 
-    __slots__ = ("_columns", "_names")
+    __slots__ = ("_names",)
 
     def __init__(self) -> None:
-        self._names = NameTable()
-        self._columns = GrowingArray(np.int64)  # per index in _names: the column
+        self._names = NameTable()  # token -> index, whose value is the column
 
     def __len__(self) -> int:
         return len(self._names)
@@ -60,23 +58,25 @@ class TextVocabulary(Mapping):
         i = self._names.get(token)
         if i is None:
             raise KeyError(token)
-        return int(self._columns.data[i])
+        return self._names.value(i)
 
     def get(self, token: Any, default: Any = None) -> Any:
         i = self._names.get(token)
-        return default if i is None else int(self._columns.data[i])
+        return default if i is None else self._names.value(i)
 
     def __setitem__(self, token: Any, column: int) -> None:
         """Register a new token (a registered one raises ValueError: columns do not move)."""
-        self._names.add_new([token])
-        self._columns.append(column)
+        self._names.add_new([token], column)
 
     def register(self, tokens: list[Any], columns: range) -> None:
-        """Register distinct new tokens at once, ``tokens[k]`` at ``columns[k]``."""
+        """Register distinct new tokens at once, ``tokens[k]`` at ``columns[k]`` (consecutive
+        columns: a schema numbers a batch's new tokens in order)."""
         if len(tokens) != len(columns):
             raise ValueError(f"{len(tokens)} tokens but {len(columns)} columns")
-        self._names.add_new(tokens)
-        self._columns.fill(np.arange(columns.start, columns.stop, columns.step), len(columns))
+        if len(columns) > 1 and columns.step != 1:
+            raise ValueError("the columns of tokens registered at once are consecutive")
+        if tokens:
+            self._names.add_new(tokens, columns.start)
 
     def __delitem__(self, token: Any) -> None:
         """Forget the newest token (a rollback forgets newest first)."""
@@ -88,7 +88,6 @@ class TextVocabulary(Mapping):
     def truncate(self, n: int) -> None:
         """Forget the tokens registered after the first ``n``."""
         self._names.truncate(n)
-        self._columns.truncate(min(n, self._columns.size))
 
     def lookup(self, bag: Any, grow: bool, first_new: int = 0) -> tuple[np.ndarray, list] | None:
         """A text value drawn once per token (a set or frozenset of str, or a dict of str to
@@ -97,5 +96,5 @@ class TextVocabulary(Mapping):
         ``first_new + 1``, … in ``columns`` (the columns registering them next gives them;
         without, they are left out); None for any other value. One kernel call
         (`streamnb._accel.kernels.text_columns`)."""
-        once = text_columns(bag, self._names, self._columns.data, grow, first_new)
+        once = text_columns(bag, self._names, grow, first_new)
         return None if once is None else (np.frombuffer(once[0], dtype=np.int64), once[1])
