@@ -118,10 +118,11 @@ table_realloc(void *p, size_t size)
  * str object, its entry, an int object for the index); here a str name is a 16-byte entry (its
  * value and its UTF-8 bytes when they are at most NAME_INLINE, else their place in an arena,
  * length-prefixed, and its hash) plus 4 bytes of hash (read only to rehash) and 6-12 bytes of
- * open-addressing slots (int32). A lookup past the CPU caches then reads the slot and the
- * entry, which holds all it needs: a short name's bytes, which confirm the match, and the
- * value (at 10^6 names the arena's bytes, and a column kept in an array of its own, each cost
- * another scattered load, each a fifth to a third of a token's lookup).
+ * open-addressing slots (int32: the entry's index and a fingerprint of the hash, slot_of). A
+ * lookup past the CPU caches then reads the slot and one entry, which holds all it needs: a
+ * short name's bytes, which confirm the match, and the value (at 10^6 names the arena's bytes,
+ * a column kept in an array of its own and the entries of other names on the probe chain
+ * each cost another scattered load, each a fifth to a third of a token's lookup).
  * Names that are not str (sparse ids, n-gram tuples, bools) and str that UTF-8 cannot encode
  * (lone surrogates) live in a side dict, with Python's own equality (True == 1). Limits: 2**31 - 1
  * names, 4 GiB of them in UTF-8.
@@ -149,8 +150,9 @@ typedef struct {
     NameEntry *entries;
     uint32_t *hashes;     /* per entry: the low 32 bits of the str's hash (0 for a side name) */
     Py_ssize_t n, capacity;
-    int32_t *slots;       /* entry index, NAME_EMPTY or NAME_DELETED */
-    Py_ssize_t n_slots;   /* 0 or a power of two */
+    int32_t *slots;       /* NAME_EMPTY, NAME_DELETED or a name's (slot_of) */
+    Py_ssize_t n_slots;   /* 0 or a power of two, 2**index_bits (2**31 at most) */
+    int index_bits;       /* of a slot: the entry's index; those above, the fingerprint */
     Py_ssize_t filled;    /* slots not NAME_EMPTY */
     unsigned char *arena;
     Py_ssize_t arena_used, arena_capacity;
@@ -246,12 +248,40 @@ name_key(const char *s, Py_ssize_t len, uint64_t *head, uint32_t *tail)
     *tail = rest;
 }
 
+/*
+ * A name's slot: its entry's index in the low index_bits bits and above them, up to bit 30, a
+ * fingerprint, the hash's bits above those that chose the home slot. A probe passes the other
+ * names of its chain on the slots alone, without loading their entries (at 10^6 names, in a
+ * table at most 2/3 full, that was about one needless cache miss a lookup); slots stay 4
+ * bytes. The fingerprint has 31 - index_bits bits (10 at 10^6 names, none from 2**31 slots).
+ */
+static inline int32_t
+slot_fingerprint(const NameTable *t, uint32_t hash)
+{
+    uint32_t bits = 31 - (uint32_t)t->index_bits;
+    return (int32_t)(((hash >> t->index_bits) & ((1u << bits) - 1)) << t->index_bits);
+}
+
+static inline uint32_t
+slot_index_mask(const NameTable *t)
+{
+    return t->index_bits >= 31 ? 0x7fffffffu : (1u << t->index_bits) - 1;
+}
+
+static inline int32_t
+slot_of(const NameTable *t, Py_ssize_t e, uint32_t hash)
+{
+    return slot_fingerprint(t, hash) | (int32_t)e;
+}
+
 /* The slot holding the str (hash, s, len), or of the empty slot ending its probe (< 0 never;
    requires n_slots > 0). */
 static Py_ssize_t
 name_probe(const NameTable *t, uint32_t hash, const char *s, Py_ssize_t len)
 {
     size_t mask = (size_t)t->n_slots - 1, i = (size_t)hash & mask;
+    int32_t fingerprint = slot_fingerprint(t, hash);
+    uint32_t index_mask = slot_index_mask(t);
     int far = len > NAME_INLINE;
     /* a short name as its entry stores it from `length` on (the bytes zero-padded): twelve
        bytes compared as two words, where a call to memcmp per entry of the probe cost more
@@ -261,11 +291,11 @@ name_probe(const NameTable *t, uint32_t hash, const char *s, Py_ssize_t len)
     if (!far)
         name_key(s, len, &key_head, &key_tail);
     for (;;) {
-        int32_t e = t->slots[i];
-        if (e == NAME_EMPTY)
+        int32_t slot = t->slots[i];
+        if (slot == NAME_EMPTY)
             return (Py_ssize_t)i;
-        if (e >= 0) {
-            const NameEntry *entry = &t->entries[e];
+        if (slot >= 0 && (int32_t)((uint32_t)slot & ~index_mask) == fingerprint) {
+            const NameEntry *entry = &t->entries[(uint32_t)slot & index_mask];
             if (!far) {
                 uint64_t head;
                 uint32_t tail;
@@ -305,8 +335,8 @@ name_find(NameTable *t, PyObject *name)
     Py_hash_t hash = PyObject_Hash(name);
     if (hash == -1)
         return -2;
-    int32_t e = t->slots[name_probe(t, (uint32_t)hash, s, len)];
-    return e >= 0 ? e : -1;
+    int32_t slot = t->slots[name_probe(t, (uint32_t)hash, s, len)];
+    return slot >= 0 ? (Py_ssize_t)((uint32_t)slot & slot_index_mask(t)) : -1;
 }
 
 #define PREFETCH_NAMES 64
@@ -344,29 +374,35 @@ names_prefetch(const NameTable *t, PyObject *const *names, Py_ssize_t m)
             far[n_far++] = used;
         used++;
     }
+    /* the entries whose fingerprint matches: the name's own, most likely, or none */
+    uint32_t index_mask = slot_index_mask(t);
     for (Py_ssize_t k = 0; k < used; k++) {
         size_t i = at[k];
+        int32_t fingerprint = slot_fingerprint(t, hashes[k]);
         for (int step = 0; step < PREFETCH_CHAIN; step++, i = (i + 1) & mask) {
-            int32_t e = t->slots[i];
-            if (e == NAME_EMPTY)
+            int32_t slot = t->slots[i];
+            if (slot == NAME_EMPTY)
                 break;
-            if (e >= 0)
-                PREFETCH(&t->entries[e]);
+            if (slot >= 0 && (int32_t)((uint32_t)slot & ~index_mask) == fingerprint)
+                PREFETCH(&t->entries[(uint32_t)slot & index_mask]);
         }
     }
     if (t->arena_used == 0)
         return;
-    /* a long name's: only the far entry whose hash matches, the name's own most likely */
+    /* a long name's: the arena bytes of the far entry whose hash matches */
     for (Py_ssize_t f = 0; f < n_far; f++) {
         Py_ssize_t k = far[f];
         size_t i = at[k];
+        int32_t fingerprint = slot_fingerprint(t, hashes[k]);
         for (int step = 0; step < PREFETCH_CHAIN; step++, i = (i + 1) & mask) {
-            int32_t e = t->slots[i];
-            if (e == NAME_EMPTY)
+            int32_t slot = t->slots[i];
+            if (slot == NAME_EMPTY)
                 break;
-            if (e >= 0 && t->entries[e].length == NAME_FAR
-                    && name_far_hash(&t->entries[e]) == hashes[k]) {
-                PREFETCH(t->arena + name_start(&t->entries[e]));
+            if (slot < 0 || (int32_t)((uint32_t)slot & ~index_mask) != fingerprint)
+                continue;
+            const NameEntry *entry = &t->entries[(uint32_t)slot & index_mask];
+            if (entry->length == NAME_FAR && name_far_hash(entry) == hashes[k]) {
+                PREFETCH(t->arena + name_start(entry));
                 break;
             }
         }
@@ -383,13 +419,17 @@ name_rehash(NameTable *t, Py_ssize_t n_slots)
     }
     memset(slots, 0xff, sizeof(int32_t) * (size_t)n_slots);  /* NAME_EMPTY */
     size_t mask = (size_t)n_slots - 1;
+    int bits = 0;
+    while (((Py_ssize_t)1 << bits) < n_slots)
+        bits++;
+    t->index_bits = bits < 31 ? bits : 31;
     for (Py_ssize_t e = 0; e < t->n; e++) {
         if (t->entries[e].length == NAME_SIDE)
             continue;
         size_t i = (size_t)t->hashes[e] & mask;
         while (slots[i] != NAME_EMPTY)
             i = (i + 1) & mask;
-        slots[i] = (int32_t)e;
+        slots[i] = slot_of(t, e, t->hashes[e]);
     }
     PyMem_Free(t->slots);
     t->slots = slots;
@@ -499,7 +539,7 @@ name_append(NameTable *t, PyObject *name, int32_t value)
     memset(entry, 0, sizeof *entry);
     entry->value = value;
     t->hashes[e] = (uint32_t)hash;
-    t->slots[i] = (int32_t)e;
+    t->slots[i] = slot_of(t, e, (uint32_t)hash);
     t->filled++;
     t->n++;
     if (!far) {
@@ -786,7 +826,8 @@ name_truncate(NameTable *t, Py_ssize_t n)
         }
         else {
             size_t mask = (size_t)t->n_slots - 1, i = (size_t)t->hashes[e] & mask;
-            while (t->slots[i] != (int32_t)e)
+            int32_t slot = slot_of(t, e, t->hashes[e]);
+            while (t->slots[i] != slot)
                 i = (i + 1) & mask;
             t->slots[i] = NAME_DELETED;  /* still filled: a later probe must pass it */
             if (entry->length == NAME_FAR)  /* newest first: the last one is the earliest */
