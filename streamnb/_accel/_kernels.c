@@ -274,6 +274,16 @@ slot_of(const NameTable *t, Py_ssize_t e, uint32_t hash)
     return slot_fingerprint(t, hash) | (int32_t)e;
 }
 
+/* The entry a slot names when it is a name's with this fingerprint (a candidate for the name
+   whose hash gave it), else -1: empty, deleted, or another name's. */
+static inline Py_ssize_t
+slot_candidate(int32_t slot, int32_t fingerprint, uint32_t index_mask)
+{
+    if (slot < 0 || (int32_t)((uint32_t)slot & ~index_mask) != fingerprint)
+        return -1;
+    return (Py_ssize_t)((uint32_t)slot & index_mask);
+}
+
 /* The slot holding the str (hash, s, len), or of the empty slot ending its probe (< 0 never;
    requires n_slots > 0). */
 static Py_ssize_t
@@ -294,8 +304,9 @@ name_probe(const NameTable *t, uint32_t hash, const char *s, Py_ssize_t len)
         int32_t slot = t->slots[i];
         if (slot == NAME_EMPTY)
             return (Py_ssize_t)i;
-        if (slot >= 0 && (int32_t)((uint32_t)slot & ~index_mask) == fingerprint) {
-            const NameEntry *entry = &t->entries[(uint32_t)slot & index_mask];
+        Py_ssize_t e = slot_candidate(slot, fingerprint, index_mask);
+        if (e >= 0) {
+            const NameEntry *entry = &t->entries[e];
             if (!far) {
                 uint64_t head;
                 uint32_t tail;
@@ -344,11 +355,11 @@ name_find(NameTable *t, PyObject *name)
 
 /*
  * Load ahead what the lookups of names[0 .. m) (m <= PREFETCH_NAMES) in t will read, stage by
- * stage: each name's slot, then the entries of its probe chain (which hold the values), then
- * the arena bytes of a far name's entry whose hash matches. Past the CPU caches a lookup is two
- * or three dependent misses (more on a longer chain); this way the names wait for each stage
- * together instead of one name after another. Hints only: nothing is decided here, names that
- * are not str are passed over, and a small table is skipped.
+ * stage: each name's slot, then the entries its probe chain's fingerprints point to (which
+ * hold the values), then a long name's arena bytes. Past the CPU caches a lookup is two or
+ * three dependent misses; this way the names wait for each stage together instead of one name
+ * after another. Hints only: nothing is decided here, names that are not str are passed over,
+ * and a small table is skipped.
  */
 static void
 names_prefetch(const NameTable *t, PyObject *const *names, Py_ssize_t m)
@@ -376,36 +387,32 @@ names_prefetch(const NameTable *t, PyObject *const *names, Py_ssize_t m)
     }
     /* the entries whose fingerprint matches: the name's own, most likely, or none */
     uint32_t index_mask = slot_index_mask(t);
+    Py_ssize_t first[PREFETCH_NAMES];  /* each name's first candidate, or -1 */
     for (Py_ssize_t k = 0; k < used; k++) {
         size_t i = at[k];
         int32_t fingerprint = slot_fingerprint(t, hashes[k]);
+        first[k] = -1;
         for (int step = 0; step < PREFETCH_CHAIN; step++, i = (i + 1) & mask) {
             int32_t slot = t->slots[i];
             if (slot == NAME_EMPTY)
                 break;
-            if (slot >= 0 && (int32_t)((uint32_t)slot & ~index_mask) == fingerprint)
-                PREFETCH(&t->entries[(uint32_t)slot & index_mask]);
-        }
-    }
-    if (t->arena_used == 0)
-        return;
-    /* a long name's: the arena bytes of the far entry whose hash matches */
-    for (Py_ssize_t f = 0; f < n_far; f++) {
-        Py_ssize_t k = far[f];
-        size_t i = at[k];
-        int32_t fingerprint = slot_fingerprint(t, hashes[k]);
-        for (int step = 0; step < PREFETCH_CHAIN; step++, i = (i + 1) & mask) {
-            int32_t slot = t->slots[i];
-            if (slot == NAME_EMPTY)
-                break;
-            if (slot < 0 || (int32_t)((uint32_t)slot & ~index_mask) != fingerprint)
-                continue;
-            const NameEntry *entry = &t->entries[(uint32_t)slot & index_mask];
-            if (entry->length == NAME_FAR && name_far_hash(entry) == hashes[k]) {
-                PREFETCH(t->arena + name_start(entry));
-                break;
+            Py_ssize_t e = slot_candidate(slot, fingerprint, index_mask);
+            if (e >= 0) {
+                PREFETCH(&t->entries[e]);
+                if (first[k] < 0)
+                    first[k] = e;
             }
         }
+    }
+    /* a long name's arena bytes, when its first candidate is a far entry with its hash (a
+       fingerprint matches another name's once in 2**(31 - index_bits)) */
+    for (Py_ssize_t f = 0; f < n_far && t->arena_used; f++) {
+        Py_ssize_t k = far[f];
+        if (first[k] < 0)
+            continue;
+        const NameEntry *entry = &t->entries[first[k]];
+        if (entry->length == NAME_FAR && name_far_hash(entry) == hashes[k])
+            PREFETCH(t->arena + name_start(entry));
     }
 }
 
@@ -763,15 +770,26 @@ NameTable_set_value(NameTable *t, PyObject *const *args, Py_ssize_t nargs)
     Py_RETURN_NONE;
 }
 
+/* The (lo=0, hi=len) arguments of names() and values(), clipped to the table: 0, or -1. */
+static int
+name_range_args(const NameTable *t, PyObject *args, Py_ssize_t *lo, Py_ssize_t *hi)
+{
+    *lo = 0;
+    *hi = t->n;
+    if (!PyArg_ParseTuple(args, "|nn", lo, hi))
+        return -1;
+    *lo = *lo < 0 ? 0 : *lo > t->n ? t->n : *lo;
+    *hi = *hi < *lo ? *lo : *hi > t->n ? t->n : *hi;
+    return 0;
+}
+
 /* values(lo=0, hi=len) -> the values of indices lo .. hi - 1, as int32 bytes (bounds clipped) */
 static PyObject *
 NameTable_values(NameTable *t, PyObject *args)
 {
-    Py_ssize_t lo = 0, hi = t->n;
-    if (!PyArg_ParseTuple(args, "|nn", &lo, &hi))
+    Py_ssize_t lo, hi;
+    if (name_range_args(t, args, &lo, &hi) < 0)
         return NULL;
-    lo = lo < 0 ? 0 : lo > t->n ? t->n : lo;
-    hi = hi < lo ? lo : hi > t->n ? t->n : hi;
     PyObject *out = PyBytes_FromStringAndSize(NULL, (hi - lo) * (Py_ssize_t)sizeof(int32_t));
     if (out == NULL)
         return NULL;
@@ -785,11 +803,9 @@ NameTable_values(NameTable *t, PyObject *args)
 static PyObject *
 NameTable_names(NameTable *t, PyObject *args)
 {
-    Py_ssize_t lo = 0, hi = t->n;
-    if (!PyArg_ParseTuple(args, "|nn", &lo, &hi))
+    Py_ssize_t lo, hi;
+    if (name_range_args(t, args, &lo, &hi) < 0)
         return NULL;
-    lo = lo < 0 ? 0 : lo > t->n ? t->n : lo;
-    hi = hi < lo ? lo : hi > t->n ? t->n : hi;
     PyObject *out = PyList_New(hi - lo);
     if (out == NULL)
         return NULL;
