@@ -117,7 +117,7 @@ table_realloc(void *p, size_t size)
  * a value being a token's count-array column. A Python dict from str costs ~150 B a name (the
  * str object, its entry, an int object for the index); here a str name is a 16-byte entry (its
  * value and its UTF-8 bytes when they are at most NAME_INLINE, else their place in an arena,
- * length-prefixed, and its hash) plus 4 bytes of hash (read only to rehash) and 6-12 bytes of
+ * length-prefixed) plus 4 bytes of hash (read only to rehash) and 6-12 bytes of
  * open-addressing slots (int32: the entry's index and a fingerprint of the hash, slot_of). A
  * lookup past the CPU caches then reads the slot and one entry, which holds all it needs: a
  * short name's bytes, which confirm the match, and the value (at 10^6 names the arena's bytes,
@@ -139,8 +139,7 @@ typedef struct {
     int32_t value;    /* the owner's */
     uint8_t length;   /* 0 .. NAME_INLINE: the UTF-8 bytes are in `bytes`; NAME_FAR, NAME_SIDE */
     unsigned char bytes[NAME_INLINE];  /* NAME_FAR: bytes[0 .. 3], the arena offset of the
-                                          length-prefixed UTF-8, and bytes[4 .. 7] the hash
-                                          (unaligned: memcpy) */
+                                          length-prefixed UTF-8 (unaligned: memcpy) */
 } NameEntry;
 _Static_assert(sizeof(NameEntry) == 16 && offsetof(NameEntry, bytes) == 5,
                "a NameEntry is 16 bytes, its last 12 the length and the bytes");
@@ -185,15 +184,6 @@ name_start(const NameEntry *e)
     uint32_t start;
     memcpy(&start, e->bytes, sizeof start);
     return start;
-}
-
-/* A far name's hash (a copy in its entry: a probe compares it before reading the arena). */
-static uint32_t
-name_far_hash(const NameEntry *e)
-{
-    uint32_t hash;
-    memcpy(&hash, e->bytes + 4, sizeof hash);
-    return hash;
 }
 
 /* The stored bytes of entry e (not a side name). */
@@ -315,7 +305,7 @@ name_probe(const NameTable *t, uint32_t hash, const char *s, Py_ssize_t len)
                 if (head == key_head && tail == key_tail)
                     return (Py_ssize_t)i;
             }
-            else if (entry->length == NAME_FAR && name_far_hash(entry) == hash) {
+            else if (entry->length == NAME_FAR) {  /* the fingerprint matched: compare */
                 Py_ssize_t stored;
                 const unsigned char *bytes = name_bytes(t, entry, &stored);
                 if (stored == len && memcmp(bytes, s, (size_t)len) == 0)
@@ -404,14 +394,14 @@ names_prefetch(const NameTable *t, PyObject *const *names, Py_ssize_t m)
             }
         }
     }
-    /* a long name's arena bytes, when its first candidate is a far entry with its hash (a
-       fingerprint matches another name's once in 2**(31 - index_bits)) */
+    /* a long name's arena bytes, when its first candidate is a far entry (the name's own but
+       once in 2**(31 - index_bits): a fingerprint that matches another name's) */
     for (Py_ssize_t f = 0; f < n_far && t->arena_used; f++) {
         Py_ssize_t k = far[f];
         if (first[k] < 0)
             continue;
         const NameEntry *entry = &t->entries[first[k]];
-        if (entry->length == NAME_FAR && name_far_hash(entry) == hashes[k])
+        if (entry->length == NAME_FAR)
             PREFETCH(t->arena + name_start(entry));
     }
 }
@@ -555,9 +545,8 @@ name_append(NameTable *t, PyObject *name, int32_t value)
         return e;
     }
     entry->length = NAME_FAR;
-    uint32_t start = (uint32_t)t->arena_used, hash32 = (uint32_t)hash;
+    uint32_t start = (uint32_t)t->arena_used;
     memcpy(entry->bytes, &start, sizeof start);
-    memcpy(entry->bytes + 4, &hash32, sizeof hash32);
     unsigned char *p = t->arena + t->arena_used;
     size_t rest = (size_t)len;
     do {
