@@ -429,6 +429,27 @@ def test_decay_then_learn():
     assert m2 == pytest.approx(1.0 + 4.5, rel=1e-14)
 
 
+@pytest.mark.parametrize("factor", [1 / 3, 0.1])
+def test_update_many_after_decay_equals_update_sequence_bit_for_bit(factor):
+    """On fractional counts (after a decay) a batch adds each cell's counts one record at a
+    time, as update does, not their sum at once (which rounds differently): every count equal,
+    for tokens, nominal values and text draws (once, and counted)."""
+    words = frozenset(f"w{i}" for i in range(37))
+    records = [({"t": True, "a": "x", "body": frozenset({"free", "money"}) | words}, "p"),
+               ({"t": True, "body": {"free": 2, "now": 3}, "head": words}, "p"),
+               ({"u": True, "a": "y", "body": frozenset({"free"})}, "q")] * 7
+    one, many = learn(records[:3]), learn(records[:3])
+    one.decay(factor)
+    many.decay(factor)
+    # q's draws 1/3 after the decay: + 2 draws is 2.3333333333333335 at once (as update adds
+    # a record's), 2.333333333333333 one draw at a time
+    records = [({"body": frozenset({"free", "lunch"})}, "q"), *records]
+    learn(records, one)
+    many.update_many([x for x, _ in records], [y for _, y in records])
+    assert many.to_dict() == one.to_dict()
+    assert many.count("body", "free") == one.count("body", "free")
+
+
 # -- persistence of the statistics ----------------------------------------------------------------
 def test_state_round_trip():
     """to_state → bytes → from_state gives identical statistics that keep learning alike."""
