@@ -109,6 +109,52 @@ def test_multinomial_beats_bernoulli_on_the_spam_stream_prefix():
                                                     strict=True) if known)
 
 
+def test_a_batch_of_token_sets_is_encoded_at_once_and_equals_each_in_turn(monkeypatch):
+    """update_many of messages of one known text attribute drawn once (SpamFilter's learn_many)
+    encodes the batch at once, no message through the general encoder, whether it was scored
+    first (lookups kept, current or from before another batch was learned) or not, as
+    frozensets, sets or dicts of True: the columns, registrations and counts of update on each
+    message in turn, on real e-mail. Any other batch takes the general path."""
+    from streamnb.stats import Schema
+
+    messages = [m for _, m in zip(range(700), iter_spamassassin_stream(), strict=False)]
+    bags = [frozenset(tokenize_email(m.raw)) for m in messages]
+    labels = [m.label for m in messages]
+    # batch k as frozensets, sets or dicts (the order of a set's tokens is its own)
+    values = [bag if i // 100 % 4 else set(bag) if i // 100 % 8 else dict.fromkeys(bag, True)
+              for i, bag in enumerate(bags)]
+    one, many = CountStatistics(), CountStatistics()
+    for value, label in zip(values, labels, strict=True):
+        one.update({"body": value}, label)
+    many.update_many([{"body": values[0]}], labels[:1])  # registers the attribute
+    general = []
+    real = Schema._encode_row
+    monkeypatch.setattr(Schema, "_encode_row",
+                        lambda self, *args: general.append(args[2]) or real(self, *args))
+    a = many.schema.attributes.get("body")
+    chunks = [(lo, min(lo + 100, len(bags))) for lo in range(1, len(bags), 100)]
+    for k, (lo, hi) in enumerate(chunks):
+        if k % 3 == 0:  # scored, then learned
+            for bag in bags[lo:hi]:
+                many.schema.text_lookup(a, bag)
+        if k % 3 == 1 and k + 1 < len(chunks):  # the next batch scored before this one learned
+            for bag in bags[chunks[k + 1][0]:chunks[k + 1][1]]:
+                many.schema.text_lookup(a, bag)
+        many.update_many([{"body": v} for v in values[lo:hi]], labels[lo:hi])
+    assert general == []
+    assert many.schema.to_json() == one.schema.to_json()
+    assert many.to_dict() == one.to_dict()
+    for name in ("value_counts", "class_counts", "draw_counts"):
+        assert np.array_equal(getattr(many, name), getattr(one, name)), name
+    # a batch with another field, or a token that is not a str: the general path, row named
+    many.update_many([{"body": bags[0]}, {"body": bags[1], "hot": True}], ["spam", "ham"])
+    assert general == [0, 1]
+    before = snapshot(many)
+    with pytest.raises(InvalidRecord, match="row 1"):
+        many.update_many([{"body": bags[0]}, {"body": frozenset({"a", 3})}], ["spam", "ham"])
+    assert snapshot(many) == before
+
+
 def test_a_token_set_learned_by_the_text_fast_path_equals_the_general_path():
     """CountStatistics.update counts a record of one known text attribute drawn once per token
     (SpamFilter's learn_one) without the general encoder; the same records as a read-only

@@ -59,6 +59,8 @@ def test_registered_columns_do_not_move():
         vocabulary.register(["fresh", token], range(10**6, 10**6 + 2))
     with pytest.raises(ValueError):
         vocabulary.register(["fresh"], range(3))
+    with pytest.raises(ValueError, match="consecutive"):  # tokens registered at once
+        vocabulary.register(["fresh", "fresher"], range(10**6, 10**6 + 4, 2))
     assert dict(vocabulary) == reference  # nothing added by the refused registrations
 
 

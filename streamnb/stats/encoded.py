@@ -107,6 +107,12 @@ class Encoded:
                     or self.text_columns)
 
 
+# an EncodedBatch's flat arrays: each kind's rows and cells
+_PARTS = ("nominal_columns", "nominal_rows", "nominal_slots", "numeric_rows", "numeric_slots",
+          "numeric_values", "text_columns", "text_counts", "text_rows", "text_slots",
+          "token_columns", "token_rows")
+
+
 class EncodedBatch:
     """A batch of records as flat index arrays, each part with the row it belongs to, in row
     order (a row's entries in the order its record gives them).
@@ -203,14 +209,15 @@ class EncodedBatch:
 
     @classmethod
     def from_arrays(cls, n: int, **parts: np.ndarray) -> EncodedBatch:
-        """A batch from its flat arrays (the attribute names of this class)."""
+        """A batch from its flat arrays (the attribute names of this class; those not given
+        are empty)."""
         batch = cls.__new__(cls)
         batch.n = n
         batch.registrations, batch.schema_version = None, -1
         batch.known_columns = batch.known_numeric = -1
-        empty = np.zeros(0, dtype=np.int64)
-        batch.text_rows = batch.text_columns = batch.text_slots = empty
-        batch.text_counts = np.zeros(0)
-        for name, value in parts.items():
-            setattr(batch, name, value)
+        for name in _PARTS:
+            setattr(batch, name, parts.pop(name) if name in parts else np.zeros(
+                0, dtype=np.float64 if name in ("numeric_values", "text_counts") else np.int64))
+        if parts:
+            raise TypeError(f"not parts of a batch: {sorted(parts)}")
         return batch

@@ -33,6 +33,7 @@ from __future__ import annotations
 import contextlib
 from array import array
 from collections.abc import Hashable, Iterable, Mapping, MutableMapping
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -535,6 +536,9 @@ class Schema:
         registered in bulk), the other records (``where i`` names row i in errors) one by one.
         Same ``grow`` contract, and the same registrations in the same order as ``encode`` on
         each record in turn."""
+        texts = self._encode_texts(records) if grow else None
+        if texts is not None:
+            return texts
         mark = self.mark()
         columns, lengths, special, new = encode_many(records, self.attributes, grow)
         lengths = np.frombuffer(lengths, dtype=np.int64)
@@ -555,8 +559,7 @@ class Schema:
             # nothing registered since the kernel found them unknown: the distinct names take
             # the next columns in order, numbered here rather than looked up again (each
             # lookup of a name a cache miss in a large vocabulary)
-            first = self.n_columns
-            fresh = dict(zip(dict.fromkeys(new), range(first, first + len(new)), strict=False))
+            fresh = self._numbered(new)
             self.add_tokens(list(fresh))
             columns[places] = list(map(fresh.__getitem__, new))
         elif new:
@@ -570,6 +573,51 @@ class Schema:
                 self.rollback(mark)
                 return self._encode_each(records, where, grow)
         return EncodedBatch(len(records), rows, columns, encoded)
+
+    def _numbered(self, names: Iterable[str]) -> dict[str, int]:
+        """The distinct ``names``, new ones, each with the column registering them in order of
+        first appearance gives it (the next columns), as encoding the records in turn would."""
+        fresh = dict.fromkeys(names)
+        return dict(zip(fresh, range(self.n_columns, self.n_columns + len(fresh)), strict=True))
+
+    def _encode_texts(self, records: list) -> EncodedBatch | None:
+        """``encode_many`` (growing) of messages of one text attribute each drawing its tokens
+        once (``{"tokens": frozenset}``, SpamFilter's), when that attribute exists: the
+        messages' lookups (:meth:`text_lookup`, kept when the batch was scored) joined and
+        their new tokens numbered and registered at once, in order of first appearance — the
+        columns and registrations of ``encode`` on each in turn, without looking each
+        message's new tokens up again after the earlier ones registered theirs. None, with
+        nothing registered, for any other batch."""
+        first = records[0] if records else None
+        if type(first) is not dict or len(first) != 1:
+            return None
+        (name,) = first
+        a = self.attributes.get(name) if type(name) is str else None
+        if a is None or self.kinds[a] != TEXT:
+            return None
+        lookups = []
+        for x in records:
+            if type(x) is not dict or len(x) != 1 or name not in x:
+                return None
+            found = self.text_lookup(a, x[name])
+            if found is None:
+                return None
+            lookups.append(found)
+        lengths = [len(columns) for columns, _ in lookups]
+        columns = np.concatenate([columns for columns, _ in lookups])
+        new = list(chain.from_iterable(new for _, new in lookups))
+        if new:
+            # each message's new tokens are its columns from n_columns on, in the order of its
+            # list; numbered again across the batch
+            fresh = self._numbered(new)
+            columns[columns >= self.n_columns] = np.fromiter(
+                map(fresh.__getitem__, new), np.int64, len(new))
+            self._add_text_values(a, list(fresh))
+        n = len(records)
+        return EncodedBatch.from_arrays(
+            n, text_rows=np.repeat(np.arange(n), lengths), text_columns=columns,
+            text_counts=np.ones(len(columns)),
+            text_slots=np.full(len(columns), self.slots[a], dtype=np.int64))
 
     def _encode_each(self, records: list, where: str, grow: bool) -> EncodedBatch:
         """``encode_many`` by the general encoder, record by record."""
