@@ -122,6 +122,8 @@ def test_learn_many_equals_learn_one_and_predictions_agree():
     assert_same_stats(many.stats.to_dict(), one.stats.to_dict())
     queries = [t for t, _ in SMS] + ["prize lunch", "zebra"]
     assert many.score_many(queries).tolist() == [one.score_one(q) for q in queries]
+    # again: the batch's tokens are kept, scored without being read again
+    assert many.score_many(queries).tolist() == [one.score_one(q) for q in queries]
     proba = one.predict_proba_many(queries)
     for i, q in enumerate(queries):
         assert proba.iloc[i].to_dict() == pytest.approx(one.predict_proba_one(q))
