@@ -44,20 +44,19 @@ SNAPSHOT_VERSION = 1
 SNAPSHOT_FILE = "snapshot.snb"
 
 
-def _pack(states: Mapping[Hashable, PartitionState], packed: dict[int, tuple] | None = None
-          ) -> tuple[list[dict], dict[str, np.ndarray]]:
-    entries, arrays = [], {}
+def _pack(states: Mapping[Hashable, PartitionState]
+          ) -> tuple[list[dict], dict[str, np.ndarray], dict[int, tuple]]:
+    entries, arrays, packed = [], {}, {}
     for i, ((topic, partition), state) in enumerate(sorted(states.items())):
         header, model_arrays = state.model.to_state()
         header = encode_header(header)  # JSON once, for the model file too
-        if packed is not None:
-            packed[id(state.model)] = (header, model_arrays)
+        packed[id(state.model)] = (header, model_arrays)
         entries.append({"topic": topic, "partition": int(partition),
                         "offset": int(state.offset), "epoch": int(state.epoch),
                         "last": state.last, "drift": state.drift, "clock": int(state.clock),
                         "model": header})
         arrays.update({f"p{i}.{name}": array for name, array in model_arrays.items()})
-    return entries, arrays
+    return entries, arrays, packed
 
 
 def _unpack(entries: Any, arrays: Mapping[str, np.ndarray], source: str
@@ -116,13 +115,14 @@ def snapshot_paths(directory: str | os.PathLike) -> list[Path]:
 
 def write_snapshot(directory: str | os.PathLike, states: Mapping[Hashable, PartitionState],
                    meta: Mapping[str, Any] | None = None, generations: int = 1,
-                   packed: dict[int, tuple] | None = None) -> Path:
+                   on_packed: Callable[[dict[int, tuple]], None] | None = None) -> Path:
     """Atomically write ``states`` (and free-form ``meta``) to ``directory/snapshot.snb``,
     keeping the ``generations - 1`` previous snapshots as ``snapshot.1.snb`` (the one before),
-    ``snapshot.2.snb``, … (older ones are deleted). ``packed``, if given, receives each state
-    model's ``to_state()`` by ``id`` of the model, for a caller that writes one of these models
-    again before it changes (the service's model file at shutdown: serialising a large
-    vocabulary twice was half of its shutdown).
+    ``snapshot.2.snb``, … (older ones are deleted). ``on_packed``, if given, is called with each
+    state model's ``to_state()`` by ``id`` of the model before the file is written, for a
+    caller that writes one of these models again before it changes (the service's model file
+    at shutdown, in a thread meanwhile: serialising a large vocabulary twice was half of its
+    shutdown, and its write the third of the rest).
 
     The new file is written and fsynced under a temporary name first; then each generation
     moves one place older (``snapshot.snb`` is hard-linked, not moved, so that a newest
@@ -132,7 +132,9 @@ def write_snapshot(directory: str | os.PathLike, states: Mapping[Hashable, Parti
     if not (isinstance(generations, int) and generations >= 1):
         raise ValueError(f"generations must be an int >= 1, got {generations!r}")
     directory = Path(directory)
-    entries, arrays = _pack(states, packed)
+    entries, arrays, packed = _pack(states)
+    if on_packed is not None:
+        on_packed(packed)
     header = {"format": SNAPSHOT_FORMAT, "version": SNAPSHOT_VERSION, "written": time.time(),
               "partitions": entries, "meta": dict(meta or {})}
     path = generation_path(directory, 0)
@@ -204,7 +206,7 @@ def read_snapshot_file(path: str | os.PathLike
 
 def encode_partition(key: tuple[str, int], state: PartitionState) -> bytes:
     """One partition's state as a changelog record value."""
-    entries, arrays = _pack({key: state})
+    entries, arrays, _ = _pack({key: state})
     header = {"format": CHANGELOG_FORMAT, "version": SNAPSHOT_VERSION, "partitions": entries}
     return zlib.compress(dumps_state(header, arrays), 1)
 

@@ -262,7 +262,7 @@ def test_snapshot_round_trip_and_corruption(tmp_path):
     states[("in", 1)].model.learn_one(*record(1))
     states[("in", 1)].model.relearn()
     packed: dict = {}
-    write_snapshot(tmp_path, states, {"model": "x"}, packed=packed)
+    write_snapshot(tmp_path, states, {"model": "x"}, on_packed=packed.update)
     # what the snapshot serialised, handed back to write a model file from (the service's
     # shutdown): each model's own to_state, its header as JSON once, and that file loads as
     # the model

@@ -356,18 +356,57 @@ def test_text_vocabularies_load_in_runs_and_a_repeated_token_is_refused():
     for a in (again.attributes.get("body"), again.attributes.get("subject")):
         assert dict(again.values_of(a)) == dict(schema.values_of(a))
     assert list(again.column_value) == list(schema.column_value)
-    free = data["column_values"].index("free")
-    repeated = {**data, "column_attributes": [*owners, owners[free]],
-                "column_values": [*data["column_values"], "free"]}
+    body = schema.attributes.get("body")
+    repeated = {**data, "column_attributes": [*owners, body],
+                "text_tokens": [*data["text_tokens"], "free"]}
     with pytest.raises(ValueError, match="already present"):
         Schema.from_json(repeated)
+    header, arrays = schema.to_state()  # the tokens as one array: refused alike
+    joined = np.concatenate([arrays["text_tokens"], np.frombuffer(b"\0free", np.uint8)])
+    with pytest.raises(ValueError, match="already present"):
+        Schema.from_state(header, {"column_attributes": np.append(
+            arrays["column_attributes"], body), "text_tokens": joined})
+
+
+@pytest.mark.parametrize("tokens", [["free", "päß", "", "\ud800", "a" * 40], ["x\0y", "z"], []])
+def test_a_schema_state_holds_its_text_tokens_in_an_array_unless_they_cannot_be(tokens):
+    """``Schema.to_state`` writes per column its attribute as an int32 array, and the text
+    tokens, in column order, as one NUL-separated UTF-8 array (any str, lone surrogates
+    included); tokens of which one holds a NUL stay a JSON list. Either reads back the same
+    schema, and so does its JSON form (``to_json``); an array that is not UTF-8 or holds
+    another number of tokens, or a listed token that is not a str, is refused."""
+    from streamnb.stats import Schema
+
+    schema = Schema()
+    schema.encode({"colour": "red", "body": set(tokens[:2]), "win": True}, "record 0", grow=True)
+    schema.encode({"body": set(tokens[2:]), "colour": "blue"}, "record 1", grow=True)
+    header, arrays = schema.to_state()
+    assert arrays["column_attributes"].dtype == np.int32
+    assert ("text_tokens" in arrays) == all("\0" not in t for t in tokens)
+    assert ("text_tokens" in header) != ("text_tokens" in arrays)
+    again = Schema.from_state(header, arrays)
+    assert again.to_json() == schema.to_json()
+    assert Schema.from_json(schema.to_json()).to_json() == schema.to_json()
+    assert list(again.column_value) == list(schema.column_value)
+    body = schema.attributes.get("body")  # None when no record held a token
+    assert body is None or dict(again.values_of(body)) == dict(schema.values_of(body))
+    if "text_tokens" in arrays and len(tokens) > 1:
+        for bad, match in ((np.append(arrays["text_tokens"], np.uint8(0xff)), "not UTF-8"),
+                           (np.append(arrays["text_tokens"], np.uint8(0)), "text tokens for")):
+            with pytest.raises(ValueError, match=match):
+                Schema.from_state(header, {**arrays, "text_tokens": bad})
+    data = schema.to_json()
+    if data["text_tokens"]:
+        with pytest.raises(ValueError, match="is not a str"):
+            Schema.from_json({**data, "text_tokens": [{"tuple": ["a"]}, *data["text_tokens"][1:]]})
 
 
 def test_a_schema_reads_its_older_layout_and_refuses_bad_column_owners():
-    """States written before the two per-column lists hold ``"columns"``, one ``[attribute,
-    value]`` pair per column: they read back the same schema, arrays and all. A column whose
-    attribute is not an int of the schema, or lists of two lengths, are refused (ValueError,
-    which load_model reports as a StateFileError)."""
+    """States written before the text tokens had a list (or an array) of their own hold every
+    column's value in one list, ``"column_values"`` beside ``"column_attributes"`` or, older
+    still, ``"columns"``, one ``[attribute, value]`` pair per column: they read back the same
+    schema, arrays and all. A column whose attribute is not an int of the schema, or lists of
+    two lengths, are refused (ValueError, which load_model reports as a StateFileError)."""
     from streamnb.stats import Schema
 
     schema = Schema()
@@ -376,19 +415,25 @@ def test_a_schema_reads_its_older_layout_and_refuses_bad_column_owners():
     for i, x in enumerate(records):
         schema.encode(x, f"record {i}", grow=True)
     data = schema.to_json()
-    older = {k: v for k, v in data.items() if not k.startswith("column_")}
-    older["columns"] = [[a, v] for a, v in zip(data["column_attributes"],
-                                               data["column_values"], strict=True)]
-    again = Schema.from_json(older)
-    assert again.to_json() == data
-    for name in ("column_attribute", "column_slot", "column_text", "token_columns",
-                 "attribute_size"):
-        np.testing.assert_array_equal(getattr(again, "_" + name).view(),
-                                      getattr(schema, "_" + name).view(), err_msg=name)
+    values = list(schema.column_value)
+    common = {k: v for k, v in data.items()
+              if k not in ("column_attributes", "nominal_values", "text_tokens")}
+    for older in ({**common, "columns": [[a, v] for a, v in zip(data["column_attributes"],
+                                                                 values, strict=True)]},
+                  {**common, "column_attributes": data["column_attributes"],
+                   "column_values": values}):
+        again = Schema.from_json(older)
+        assert again.to_json() == data
+        for name in ("column_attribute", "column_slot", "column_text", "token_columns",
+                     "attribute_size"):
+            np.testing.assert_array_equal(getattr(again, "_" + name).view(),
+                                          getattr(schema, "_" + name).view(), err_msg=name)
+    with pytest.raises(ValueError, match="column attributes but"):
+        Schema.from_json({**older, "column_values": values[:-1]})
     owners = data["column_attributes"]
     for bad, match in ((len(schema.kinds), "names attribute"), (-1, "names attribute"),
                        (1.0, "not an int"), (True, "not an int")):
         with pytest.raises(ValueError, match=match):
             Schema.from_json({**data, "column_attributes": [*owners[:-1], bad]})
-    with pytest.raises(ValueError, match="column attributes but"):
+    with pytest.raises(ValueError, match="values for 1 columns"):
         Schema.from_json({**data, "column_attributes": owners[:-1]})

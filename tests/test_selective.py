@@ -362,7 +362,7 @@ def test_merge_keeps_the_network_and_completes_its_families(same_network):
                                                                for v in r[0].values()]))
     b = fit(SelectiveBN(search="k2", relearn_every=0, seed=3), reordered)
     assert a.stats.labels.values != b.stats.labels.values
-    assert a.stats.schema.to_json()["column_values"] != b.stats.schema.to_json()["column_values"]
+    assert a.stats.schema.to_json()["nominal_values"] != b.stats.schema.to_json()["nominal_values"]
     a.relearn()
     if same_network:
         b._install(a.structure)

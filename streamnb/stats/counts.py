@@ -481,8 +481,10 @@ class CountStatistics:
     # -- persistence --------------------------------------------------------------------------
     def to_state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         self._fit()
-        meta = {"schema": self.schema.to_json(), "labels": self.labels.to_json()}
+        schema, schema_arrays = self.schema.to_state()
+        meta = {"schema": schema, "labels": self.labels.to_json()}
         arrays = {
+            **{f"schema.{name}": array for name, array in schema_arrays.items()},
             "class_counts": self.class_counts,
             "value_counts": self.value_counts,
             "observed_counts": self.observed_counts,
@@ -496,7 +498,9 @@ class CountStatistics:
     @classmethod
     def from_state(cls, meta: Mapping[str, Any], arrays: Mapping[str, np.ndarray]
                    ) -> CountStatistics:
-        stats = cls(Schema.from_json(meta["schema"]))
+        stats = cls(Schema.from_state(meta["schema"], {
+            name[len("schema."):]: array for name, array in arrays.items()
+            if name.startswith("schema.")}))
         stats.labels = Domain.from_json(meta["labels"])
         k, s = stats.n_classes, stats.schema
         expected = {

@@ -33,7 +33,7 @@ from __future__ import annotations
 import contextlib
 from array import array
 from collections.abc import Hashable, Iterable, Mapping, MutableMapping
-from itertools import chain
+from itertools import chain, compress
 from typing import Any
 
 import numpy as np
@@ -745,29 +745,56 @@ class Schema:
         return columns, nominal, numeric, text
 
     # -- persistence --------------------------------------------------------------------------
+    def to_state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+        """The schema as a state file holds it: a small JSON-able header and arrays. Per
+        column its attribute (``column_attributes``, int32), and the text attributes' tokens in
+        column order as one NUL-separated UTF-8 array (``text_tokens``): a vocabulary's 10⁵–10⁶
+        tokens as JSON lists were most of the cost of a service's snapshot, each str encoded,
+        scanned for non-finite floats and decoded again. Tokens of which one holds a NUL stay a
+        JSON list. :meth:`from_state` reads it back."""
+        return self._state(inline=False)
+
     def to_json(self) -> dict[str, Any]:
-        values = list(self.column_value)
+        """:meth:`to_state` as JSON alone, its arrays as lists."""
+        return self._state(inline=True)[0]
+
+    def _state(self, inline: bool) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         with paused_collector():
-            return {
+            header = {
                 "declared_nominal": [encode(n) for n in sorted(self.declared_nominal, key=repr)],
                 "numeric": self.numeric,
                 "attributes": [[encode(n), KINDS[k]] for n, k in zip(
                     self.attributes.names(), self.kinds, strict=True)],
-                # per column, two flat lists rather than a pair each: a vocabulary's 10⁵
-                # two-element lists were most of the cost of writing and reading a snapshot
-                "column_attributes": self.column_attribute.tolist(),
-                # only a tuple value needs encoding: each value's call was a quarter of it
-                "column_values": list(map(encode, values)) if tuple in set(map(type, values))
-                else values,
+                # a token attribute's column has no value: only the nominal ones are listed
+                "nominal_values": _encoded(self.column_value.take(
+                    np.flatnonzero(self._column_slot.view() >= 0))),
             }
+            tokens = self.column_value.take(np.flatnonzero(self._column_text.view() >= 0))
+            joined = None if inline else _joined(tokens)
+            arrays = {"column_attributes": self.column_attribute.copy()}
+            if joined is None:
+                header["text_tokens"] = tokens
+            else:
+                arrays["text_tokens"] = joined
+            if inline:
+                header["column_attributes"] = arrays.pop("column_attributes").tolist()
+            return header, arrays
+
+    @classmethod
+    def from_state(cls, header: Mapping[str, Any], arrays: Mapping[str, np.ndarray]
+                   ) -> Schema:
+        """The schema :meth:`to_state` (or :meth:`to_json`, with no arrays) gave; states
+        written before it, with one JSON list of every column's value (``column_values``) or
+        of ``[attribute, value]`` pairs (``columns``), read alike."""
+        with paused_collector():
+            return cls._from_state(header, arrays)
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Schema:
-        with paused_collector():
-            return cls._from_json(data)
+        return cls.from_state(data, {})
 
     @classmethod
-    def _from_json(cls, data: Mapping[str, Any]) -> Schema:
+    def _from_state(cls, data: Mapping[str, Any], arrays: Mapping[str, np.ndarray]) -> Schema:
         schema = cls(nominal=[decode(n) for n in data["declared_nominal"]],
                      numeric=bool(data.get("numeric", True)))  # older states: True
         for name, kind in data["attributes"]:
@@ -789,25 +816,46 @@ class Schema:
                 schema.text_values.append(TextVocabulary())
             else:
                 schema.slots.append(-1)
-        if "columns" in data:  # states written before the two per-column lists
+        if "columns" in data:  # states written before the per-column lists
             pairs = data["columns"]
             attribute_of = [a for a, _ in pairs]
-            values = [v for _, v in pairs]
+        elif "column_attributes" in arrays:
+            attribute_of = arrays["column_attributes"]
         else:
-            attribute_of, values = data["column_attributes"], data["column_values"]
-        if len(attribute_of) != len(values):
-            raise ValueError(f"{len(attribute_of)} column attributes but {len(values)} "
-                             "column values")
-        if not set(map(type, attribute_of)) <= {int}:
-            raise ValueError("a column's attribute is not an int")
-        owner = np.asarray(attribute_of, dtype=np.int64)
+            attribute_of = data["column_attributes"]
+        if not isinstance(attribute_of, np.ndarray):
+            if not set(map(type, attribute_of)) <= {int}:
+                raise ValueError("a column's attribute is not an int")
+        elif attribute_of.dtype.kind not in "iu":
+            raise ValueError(f"the columns' attributes are of dtype {attribute_of.dtype}")
+        owner = np.asarray(attribute_of, dtype=np.int64).reshape(-1)
         outside = owner[(owner < 0) | (owner >= len(schema.kinds))]
         if len(outside):
             raise ValueError(f"a column names attribute {int(outside[0])}, of "
                              f"{len(schema.kinds)}")
+        kind_of_column = np.asarray(schema.kinds, dtype=np.int8)[owner]
+        if "columns" in data or "column_values" in data:  # one list of every column's value
+            values = [v for _, v in pairs] if "columns" in data else data["column_values"]
+            if len(owner) != len(values):
+                raise ValueError(f"{len(owner)} column attributes but {len(values)} "
+                                 "column values")
+            nominal = list(compress(values, (kind_of_column == NOMINAL).tolist()))
+            tokens = list(compress(values, (kind_of_column == TEXT).tolist()))
+        else:
+            nominal = data["nominal_values"]
+            tokens = data.get("text_tokens")
+        listed_tokens = tokens is not None  # else all str, from the array
+        if tokens is None:
+            tokens = _split(arrays["text_tokens"], int((kind_of_column == TEXT).sum()))
+        for kind, listed, what in ((NOMINAL, nominal, "nominal values"),
+                                   (TEXT, tokens, "text tokens")):
+            if len(listed) != int((kind_of_column == kind).sum()):
+                raise ValueError(f"{len(listed)} {what} for {int((kind_of_column == kind).sum())}"
+                                 " columns")
         # runs of consecutive columns of one attribute: a text vocabulary's tokens are
         # registered a run at a time (add_new refuses a repeat), 10⁵–10⁶ of them
         starts = np.flatnonzero(np.diff(owner)) + 1
+        text_at = nominal_at = 0
         for start, end in zip([0, *starts.tolist()], [*starts.tolist(), len(owner)],
                               strict=True):
             if start == end:
@@ -815,9 +863,11 @@ class Schema:
             a = int(owner[start])
             kind = schema.kinds[a]
             if kind == TEXT:
-                run = values[start:end]
-                if dict in set(map(type, run)):
-                    run = list(map(decode, run))
+                run = tokens if end - start == len(tokens) else tokens[text_at:text_at + end
+                                                                           - start]
+                text_at += end - start
+                if listed_tokens and not set(map(type, run)) <= {str}:
+                    raise ValueError(f"a token of text attribute {a} is not a str")
                 schema.text_values[schema.slots[a]].register(run, range(start, end))
                 schema.column_value.extend(run)
                 continue
@@ -830,7 +880,8 @@ class Schema:
                     schema.attributes.set_value(a, j)
                     value = None
                 elif kind == NOMINAL:
-                    value = decode(values[j])
+                    value = decode(nominal[nominal_at])
+                    nominal_at += 1
                     known = schema.values_of(a)
                     if value in known:
                         raise ValueError(f"value {value!r} of attribute {a} appears twice")
@@ -875,3 +926,31 @@ class Schema:
         self._attribute_size.fill(sizes, len(sizes))
         self.version += 1
         self.shape_version += 1
+
+
+def _encoded(values: list[Any]) -> list[Any]:
+    # only a tuple value needs encoding: each value's call was a quarter of writing a schema
+    return list(map(encode, values)) if tuple in set(map(type, values)) else values
+
+
+def _joined(tokens: list[Any]) -> np.ndarray | None:
+    """``tokens`` (str) as one NUL-separated UTF-8 array (lone surrogates passed through), or
+    None when one holds a NUL."""
+    joined = "\0".join(tokens)
+    if tokens and joined.count("\0") != len(tokens) - 1:
+        return None
+    return np.frombuffer(joined.encode("utf-8", "surrogatepass"), dtype=np.uint8)
+
+
+def _split(joined: np.ndarray, n: int) -> list[str]:
+    """The ``n`` tokens :func:`_joined` gave ``joined``."""
+    if joined.dtype != np.uint8 or joined.ndim != 1:
+        raise ValueError(f"the text tokens are a {joined.dtype} array of shape {joined.shape}")
+    try:
+        text = joined.tobytes().decode("utf-8", "surrogatepass")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"the text tokens are not UTF-8: {exc}") from None
+    tokens = text.split("\0") if text or n else []
+    if len(tokens) != n:
+        raise ValueError(f"{len(tokens)} text tokens for {n} columns")
+    return tokens

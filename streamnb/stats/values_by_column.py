@@ -26,6 +26,8 @@ class ValuesByColumn:
     >>> v.append("red"); v.extend_tokens(2); v.extend(["spam", "ham"])
     >>> v[0], v[1], v[3], v[-1], len(v)
     ('red', None, 'spam', 'ham', 5)
+    >>> v.take(np.array([1, 3, 4]))
+    [None, 'spam', 'ham']
     >>> v.truncate(2); list(v)
     ['red', None]
 
@@ -58,6 +60,17 @@ class ValuesByColumn:
         # every column's value read in C, a token's place −1 indexing the None appended last
         # (a Python step per column was most of saving a large vocabulary)
         return map([*self._values, None].__getitem__, self._place.view().tolist())
+
+    def take(self, columns: np.ndarray) -> list[Any]:
+        """The values of ascending ``columns`` (None for a token's column), read in C; a copy
+        of the list of values when the columns are all those that have one (a text
+        vocabulary's tokens, written in a snapshot)."""
+        places = self._place.view()[columns]
+        n = len(self._values)
+        if len(places) == n and (n == 0 or (places[0] == 0 and places[-1] == n - 1 and bool(
+                (places >= 0).all()))):
+            return list(self._values)  # places ascend among the columns that have a value
+        return list(map([*self._values, None].__getitem__, places.tolist()))
 
     def append(self, value: Any) -> None:
         """One column standing for ``value`` (None: a token's column)."""
