@@ -917,7 +917,8 @@ def _table_ops(seed: int) -> list:
         elif op == 4:
             ops.append(("name", int(rng.integers(-2, 40))))
         elif op == 5:
-            ops.append(("names", int(rng.integers(-2, 40)), int(rng.integers(-2, 40))))
+            ops.append(("names" if rng.random() < 0.5 else "joined", int(rng.integers(-2, 40)),
+                        int(rng.integers(-2, 40))))
         elif op == 6:
             ops.append(("truncate", int(rng.integers(0, 40))))
         else:
@@ -940,7 +941,8 @@ def _apply(table: Any, ops: list) -> list:
 def test_name_table_same(seed):
     """The C table and its twin agree on every operation, errors included: str names by
     content, other names with Python's own equality (True is 1), rollbacks by truncate, each
-    name's value (set when added, or later; -1 unless set; refused outside int32)."""
+    name's value (set when added, or later; -1 unless set; refused outside int32), a range of
+    names joined as UTF-8 (None with a name that is not a str, a lone surrogate or a NUL)."""
     ops = _table_ops(seed)
     assert _apply(_kernels.NameTable(), ops) == _apply(kernels._NameTable(), ops)
 
@@ -959,6 +961,7 @@ def test_name_table_at_scale():
     assert np.array_equal(np.frombuffer(table.values(), dtype=np.int32), np.arange(7, 60_007))
     assert table.get("token60000") is None and "token-1" not in table
     assert table.names(59_998) == names[59_998:]
+    assert table.joined() == "\0".join(names).encode()
     assert table.nbytes < 60_000 * 60  # entries, slots and the UTF-8 arena
 
 
@@ -976,6 +979,7 @@ def test_name_table_long_and_short_names_through_rollbacks():
         t.truncate(2_500)
         t.add_new(names[1_234:2_000][::-1])
     assert list(table) == list(twin) and len(table) == len(twin)
+    assert table.joined() == twin.joined() == "\0".join(twin).encode()
     assert all(table.get(name) == twin.get(name) for name in names)
     assert sum(len(n.encode()) > 11 for n in list(table)) > 1_000  # both kinds of entry
 

@@ -357,48 +357,61 @@ def test_text_vocabularies_load_in_runs_and_a_repeated_token_is_refused():
         assert dict(again.values_of(a)) == dict(schema.values_of(a))
     assert list(again.column_value) == list(schema.column_value)
     body = schema.attributes.get("body")
-    repeated = {**data, "column_attributes": [*owners, body],
-                "text_tokens": [*data["text_tokens"], "free"]}
+    slot = schema.slots[body]
+    listed = [list(tokens) for tokens in data["text_tokens"]]
+    listed[slot].append("free")
+    repeated = {**data, "column_attributes": [*owners, body], "text_tokens": listed}
     with pytest.raises(ValueError, match="already present"):
         Schema.from_json(repeated)
-    header, arrays = schema.to_state()  # the tokens as one array: refused alike
-    joined = np.concatenate([arrays["text_tokens"], np.frombuffer(b"\0free", np.uint8)])
+    header, arrays = schema.to_state()  # the tokens as an array: refused alike
+    joined = np.concatenate([arrays[f"text_tokens.{slot}"], np.frombuffer(b"\0free", np.uint8)])
     with pytest.raises(ValueError, match="already present"):
-        Schema.from_state(header, {"column_attributes": np.append(
-            arrays["column_attributes"], body), "text_tokens": joined})
+        Schema.from_state(header, {**arrays, "column_attributes": np.append(
+            arrays["column_attributes"], body), f"text_tokens.{slot}": joined})
 
 
-@pytest.mark.parametrize("tokens", [["free", "päß", "", "\ud800", "a" * 40], ["x\0y", "z"], []])
-def test_a_schema_state_holds_its_text_tokens_in_an_array_unless_they_cannot_be(tokens):
-    """``Schema.to_state`` writes per column its attribute as an int32 array, and the text
-    tokens, in column order, as one NUL-separated UTF-8 array (any str, lone surrogates
-    included); tokens of which one holds a NUL stay a JSON list. Either reads back the same
-    schema, and so does its JSON form (``to_json``); an array that is not UTF-8 or holds
-    another number of tokens, or a listed token that is not a str, is refused."""
+@pytest.mark.parametrize("tokens", [["free", "päß", "", "a" * 40], ["free", "\ud800"],
+                                    ["x\0y", "z"], []])
+def test_a_schema_state_holds_its_text_tokens_in_arrays_unless_they_cannot_be(tokens):
+    """``Schema.to_state`` writes per column its attribute as an int32 array, and each text
+    attribute's tokens, in order of registration, as the NUL-separated UTF-8 its vocabulary
+    stores; a vocabulary with a token UTF-8 cannot encode (a lone surrogate) or holding a NUL
+    stays a JSON list. Either reads back the same schema, and so does its JSON form
+    (``to_json``); an array that is not UTF-8 or holds another number of tokens, or a listed
+    token that is not a str, is refused."""
     from streamnb.stats import Schema
 
     schema = Schema()
-    schema.encode({"colour": "red", "body": set(tokens[:2]), "win": True}, "record 0", grow=True)
-    schema.encode({"body": set(tokens[2:]), "colour": "blue"}, "record 1", grow=True)
+    schema.encode({"colour": "red", "body": set(tokens[:2]), "subject": {"win", "now"},
+                   "win": True}, "record 0", grow=True)
+    schema.encode({"body": set(tokens[2:]), "colour": "blue", "subject": {"lunch"}},
+                  "record 1", grow=True)
     header, arrays = schema.to_state()
     assert arrays["column_attributes"].dtype == np.int32
-    assert ("text_tokens" in arrays) == all("\0" not in t for t in tokens)
-    assert ("text_tokens" in header) != ("text_tokens" in arrays)
+    slots = {name: schema.slots[a] for name in ("body", "subject")
+             if (a := schema.attributes.get(name)) is not None}  # no body without a token
+    subject = slots["subject"]
+    assert header["text_tokens"][subject] is None and f"text_tokens.{subject}" in arrays
+    if "body" in slots:
+        plain = all("\0" not in t and not any("\ud800" <= c <= "\udfff" for c in t)
+                    for t in tokens)
+        assert (header["text_tokens"][slots["body"]] is None) == plain
+        assert (f"text_tokens.{slots['body']}" in arrays) == plain
     again = Schema.from_state(header, arrays)
     assert again.to_json() == schema.to_json()
     assert Schema.from_json(schema.to_json()).to_json() == schema.to_json()
     assert list(again.column_value) == list(schema.column_value)
-    body = schema.attributes.get("body")  # None when no record held a token
-    assert body is None or dict(again.values_of(body)) == dict(schema.values_of(body))
-    if "text_tokens" in arrays and len(tokens) > 1:
-        for bad, match in ((np.append(arrays["text_tokens"], np.uint8(0xff)), "not UTF-8"),
-                           (np.append(arrays["text_tokens"], np.uint8(0)), "text tokens for")):
-            with pytest.raises(ValueError, match=match):
-                Schema.from_state(header, {**arrays, "text_tokens": bad})
+    for a in map(schema.attributes.get, slots):
+        assert dict(again.values_of(a)) == dict(schema.values_of(a))
+    name = f"text_tokens.{subject}"
+    for bad, match in ((np.append(arrays[name], np.uint8(0xff)), "not UTF-8"),
+                       (np.append(arrays[name], np.uint8(0)), "text tokens for")):
+        with pytest.raises(ValueError, match=match):
+            Schema.from_state(header, {**arrays, name: bad})
     data = schema.to_json()
-    if data["text_tokens"]:
-        with pytest.raises(ValueError, match="is not a str"):
-            Schema.from_json({**data, "text_tokens": [{"tuple": ["a"]}, *data["text_tokens"][1:]]})
+    data["text_tokens"][subject][0] = {"tuple": ["a"]}
+    with pytest.raises(ValueError, match="is not a str"):
+        Schema.from_json(data)
 
 
 def test_a_schema_reads_its_older_layout_and_refuses_bad_column_owners():
@@ -435,5 +448,5 @@ def test_a_schema_reads_its_older_layout_and_refuses_bad_column_owners():
                        (1.0, "not an int"), (True, "not an int")):
         with pytest.raises(ValueError, match=match):
             Schema.from_json({**data, "column_attributes": [*owners[:-1], bad]})
-    with pytest.raises(ValueError, match="values for 1 columns"):
+    with pytest.raises(ValueError, match="2 nominal values for 1 nominal columns"):
         Schema.from_json({**data, "column_attributes": owners[:-1]})

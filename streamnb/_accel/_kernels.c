@@ -809,6 +809,37 @@ NameTable_names(NameTable *t, PyObject *args)
     return out;
 }
 
+/* joined(lo=0, hi=len) -> the UTF-8 of the names of indices lo .. hi - 1 joined by NUL bytes,
+   or None if one of them is not a str UTF-8 encodes or holds a NUL (bounds clipped): a
+   vocabulary saved as it is stored, without a str object a name. */
+static PyObject *
+NameTable_joined(NameTable *t, PyObject *args)
+{
+    Py_ssize_t lo, hi, size = 0, len;
+    if (name_range_args(t, args, &lo, &hi) < 0)
+        return NULL;
+    for (Py_ssize_t e = lo; e < hi; e++) {
+        if (t->entries[e].length == NAME_SIDE)
+            Py_RETURN_NONE;
+        const unsigned char *bytes = name_bytes(t, &t->entries[e], &len);
+        if (memchr(bytes, 0, (size_t)len) != NULL)
+            Py_RETURN_NONE;
+        size += len + 1;
+    }
+    PyObject *out = PyBytes_FromStringAndSize(NULL, size ? size - 1 : 0);
+    if (out == NULL)
+        return NULL;
+    char *p = PyBytes_AS_STRING(out);
+    for (Py_ssize_t e = lo; e < hi; e++) {
+        const unsigned char *bytes = name_bytes(t, &t->entries[e], &len);
+        if (e > lo)
+            *p++ = '\0';
+        memcpy(p, bytes, (size_t)len);
+        p += len;
+    }
+    return out;
+}
+
 /* Forget the names of index n and above (a rollback of the newest): 0, or -1 on error. */
 static int
 name_truncate(NameTable *t, Py_ssize_t n)
@@ -946,6 +977,9 @@ static PyMethodDef NameTable_methods[] = {
      "values(lo=0, hi=len): the values of indices lo .. hi - 1, as int32 bytes."},
     {"names", (PyCFunction)NameTable_names, METH_VARARGS,
      "names(lo=0, hi=len): the names of indices lo .. hi - 1."},
+    {"joined", (PyCFunction)NameTable_joined, METH_VARARGS,
+     "joined(lo=0, hi=len): the UTF-8 of the names of indices lo .. hi - 1 joined by NUL "
+     "bytes, or None if one is not a str UTF-8 encodes or holds a NUL."},
     {"truncate", (PyCFunction)NameTable_truncate, METH_O,
      "truncate(n): forget the names of index n and above."},
     {"__reduce__", (PyCFunction)NameTable_reduce, METH_NOARGS, "Pickle as the names."},

@@ -146,6 +146,19 @@ class _NameTable:
         lo, hi = self._bounds(lo, hi)
         return self._names[lo:hi]
 
+    def joined(self, lo: int = 0, hi: int | None = None) -> bytes | None:
+        lo, hi = self._bounds(lo, hi)
+        names = self._names[lo:hi]
+        if not all(type(n) is str for n in names):
+            return None
+        text = "\0".join(names)
+        if text.count("\0") > max(len(names) - 1, 0):
+            return None
+        try:
+            return text.encode()
+        except UnicodeEncodeError:  # a lone surrogate
+            return None
+
     def values(self, lo: int = 0, hi: int | None = None) -> bytes:
         lo, hi = self._bounds(lo, hi)
         return array("i", self._values[lo:hi]).tobytes()

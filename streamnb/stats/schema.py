@@ -747,11 +747,12 @@ class Schema:
     # -- persistence --------------------------------------------------------------------------
     def to_state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         """The schema as a state file holds it: a small JSON-able header and arrays. Per
-        column its attribute (``column_attributes``, int32), and the text attributes' tokens in
-        column order as one NUL-separated UTF-8 array (``text_tokens``): a vocabulary's 10⁵–10⁶
-        tokens as JSON lists were most of the cost of a service's snapshot, each str encoded,
-        scanned for non-finite floats and decoded again. Tokens of which one holds a NUL stay a
-        JSON list. :meth:`from_state` reads it back."""
+        column its attribute (``column_attributes``, int32), and each text attribute's tokens,
+        in order of registration, as the UTF-8 its vocabulary stores, NUL-separated
+        (``text_tokens.<slot>``): a vocabulary's 10⁵–10⁶ tokens as JSON lists were most of the
+        cost of a service's snapshot, each str joined or encoded, scanned for non-finite floats
+        and decoded again. A vocabulary with a token UTF-8 cannot encode (a lone surrogate) or
+        holding a NUL stays a JSON list. :meth:`from_state` reads it back."""
         return self._state(inline=False)
 
     def to_json(self) -> dict[str, Any]:
@@ -769,13 +770,16 @@ class Schema:
                 "nominal_values": _encoded(self.column_value.take(
                     np.flatnonzero(self._column_slot.view() >= 0))),
             }
-            tokens = self.column_value.take(np.flatnonzero(self._column_text.view() >= 0))
-            joined = None if inline else _joined(tokens)
             arrays = {"column_attributes": self.column_attribute.copy()}
-            if joined is None:
-                header["text_tokens"] = tokens
-            else:
-                arrays["text_tokens"] = joined
+            # per text attribute, its tokens in order of registration (their columns ascend)
+            header["text_tokens"] = []
+            for slot, vocabulary in enumerate(self.text_values):
+                joined = None if inline else vocabulary.joined()
+                if joined is None:
+                    header["text_tokens"].append(list(vocabulary))
+                else:
+                    header["text_tokens"].append(None)
+                    arrays[f"text_tokens.{slot}"] = np.frombuffer(joined, dtype=np.uint8)
             if inline:
                 header["column_attributes"] = arrays.pop("column_attributes").tolist()
             return header, arrays
@@ -834,28 +838,41 @@ class Schema:
             raise ValueError(f"a column names attribute {int(outside[0])}, of "
                              f"{len(schema.kinds)}")
         kind_of_column = np.asarray(schema.kinds, dtype=np.int8)[owner]
+        # the text slot of each text column, −1 for the others
+        text_slot = np.where(kind_of_column == TEXT, np.asarray(schema.slots, dtype=np.int64)[
+            owner], -1)
+        n_text = np.bincount(text_slot[text_slot >= 0], minlength=len(schema.text_values))
         if "columns" in data or "column_values" in data:  # one list of every column's value
             values = [v for _, v in pairs] if "columns" in data else data["column_values"]
             if len(owner) != len(values):
                 raise ValueError(f"{len(owner)} column attributes but {len(values)} "
                                  "column values")
             nominal = list(compress(values, (kind_of_column == NOMINAL).tolist()))
-            tokens = list(compress(values, (kind_of_column == TEXT).tolist()))
+            listed = [list(compress(values, (text_slot == slot).tolist()))
+                      for slot in range(len(schema.text_values))]
         else:
-            nominal = data["nominal_values"]
-            tokens = data.get("text_tokens")
-        listed_tokens = tokens is not None  # else all str, from the array
-        if tokens is None:
-            tokens = _split(arrays["text_tokens"], int((kind_of_column == TEXT).sum()))
-        for kind, listed, what in ((NOMINAL, nominal, "nominal values"),
-                                   (TEXT, tokens, "text tokens")):
-            if len(listed) != int((kind_of_column == kind).sum()):
-                raise ValueError(f"{len(listed)} {what} for {int((kind_of_column == kind).sum())}"
-                                 " columns")
+            nominal, listed = data["nominal_values"], data["text_tokens"]
+            if len(listed) != len(schema.text_values):
+                raise ValueError(f"{len(listed)} token lists for {len(schema.text_values)} "
+                                 "text attributes")
+        if len(nominal) != int((kind_of_column == NOMINAL).sum()):
+            raise ValueError(f"{len(nominal)} nominal values for "
+                             f"{int((kind_of_column == NOMINAL).sum())} nominal columns")
+        tokens = []  # per text slot, its tokens in column order
+        for slot, (given, n) in enumerate(zip(listed, n_text.tolist(), strict=True)):
+            if given is None:  # all str, from the array
+                given = _split(arrays[f"text_tokens.{slot}"], n)
+            elif not set(map(type, given)) <= {str}:
+                raise ValueError(f"a token of text attribute {schema.text_attributes[slot]} "
+                                 "is not a str")
+            if len(given) != n:
+                raise ValueError(f"{len(given)} tokens of text attribute "
+                                 f"{schema.text_attributes[slot]} for {n} columns")
+            tokens.append(given)
         # runs of consecutive columns of one attribute: a text vocabulary's tokens are
         # registered a run at a time (add_new refuses a repeat), 10⁵–10⁶ of them
         starts = np.flatnonzero(np.diff(owner)) + 1
-        text_at = nominal_at = 0
+        text_at, nominal_at = [0] * len(tokens), 0
         for start, end in zip([0, *starts.tolist()], [*starts.tolist(), len(owner)],
                               strict=True):
             if start == end:
@@ -863,12 +880,11 @@ class Schema:
             a = int(owner[start])
             kind = schema.kinds[a]
             if kind == TEXT:
-                run = tokens if end - start == len(tokens) else tokens[text_at:text_at + end
-                                                                           - start]
-                text_at += end - start
-                if listed_tokens and not set(map(type, run)) <= {str}:
-                    raise ValueError(f"a token of text attribute {a} is not a str")
-                schema.text_values[schema.slots[a]].register(run, range(start, end))
+                slot, at = schema.slots[a], text_at[schema.slots[a]]
+                mine = tokens[slot]
+                run = mine if end - start == len(mine) else mine[at:at + end - start]
+                text_at[slot] += end - start
+                schema.text_values[slot].register(run, range(start, end))
                 schema.column_value.extend(run)
                 continue
             for j in range(start, end):
@@ -933,21 +949,12 @@ def _encoded(values: list[Any]) -> list[Any]:
     return list(map(encode, values)) if tuple in set(map(type, values)) else values
 
 
-def _joined(tokens: list[Any]) -> np.ndarray | None:
-    """``tokens`` (str) as one NUL-separated UTF-8 array (lone surrogates passed through), or
-    None when one holds a NUL."""
-    joined = "\0".join(tokens)
-    if tokens and joined.count("\0") != len(tokens) - 1:
-        return None
-    return np.frombuffer(joined.encode("utf-8", "surrogatepass"), dtype=np.uint8)
-
-
 def _split(joined: np.ndarray, n: int) -> list[str]:
-    """The ``n`` tokens :func:`_joined` gave ``joined``."""
+    """The ``n`` tokens of ``joined``, a text vocabulary's (`TextVocabulary.joined`)."""
     if joined.dtype != np.uint8 or joined.ndim != 1:
         raise ValueError(f"the text tokens are a {joined.dtype} array of shape {joined.shape}")
     try:
-        text = joined.tobytes().decode("utf-8", "surrogatepass")
+        text = joined.tobytes().decode()
     except UnicodeDecodeError as exc:
         raise ValueError(f"the text tokens are not UTF-8: {exc}") from None
     tokens = text.split("\0") if text or n else []

@@ -35,6 +35,8 @@ class TextVocabulary(Mapping):
     (7, None, 3, ['free', 'money', 'now'])
     >>> v.lookup({"now": True, "soon": True}, grow=True, first_new=9)  # soon: new, column 9
     (array([8, 9]), ['soon'])
+    >>> v.joined().split(bytes(1))  # NUL-separated UTF-8
+    [b'free', b'money', b'now']
     >>> del v["now"]; dict(v)
     {'free': 3, 'money': 7}
 
@@ -84,6 +86,11 @@ class TextVocabulary(Mapping):
         if not n or self._names.get(token) != n - 1:
             raise KeyError(f"{token!r} is not the newest token")
         self.truncate(n - 1)
+
+    def joined(self) -> bytes | None:
+        """The tokens in order of registration as UTF-8, NUL-separated, read from the table
+        (no str object a token); None if one is a lone surrogate or holds a NUL."""
+        return self._names.joined()
 
     def truncate(self, n: int) -> None:
         """Forget the tokens registered after the first ``n``."""
