@@ -107,7 +107,8 @@ class Encoded:
                     or self.text_columns)
 
 
-# an EncodedBatch's flat arrays: each kind's rows and cells
+# an EncodedBatch's flat arrays, each kind's rows and cells (its other attributes, in its
+# __slots__, say where it came from)
 _PARTS = ("nominal_columns", "nominal_rows", "nominal_slots", "numeric_rows", "numeric_slots",
           "numeric_values", "text_columns", "text_counts", "text_rows", "text_slots",
           "token_columns", "token_rows")
@@ -123,10 +124,8 @@ class EncodedBatch:
     schema ended when it was encoded (``known_columns``, ``known_numeric``: prediction reads
     only the cells below, as an encoding without growth would have given)."""
 
-    __slots__ = ("known_columns", "known_numeric", "n", "nominal_columns", "nominal_rows",
-                 "nominal_slots", "numeric_rows", "numeric_slots", "numeric_values",
-                 "registrations", "schema_version", "text_columns", "text_counts", "text_rows",
-                 "text_slots", "token_columns", "token_rows")
+    __slots__ = ("known_columns", "known_numeric", "n", "registrations", "schema_version",
+                 *_PARTS)
 
     def __init__(self, n: int, token_rows: np.ndarray, token_columns: np.ndarray,
                  special: dict[int, Encoded]) -> None:
