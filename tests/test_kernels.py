@@ -984,6 +984,44 @@ def test_name_table_long_and_short_names_through_rollbacks():
     assert sum(len(n.encode()) > 11 for n in list(table)) > 1_000  # both kinds of entry
 
 
+def test_name_table_reads_back_what_it_joined():
+    """``add_joined(joined(), values())`` rebuilds a table name for name (ASCII names hashed
+    from their bytes must hash as their str does: every name is found by its str), in the C
+    table and its twin alike; what cannot be added raises the same error in both, with nothing
+    added: a name already there or given twice, bytes that are not UTF-8, a value out of
+    range, as many names as values or not."""
+    rng = np.random.default_rng(5)
+    plain = [n for n in NAMES if type(n) is str and n != "\udc80" and "\x00" not in n]
+    names = plain + [f"w{i}" * int(rng.integers(1, 5)) for i in range(3_000)]
+    for make in (_kernels.NameTable, kernels._NameTable):
+        source = make()
+        source.add_new(names, 7)
+        again = make()
+        again.add_joined(source.joined(), source.values())
+        assert list(again) == names and again.values() == source.values()
+        assert all(again.get(name) == i for i, name in enumerate(names))
+        assert again.get("w0w0w0w0w0") is None and "tok" not in again
+    value = np.array([3], np.int32).tobytes()
+    bad = [(b"free\0free", np.array([1, 2], np.int32).tobytes()), (b"a", value),
+           (b"new\0\xff", np.array([1, 2], np.int32).tobytes()), (b"zz", np.array([-5], np.int32)
+                                                                  .tobytes()),
+           (b"one\0two", value), (b"", value + value), (b"x", b"\0\0\0")]
+    outcomes = []
+    for make in (_kernels.NameTable, kernels._NameTable):
+        table = make()
+        table.add_new(["a", "b"], 0)
+        outcome = []
+        for args in bad:
+            with pytest.raises((ValueError, OverflowError)) as error:
+                table.add_joined(*args)
+            outcome.append((type(error.value), str(error.value), list(table), table.values()))
+        table.add_joined(b"", b"")
+        table.add_joined(b"", value)  # one empty name
+        outcomes.append((outcome, list(table)))
+    assert outcomes[0] == outcomes[1]
+    assert outcomes[0][1] == ["a", "b", ""]
+
+
 @pytest.mark.parametrize("make", [_kernels.NameTable, kernels._NameTable])
 def test_name_table_pickles_and_copies(make):
     import copy

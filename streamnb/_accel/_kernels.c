@@ -474,6 +474,9 @@ name_reserve(NameTable *t, Py_ssize_t more)
 
 /* Append name with value (name_reserve(t, 1) done): its index, NAME_PRESENT (nothing done)
    if it is already there, or -1 on error. The probe that looks for it finds its slot. */
+static Py_ssize_t name_append_utf8(NameTable *t, const char *s, Py_ssize_t len, uint32_t hash,
+                                   int32_t value);
+
 static Py_ssize_t
 name_append(NameTable *t, PyObject *name, int32_t value)
 {
@@ -512,6 +515,15 @@ name_append(NameTable *t, PyObject *name, int32_t value)
     Py_hash_t hash = PyObject_Hash(name);
     if (hash == -1)
         return -1;
+    return name_append_utf8(t, s, len, (uint32_t)hash, value);
+}
+
+/* Append the str name of UTF-8 s[0 .. len) whose hash is `hash` (name_reserve(t, 1) done), as
+   name_append. */
+static Py_ssize_t
+name_append_utf8(NameTable *t, const char *s, Py_ssize_t len, uint32_t hash, int32_t value)
+{
+    Py_ssize_t e = t->n;
     int far = len > NAME_INLINE;
     if (far && t->arena_used + len + 10 >= (Py_ssize_t)UINT32_MAX) {
         PyErr_SetString(PyExc_OverflowError, "a NameTable holds at most 4 GiB of long names");
@@ -712,6 +724,91 @@ undo:;
 fail:
     Py_DECREF(seq);
     return NULL;
+}
+
+/* The hash Python gives the str of UTF-8 s[0 .. len), or -1 with an exception (not UTF-8): an
+   ASCII str hashes its bytes, which are its own; another one is made to be hashed. */
+static Py_hash_t
+utf8_str_hash(const char *s, Py_ssize_t len)
+{
+    Py_ssize_t k = 0;
+    while (k < len && !(s[k] & 0x80))
+        k++;
+    if (k == len)
+#if PY_VERSION_HEX >= 0x030E0000
+        return Py_HashBuffer(s, len);
+#else
+        return _Py_HashBytes(s, len);
+#endif
+    PyObject *str = PyUnicode_DecodeUTF8(s, len, "strict");
+    if (str == NULL)
+        return -1;
+    Py_hash_t hash = PyObject_Hash(str);
+    Py_DECREF(str);
+    return hash;
+}
+
+/* add_joined(utf8, values): append the names of utf8 (UTF-8 separated by NUL bytes, as
+   joined() gives them), one a value of values (int32 bytes), none of them present or repeated
+   (else ValueError, with nothing added): a vocabulary read back without a str object a name
+   (an ASCII one hashed from its bytes) */
+static PyObject *
+NameTable_add_joined(NameTable *t, PyObject *args)
+{
+    Py_buffer utf8, values;
+    if (!PyArg_ParseTuple(args, "y*y*:add_joined", &utf8, &values))
+        return NULL;
+    PyObject *result = NULL;
+    const char *s = utf8.buf, *end = s + utf8.len;
+    const int32_t *value = values.buf;
+    Py_ssize_t n = values.len / (Py_ssize_t)sizeof(int32_t), before = t->n;
+    Py_ssize_t pieces = utf8.len || n ? 1 : 0;
+    for (const char *p = s; (p = memchr(p, 0, (size_t)(end - p))) != NULL; p++)
+        pieces++;
+    if (values.len % (Py_ssize_t)sizeof(int32_t) || pieces != n) {
+        PyErr_Format(PyExc_ValueError, "add_joined(): %zd names but %zd values", pieces,
+                     values.len / (Py_ssize_t)sizeof(int32_t));
+        goto done;
+    }
+    if (name_reserve(t, n) < 0)
+        goto done;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        const char *stop = memchr(s, 0, (size_t)(end - s));
+        Py_ssize_t len = (stop ? stop : end) - s;
+        int32_t v;
+        memcpy(&v, value + i, sizeof v);
+        if (v < -1) {
+            PyErr_Format(PyExc_OverflowError, "a NameTable value is in [-1, 2**31 - 1], not %d",
+                         (int)v);
+            goto undo;
+        }
+        Py_hash_t hash = utf8_str_hash(s, len);
+        if (hash == -1)
+            goto undo;
+        Py_ssize_t e = name_append_utf8(t, s, len, (uint32_t)hash, v);
+        if (e == NAME_PRESENT) {
+            PyObject *name = PyUnicode_DecodeUTF8(s, len, "strict");
+            if (name != NULL) {
+                PyErr_Format(PyExc_ValueError, "add_joined(): %R is already present", name);
+                Py_DECREF(name);
+            }
+        }
+        if (e < 0)
+            goto undo;
+        s += len + 1;
+    }
+    result = Py_NewRef(Py_None);
+    goto done;
+undo:;
+    PyObject *type, *exc, *tb;
+    PyErr_Fetch(&type, &exc, &tb);
+    if (name_truncate(t, before) < 0)
+        PyErr_Clear();
+    PyErr_Restore(type, exc, tb);
+done:
+    PyBuffer_Release(&utf8);
+    PyBuffer_Release(&values);
+    return result;
 }
 
 static Py_ssize_t
@@ -969,6 +1066,10 @@ static PyMethodDef NameTable_methods[] = {
     {"add_new", (PyCFunction)NameTable_add_new, METH_VARARGS,
      "add_new(names, first=-1): append names, none present or repeated (else ValueError, none "
      "added), the k-th with value first + k (-1 each when first is -1)."},
+    {"add_joined", (PyCFunction)NameTable_add_joined, METH_VARARGS,
+     "add_joined(utf8, values): append the NUL-separated UTF-8 names of utf8 (as joined() "
+     "gives them), none present or repeated (else ValueError, none added), each with its "
+     "value of values (int32 bytes)."},
     {"name", (PyCFunction)NameTable_name, METH_O, "name(i): the name of index i."},
     {"value", (PyCFunction)NameTable_value, METH_O, "value(i): the value of index i."},
     {"set_value", (PyCFunction)(void (*)(void))NameTable_set_value, METH_FASTCALL,

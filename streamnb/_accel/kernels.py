@@ -126,6 +126,28 @@ class _NameTable:
             self._names.append(name)
             self._values.append(-1 if first < 0 else first + k)
 
+    def add_joined(self, utf8: Any, values: Any) -> None:
+        data, packed = bytes(utf8), bytes(values)
+        n = len(packed) // 4
+        pieces = data.count(b"\0") + 1 if data or n else 0
+        if len(packed) % 4 or pieces != n:
+            raise ValueError(f"add_joined(): {pieces} names but {n} values")
+        given = array("i")
+        given.frombytes(packed)
+        before = len(self._names)
+        try:  # name by name, as the kernel reads them
+            for piece, value in zip(data.split(b"\0") if n else [], given, strict=True):
+                value = _name_value(value)
+                name = piece.decode()
+                if name in self._index:
+                    raise ValueError(f"add_joined(): {name!r} is already present")
+                self._index[name] = len(self._names)
+                self._names.append(name)
+                self._values.append(value)
+        except BaseException:
+            self.truncate(before)
+            raise
+
     def _at(self, i: Any) -> int:
         e = operator.index(i)
         if not 0 <= e < len(self._names):

@@ -860,9 +860,17 @@ class Schema:
                              f"{int((kind_of_column == NOMINAL).sum())} nominal columns")
         tokens = []  # per text slot, its tokens in column order
         for slot, (given, n) in enumerate(zip(listed, n_text.tolist(), strict=True)):
-            if given is None:  # all str, from the array
-                given = _split(arrays[f"text_tokens.{slot}"], n)
-            elif not set(map(type, given)) <= {str}:
+            if given is None:  # its table's UTF-8, registered here at once
+                joined = arrays[f"text_tokens.{slot}"]
+                if joined.dtype != np.uint8 or joined.ndim != 1:
+                    raise ValueError(f"the tokens of text attribute "
+                                     f"{schema.text_attributes[slot]} are a {joined.dtype} "
+                                     f"array of shape {joined.shape}")
+                vocabulary = schema.text_values[slot]
+                vocabulary.register_joined(joined, np.flatnonzero(text_slot == slot))
+                tokens.append(list(vocabulary))
+                continue
+            if not set(map(type, given)) <= {str}:
                 raise ValueError(f"a token of text attribute {schema.text_attributes[slot]} "
                                  "is not a str")
             if len(given) != n:
@@ -884,7 +892,8 @@ class Schema:
                 mine = tokens[slot]
                 run = mine if end - start == len(mine) else mine[at:at + end - start]
                 text_at[slot] += end - start
-                schema.text_values[slot].register(run, range(start, end))
+                if listed[slot] is not None:
+                    schema.text_values[slot].register(run, range(start, end))
                 schema.column_value.extend(run)
                 continue
             for j in range(start, end):
@@ -948,16 +957,3 @@ def _encoded(values: list[Any]) -> list[Any]:
     # only a tuple value needs encoding: each value's call was a quarter of writing a schema
     return list(map(encode, values)) if tuple in set(map(type, values)) else values
 
-
-def _split(joined: np.ndarray, n: int) -> list[str]:
-    """The ``n`` tokens of ``joined``, a text vocabulary's (`TextVocabulary.joined`)."""
-    if joined.dtype != np.uint8 or joined.ndim != 1:
-        raise ValueError(f"the text tokens are a {joined.dtype} array of shape {joined.shape}")
-    try:
-        text = joined.tobytes().decode()
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"the text tokens are not UTF-8: {exc}") from None
-    tokens = text.split("\0") if text or n else []
-    if len(tokens) != n:
-        raise ValueError(f"{len(tokens)} text tokens for {n} columns")
-    return tokens

@@ -80,6 +80,13 @@ class TextVocabulary(Mapping):
         if tokens:
             self._names.add_new(tokens, columns.start)
 
+    def register_joined(self, joined: Any, columns: np.ndarray) -> None:
+        """Register the tokens of ``joined`` (what :meth:`joined` gave: NUL-separated UTF-8)
+        at ``columns``, one each, without a str object a token (`NameTable.add_joined`): a
+        saved vocabulary read back. ValueError, with nothing registered, if the tokens are
+        not UTF-8, not as many as the columns, or one is registered or repeated."""
+        self._names.add_joined(joined, np.asarray(columns, dtype=np.int32))
+
     def __delitem__(self, token: Any) -> None:
         """Forget the newest token (a rollback forgets newest first)."""
         n = len(self._names)
