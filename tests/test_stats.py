@@ -239,6 +239,59 @@ def test_rejected_record_rolls_back_text_tokens():
     assert s.count("body", "prize") == {"spam": 1.0, "ham": 0.0}
 
 
+def test_column_values_follow_registrations_and_rollbacks_of_every_kind():
+    """``schema.column_value`` gives each column's value (a nominal value, a text token — read
+    from its vocabulary, not kept beside it —, None for a token attribute's own column) through
+    records that interleave two text attributes, nominal values and tokens, rejected records
+    rolled back, slices, ``take`` and a state round trip; and, with the C table, the schema
+    keeps no str object of a text token."""
+    import sys
+
+    from streamnb._accel import kernels
+    from streamnb.stats.values import NOMINAL, TEXT
+
+    rng = np.random.default_rng(3)
+    schema = Schema()
+
+    def expected() -> list:
+        out = [None] * schema.n_columns
+        for a in range(schema.n_attributes):
+            if schema.kinds[a] in (NOMINAL, TEXT):  # a value or token a column
+                for value, column in dict(schema.values_of(a)).items():
+                    out[column] = value
+        return out
+
+    for i in range(300):
+        # text fields first (a small vocabulary, a larger one), so that a rollback forgets
+        # text columns before nominal ones, whose values outnumber the first vocabulary's
+        x = {"subject": {f"s{k}é" for k in rng.integers(0, 150, size=rng.integers(0, 3))},
+             "body": {f"w{k}" for k in rng.integers(0, 400, size=rng.integers(0, 6))},
+             f"t{rng.integers(0, 40)}": True,
+             "colour": ["red", f"c{i}"][rng.integers(0, 2)]}
+        if i % 5 == 4:
+            x["len"] = "bad"  # rejected: what its fields registered is rolled back
+        mark = schema.mark()
+        try:
+            x.setdefault("len", float(i))
+            schema.encode(x, f"record {i}", grow=True)
+        except InvalidRecord:
+            schema.rollback(mark)
+        if i % 50 == 49:
+            values = list(schema.column_value)
+            assert values == expected() and len(values) == schema.n_columns
+            assert schema.column_value[-3:] == values[-3:]
+            assert schema.column_value[len(values) // 2] == values[len(values) // 2]
+            picks = np.sort(rng.choice(len(values), size=20, replace=False))
+            assert schema.column_value.take(picks) == [values[j] for j in picks.tolist()]
+    again = Schema.from_state(*schema.to_state())
+    assert list(again.column_value) == list(schema.column_value)
+    if kernels.ACCELERATED:
+        token = "".join(["fresh", "-token"])  # an object of its own
+        held = sys.getrefcount(token)
+        schema.encode({"body": {token}}, "record", grow=True)
+        assert schema.column_value[-1] == token and sys.getrefcount(token) == held
+
+
 def test_cells_equal_value_counts_columns():
     """``cells`` gathers what ``value_counts[:, columns]`` does, into a new array, whatever the
     buffer's spare rows and columns."""

@@ -114,7 +114,7 @@ class Schema:
         self.text_attributes: list[int] = []  # text slot -> attribute
         # text slot -> {token: column}: a message's ~200 lookups in a C table, not a dict
         self.text_values: list[TextVocabulary] = []
-        self.column_value = ValuesByColumn()  # None for a token's "present" column
+        self.column_value = ValuesByColumn(self.text_values)  # None: a token's own column
         self.version = 0
         # changes when attributes are added or forgotten, not when a known attribute gains a
         # value: what arrays sized by attributes and slots (not by columns) depend on
@@ -414,8 +414,9 @@ class Schema:
         brings tens of new tokens); their columns."""
         n, column, slot = len(tokens), self.n_columns, self.slots[a]
         columns = range(column, column + n)
-        self.text_values[slot].register(tokens, columns)
-        self.column_value.extend(tokens)
+        vocabulary = self.text_values[slot]
+        vocabulary.register(tokens, columns)
+        self.column_value.extend_text(slot, len(vocabulary) - n, n)
         self._column_attribute.fill(a, n)
         self._column_slot.fill(-1, n)
         self._column_text.fill(slot, n)
@@ -858,7 +859,6 @@ class Schema:
         if len(nominal) != int((kind_of_column == NOMINAL).sum()):
             raise ValueError(f"{len(nominal)} nominal values for "
                              f"{int((kind_of_column == NOMINAL).sum())} nominal columns")
-        tokens = []  # per text slot, its tokens in column order
         for slot, (given, n) in enumerate(zip(listed, n_text.tolist(), strict=True)):
             if given is None:  # its table's UTF-8, registered here at once
                 joined = arrays[f"text_tokens.{slot}"]
@@ -866,9 +866,8 @@ class Schema:
                     raise ValueError(f"the tokens of text attribute "
                                      f"{schema.text_attributes[slot]} are a {joined.dtype} "
                                      f"array of shape {joined.shape}")
-                vocabulary = schema.text_values[slot]
-                vocabulary.register_joined(joined, np.flatnonzero(text_slot == slot))
-                tokens.append(list(vocabulary))
+                schema.text_values[slot].register_joined(joined,
+                                                         np.flatnonzero(text_slot == slot))
                 continue
             if not set(map(type, given)) <= {str}:
                 raise ValueError(f"a token of text attribute {schema.text_attributes[slot]} "
@@ -876,25 +875,24 @@ class Schema:
             if len(given) != n:
                 raise ValueError(f"{len(given)} tokens of text attribute "
                                  f"{schema.text_attributes[slot]} for {n} columns")
-            tokens.append(given)
         # runs of consecutive columns of one attribute: a text vocabulary's tokens are
         # registered a run at a time (add_new refuses a repeat), 10⁵–10⁶ of them
         starts = np.flatnonzero(np.diff(owner)) + 1
-        text_at, nominal_at = [0] * len(tokens), 0
+        text_at, nominal_at = [0] * len(listed), 0
         for start, end in zip([0, *starts.tolist()], [*starts.tolist(), len(owner)],
                               strict=True):
             if start == end:
                 continue
             a = int(owner[start])
             kind = schema.kinds[a]
-            if kind == TEXT:
-                slot, at = schema.slots[a], text_at[schema.slots[a]]
-                mine = tokens[slot]
-                run = mine if end - start == len(mine) else mine[at:at + end - start]
-                text_at[slot] += end - start
-                if listed[slot] is not None:
-                    schema.text_values[slot].register(run, range(start, end))
-                schema.column_value.extend(run)
+            if kind == TEXT:  # the run's tokens are the next ones of its vocabulary
+                slot, at, n = schema.slots[a], text_at[schema.slots[a]], end - start
+                text_at[slot] += n
+                mine = listed[slot]
+                if mine is not None:  # (else registered above)
+                    schema.text_values[slot].register(
+                        mine if n == len(mine) else mine[at:at + n], range(start, end))
+                schema.column_value.extend_text(slot, at, n)
                 continue
             for j in range(start, end):
                 if kind == TOKEN:

@@ -94,6 +94,14 @@ class TextVocabulary(Mapping):
             raise KeyError(f"{token!r} is not the newest token")
         self.truncate(n - 1)
 
+    def token(self, i: int) -> Any:
+        """The token registered ``i``-th (its str made from the table's UTF-8)."""
+        return self._names.name(i)
+
+    def tokens(self, lo: int, hi: int) -> list[Any]:
+        """The tokens registered ``lo``-th to ``hi - 1``-th."""
+        return self._names.names(lo, hi)
+
     def joined(self) -> bytes | None:
         """The tokens in order of registration as UTF-8, NUL-separated, read from the table
         (no str object a token); None if one is a lone surrogate or holds a NUL."""
