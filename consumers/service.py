@@ -388,7 +388,8 @@ class Service:
         as they are assigned."""
         if (self.snapshot_dir / SNAPSHOT_FILE).exists():
             # its states will be checked against the broker's log: the probe that reads the
-            # record before each state's offset connects meanwhile (a fifth of a restart)
+            # record before each state's offset connects meanwhile (connecting was a quarter
+            # of its first read)
             self._open_probe()
         try:
             states, meta = read_snapshot(self.snapshot_dir, on_error=self._bad_snapshot)

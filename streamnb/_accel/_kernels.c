@@ -665,6 +665,18 @@ name_value_arg(PyObject *arg, int32_t *value)
     return 0;
 }
 
+/* Forget the names added from index `before` on, after a failed addition whose exception
+   stays the one raised. */
+static void
+name_undo(NameTable *t, Py_ssize_t before)
+{
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    if (name_truncate(t, before) < 0)
+        PyErr_Clear();
+    PyErr_Restore(type, value, tb);
+}
+
 /* add(name, value=-1) -> its index, the name added first (with value) if it is new */
 static PyObject *
 NameTable_add(NameTable *t, PyObject *const *args, Py_ssize_t nargs)
@@ -715,12 +727,8 @@ NameTable_add_new(NameTable *t, PyObject *args)
     }
     Py_DECREF(seq);
     Py_RETURN_NONE;
-undo:;
-    PyObject *type, *value, *tb;
-    PyErr_Fetch(&type, &value, &tb);
-    if (name_truncate(t, before) < 0)
-        PyErr_Clear();
-    PyErr_Restore(type, value, tb);
+undo:
+    name_undo(t, before);
 fail:
     Py_DECREF(seq);
     return NULL;
@@ -799,12 +807,8 @@ NameTable_add_joined(NameTable *t, PyObject *args)
     }
     result = Py_NewRef(Py_None);
     goto done;
-undo:;
-    PyObject *type, *exc, *tb;
-    PyErr_Fetch(&type, &exc, &tb);
-    if (name_truncate(t, before) < 0)
-        PyErr_Clear();
-    PyErr_Restore(type, exc, tb);
+undo:
+    name_undo(t, before);
 done:
     PyBuffer_Release(&utf8);
     PyBuffer_Release(&values);
