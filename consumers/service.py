@@ -565,36 +565,36 @@ class Service:
             return "log_replaced"
         return None
 
-    def _open_probe(self) -> None:
-        """The consumer of :meth:`_record_before`, once."""
+    def _open_probe(self) -> InputConsumer:
+        """The consumer of :meth:`_record_before`, opened once."""
         if self._probe is None:
             probe: InputConsumer = open_consumer(
                 {**self.config.kafka_options(), "enable_auto_commit": False,
                  "auto_offset_reset": "none"}, self.config.consumer_client,
                 on_assign=lambda tps: [probe.seek(t, self._probe_at) for t in tps])
             self._probe = probe
+        return self._probe
 
     def _record_before(self, tp: TopicPartition, offset: int) -> int | None:
         """The fingerprint of the broker's record at ``offset - 1``, or ``None`` when it has
         none there for :data:`_PROBE_SECONDS`. Read by a separate consumer, so that the
         service's own positions and buffers are untouched; an out-of-range answer is asked
         again until then (a broker's end offset can lag behind records it already served)."""
-        self._open_probe()
-        assert self._probe is not None
+        probe = self._open_probe()
         deadline = time.monotonic() + _PROBE_SECONDS
         self._probe_at = offset - 1
         try:
             while time.monotonic() < deadline and not self._stop.is_set():
-                self._probe.assign([tp])  # at offset - 1 (its on_assign)
+                probe.assign([tp])  # at offset - 1 (its on_assign)
                 try:
-                    records = self._probe.poll(1, 500).get(tp)
+                    records = probe.poll(1, 500).get(tp)
                 except OffsetsOutOfRange:
                     self._stop.wait(0.2)
                     continue
                 if records and records.offsets[0] == offset - 1:
                     return fingerprint(records.record(0))
         finally:
-            self._probe.assign([])
+            probe.assign([])
         return None
 
     def _gap(self, tp: TopicPartition, state: PartitionState, kind: str, begin: int,
