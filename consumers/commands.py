@@ -94,7 +94,8 @@ def cmd_broker(args: argparse.Namespace) -> int:
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
-    serve = sub.add_parser("serve", help="the Kafka classification service",
+    serve = sub.add_parser("serve", help="run the Kafka classification service: predict and "
+                           "learn JSON messages from topics, publish predictions and metrics",
                            description="Classify and learn from JSON messages on Kafka topics: "
                            "labelled messages are predicted (prequential metrics), then "
                            "learned; unlabelled ones are predicted and published. Every option "

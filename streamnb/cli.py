@@ -7,6 +7,7 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NoReturn
 
 from streamnb import __version__, cli_evaluate, cli_spam
 
@@ -272,10 +273,30 @@ def cmd_explain(args: argparse.Namespace) -> int:
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="streamnb", description=__doc__)
+class CommandParser(argparse.ArgumentParser):
+    """argparse, with a mistake told in one line (no usage block, no traceback) and exit status
+    ``error_status``: 2, which a command may change (``streamnb score`` exits 3, bogofilter's
+    error, since its 2 means "unsure"). Every command's parser is one (argparse makes the
+    sub-command parsers of the class of their parent)."""
+
+    error_status = 2
+    commands: dict[str, argparse.ArgumentParser]
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(self.error_status, f"{self.prog}: {message} (see '{self.prog} --help')\n")
+
+
+def build_parser() -> CommandParser:
+    parser = CommandParser(
+        prog="streamnb",
+        description="Streaming Bayesian classifiers whose whole state is count statistics: a "
+        "spam filter for mailboxes (train, score, explain --state), the evaluation of models "
+        "on data sets (evaluate, demo), and a Kafka classification service (serve, broker).",
+        epilog="'streamnb COMMAND --help' describes a command and its options.")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True)
+    sub = parser.add_subparsers(dest="command", required=True, title="commands",
+                                metavar="COMMAND")
+    parser.commands = sub.choices
     demo = sub.add_parser("demo", help="replay SpamAssassin in time order through Kafka and "
                           "the service (or in-process), prequentially, and report accuracy, "
                           "AUC, LogScore",
@@ -306,11 +327,14 @@ def build_parser() -> argparse.ArgumentParser:
                       help="dataset cache directory (default: $STREAMNB_DATA or ~/.cache/streamnb)")
     demo.add_argument("--no-progress", action="store_true", help="no progress bars")
     demo.set_defaults(func=cmd_demo)
-    explain = sub.add_parser("explain", help="why a TAN classified a message: naive "
-                             "contributions, dependence ratios ddr, DF, and whether the "
-                             "dependences flipped the naive decision (Zhang's Theorem 2)",
-                             description="Learn a TAN on SpamAssassin messages and explain its "
-                             "decision on one message.")
+    explain = sub.add_parser("explain", help="why a message got its score: the tokens behind "
+                             "a saved spam filter's score (--state), or a TAN's naive and "
+                             "dependence contributions on a SpamAssassin message",
+                             description="With --state, list the tokens of a message (--file or "
+                             "stdin) that moved a saved SpamFilter's score. Without, learn a TAN "
+                             "on SpamAssassin messages and explain its decision on one message: "
+                             "naive contributions, dependence ratios ddr, DF, and whether the "
+                             "dependences flipped the naive decision (Zhang's Theorem 2).")
     explain.add_argument("--message", type=int, default=3000,
                          help="index in the time-ordered corpus (default: %(default)s)")
     explain.add_argument("--file", default=None, help="explain this raw RFC-822 message instead")
@@ -336,7 +360,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    # unknown options are the command's mistake, told with its exit status (argparse's own
+    # parse_args would report them from the top-level parser)
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:
+        parser.commands[args.command].error(f"unrecognized arguments: {' '.join(unknown)}")
     return args.func(args)
 
 
