@@ -142,3 +142,22 @@ def test_the_report_names_the_class_column(weather, tmp_path, capsys, target, na
     assert out.startswith(f"class column: {named}\n")
     summary = (tmp_path / "summary.md").read_text().splitlines()[0]
     assert summary.endswith(f"class={named})")
+
+
+def test_the_version_is_written_once_and_reported_by_the_installed_metadata():
+    """pyproject.toml reads the version from streamnb.__version__ (no second copy to drift);
+    `streamnb --version` and the installed distribution agree with it."""
+    import importlib.metadata
+    import tomllib
+    from pathlib import Path
+
+    import streamnb
+
+    project = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml")
+                            .read_text())
+    assert "version" not in project["project"] and "version" in project["project"]["dynamic"]
+    assert project["tool"]["setuptools"]["dynamic"]["version"] == {
+        "attr": "streamnb.__version__"}
+    assert importlib.metadata.version("streamnb") == streamnb.__version__
+    done = subprocess.run([sys.executable, "-m", "streamnb", "--version"], capture_output=True)
+    assert done.stdout.decode() == f"streamnb {streamnb.__version__}\n"
