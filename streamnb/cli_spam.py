@@ -241,7 +241,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         description="Read one message (RFC-822 or a short text) on stdin and print its verdict "
         "and spam log-odds (\"spam 4.210000\"). The exit status is bogofilter's: 0 spam, 1 "
         "ham, 2 unsure, 3 an error (no state, empty input or binary data, a wrong option), "
-        "each with one line on stderr.")
+        "told in one line on stderr.")
     score.error_status = EXIT_ERROR  # a wrong option too: 2 would read as "unsure"
     score.add_argument("--state", default=DEFAULT_STATE,
                        help="the filter's state file (default: %(default)s)")

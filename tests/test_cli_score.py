@@ -115,7 +115,7 @@ def test_the_worst_encoded_messages_get_a_verdict(scoring, messages):
     ("blank lines", b"\n \r\n", "stdin: empty message"),
     ("an executable", Path(sys.executable).resolve().read_bytes(), "stdin: binary data"),
     ("random bytes without NUL", bytes(range(1, 256)) * 4, "stdin: binary data"),
-])
+], ids=["empty", "blank", "executable", "control characters"])
 def test_what_is_no_message_is_an_error(scoring, what, stdin, reason):
     """Status 3 and one line on stderr; nothing on stdout, or in passthrough the input
     unchanged (a rule that ignores the status still delivers it)."""
