@@ -196,3 +196,14 @@ def test_importing_the_package_loads_no_model_until_a_name_is_used():
     assert streamnb.stats.CountStatistics is streamnb.CountStatistics  # subpackages resolve
     with pytest.raises(AttributeError, match="no attribute 'no_such_name'"):
         streamnb.no_such_name  # noqa: B018
+
+
+def test_the_twins_pass_leaves_out_only_modules_that_exist():
+    """tests/conftest.py's ``SAME_EITHER_WAY`` names the test modules the pass with the Python
+    twins skips; a renamed or split module must not silently drop out of, or stay in, it."""
+    from tests.conftest import SAME_EITHER_WAY
+
+    tests = PACKAGE.parent / "tests"
+    assert {name for name in SAME_EITHER_WAY if not (tests / name).is_file()} == set()
+    # the kernels' own comparisons run both implementations in one process
+    assert {p.name for p in tests.glob("test_kernels*.py")} <= SAME_EITHER_WAY

@@ -95,8 +95,8 @@ def fast_ica(z: np.ndarray, w_init: np.ndarray, max_iter: int = 200, tol: float 
     If ``max_iter`` iterations do not converge, up to ``max_iter`` more take half steps,
     W ← decorrelate(½ W + ½ W⁺) (rows of W⁺ signed to agree with W; shorter where the half step
     is near-singular, and none below ``_MIN_STEP``: W is kept): symmetric FastICA can
-    cycle without converging (on Letter's 16,000 training records it did for 12 of the 26
-    classes, rows still turning by up to 0.98 after 200 iterations, so W was wherever the cycle
+    cycle without converging (on Letter's 16,000 training records it did for about half of the
+    26 classes, rows still turning by up to 0.98 after 200 iterations, so W was wherever the cycle
     stopped); a fixed point of W⁺ is one of the half step, and the half steps reach one (all 26
     classes)."""
     w = _sym_decorrelate(w_init)
