@@ -398,7 +398,8 @@ def pytest_collection_modifyitems(config, items) -> None:
             item.add_marker(pytest.mark.broker)
         if name in SLOW:
             item.add_marker(pytest.mark.slow)
-        elif not broker and item.path.name not in SAME_EITHER_WAY:
+        if not (broker or item.get_closest_marker("slow")
+                or item.path.name in SAME_EITHER_WAY):
             item.add_marker(pytest.mark.twins)
 
 
