@@ -42,7 +42,7 @@ _ALL = sys.maxsize  # top_tokens=None: the mean over every known token
 _IMMUTABLE = frozenset((str, bytes, frozenset))  # messages a batch's tokens can be kept for
 
 
-class SpamFilter(CountClassifier):
+class SpamFilter(CountClassifier, state_name="SpamFilter", presets={"spam-filter": {}}):
     """Spam filter on raw e-mail or short texts whose whole state is per-class token counts.
 
     Each message becomes the set of its tokens (`streamnb.features.tokenize_text`: e-mail or
