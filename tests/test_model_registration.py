@@ -118,8 +118,13 @@ def test_a_name_another_class_holds_is_refused_and_nothing_is_recorded():
     with pytest.raises(TypeError, match="state_name must be a non-empty str"):
         class Empty(NaiveBayes, state_name=""):
             pass
+    with pytest.raises(TypeError, match="preset 'typo': got an unexpected keyword argument "
+                                        "'estimater'"):
+        class Typo(NaiveBayes, state_name="Typo", presets={"typo": {"estimater": "ml"}}):
+            pass
     assert model_class("TAN") is TAN and type(make_model("tan")) is TAN
     assert model_class("AlsoTAN") is None and "nameless" not in MODELS
+    assert model_class("Typo") is None and "typo" not in MODELS
 
 
 def test_a_subclass_without_a_state_name_of_its_own_is_not_saved(tmp_path):

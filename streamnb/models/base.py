@@ -9,6 +9,7 @@ loading are ``models/persistence.py``'s.
 
 from __future__ import annotations
 
+import inspect
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from types import MappingProxyType
@@ -70,6 +71,10 @@ class CountClassifier(base.MiniBatchClassifier):
             if preset in taken:
                 raise ValueError(f"{cls.__qualname__}: preset {preset!r} is already "
                                  f"{taken[preset].__qualname__}'s")
+            try:  # a misspelt parameter fails here, not when the name is first used
+                inspect.signature(cls).bind(**own[preset])
+            except TypeError as exc:
+                raise TypeError(f"{cls.__qualname__}: preset {preset!r}: {exc}") from None
         if state_name is not None:
             persistence.register(cls, state_name)
         cls._presets = MappingProxyType(own)
