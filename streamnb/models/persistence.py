@@ -37,7 +37,7 @@ __all__ = ["from_state", "init_params", "load", "load_model", "model_class", "pa
 
 Model = TypeVar("Model", bound="CountClassifier")
 
-_CLASSES: dict[str, type] = {}  # state name → class, in the order the classes were defined
+_CLASSES: dict[str, type[CountClassifier]] = {}  # state name → class, in definition order
 _NAMES: dict[type, str] = {}  # and back
 
 
@@ -45,7 +45,7 @@ def _where(cls: type) -> str:
     return f"{cls.__module__}.{cls.__qualname__}"
 
 
-def register(cls: type, name: str) -> None:
+def register(cls: type[CountClassifier], name: str) -> None:
     """Record ``cls`` under the state name ``name``. A name another class holds is refused;
     the same class defined again (same module and qualified name: a reloaded module, a
     notebook cell run twice) takes its name over."""
@@ -60,12 +60,12 @@ def register(cls: type, name: str) -> None:
     _NAMES[cls] = name
 
 
-def registered() -> Mapping[str, type]:
+def registered() -> Mapping[str, type[CountClassifier]]:
     """State name → class of every registered model (a live, read-only view)."""
     return MappingProxyType(_CLASSES)
 
 
-def model_class(name: Any) -> type | None:
+def model_class(name: Any) -> type[CountClassifier] | None:
     """The class registered under the state name ``name``; None if there is none."""
     return _CLASSES.get(name) if isinstance(name, str) else None
 
