@@ -66,7 +66,7 @@ from streamnb.consumers.snapshots import (
 )
 from streamnb.consumers.state import PartitionState
 from streamnb.consumers.testing import CONSUMER_CLIENTS
-from streamnb.models.base import load_model
+from streamnb.models.persistence import load_model
 
 OLD, NEW = (0, 3000), (10_000, 11_000)  # the records before and after the re-creation
 REFILL = (20_000, 24_000)  # a re-created topic refilled past the old state's offset

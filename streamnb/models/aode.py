@@ -18,7 +18,7 @@ from streamnb.stats.values import TOKEN
 __all__ = ["AODE"]
 
 
-class AODE(PairwiseNaiveBayes):
+class AODE(PairwiseNaiveBayes, state_name="AODE", presets={"aode": {}}):
     """AODE (Webb, Boughton & Wang 2005): the average of the one-dependence models in which one
     attribute is the parent of all others, read from the same pairwise counts as TAN.
 

@@ -226,7 +226,7 @@ def _place(fits: Mapping[int, tuple[np.ndarray, np.ndarray, np.ndarray]],
     return weight, mean, var
 
 
-class CCICANB(GaussianDiscriminant):
+class CCICANB(GaussianDiscriminant, state_name="CCICANB", presets={"ccica-nb": {}}):
     """Naive Bayes on class-conditional independent components (CC-ICA), or on the
     class-conditional PCA, global ICA or original representations, with divergence-based
     per-class component selection.

@@ -54,7 +54,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from streamnb.models.base import CountClassifier, _encode_param, init_params
+from streamnb.models.base import CountClassifier
 from streamnb.models.pairwise import _presence_information
 from streamnb.models.params import (
     DRIFT_DETECTOR,
@@ -64,6 +64,7 @@ from streamnb.models.params import (
     Real,
     validate_params,
 )
+from streamnb.models.persistence import params_state
 from streamnb.models.schedule import learn_watching_drift, relearn_due
 from streamnb.models.selective_evidence import NetworkEvidence, batch_cells
 from streamnb.models.selective_families import FamilyTables
@@ -418,9 +419,8 @@ class SelectiveClassifier(CountClassifier):
         self._counts_changed()
 
     def _check_merge(self, other: SelectiveClassifier) -> None:
-        mine = {k: v for k, v in init_params(self).items() if k != "seed"}
-        theirs = {k: v for k, v in init_params(other).items() if k != "seed"}
-        if type(other) is not type(self) or _encode_param(mine) != _encode_param(theirs):
+        if type(other) is not type(self) or (params_state(other, skip={"seed"})
+                                             != params_state(self, skip={"seed"})):
             raise ValueError(f"cannot merge {other!r} into {self!r}: models differ")
 
     def merge(self, other: SelectiveClassifier) -> SelectiveClassifier:

@@ -44,7 +44,7 @@ _IMMUTABLE = frozenset((str, bytes, frozenset))  # messages a batch's tokens can
 _SPAM, _HAM = 0, 1  # the rows of the score sketch
 
 
-class SpamFilter(CountClassifier):
+class SpamFilter(CountClassifier, state_name="SpamFilter", presets={"spam-filter": {}}):
     """Spam filter on raw e-mail or short texts whose whole state is per-class token counts.
 
     Each message becomes the set of its tokens (`streamnb.features.tokenize_text`: e-mail or

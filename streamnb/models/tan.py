@@ -74,7 +74,8 @@ class _EdgeIndex:
         self.child_sizes = np.array([len(f.child_rows) for f in families], dtype=float)
 
 
-class TAN(PairwiseNaiveBayes):
+class TAN(PairwiseNaiveBayes, state_name="TAN", presets={
+        "tan": {}, "tan-ddr": {"weight": "ddr"}, "tan-bayes": {"weight": "bayes"}}):
     """TAN: each attribute depends on the class and on at most one other attribute (a tree).
 
     The model keeps single-attribute counts (its naive Bayes part) and pairwise counts
