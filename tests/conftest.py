@@ -350,6 +350,7 @@ SLOW = {
     "test_discrete_only.py::test_evaluate_discretises_for_discrete_only_models",
     "test_k2.py::test_k2_score_equals_pgmpy",
     "test_models.py::test_river_check_estimator",
+    "test_model_registration.py::test_a_new_model_is_saved_loaded_and_found_by_name_with_no_other_edit",
     "test_registry.py::test_documented_sizes",
     "test_selective.py::test_river_check_estimator",
     "test_sms_spam.py::test_wheel_with_altered_data_file_is_refused",
