@@ -16,7 +16,7 @@ from streamnb.stats.frames import encode_batch, labels_of, n_rows
 from streamnb.stats.moments import Moments
 from streamnb.stats.schema import TEXT, TOKEN, InvalidRecord, RecordName, Schema
 from streamnb.stats.token_histogram import TokenHistogram
-from streamnb.stats.values import named, refuse_unencodable
+from streamnb.stats.values import UNNAMED, named, refuse_unencodable
 
 __all__ = ["CountStatistics"]
 
@@ -201,7 +201,10 @@ class CountStatistics:
         error messages (an int n reads "record n")."""
         try:
             self._update_known(x, y, record)
-        except InvalidRecord as exc:  # a registration's refusal names no record
+        except InvalidRecord as exc:
+            if exc.record is not UNNAMED:
+                raise
+            # a registration's refusal names no record
             raise named(exc, f"record {record}" if isinstance(record, int) else record
                         ) from None
 

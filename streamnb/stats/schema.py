@@ -237,7 +237,8 @@ class Schema:
             raise InvalidRecord(record, name, _NUMERIC_REFUSED)
 
     def _add_attribute(self, name: Any, kind: int) -> int:
-        refuse_unencodable([name])
+        if not (name.__class__ is str and name.isascii()):  # (the usual name: nothing to do)
+            refuse_unencodable([name])
         a = self.attributes.add(name, self.n_columns if kind == TOKEN else -1)
         self.kinds.append(kind)
         if kind == NOMINAL:
@@ -543,8 +544,10 @@ class Schema:
             else:
                 for name, value in x.items():
                     self.encode_field(out, name, value, record, grow)
-        except InvalidRecord as exc:  # a registration's refusal names no record
-            raise named(exc, record) from None
+        except InvalidRecord as exc:
+            if exc.record is not UNNAMED:
+                raise
+            raise named(exc, record) from None  # a registration's refusal names no record
         return out
 
     def encode_many(self, records: list, where: str, grow: bool) -> EncodedBatch:

@@ -12,11 +12,11 @@ Python twins are tested against them.
 - **token** (``bool`` / ``int`` values: presence, or a count from river's ``BagOfWords``):
   :func:`token_present`, present iff non-zero.
 - **numeric** (``float``): :func:`numeric_value`, at most :data:`NUMERIC_LIMIT` in magnitude.
+- **text** (a bag of tokens: ``{token: count}``, a list/tuple, or a set): :func:`text_draws`.
 
 A state holds only what its file can: a name, nominal value, text token or label that is a str
 UTF-8 cannot encode (a lone surrogate, which JSON's ``"\\ud800"`` escape and Python accept) is
 refused where it would be registered (:func:`refuse_unencodable`), once per new value.
-- **text** (a bag of tokens: ``{token: count}``, a list/tuple, or a set): :func:`text_draws`.
 """
 
 from __future__ import annotations
@@ -35,8 +35,7 @@ from streamnb.stats.codec import unencodable, unencodable_reason
 __all__ = ["BAGS", "KINDS", "MISSING", "NOMINAL", "NUMERIC", "NUMERIC_LIMIT", "TEXT", "TOKEN",
            "TOKEN_TYPES", "UNNAMED", "InvalidRecord", "RecordName", "drawn_once", "is_missing",
            "kind_of", "named", "nominal_value", "numeric_out_of_range", "numeric_value",
-           "refuse_unencodable",
-           "text_draws", "token_present"]
+           "refuse_unencodable", "text_draws", "token_present"]
 
 #: The attribute kinds; compare a schema's ``kinds`` with these names, never with integers.
 NOMINAL, TOKEN, NUMERIC, TEXT = 0, 1, 2, 3
@@ -90,9 +89,7 @@ UNNAMED = RecordName("a record")
 
 
 def named(exc: InvalidRecord, record: str) -> InvalidRecord:
-    """``exc`` naming ``record`` if it was raised :data:`UNNAMED`, else ``exc`` itself."""
-    if exc.record is not UNNAMED:
-        return exc
+    """``exc`` (raised :data:`UNNAMED`) naming ``record``."""
     out = InvalidRecord(record, exc.field, exc.reason)
     out.value = exc.value
     return out
