@@ -27,6 +27,7 @@ from streamnb.models.schedule import relearn_due
 from streamnb.stats.cache import StateCache
 from streamnb.stats.covariance import ClassCovariance
 from streamnb.stats.kde import log_mixture_density, silverman_bandwidth
+from streamnb.stats.values import RecordName
 from streamnb.stats.vector_sample import ClassSample
 from streamnb.stats.vectors import encode_vector, encode_vectors
 
@@ -422,7 +423,7 @@ class CCICANB(GaussianDiscriminant, state_name="CCICANB", presets={"ccica-nb": {
         ys = list(y)
         if len(ys) != len(X):
             raise ValueError(f"{len(X)} records but {len(ys)} labels")
-        labels = [self._label(v, f"row {i}") for i, v in enumerate(ys)]
+        labels = [self._label(v, RecordName("row", i)) for i, v in enumerate(ys)]
         values = encode_vectors(self.stats.attributes, X, "row", grow=True)
         classes = np.array([self.stats.labels.add(v) for v in labels], dtype=np.int64)
         self.stats.update_many(classes, values)
