@@ -212,6 +212,8 @@ def load_config(flags: argparse.Namespace | Mapping[str, Any] | None = None,
             data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
             raise ConfigError(f"config file {path}: {exc}") from None
+        except RecursionError:  # tomllib recurses once a nesting level: the interpreter bounds it
+            raise ConfigError(f"config file {path}: nested too deep") from None
         for key, value in data.items():
             option = find_option(key, f"config file {path}")
             values[option.attribute] = coerce(option, value, f"config file {path}")

@@ -22,7 +22,7 @@ from streamnb.stats.cache import StateCache
 from streamnb.stats.codec import from_json_value, to_json_value
 from streamnb.stats.encoded import EncodedBatch
 from streamnb.stats.frames import n_rows
-from streamnb.stats.persist import StateFileError
+from streamnb.stats.persist import StateFileError, header_int
 
 __all__ = ["CountClassifier", "load_model"]
 
@@ -255,10 +255,10 @@ class CountClassifier(base.MiniBatchClassifier):
         try:
             model = model_cls(**_decode_param(header["params"]))
             model.stats = model_cls._statistics.from_state(header["statistics"], arrays)
-            model.n_learned = int(header["n_learned"])
+            model.n_learned = header_int(header["n_learned"], "n_learned")
             extra = {k[len("extra."):]: v for k, v in arrays.items() if k.startswith("extra.")}
             model._restore_extra(header.get("extra", {}), extra)
-        except (KeyError, TypeError, ValueError) as exc:
+        except (KeyError, TypeError, ValueError, OverflowError) as exc:
             if isinstance(exc, StateFileError):
                 raise
             raise StateFileError(f"inconsistent model state: {exc}") from exc
