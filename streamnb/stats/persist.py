@@ -53,10 +53,10 @@ def header_int(value: Any, what: str, low: int = 0, high: int = INT64_MAX) -> in
     checksummed file can still be crafted, and an integer past 64 bits would raise
     OverflowError far from the file that held it.
 
-    >>> header_int(2**70, "offset", high=99)
+    >>> header_int(2**64, "offset", high=99)
     Traceback (most recent call last):
     ...
-    streamnb.stats.persist.StateFileError: offset 1180591620717411303424 is not an integer in [0, 99]
+    streamnb.stats.persist.StateFileError: offset 18446744073709551616 is not an integer in [0, 99]
     """
     if type(value) is not int or not low <= value <= high:
         raise StateFileError(f"{what} {value!r:.40} is not an integer in [{low}, {high}]")
