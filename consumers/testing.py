@@ -161,7 +161,7 @@ class ServiceProcess:
     def __init__(self, args: list[str], log_path: Path, env: dict | None = None) -> None:
         self.args = args
         self.log_path = log_path
-        full_env = child_environment(**(env or {}))
+        full_env = child_environment(service=True, **(env or {}))
         self.log = open(log_path, "ab")  # noqa: SIM115
         self.process = subprocess.Popen([sys.executable, "-m", "streamnb", "serve", *args],
                                         cwd=ROOT, env=full_env, stdin=subprocess.DEVNULL,
