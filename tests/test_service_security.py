@@ -207,3 +207,32 @@ def test_redaction_finds_a_secret_however_it_is_quoted():
         record = logging.LogRecord("kafka", 40, "", 0, "failed", (), sys.exc_info())
     redact.filter(record)
     assert "S3cret" not in record.exc_text and "***" in record.exc_text
+
+
+def test_a_changelog_header_past_64_bits_is_skipped_not_taken_for_the_newest(kafka_broker):
+    """A forged changelog record whose offset header is 10³⁰ (or its partition key past 32
+    bits) is skipped as malformed: it does not hide the partition's real state."""
+    from kafka import KafkaProducer
+
+    from streamnb import IndifferentNB
+    from streamnb.consumers.changelog import (
+        EPOCH_HEADER,
+        OFFSET_HEADER,
+        ChangelogReader,
+        publish_state,
+    )
+    from streamnb.consumers.state import PartitionState
+
+    bootstrap = kafka_broker.bootstrap_servers
+    changelog = unique("forged-changelog")
+    create_topic(bootstrap, changelog)
+    model = IndifferentNB()
+    model.learn_one(labelled_features(1), "spam")
+    producer = KafkaProducer(bootstrap_servers=bootstrap)
+    publish_state(producer, changelog, ("in", 0), PartitionState(model, 5)).get(30)
+    for key, offset in ((b"in:0", b"1" + b"0" * 30), (b"in:99999999999", b"6")):
+        producer.send(changelog, key=key, value=b"forged",
+                      headers=[(OFFSET_HEADER, offset), (EPOCH_HEADER, b"0")]).get(30)
+    producer.close()
+    states = ChangelogReader(changelog, {"bootstrap_servers": bootstrap}, 1 << 20).read_all()
+    assert list(states) == [("in", 0)] and states[("in", 0)].offset == 5
