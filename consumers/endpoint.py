@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import gzip
+import logging
 import selectors
 import socket
 import threading
@@ -29,6 +30,8 @@ __all__ = ["ENDPOINTS", "MetricsServer"]
 
 ENDPOINTS = ("/metrics", "/healthz", "/readyz")
 _METHODS = ("GET", "HEAD")
+
+log = logging.getLogger("streamnb.service")
 
 
 class _Connection:
@@ -128,7 +131,7 @@ class MetricsServer:
                 head_end = connection.received.find(b"\r\n\r\n")
                 if head_end < 0 and len(connection.received) <= self.max_request_bytes:
                     return
-                connection.reply = (self._answer(bytes(connection.received[:head_end]))
+                connection.reply = (self._answer_safely(bytes(connection.received[:head_end]))
                                     if 0 <= head_end <= self.max_request_bytes else
                                     _response(HTTPStatus.REQUEST_HEADER_FIELDS_TOO_LARGE))
                 self._selector.modify(sock, selectors.EVENT_WRITE, connection)
@@ -147,6 +150,14 @@ class MetricsServer:
         with contextlib.suppress(KeyError, ValueError):  # never registered, or closed
             self._selector.unregister(sock)
         sock.close()
+
+    def _answer_safely(self, head: bytes) -> bytes:
+        """The answer, or 500 if making it failed: the one serving thread must outlive it."""
+        try:
+            return self._answer(head)
+        except Exception:
+            log.exception("metrics endpoint: answering %r failed", head[:100])
+            return _response(HTTPStatus.INTERNAL_SERVER_ERROR)
 
     def _answer(self, head: bytes) -> bytes:
         lines = head.decode("latin-1").split("\r\n")

@@ -105,6 +105,42 @@ def test_idle_half_sent_requests_neither_hold_threads_nor_starve_readyz(service)
     assert process.alive()
 
 
+def test_the_server_closes_idle_clients_and_survives_a_failing_answer():
+    """The mechanisms behind the above on a bare server: a connection past its deadline is
+    closed, one beyond the cap closes the oldest, an oversized head gets 431, and an answer
+    that raises gets 500 without stopping the serving thread."""
+    from prometheus_client import CollectorRegistry
+
+    from streamnb.consumers.endpoint import MetricsServer
+
+    def readiness():
+        raise RuntimeError("broken readiness")
+
+    server = MetricsServer("127.0.0.1", 0, CollectorRegistry(), readiness, timeout=1.0,
+                           max_connections=4)
+    base = f"http://127.0.0.1:{server.port}"
+    try:
+        with socket.create_connection(("127.0.0.1", server.port), 60) as sock:
+            sock.sendall(b"GET /healthz HTTP/1.1\r\n")
+            assert sock.recv(100) == b""  # closed at its deadline, unanswered
+        socks = [socket.create_connection(("127.0.0.1", server.port), 60) for _ in range(6)]
+        try:
+            assert request(f"{base}/healthz")[:2] == (200, "ok\n")  # a 7th: room made for it
+            assert socks[0].recv(100) == b"" and socks[1].recv(100) == b""  # the oldest
+        finally:
+            for sock in socks:
+                sock.close()
+        with socket.create_connection(("127.0.0.1", server.port), 60) as sock:
+            head = b"GET /metrics HTTP/1.1\r\nX: "  # one byte over 8 KiB, still unfinished
+            sock.sendall(head + b"x" * (8193 - len(head)))  # (all of it read: no reset)
+            assert sock.recv(100).startswith(b"HTTP/1.1 431 ")
+        assert request(f"{base}/readyz")[0] == 500
+        assert request(f"{base}/healthz")[:2] == (200, "ok\n")
+    finally:
+        server.close()
+    assert not server._thread.is_alive()
+
+
 def test_an_outage_logs_each_client_line_once_and_reachable_again_only_after_it(tmp_path):
     """Group mode, its own broker stopped for 20 s and started again on the same port: the
     Kafka clients' lines (reconnection attempts, many a second) are each written once, and
