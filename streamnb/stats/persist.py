@@ -58,9 +58,11 @@ def header_int(value: Any, what: str, low: int = 0, high: int = INT64_MAX) -> in
     ...
     streamnb.stats.persist.StateFileError: offset 18446744073709551616 is not an integer in [0, 99]
     """
-    if type(value) is not int or not low <= value <= high:
+    # a header handed over in memory (copy_model) may hold numpy integers; never a bool
+    if not isinstance(value, int | np.integer) or isinstance(value, bool) or not (
+            low <= value <= high):
         raise StateFileError(f"{what} {value!r:.40} is not an integer in [{low}, {high}]")
-    return value
+    return int(value)
 
 
 _CONTAINERS = frozenset({dict, list, tuple})
