@@ -164,7 +164,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             shown = ",".join(map(str, o.default))
         else:
             shown = o.default if o.default != "" else "''"
-        bounds = f"; {o.minimum} to {o.maximum}" if o.maximum is not None else ""
+        bounds = f"; {o.bounds}" if o.bounds else ""
         text = f"{o.help} (default: {shown}{bounds}; env {o.env})"
         text = text.replace("%", "%%")
         if o.kind is bool:

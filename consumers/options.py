@@ -56,6 +56,13 @@ class Option:
     def env(self) -> str:
         return ENV_PREFIX + self.attribute.upper()
 
+    @property
+    def bounds(self) -> str:
+        """``"low to high"`` for ``--help`` (empty for an option without bounds)."""
+        if self.minimum is None or self.maximum is None:
+            return ""
+        return f"{_show(self.minimum)} to {_show(self.maximum)}"
+
 
 OPTIONS: tuple[Option, ...] = (
     # -- where the messages are --------------------------------------------------------------
