@@ -76,9 +76,10 @@ class RedactSecrets(logging.Filter):
         super().__init__()
         self.secrets = [s for s in secrets if s]
         spellings = set().union(*map(_spellings, self.secrets))
-        # the longest first: a spelling that holds another is replaced whole
+        # the longest first: a spelling that holds another is replaced whole (no secret: a
+        # pattern that never matches, not the empty one that matches everywhere)
         self._pattern = re.compile("|".join(map(re.escape, sorted(spellings, key=len,
-                                                                  reverse=True))))
+                                                                  reverse=True))) or r"(?!)")
 
     def _redact(self, text: str) -> str:
         return self._pattern.sub("***", text)
