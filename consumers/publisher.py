@@ -370,7 +370,9 @@ class _ConfluentSender:
     def __init__(self, config: dict[str, Any]) -> None:
         from confluent_kafka import Producer
 
-        self.producer = Producer(config)
+        # librdkafka's lines through Python's logging (not straight to stderr): redacted and
+        # thinned as the service's are
+        self.producer = Producer({**config, "logger": logging.getLogger("kafka.librdkafka")})
         self.errors: list[Any] = []
 
     def _delivered(self, error: Any, message: Any) -> None:
@@ -416,6 +418,7 @@ def _sender(options: dict[str, Any], client: str) -> _KafkaPythonSender | _Confl
 
 def _serve(stdin: BinaryIO, stdout: BinaryIO) -> int:
     """The child: send every record framed on ``stdin``; answer flushes on ``stdout``."""
+    from streamnb.consumers.logs import quiet_kafka_logs
     from streamnb.consumers.redaction import RedactSecrets
 
     first = _read_frame(stdin)
@@ -431,6 +434,7 @@ def _serve(stdin: BinaryIO, stdout: BinaryIO) -> int:
     logging.basicConfig(level=setup["log_level"].upper(), handlers=[handler])
     if setup["log_level"] != "debug":
         logging.getLogger("kafka").setLevel("WARNING")
+        quiet_kafka_logs(handler)
     sender = _sender(options, setup.get("client", "auto"))
     log.info("publisher process: producing with %s", "confluent-kafka" if isinstance(
         sender, _ConfluentSender) else "kafka-python")

@@ -26,6 +26,7 @@ import pytest
 from kafka.admin import KafkaAdminClient
 from kafka_helpers import (
     CORRUPTIONS,
+    CRAFTED,
     GROUP_FLAGS,
     ROOT,
     ServiceProcess,
@@ -312,7 +313,7 @@ def counter(service: Service, to: str) -> float:
     return service.metrics.snapshot_fallbacks.labels(to=to)._value.get()
 
 
-@pytest.mark.parametrize("how", CORRUPTIONS)
+@pytest.mark.parametrize("how", CORRUPTIONS + CRAFTED)
 def test_a_bad_newest_snapshot_falls_back_to_the_previous_generation(generations, how,
                                                                      caplog):
     root, offsets = generations["root"], generations["offsets"]

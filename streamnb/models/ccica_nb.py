@@ -28,6 +28,7 @@ from streamnb.stats.cache import StateCache
 from streamnb.stats.covariance import ClassCovariance
 from streamnb.stats.kde import log_mixture_density, silverman_bandwidth
 from streamnb.stats.values import RecordName
+from streamnb.stats.persist import header_int
 from streamnb.stats.vector_sample import ClassSample
 from streamnb.stats.vectors import encode_vector, encode_vectors
 
@@ -749,7 +750,7 @@ class CCICANB(GaussianDiscriminant, state_name="CCICANB", presets={"ccica-nb": {
         self.sample = ClassSample.from_state(
             meta["sample"], {k[len("sample."):]: v for k, v in arrays.items()
                              if k.startswith("sample.")})
-        self._since = int(meta["since"])
+        self._since = header_int(meta["since"], "since")
         if "structure.centre" in arrays:
             self._structure_version += 1
             self._structure = {k: np.array(arrays[f"structure.{k}"])

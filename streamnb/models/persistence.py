@@ -27,7 +27,7 @@ import numpy as np
 from streamnb.estimators import ESTIMATORS, Estimator
 from streamnb.stats import read_state, write_state
 from streamnb.stats.codec import from_json_value, to_json_value
-from streamnb.stats.persist import StateFileError
+from streamnb.stats.persist import StateFileError, header_int
 
 if TYPE_CHECKING:
     from streamnb.models.base import CountClassifier
@@ -140,12 +140,12 @@ def from_state(header: Mapping[str, Any], arrays: Mapping[str, np.ndarray],
     try:
         model = cls(**_decode_param(header["params"]))
         model.stats = cls._statistics.from_state(header["statistics"], arrays)
-        model.n_learned = int(header["n_learned"])
+        model.n_learned = header_int(header["n_learned"], "n_learned")
         extra = {k[len("extra."):]: v for k, v in arrays.items() if k.startswith("extra.")}
         model._restore_extra(header.get("extra", {}), extra)
     except StateFileError:
         raise
-    except (KeyError, TypeError, ValueError) as exc:
+    except (KeyError, TypeError, ValueError, OverflowError) as exc:
         raise StateFileError(f"inconsistent model state: {exc}") from exc
     return model
 

@@ -72,6 +72,7 @@ from streamnb.models.selective_text import add_text_terms, text_log_denominators
 from streamnb.stats.encoded import EncodedBatch
 from streamnb.stats.frames import encode_batch, labels_of
 from streamnb.stats.pairs import PairCounts
+from streamnb.stats.persist import header_int
 from streamnb.stats.reservoir import ColumnValues, Reservoir, column_map
 from streamnb.stats.schema import NOMINAL, TOKEN
 from streamnb.structure import (
@@ -524,8 +525,8 @@ class SelectiveClassifier(CountClassifier):
                      else NetworkStructure.from_json(meta["structure"]))
         self._install(structure or NetworkStructure.naive(()), record_sources=False)
         self.structure = structure
-        self.structure_version = int(meta["structure_version"])
-        self._since_relearn = int(meta["since_relearn"])
+        self.structure_version = header_int(meta["structure_version"], "structure_version")
+        self._since_relearn = header_int(meta["since_relearn"], "since_relearn")
         nodes = structure.nodes if structure else (CLASS,)
         self.family_sources = dict(zip(nodes, meta["sources"], strict=True))
         families = self._families
