@@ -27,8 +27,8 @@ from streamnb.models.schedule import relearn_due
 from streamnb.stats.cache import StateCache
 from streamnb.stats.covariance import ClassCovariance
 from streamnb.stats.kde import log_mixture_density, silverman_bandwidth
-from streamnb.stats.values import RecordName
 from streamnb.stats.persist import header_int
+from streamnb.stats.values import RecordName
 from streamnb.stats.vector_sample import ClassSample
 from streamnb.stats.vectors import encode_vector, encode_vectors
 
