@@ -172,7 +172,8 @@ def cmd_score(args: argparse.Namespace) -> int:
               else EXIT_SPAM if verdict == model.spam_label else EXIT_HAM)
     if args.passthrough:
         flag = "Yes" if status == EXIT_SPAM else "No"
-        fields = [(STATUS_FIELD, f"{flag}, score={score:.2f} required={model.threshold:.2f}"),
+        required = model.current_threshold  # learned, with max_ham_rate
+        fields = [(STATUS_FIELD, f"{flag}, score={score:.2f} required={required:.2f}"),
                   (SCORE_FIELD, f"{verdict} {score:.6f}")]
         sys.stdout.buffer.write(with_header_fields(raw, fields))
         sys.stdout.flush()

@@ -161,7 +161,8 @@ def test_passthrough_adds_two_header_fields_and_changes_no_byte(scoring):
             assert done.returncode == STATUS[verdict] and done.stderr == b""
             z = model.score_one(message)
             flag = b"Yes" if verdict == "spam" else b"No"
-            status = b"X-Spam-Status: %s, score=%.2f required=0.00" % (flag, z) + eol
+            status = (b"X-Spam-Status: %s, score=%.2f required=%.2f"
+                      % (flag, z, model.current_threshold) + eol)
             own = b"X-Streamnb-Score: %s %.6f" % (verdict.encode(), z) + eol
             assert _without(done.stdout, [status, own]) == message
             # at the end of the header block: right before its blank line
@@ -290,3 +291,20 @@ def test_the_docs_rules_deliver_with_procmail_and_maildrop(scoring, tmp_path):
         (folder, out), = delivered().items()
         assert folder == ("Maildir/.Spam" if verdict == "spam" else "Maildir"), verdict
         assert b"X-Streamnb-Score: " + verdict.encode() in out
+
+
+def test_passthrough_states_the_learned_threshold(messages, tmp_path):
+    """With ``max_ham_rate`` the threshold in force is learned: `required=` is that one, and
+    the verdict and status follow it."""
+    model = SpamFilter(max_ham_rate=0.01)
+    model.learn_many([m.raw for m in messages[:2000]], [m.label for m in messages[:2000]])
+    assert model.threshold_learned and round(model.current_threshold, 2) != 0.0
+    state = tmp_path / "learned.snb"
+    model.save(state)
+    raw = messages[2000].raw
+    done = score(state, raw, "-p")
+    verdict = model.verdict_one(raw)
+    assert done.returncode == STATUS[verdict]
+    flag = b"Yes" if verdict == "spam" else b"No"
+    assert b"X-Spam-Status: %s, score=%.2f required=%.2f\n" % (
+        flag, model.score_one(raw), model.current_threshold) in done.stdout
