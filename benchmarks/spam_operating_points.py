@@ -9,8 +9,8 @@ or 1 %, of the ham (ham misclassification %), and 1-ROCA %. The results, with th
 machine and the date, go to ``benchmarks/results/spam_operating_points.json``; ``table`` prints
 README's table from that file (tests/test_docs.py checks that README shows it).
 
-Run: ``python benchmarks/spam_operating_points.py run`` (both corpora, about 15 minutes on two
-cores; bogofilter and spamprobe from Debian), then ``python benchmarks/spam_operating_points.py
+Run: ``python benchmarks/spam_operating_points.py run`` (both corpora, about 40 minutes on two
+busy cores; bogofilter and spamprobe from Debian), then ``python benchmarks/spam_operating_points.py
 table``. ``run --scores spamassassin=A.csv --scores sms=B.csv`` reads the per-message scores
 that ``spam_filters.py --scores`` wrote instead of running the systems again.
 """
