@@ -115,6 +115,8 @@ def _decision(lines: list[str], complete: bool) -> bool | None:
 def tokenize_text(text: str | bytes) -> frozenset[str]:
     """Presence tokens of an e-mail (`tokenize_email`) or a short text (`tokenize_sms`).
 
+    Examples
+    --------
     >>> sorted(tokenize_text("ok i'll c u l8r"))[:3]
     ['c', 'caps:none', "i'll"]
     >>> "subject:hello" in tokenize_text("Subject: hello\\nFrom: a@b.org\\n\\nHi")

@@ -48,6 +48,8 @@ class AODE(PairwiseNaiveBayes, state_name="AODE", presets={"aode": {}}):
     estimator, nominal, domains, var_smoothing
         As in :class:`~streamnb.models.tan.TAN`.
 
+    Notes
+    -----
     A text attribute (a bag of tokens) is used with the text event model, as in
     :class:`~streamnb.models.tan.TAN`: its candidate tokens are binary attributes of the
     one-dependence models (parents and children), its other tokens multinomial

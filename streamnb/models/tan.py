@@ -129,6 +129,8 @@ class TAN(PairwiseNaiveBayes, state_name="TAN", presets={
         :class:`~streamnb.stats.InvalidRecord` naming record and field: discretise it first
         (:class:`~streamnb.features.MDLDiscretizer`).
 
+    Notes
+    -----
     A text attribute (a bag of tokens: ``{"tokens": frozenset(words)}``) is used with the text
     event model: its tokens compete for the candidates as binary attributes "w occurs", named
     ``(attribute, token)``, and get tree parents; every other token of a message enters
