@@ -19,6 +19,9 @@ from streamnb.cli_spam import with_header_fields
 from streamnb.datasets import iter_sms_spam_stream, iter_spamassassin_stream
 from streamnb.features import not_a_message
 
+# each runs `streamnb score` in subprocesses (10-25 s on 2 cores): out of the fast loop
+pytestmark = pytest.mark.slow
+
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "spam.md"
 DOC_STATE = "$HOME/.streamnb/filter.snb"  # the state path the rules of docs/spam.md name
 STATUS = {"spam": 0, "ham": 1, "unsure": 2}
