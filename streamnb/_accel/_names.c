@@ -672,21 +672,28 @@ fail:
     return NULL;
 }
 
-/* The hash Python gives the str of UTF-8 s[0 .. len), or -1 with an exception (not UTF-8): an
-   ASCII str hashes its bytes, which are its own; another one is made to be hashed. */
+/* The hash Python gives the str of UTF-8 s[0 .. len), or -1 with an exception (not UTF-8):
+   the str's own hash, through public API only (no assumption about how str hashes). The str
+   of an ASCII name is its bytes copied, without decoding; Python 3.14's public Py_HashBuffer
+   hashes such a name's bytes without making it (an ASCII str's hash is its bytes'). */
 static Py_hash_t
 utf8_str_hash(const char *s, Py_ssize_t len)
 {
     Py_ssize_t k = 0;
     while (k < len && !(s[k] & 0x80))
         k++;
-    if (k == len)
 #if PY_VERSION_HEX >= 0x030E0000
+    if (k == len)
         return Py_HashBuffer(s, len);
-#else
-        return _Py_HashBytes(s, len);
 #endif
-    PyObject *str = PyUnicode_DecodeUTF8(s, len, "strict");
+    PyObject *str;
+    if (k == len) {
+        str = PyUnicode_New(len, 127);
+        if (str != NULL)
+            memcpy(PyUnicode_1BYTE_DATA(str), s, (size_t)len);
+    }
+    else
+        str = PyUnicode_DecodeUTF8(s, len, "strict");
     if (str == NULL)
         return -1;
     Py_hash_t hash = PyObject_Hash(str);
