@@ -46,6 +46,15 @@ def test_pure_python_forces_every_twin(twin, extension):
     subprocess.run([sys.executable, "-c", script], check=True, env=env)
 
 
+@pytest.mark.parametrize("extension", [extension for _, extension in MODULES])
+def test_an_extension_imports_first_of_all(extension):
+    """An extension imported before anything of streamnb (the token kernels then import the
+    name table's C functions themselves)."""
+    pytest.importorskip(extension, reason="C extension not built")
+    subprocess.run([sys.executable, "-c", f"import {extension}"], check=True,
+                   env={"PATH": "/usr/bin:/bin"})
+
+
 def _namespace() -> dict:
     def kernel() -> str:
         return "twin"

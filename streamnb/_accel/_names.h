@@ -33,7 +33,16 @@ static const NameTableAPI *name_table_api;
 static int
 name_table_import(void)
 {
-    const NameTableAPI *api = PyCapsule_Import(NAME_TABLE_CAPSULE, 0);
+    /* the module imported first: PyCapsule_Import reaches a submodule by attribute only */
+    PyObject *module = PyImport_ImportModule("streamnb._accel._names");
+    if (module == NULL)
+        return -1;
+    PyObject *capsule = PyObject_GetAttrString(module, "_C_API");
+    Py_DECREF(module);
+    if (capsule == NULL)
+        return -1;
+    const NameTableAPI *api = PyCapsule_GetPointer(capsule, NAME_TABLE_CAPSULE);
+    Py_DECREF(capsule);  /* the table is static in _names, which stays imported */
     if (api == NULL)
         return -1;
     if (api->size != sizeof(NameTableAPI)) {
