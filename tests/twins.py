@@ -10,8 +10,6 @@ from typing import Any
 
 import numpy as np
 
-from streamnb._accel import names
-
 
 def bits(value: Any) -> Any:
     """`value` with every float as its hex form and every array as its type and bytes: equal
@@ -26,7 +24,7 @@ def bits(value: Any) -> Any:
         return value.dtype.str, value.shape, value.tobytes()
     if isinstance(value, array):
         return value.typecode, value.tobytes()
-    if isinstance(value, names.NameTable | names.twin.NameTable):
+    if type(value).__name__ == "NameTable":  # the C type or the twin, whichever is bound
         return "NameTable", value.names(), value.values()
     return value
 

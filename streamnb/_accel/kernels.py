@@ -18,7 +18,6 @@ from typing import Any
 
 import numpy as np
 
-from streamnb._accel import names
 from streamnb._accel.choose import choose
 
 __all__ = ["class_absent_sum", "class_terms", "drawn_once", "encode_many", "encode_tokens",
@@ -86,7 +85,7 @@ def _lookup_token(table: Any, name: Any) -> Any:
 
 
 def _check_table(table: Any, what: str) -> None:
-    if not isinstance(table, (names.NameTable, names.twin.NameTable)):  # the C one, or not
+    if type(table).__name__ != "NameTable":  # the C type or its twin, whichever is bound
         raise TypeError(f"{what} must be a NameTable")
 
 
