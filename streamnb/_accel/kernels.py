@@ -70,7 +70,6 @@ def _check_class_row(table: np.ndarray, c: int, what: str) -> None:
     _check_rows(table, c + 1, what)
 
 
-
 _OTHER = object()  # a known attribute of another kind than token
 
 

@@ -25,8 +25,6 @@ __all__ = ["email_hosts", "email_words", "header_fields", "header_tokens", "host
            "html_signals", "html_text", "url_hosts"]
 
 
-
-
 # E-mail words (streamnb.features.email): letters, digits and underscore (``\w``), "$", "!" and
 # apostrophes; a word is a maximal run of them stripped of apostrophes at both ends.
 _EMAIL_WORD = re.compile(r"[\w$!][\w$!']*")
