@@ -373,8 +373,9 @@ BROKER = {"test_cli.py::test_demo_runs_the_kafka_pipeline_by_default"}
 # pass with the Python twins (``-m twins``) leaves them out. Every other module is in that pass
 # by default: a new test module, or a new use of a kernel, cannot escape it.
 SAME_EITHER_WAY = {
-    # each kernel against its twin in one process, whatever STREAMNB_PURE_PYTHON says
-    "test_kernels.py",
+    # each kernel against its twin in one process, whatever STREAMNB_PURE_PYTHON says, and the
+    # choice between them (subprocesses set the variable themselves)
+    "test_kernels.py", "test_names.py", "test_scan.py", "test_kernel_modules.py",
     # no model, statistic or tokeniser runs: files, YAML, PromQL, options, packaging, layering
     "test_architecture.py", "test_arff.py", "test_consumers_config.py", "test_deploy.py",
     "test_packaging.py", "test_registry.py", "test_splits.py", "test_trec_measures.py",

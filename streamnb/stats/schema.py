@@ -41,7 +41,8 @@ from typing import Any
 
 import numpy as np
 
-from streamnb._accel.kernels import NameTable, encode_many, encode_tokens
+from streamnb._accel.kernels import encode_many, encode_tokens
+from streamnb._accel.names import NameTable
 from streamnb.stats.codec import decode, encode, normalize_name
 from streamnb.stats.collector import paused_collector
 from streamnb.stats.encoded import Encoded, EncodedBatch, Registrations
