@@ -27,7 +27,7 @@ from kafka_helpers import (
 from conftest import assert_same_stats
 from streamnb import IndifferentNB
 from streamnb.consumers.service import MODEL_FILE
-from streamnb.models.base import load_model
+from streamnb.models.persistence import load_model
 
 # position in the stream -> (the message, the reason the service gives it)
 POISON = {
