@@ -49,7 +49,8 @@ def cpu_model() -> str:
 
 def machine(extra: Mapping[str, str] | None = None) -> dict[str, Any]:
     """The CPU, core count, OS, Python and the versions of `LIBRARIES` that are installed,
-    plus ``extra`` (e.g. an external tool's version)."""
+    plus ``extra`` (e.g. an external tool's version), and the load average (1, 5, 15 min) when
+    the results are written."""
     info: dict[str, Any] = {"cpu": cpu_model(), "cores": os.cpu_count(),
                             "os": f"{platform.system()} {platform.release()}",
                             "python": platform.python_version()}
@@ -59,6 +60,8 @@ def machine(extra: Mapping[str, str] | None = None) -> dict[str, Any]:
         except metadata.PackageNotFoundError:
             continue
     info.update(extra or {})
+    if hasattr(os, "getloadavg"):  # other jobs on the machine move the rates
+        info["load average"] = " / ".join(f"{x:.1f}" for x in os.getloadavg())
     return info
 
 
@@ -164,9 +167,11 @@ def render_row(columns: Sequence[Mapping[str, str]], row: Mapping[str, Any]) -> 
 def provenance(record: Mapping[str, Any]) -> str:
     """One line: date, machine and the command of a results file."""
     m = record["machine"]
-    libs = ", ".join(f"{k} {m[k]}" for k in m if k not in ("cpu", "cores", "os", "python"))
+    shown_apart = ("cpu", "cores", "os", "python", "load average")
+    libs = ", ".join(f"{k} {m[k]}" for k in m if k not in shown_apart)
+    load = f", load average {m['load average']}" if "load average" in m else ""
     line = (f"*Measured {record['date']} with `{record['command']}` on {m['cpu']} "
-            f"({m['cores']} cores), Python {m['python']}, {libs}.*")
+            f"({m['cores']} cores{load}), Python {m['python']}, {libs}.*")
     if record.get("notes"):
         line += f" *{record['notes']}*"
     return line
