@@ -9,15 +9,15 @@ A synthetic bag-of-words stream: ``--n`` messages of ``--tokens`` draws from a
   the first ones, and the last ones after learning the rest; streamnb runs on the same ones);
 - batch prequential at ``--batch`` records (predict_proba_many, then learn_many) vs
   scikit-learn MultinomialNB (DictVectorizer.transform + predict_proba + partial_fit);
-- the same batch prequential against the numpy limit (issue 15): a bare-numpy Bernoulli NB
+- the same batch prequential against the numpy limit: a bare-numpy Bernoulli NB
   (Laplace, the absent tokens summed over the vocabulary once per batch) on pre-encoded token
   ids (CSR index arrays: the cost of the arithmetic alone), and the same with a dict encoding
   step (a Python dict token → id, grown as tokens appear: the least a dict input costs);
   streamnb's NaiveBayes encodes each batch once for both calls (``encode_many``), from the
   token dicts and from the same ids as scipy CSR matrices (column j = the token named j).
 
-Targets (issue 2): one-by-one ≥ 15× river MultinomialNB and ≥ 500× river BernoulliNB; batch
-≥ 2× scikit-learn. Issue 15: the batch path ≥ 80 % of the dict-encoding limit on token dicts
+Targets: one-by-one ≥ 15× river MultinomialNB and ≥ 500× river BernoulliNB; batch
+≥ 2× scikit-learn; the batch path ≥ 80 % of the dict-encoding limit on token dicts
 and ≥ 50 % of the pre-encoded limit on pre-encoded (sparse) input. Run:
 ``python benchmarks/bench_naive_bayes.py``; writes benchmarks/results/bench_naive_bayes.json
 (``--results``/``--no-results``).

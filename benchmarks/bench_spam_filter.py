@@ -1,4 +1,4 @@
-"""SpamFilter's prequential rate on raw e-mail against bogofilter and river (issue 15's targets).
+"""SpamFilter's prequential rate on raw e-mail against bogofilter and river.
 
 Every SpamAssassin message (``m.raw``, the bytes as received, in time order), one pass:
 

@@ -5,7 +5,7 @@ each attribute depending on the class and on the previous attribute (a chain, so
 something to find). Reported in one run:
 
 - batch learning (``learn_many`` in batches of 10,000): records/s — target ≥ 100k for 20
-  attributes of cardinality 3 (issue 3);
+  attributes of cardinality 3;
 - prediction: streamnb ``predict_proba_many`` on ``--predict-n`` records vs pgmpy's
   ``predict_probability`` (same tree, maximum-likelihood CPDs) on the first ``--pgmpy-n`` of
   them, as records/s; the decisions are compared on those — target ≥ 500× pgmpy;

@@ -1,4 +1,4 @@
-"""Per-record cost and memory of NaiveBayes as the vocabulary grows (issue 15, items 2 and 3).
+"""Per-record cost and memory of NaiveBayes as the vocabulary grows.
 
 For each vocabulary size V (default 10k, 100k and 1M distinct tokens) a model learns V tokens
 (messages of ``--tokens`` new tokens each, ``learn_many`` in batches of 1,000), then the cost
@@ -20,7 +20,7 @@ needs a DataFrame of V columns) on the same messages, each measured in a subproc
 (``--rss``) so that neither sees the other's heap. RSS includes the token strings themselves,
 which both models keep.
 
-Targets (issue 15): learn_many's cost at 1M tokens ≤ 1.5× that at 10k; ≤ 120 B of RSS per
+Targets: learn_many's cost at 1M tokens ≤ 1.5× that at 10k; ≤ 120 B of RSS per
 distinct token at 1M. Run: ``python benchmarks/bench_vocabulary.py``; writes
 benchmarks/results/bench_vocabulary.json (``--results``/``--no-results``).
 """

@@ -595,7 +595,7 @@ def main(argv: list[str] | None = None) -> None:
     available = systems()
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--corpus", default=",".join(sorted(known, reverse=True)),
+    parser.add_argument("--corpus", default=",".join(known),
                         help=f"comma-separated corpora, run one after the other (default: all): "
                              f"{', '.join(known)}")
     parser.add_argument("--limit", type=int, default=None, help="first N messages only")
