@@ -627,18 +627,22 @@ def main(argv: list[str] | None = None) -> None:
                           report=lambda r: print(_results.render_row(PRINTED, row(r)),
                                                  flush=True))
         by_corpus[name] = results
+        # written after each corpus, so that an interrupted run keeps the corpora it finished
+        limited = [f"the first {args.limit:,} messages of each corpus" if args.limit else "",
+                   f"systems {args.systems} only" if args.systems else "",
+                   f"corpora {', '.join(by_corpus)} only" if len(by_corpus) < len(names)
+                   else ""]
+        notes = "; ".join(x for x in limited if x)
+        _results.write_from_args(args, "spam_filters", tables(by_corpus), argv=argv,
+                                 script=__file__,
+                                 notes=f"Limited run: {notes}." if notes else "",
+                                 extra_machine=tool_versions())
         if args.csv:
             write_csv(results, args.csv)
             print(f"\ntable: {args.csv}", file=sys.stderr)
         if args.scores:
             write_scores(results, samples, args.scores)
             print(f"scores: {args.scores}", file=sys.stderr)
-    limited = [f"the first {args.limit:,} messages of each corpus" if args.limit else "",
-               f"systems {args.systems} only" if args.systems else ""]
-    notes = "; ".join(x for x in limited if x)
-    _results.write_from_args(args, "spam_filters", tables(by_corpus), argv=argv,
-                             script=__file__, notes=f"Limited run: {notes}." if notes else "",
-                             extra_machine=tool_versions())
 
 
 if __name__ == "__main__":
