@@ -584,9 +584,10 @@ def tool_versions() -> dict[str, str]:
     for tool, flag in (("bogofilter", "-V"), ("spamprobe", "-V")):
         if shutil.which(tool):
             done = subprocess.run([tool, flag], capture_output=True, text=True)
-            lines = (done.stdout or done.stderr).strip().splitlines()
-            if lines:
-                versions[tool] = lines[0].split(" using ")[0].strip()
+            # "bogofilter version 1.2.5", "SpamProbe v1.4d using null database."
+            found = re.search(r"\bv(?:ersion )?(\d[\w.]*)", done.stdout + done.stderr)
+            if found:
+                versions[tool] = found.group(1)
     return versions
 
 
