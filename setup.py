@@ -1,10 +1,22 @@
-"""Build of the optional C kernels (metadata lives in pyproject.toml).
+"""Build of the optional C extensions (metadata lives in pyproject.toml).
 
-The extension is optional: without a C compiler the install still succeeds and streamnb uses
-the Python twins in streamnb/_accel/kernels.py (same results, slower one-record path).
+Each extension is optional: without a C compiler the install still succeeds and streamnb uses
+its Python twin module instead (same results, slower one-record path): the name table
+(streamnb/_accel/_names.c, twin names.py), the token kernels (streamnb/_accel/_kernels.c,
+twin kernels.py) and the tokenisers' text scans (streamnb/features/_scan.c, twin scan.py).
 """
 
 from setuptools import Extension, setup
 
-setup(ext_modules=[Extension("streamnb._accel._kernels", ["streamnb/_accel/_kernels.c"],
-                             optional=True, extra_compile_args=["-O3"])])
+
+def _optional(name: str, source: str, depends: tuple[str, ...] = ()) -> Extension:
+    return Extension(name, [source], depends=list(depends), optional=True,
+                     extra_compile_args=["-O3"])
+
+
+setup(ext_modules=[
+    _optional("streamnb._accel._names", "streamnb/_accel/_names.c", ("streamnb/_accel/_names.h",)),
+    _optional("streamnb._accel._kernels", "streamnb/_accel/_kernels.c",
+              ("streamnb/_accel/_names.h",)),
+    _optional("streamnb.features._scan", "streamnb/features/_scan.c"),
+])

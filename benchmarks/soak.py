@@ -80,7 +80,7 @@ from streamnb.consumers.testing import (
     unique,
     wait_for,
 )
-from streamnb.models.base import load_model
+from streamnb.models.persistence import load_model
 
 FAULTS = ("sigkill", "broker-outage", "snapshot-corruption", "offset-reset")
 MAX_MESSAGE_BYTES = 2000

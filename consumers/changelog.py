@@ -25,7 +25,7 @@ from kafka import KafkaConsumer, TopicPartition
 
 from streamnb.consumers.snapshots import decode_partition, encode_partition
 from streamnb.consumers.state import PartitionState
-from streamnb.stats.persist import StateFileError
+from streamnb.stats.persist import INT64_MAX, StateFileError
 
 __all__ = ["ChangelogReader", "publish_candidates", "publish_state"]
 
@@ -123,12 +123,11 @@ class ChangelogReader:
                 offset = headers.get(OFFSET_HEADER)
                 epoch = headers.get(EPOCH_HEADER, b"0")
                 key = self._key(record.key)
-                if (key is None or offset is None or not offset.isdigit()
-                        or not epoch.isdigit()):
+                position = (_number(epoch), _number(offset))
+                if key is None or None in position:
                     log.warning("changelog %s: skipping a record without a partition key or "
                                 "offset (at %s)", self.topic, record.offset)
                     continue
-                position = (int(epoch), int(offset))
                 if key not in newest or position >= newest[key][0]:
                     newest[key] = (position, record.value)
         out = {}
@@ -171,7 +170,17 @@ class ChangelogReader:
         if not raw:
             return None
         topic, _, partition = raw.decode("utf-8", "replace").rpartition(":")
-        return (topic, int(partition)) if topic and partition.isdigit() else None
+        number = _number(partition.encode(), 2**31 - 1)
+        return (topic, number) if topic and number is not None else None
 
     def close(self) -> None:
         self.consumer.close()
+
+
+def _number(text: bytes | None, high: int = INT64_MAX) -> int | None:
+    """A header's decimal integer in ``[0, high]`` (a Kafka offset, epoch or partition), or
+    None: a larger one would win the newest-state comparison and then match no state."""
+    if text is None or not text.isdigit() or len(text) > len(str(high)):
+        return None
+    number = int(text)
+    return number if number <= high else None

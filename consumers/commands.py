@@ -12,6 +12,7 @@ import sys
 import time
 
 from streamnb.consumers.config import ConfigError, add_arguments, dump_config, load_config
+from streamnb.consumers.logs import quiet_kafka_logs
 
 __all__ = ["add_parsers", "cmd_broker", "cmd_serve"]
 
@@ -23,15 +24,9 @@ def _configure_logging(level: str) -> None:
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     # kafka-python narrates every connection at INFO: keep it to warnings unless debugging
     logging.getLogger("kafka").setLevel("DEBUG" if level == "debug" else "WARNING")
-    if level != "debug":  # and each lost connection with a traceback: one line is enough
+    if level != "debug":  # and each lost connection with a traceback, many times a second
         for handler in logging.getLogger().handlers:
-            handler.addFilter(_no_kafka_tracebacks)
-
-
-def _no_kafka_tracebacks(record) -> bool:
-    if record.name.startswith("kafka") and record.exc_info:
-        record.exc_info = record.exc_text = None
-    return True
+            quiet_kafka_logs(handler)
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -94,7 +89,8 @@ def cmd_broker(args: argparse.Namespace) -> int:
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
-    serve = sub.add_parser("serve", help="the Kafka classification service",
+    serve = sub.add_parser("serve", help="run the Kafka classification service: predict and "
+                           "learn JSON messages from topics, publish predictions and metrics",
                            description="Classify and learn from JSON messages on Kafka topics: "
                            "labelled messages are predicted (prequential metrics), then "
                            "learned; unlabelled ones are predicted and published. Every option "

@@ -63,7 +63,7 @@ class ServiceConfig:
 
     @property
     def window_sizes(self) -> list[int]:
-        return [int(w) for w in self.values["windows"]]
+        return list(self.values["windows"])
 
     def kafka_options(self) -> dict[str, Any]:
         """Settings common to the consumer and the producer (connection and security);
@@ -120,9 +120,6 @@ def _validate(values: Mapping[str, Any]) -> None:
     """Checks across options, with messages naming option, value and what is allowed."""
     if not values["input_topic"]:
         raise ConfigError("option 'input-topic' needs at least one topic")
-    for w in values["windows"]:
-        if not (w.isdigit() and int(w) > 0):
-            raise ConfigError(f"option 'windows' must list positive integers, got {w!r}")
     address = values["metrics_address"]
     if address:
         host, _, port = address.rpartition(":")
@@ -164,10 +161,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         if o.kind is Secret:
             shown = "unset"
         elif o.kind is list:
-            shown = ",".join(o.default)
+            shown = ",".join(map(str, o.default))
         else:
             shown = o.default if o.default != "" else "''"
-        text = f"{o.help} (default: {shown}; env {o.env})"
+        bounds = f"; {o.bounds}" if o.bounds else ""
+        text = f"{o.help} (default: {shown}{bounds}; env {o.env})"
         text = text.replace("%", "%%")
         if o.kind is bool:
             parser.add_argument(flag, dest=o.attribute, default=None,
@@ -176,9 +174,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             parser.add_argument(flag, dest=o.attribute, default=None, action="append",
                                 metavar=o.attribute.upper(), help=text)
         else:
+            # no argparse choices: a bad value is coerce's one line naming the allowed ones,
+            # not argparse's usage of every option
             parser.add_argument(flag, dest=o.attribute, default=None,
-                                metavar=o.attribute.upper(), help=text,
-                                choices=o.choices if o.kind is str else None)
+                                metavar=o.attribute.upper(), help=text)
 
 
 def load_config(flags: argparse.Namespace | Mapping[str, Any] | None = None,
@@ -213,6 +212,8 @@ def load_config(flags: argparse.Namespace | Mapping[str, Any] | None = None,
             data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
             raise ConfigError(f"config file {path}: {exc}") from None
+        except RecursionError:  # tomllib recurses once a nesting level: the interpreter bounds it
+            raise ConfigError(f"config file {path}: nested too deep") from None
         for key, value in data.items():
             option = find_option(key, f"config file {path}")
             values[option.attribute] = coerce(option, value, f"config file {path}")
@@ -224,7 +225,7 @@ def load_config(flags: argparse.Namespace | Mapping[str, Any] | None = None,
         if value is None:
             continue
         if o.kind is list:  # each repeat may itself be a comma-separated list
-            value = [v for item in value for v in coerce(o, item, "flag")]
+            value = [v for item in value for v in coerce(o, item, f"flag --{o.name}")]
         values[o.attribute] = coerce(o, value, f"flag --{o.name}")
     return ServiceConfig(values)
 
@@ -238,7 +239,8 @@ def dump_config(config: ServiceConfig) -> str:
         elif isinstance(value, int | float):
             text = repr(value)
         elif isinstance(value, list):
-            text = "[" + ", ".join(_toml_string(v) for v in value) + "]"
+            text = "[" + ", ".join(_toml_string(v) if isinstance(v, str) else repr(v)
+                                   for v in value) + "]"
         else:
             text = _toml_string(str(value))
         lines.append(f"{name} = {text}")

@@ -208,7 +208,8 @@ def _start_service(stack: contextlib.ExitStack, workdir: Path, bootstrap: str,
          "--snapshot-dir", str(workdir / "state"), "--metrics-address", address,
          "--max-poll-records", str(max_poll_records), "--session-timeout-ms", "6000",
          "--heartbeat-interval-ms", "1000", "--log-level", "warning"],
-        env=child_environment(), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
+        env=child_environment(service=True), stdin=subprocess.DEVNULL, stdout=log,
+        stderr=subprocess.STDOUT)
 
     def stop() -> None:
         if service.poll() is None:

@@ -5,8 +5,11 @@ such as an SMS, told apart and tokenised by :func:`streamnb.features.tokenize_te
 ``{token: True}``, or with ``token_sets`` into the frozenset of its tokens, which a model that
 reads token sets, :class:`~streamnb.SpamFilter`, takes as it is) or
 ``{"id": str, "features": {name: value}}`` with
-values str (nominal), bool/int (token presence or count) or float (numeric), and an optional
-``"label"`` (str, int or bool; ``null`` means unlabelled). Other keys are ignored.
+values str (nominal), bool/int (token presence or count) or float (numeric, at most
+:data:`~streamnb.stats.values.NUMERIC_LIMIT` in magnitude), and an optional ``"label"`` (str,
+int or bool; ``null`` means unlabelled). Other keys are ignored. Every string must be valid
+Unicode: JSON's lone-surrogate escapes (``"\\ud800"``) are refused, since no state file,
+metric label or output message can hold one.
 
 A message that cannot be used is not an error of the service: it gets one of :data:`REASONS`
 and goes to the dead-letter topic with its original bytes.
@@ -30,6 +33,7 @@ from typing import Annotated, Any
 import msgspec
 
 from streamnb.features import tokenize_text
+from streamnb.stats.values import NUMERIC_LIMIT
 
 __all__ = ["REASONS", "Record", "Rejection", "decode_batch", "decode_one"]
 
@@ -74,8 +78,9 @@ class _Message(msgspec.Struct):
 
     id: Annotated[str, msgspec.Meta(min_length=1)]
     text: str | None = None
-    features: Annotated[dict[str, str | bool | int | float | None],
-                        msgspec.Meta(min_length=1)] | None = None
+    # a number beyond the limit is refused here in C, then by the reference with its reason
+    features: Annotated[dict[str, str | bool | int | Annotated[float, msgspec.Meta(
+        ge=-NUMERIC_LIMIT, le=NUMERIC_LIMIT)] | None], msgspec.Meta(min_length=1)] | None = None
     label: str | bool | int | None = None
 
 
@@ -130,6 +135,8 @@ def _record(document: Any, tokenize: Callable[[str], Any], token_sets: bool
         if type(text) is not str:
             return Rejection("invalid_schema", f"'text' must be a string, got "
                              f"{type(text).__name__}")
+        if not _valid_unicode(text):
+            return Rejection("invalid_schema", "'text' holds a lone surrogate")
         return Record(id_, _text_features(text, tokenize, token_sets), label)
     if type(features) is not dict:
         return Rejection("invalid_schema", f"'features' must be an object, got "
@@ -141,6 +148,14 @@ def _record(document: Any, tokenize: Callable[[str], Any], token_sets: bool
         return Rejection("invalid_schema", f"feature {bad!r:.100} is a "
                          f"{type(features[bad]).__name__}; values are strings, numbers, "
                          "booleans or null")
+    # msgspec refuses both (it reads no lone surrogate): only this reference path sees them
+    for name, value in features.items():
+        if not _valid_unicode(name) or (type(value) is str and not _valid_unicode(value)):
+            return Rejection("invalid_schema", f"feature {name!r:.100} holds a lone surrogate "
+                             "in its name or value")
+        if type(value) is float and not -NUMERIC_LIMIT <= value <= NUMERIC_LIMIT:
+            return Rejection("invalid_schema", f"feature {name!r:.100} is {value!r}: numbers "
+                             f"are at most {NUMERIC_LIMIT:g} in magnitude")
     return Record(id_, features, label)
 
 

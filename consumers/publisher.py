@@ -169,18 +169,22 @@ def format_predictions(ids: Sequence[str], proba: np.ndarray, classes: Sequence[
         return keys, [(template % (encode_basestring_ascii(i), _json_number(z))).encode()
                       for i, z in zip(ids, scores.tolist(), strict=True)]
     # one %-template per batch: a record is then one formatting operation (floats as repr,
-    # which is valid JSON for the finite probabilities here)
+    # valid JSON for finite numbers; a batch holding another, which a model's state should
+    # never give, writes it as null, never as a bare nan)
+    rows, number = proba.tolist(), "%r"
+    if not np.isfinite(proba).all():
+        rows, number = [list(map(_json_number, row)) for row in rows], "%s"
     names = (encode_basestring_ascii(str(c)).replace("%", "%%") for c in classes)
-    template = ('{"id":%s,"label":%s,"proba":{' + ",".join(f"{k}:%r" for k in names) + "}"
-                + score + tail)
+    template = ('{"id":%s,"label":%s,"proba":{' + ",".join(f"{k}:{number}" for k in names)
+                + "}" + score + tail)
     labels = [json.dumps(c) for c in classes]
     label_of = [labels[k] for k in proba.argmax(axis=1).tolist()]
     if scores is None:
         return keys, [(template % (encode_basestring_ascii(i), label, *row)).encode()
-                      for i, label, row in zip(ids, label_of, proba.tolist(), strict=True)]
+                      for i, label, row in zip(ids, label_of, rows, strict=True)]
     return keys, [(template % (encode_basestring_ascii(i), label, *row, _json_number(z)))
-                  .encode() for i, label, row, z in zip(ids, label_of, proba.tolist(),
-                                                        scores.tolist(), strict=True)]
+                  .encode() for i, label, row, z in zip(ids, label_of, rows, scores.tolist(),
+                                                        strict=True)]
 
 
 def _predictions_payload(topic: str, ids: Sequence[str], proba: np.ndarray,
@@ -366,7 +370,9 @@ class _ConfluentSender:
     def __init__(self, config: dict[str, Any]) -> None:
         from confluent_kafka import Producer
 
-        self.producer = Producer(config)
+        # librdkafka's lines through Python's logging (not straight to stderr): redacted and
+        # thinned as the service's are
+        self.producer = Producer({**config, "logger": logging.getLogger("kafka.librdkafka")})
         self.errors: list[Any] = []
 
     def _delivered(self, error: Any, message: Any) -> None:
@@ -412,6 +418,7 @@ def _sender(options: dict[str, Any], client: str) -> _KafkaPythonSender | _Confl
 
 def _serve(stdin: BinaryIO, stdout: BinaryIO) -> int:
     """The child: send every record framed on ``stdin``; answer flushes on ``stdout``."""
+    from streamnb.consumers.logs import quiet_kafka_logs
     from streamnb.consumers.redaction import RedactSecrets
 
     first = _read_frame(stdin)
@@ -427,6 +434,7 @@ def _serve(stdin: BinaryIO, stdout: BinaryIO) -> int:
     logging.basicConfig(level=setup["log_level"].upper(), handlers=[handler])
     if setup["log_level"] != "debug":
         logging.getLogger("kafka").setLevel("WARNING")
+        quiet_kafka_logs(handler)
     sender = _sender(options, setup.get("client", "auto"))
     log.info("publisher process: producing with %s", "confluent-kafka" if isinstance(
         sender, _ConfluentSender) else "kafka-python")

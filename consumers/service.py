@@ -21,15 +21,12 @@ import gc
 import logging
 import os
 import signal
-import socket
 import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from socketserver import ThreadingMixIn
 from typing import Any
-from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 import numpy as np
 from kafka import KafkaProducer, TopicPartition
@@ -42,6 +39,7 @@ from streamnb.consumers.consumer import (
     PartitionRecords,
     open_consumer,
 )
+from streamnb.consumers.endpoint import MetricsServer
 from streamnb.consumers.messages import Record, Rejection, decode_batch
 from streamnb.consumers.metrics import ServiceMetrics
 from streamnb.consumers.publisher import ProcessPublisher, ProducerPublisher
@@ -102,19 +100,6 @@ def find_gap(offset: int, begin: int | None, end: int | None) -> str | None:
     if end is not None and offset > end:
         return "after_log_end"
     return None
-
-
-class _QuietHandler(WSGIRequestHandler):
-    def log_message(self, *args: Any) -> None:  # no access log on stderr
-        pass
-
-
-class _HealthServer(ThreadingMixIn, WSGIServer):
-    daemon_threads = True
-
-
-class _HealthServer6(_HealthServer):
-    address_family = socket.AF_INET6
 
 
 class _BatchRecords:
@@ -240,6 +225,7 @@ class Service:
         self.exit_code = 0
         self._assigned = False  # an assignment arrived (standalone: the partitions found)
         self._broker_ok = False
+        self._broker_lost = False  # "no Kafka broker reachable" was logged
         self._failures: list[str] = []  # what failed during shutdown
         self.hard_exit = False  # the CLI: a watchdog bounds the whole shutdown
         self._shutdown_done = False
@@ -319,27 +305,10 @@ class Service:
         address = self.config.metrics_address
         if not address:
             return
-        from prometheus_client import make_wsgi_app
-
-        metrics_app = make_wsgi_app(self.metrics.registry)
-
-        def app(environ, start_response):
-            path = environ.get("PATH_INFO", "")
-            if path in ("/healthz", "/readyz"):
-                ready, why = (True, "ok") if path == "/healthz" else self.readiness()
-                start_response("200 OK" if ready else "503 Service Unavailable",
-                               [("Content-Type", "text/plain; charset=utf-8")])
-                return [(why + "\n").encode()]
-            return metrics_app(environ, start_response)
-
         host, _, port = address.rpartition(":")
-        host = host.strip("[]")
-        server_class = _HealthServer6 if ":" in host else _HealthServer
-        self._http = make_server(host, int(port), app, server_class=server_class,
-                                 handler_class=_QuietHandler)
-        threading.Thread(target=self._http.serve_forever, daemon=True,
-                         name="streamnb-http").start()
-        self.metrics_url = f"http://{address.rpartition(':')[0]}:{self._http.server_port}/metrics"
+        self._http = MetricsServer(host.strip("[]"), int(port), self.metrics.registry,
+                                   self.readiness)
+        self.metrics_url = f"http://{host}:{self._http.port}/metrics"
         log.info("metrics at %s (and /healthz, /readyz)", self.metrics_url)
 
     def readiness(self) -> tuple[bool, str]:
@@ -359,10 +328,11 @@ class Service:
         """Whether the consumer has a broker connection (as its client tells)."""
         count = self._consumer.connected()
         if count != self._broker_ok and self._restored:
-            if count:
-                log.info("a Kafka broker is reachable again")
-            else:
+            if not count:
                 log.warning("no Kafka broker reachable at %s", self.config.bootstrap_servers)
+            elif self._broker_lost:  # "again" only after it was said to be gone
+                log.info("a Kafka broker is reachable again")
+            self._broker_lost = not count
         self._broker_ok = bool(count)
         self.metrics.broker_reachable.set(1 if self._broker_ok else 0)
 
@@ -1037,5 +1007,4 @@ class Service:
             if watchdog is not None:  # done in time: the process (maybe a caller's) lives on
                 watchdog.cancel()
             if self._http is not None:
-                self._http.shutdown()
-                self._http.server_close()
+                self._http.close()

@@ -29,6 +29,7 @@ from streamnb.stats.persist import (
     StateFileError,
     dumps_state,
     encode_header,
+    header_int,
     loads_state,
     read_state,
     write_state,
@@ -67,25 +68,24 @@ def _unpack(entries: Any, arrays: Mapping[str, np.ndarray], source: str
             prefix = f"p{i}."
             model_arrays = {k[len(prefix):]: v for k, v in arrays.items() if k.startswith(prefix)}
             model = CountClassifier.from_state(entry["model"], model_arrays)
-            offset = int(entry["offset"])
-            epoch = int(entry.get("epoch", 0))  # absent before offset-gap policies: 0
+            # every integer within what Kafka and numpy hold (a partition is an int32)
+            offset = header_int(entry["offset"], "offset")
+            epoch = header_int(entry.get("epoch", 0), "epoch")  # absent before gap policies
             last = entry.get("last")  # absent before fingerprints: None (not checked)
-            if offset < 0 or epoch < 0:
-                raise ValueError(f"negative offset {offset} or epoch {epoch}")
-            if last is not None and (type(last) is not int or last < 0):
-                raise ValueError(f"record fingerprint {last!r} is not a non-negative integer")
+            if last is not None:
+                header_int(last, "record fingerprint")
             drift = entry.get("drift")  # absent before drift detectors: None
-            clock = entry.get("clock", 0)  # absent before time half-lives: 0
-            if type(clock) is not int or clock < 0:
-                raise ValueError(f"clock {clock!r} is not a non-negative integer")
+            clock = header_int(entry.get("clock", 0), "clock")  # absent before time half-lives
+            partition = header_int(entry["partition"], "partition", high=2**31 - 1)
             if drift is not None and not (isinstance(drift, dict) and isinstance(
                     drift.get("detector"), str) and isinstance(drift.get("state"), dict)):
                 raise ValueError(f"drift detector state {drift!r:.100} is malformed")
-            out[(str(entry["topic"]), int(entry["partition"]))] = PartitionState(
+            if type(entry["topic"]) is not str:
+                raise ValueError(f"topic {entry['topic']!r:.40} is not a string")
+            out[(entry["topic"], partition)] = PartitionState(
                 model, offset, epoch, last, drift, clock)
-    except (AttributeError, KeyError, TypeError, ValueError) as exc:
-        if isinstance(exc, StateFileError):
-            raise
+    except (AttributeError, KeyError, TypeError, ValueError, OverflowError) as exc:
+        # StateFileError included: the model's and header_int's messages do not name the file
         raise StateFileError(f"{source}: inconsistent partition state: {exc}") from exc
     return out
 

@@ -11,8 +11,8 @@ service itself.
 from __future__ import annotations
 
 __all__ = [
-    "CONSUMER_CLIENTS", "CORRUPTIONS", "GROUP_FLAGS", "ROOT", "ServiceProcess", "corrupt",
-    "create_topic", "dumps",
+    "CONSUMER_CLIENTS", "CORRUPTIONS", "CRAFTED", "GROUP_FLAGS", "ROOT", "ServiceProcess",
+    "corrupt", "create_topic", "dumps",
     "free_port", "label_of", "labelled_features", "labelled_messages", "metric_value",
     "metrics_text", "produce", "read_topic", "scrape", "unique", "wait_for",
 ]
@@ -161,7 +161,7 @@ class ServiceProcess:
     def __init__(self, args: list[str], log_path: Path, env: dict | None = None) -> None:
         self.args = args
         self.log_path = log_path
-        full_env = child_environment(**(env or {}))
+        full_env = child_environment(service=True, **(env or {}))
         self.log = open(log_path, "ab")  # noqa: SIM115
         self.process = subprocess.Popen([sys.executable, "-m", "streamnb", "serve", *args],
                                         cwd=ROOT, env=full_env, stdin=subprocess.DEVNULL,
@@ -211,12 +211,18 @@ def dumps(obj) -> bytes:
 
 # the byte classes of a snapshot file that :func:`corrupt` damages
 CORRUPTIONS = ("magic", "header", "body", "checksum", "truncated", "last-byte-cut", "empty")
+# ... and the headers it crafts, checksummed again: an offset past 64 bits, a nesting past the
+# JSON decoder's bound
+CRAFTED = ("offset-overflow", "deep-header")
 
 
 def corrupt(path: Path, how: str) -> None:
-    """Damage one snapshot file in one byte class of :data:`CORRUPTIONS`."""
+    """Damage one snapshot file in one byte class of :data:`CORRUPTIONS`, or craft its header
+    as one of :data:`CRAFTED` says."""
     data = bytearray(path.read_bytes())
-    if how == "magic":  # the fixed header: magic bytes
+    if how in CRAFTED:
+        data = bytearray(_crafted(bytes(data), how))
+    elif how == "magic":  # the fixed header: magic bytes
         data[0] ^= 0xFF
     elif how == "header":  # the JSON header
         data[24] ^= 0x01
@@ -233,3 +239,22 @@ def corrupt(path: Path, how: str) -> None:
     else:
         raise ValueError(how)
     path.write_bytes(bytes(data))
+
+
+def _crafted(data: bytes, how: str) -> bytes:
+    """A snapshot file whose header says what ``how`` names, with a valid checksum."""
+    import hashlib
+
+    from streamnb.stats.persist import _PREFIX
+
+    magic, version, length = _PREFIX.unpack_from(data)
+    head = json.loads(data[_PREFIX.size:_PREFIX.size + length])
+    if how == "offset-overflow":
+        head["meta"]["partitions"][0]["offset"] = 2**70
+        text = json.dumps(head).encode()
+    else:
+        depth = 100_000
+        text = json.dumps(head).encode().replace(
+            b'"meta": {', b'"meta": {"deep": ' + b"[" * depth + b"]" * depth + b", ", 1)
+    body = _PREFIX.pack(magic, version, len(text)) + text + data[_PREFIX.size + length:-32]
+    return body + hashlib.sha256(body).digest()

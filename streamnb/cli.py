@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import NoReturn
 
 from streamnb import __version__, cli_evaluate, cli_spam
 
@@ -272,10 +273,45 @@ def cmd_explain(args: argparse.Namespace) -> int:
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="streamnb", description=__doc__)
+class CommandParser(argparse.ArgumentParser):
+    """argparse, with a mistake told in one line (no usage block, no traceback) and exit status
+    ``error_status``: 2, which a command may change (``streamnb score`` exits 3, bogofilter's
+    error, since its 2 means "unsure"). Every command's parser is one (argparse makes the
+    sub-command parsers of the class of their parent)."""
+
+    error_status = 2
+    commands: dict[str, CommandParser]
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(self.error_status, f"{self.prog}: {message} (see '{self.prog} --help')\n")
+
+
+def at_least(minimum: int) -> Callable[[str], int]:
+    """An argparse ``type``: an integer >= ``minimum`` (argparse names the option on a
+    mistake)."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be an integer, got {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be an integer >= {minimum}, got {value}")
+        return value
+
+    return parse
+
+
+def build_parser() -> CommandParser:
+    parser = CommandParser(
+        prog="streamnb",
+        description="Streaming Bayesian classifiers whose whole state is count statistics: a "
+        "spam filter for mailboxes (train, score, explain --state), the evaluation of models "
+        "on data sets (evaluate, demo), and a Kafka classification service (serve, broker).",
+        epilog="'streamnb COMMAND --help' describes a command and its options.")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True)
+    sub = parser.add_subparsers(dest="command", required=True, title="commands",
+                                metavar="COMMAND")
+    parser.commands = sub.choices
     demo = sub.add_parser("demo", help="replay SpamAssassin in time order through Kafka and "
                           "the service (or in-process), prequentially, and report accuracy, "
                           "AUC, LogScore",
@@ -295,9 +331,10 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--metrics-address", default="127.0.0.1:9108",
                       help="the service's metrics endpoint (another port if this one is "
                       "taken; default: %(default)s)")
-    demo.add_argument("--batch", type=int, default=25,
+    demo.add_argument("--batch", type=at_least(1), default=25,
                       help="records per poll of the service (default: %(default)s)")
-    demo.add_argument("--limit", type=int, default=0, help="only the first N messages")
+    demo.add_argument("--limit", type=at_least(0), default=0,
+                      help="only the first N messages (default 0: all)")
     demo.add_argument("--plot", default="out/learning_curve.png",
                       help="learning-curve PNG path, with roc.png, roc.csv and "
                       "accuracy_curves.png written next to it ('' for none; default: "
@@ -306,23 +343,26 @@ def build_parser() -> argparse.ArgumentParser:
                       help="dataset cache directory (default: $STREAMNB_DATA or ~/.cache/streamnb)")
     demo.add_argument("--no-progress", action="store_true", help="no progress bars")
     demo.set_defaults(func=cmd_demo)
-    explain = sub.add_parser("explain", help="why a TAN classified a message: naive "
-                             "contributions, dependence ratios ddr, DF, and whether the "
-                             "dependences flipped the naive decision (Zhang's Theorem 2)",
-                             description="Learn a TAN on SpamAssassin messages and explain its "
-                             "decision on one message.")
-    explain.add_argument("--message", type=int, default=3000,
+    explain = sub.add_parser("explain", help="why a message got its score: the tokens behind "
+                             "a saved spam filter's score (--state), or a TAN's naive and "
+                             "dependence contributions on a SpamAssassin message",
+                             description="With --state, list the tokens of a message (--file or "
+                             "stdin) that moved a saved SpamFilter's score. Without, learn a TAN "
+                             "on SpamAssassin messages and explain its decision on one message: "
+                             "naive contributions, dependence ratios ddr, DF, and whether the "
+                             "dependences flipped the naive decision (Zhang's Theorem 2).")
+    explain.add_argument("--message", type=at_least(0), default=3000,
                          help="index in the time-ordered corpus (default: %(default)s)")
     explain.add_argument("--file", default=None, help="explain this raw RFC-822 message instead")
     explain.add_argument("--state", default=None,
                          help="explain the score of this saved SpamFilter (from 'streamnb "
                          "train') on --file or the message on stdin, instead of a TAN")
-    explain.add_argument("--train", type=int, default=2000,
+    explain.add_argument("--train", type=at_least(2), default=2000,
                          help="learn on the first N messages (default: %(default)s)")
     explain.add_argument("--weight", choices=["cmi", "ddr", "bayes"], default="cmi")
-    explain.add_argument("--candidates", type=int, default=100,
+    explain.add_argument("--candidates", type=at_least(1), default=100,
                          help="tokens that may get a tree parent (default: %(default)s)")
-    explain.add_argument("--top", type=int, default=8, help="attributes listed per line")
+    explain.add_argument("--top", type=at_least(1), default=8, help="attributes listed per line")
     explain.add_argument("--data-dir", default=None, help="dataset cache directory")
     explain.set_defaults(func=cmd_explain)
     cli_evaluate.add_parser(sub)
@@ -336,8 +376,18 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    return args.func(args)
+    parser = build_parser()
+    # unknown options are the command's mistake, told with its exit status (argparse's own
+    # parse_args would report them from the top-level parser)
+    args, unknown = parser.parse_known_args(argv)
+    command = parser.commands[args.command]
+    if unknown:
+        command.error(f"unrecognized arguments: {' '.join(unknown)}")
+    try:
+        return args.func(args)
+    except OSError as exc:  # a path given that cannot be read or written: the user's to fix
+        print(f"{command.prog}: {exc}", file=sys.stderr)
+        return command.error_status
 
 
 if __name__ == "__main__":

@@ -13,6 +13,9 @@ from typing import Any
 __all__ = ["add_parser", "model_factory", "run"]
 
 PROTOCOLS = ("prequential", "cv", "holdout", "splits")
+DEFAULT_MODELS = ["indifferent", "laplace", "tan", "aode"]
+#: the records a model is first tried on, before the protocol runs
+_TRIAL = 50
 
 
 def model_factory(spec: str) -> Callable[[], Any]:
@@ -58,7 +61,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--target", default=None, help="the class column of an .arff/.csv --dataset")
     p.add_argument("--model", action="append", dest="models", metavar="NAME",
                    help="repeatable; a streamnb model name or river:<module>.<Class>[|...] "
-                   "(default: indifferent, laplace, tan, aode)")
+                   f"(default: {', '.join(DEFAULT_MODELS)})")
     p.add_argument("--folds", type=int, default=10, help="cv: folds per repeat")
     p.add_argument("--repeats", type=int, default=None,
                    help="cv: repeats (default 1); splits: number of splits (default 30)")
@@ -97,7 +100,10 @@ def add_parser(sub: Any) -> None:
     p.set_defaults(func=run)
 
 
-def _data(name: str, limit: int | None, target: str | None = None) -> tuple[list, list, Any]:
+def _data(name: str, limit: int | None, target: str | None = None
+          ) -> tuple[list, list, Any, str | None]:
+    """Records, labels, the positive class (of the message streams) and, for a file, the
+    class column as the report names it (whether it was the default)."""
     if name in ("spamassassin", "sms"):
         from streamnb.datasets import iter_sms_spam_stream, iter_spamassassin_stream
         from streamnb.features import tokenize_email, tokenize_sms
@@ -110,12 +116,17 @@ def _data(name: str, limit: int | None, target: str | None = None) -> tuple[list
             tokens = [tokenize_sms(m.text) for m in messages]
         # sorted: a model's sums then do not depend on the string hash seed
         return ([dict.fromkeys(sorted(t), True) for t in tokens],
-                [m.label for m in messages], "spam")
+                [m.label for m in messages], "spam", None)
     from streamnb.datasets import load, load_file
 
-    data = load_file(name, target) if Path(name).suffix.lower() in (".arff", ".csv") else load(
-        name)
-    return data.records[:limit], data.labels[:limit], None
+    if Path(name).suffix.lower() not in (".arff", ".csv"):
+        data = load(name)
+        return data.records[:limit], data.labels[:limit], None, None
+    data = load_file(name, target)
+    last = "column" if name.lower().endswith(".csv") else "attribute"
+    column = data.target if target is not None else (
+        f"{data.target} (the last {last}: the default without --target)")
+    return data.records[:limit], data.labels[:limit], None, column
 
 
 def _check(args: argparse.Namespace) -> str | None:
@@ -153,11 +164,16 @@ def _check(args: argparse.Namespace) -> str | None:
     for option, value, fine, allowed in checks:
         if not fine:
             return f"{option} must be {allowed}, got {value}"
+    if args.protocol == "splits" and args.train_size is None:
+        return "--protocol splits needs --train-size"
     for spec in args.models or ():
         try:
             model_factory(spec)
         except ValueError as exc:
             return str(exc)
+    specs = args.models or DEFAULT_MODELS
+    if args.baseline is not None and args.baseline not in specs:
+        return f"--baseline {args.baseline} is not one of the models ({', '.join(specs)})"
     return _check_dataset(args.dataset)
 
 
@@ -197,13 +213,15 @@ def run(args: argparse.Namespace) -> int:
     from streamnb.evaluate.report import write_report
     from streamnb.features import EqualFrequencyDiscretizer, MDLDiscretizer
 
-    specs = args.models or ["indifferent", "laplace", "tan", "aode"]
+    specs = args.models or DEFAULT_MODELS
     models = {spec: model_factory(spec) for spec in specs}
     try:
-        records, labels, positive = _data(args.dataset, args.limit, args.target)
+        records, labels, positive, column = _data(args.dataset, args.limit, args.target)
     except (ValueError, KeyError, OSError) as exc:  # a malformed file, an absent package
         print(f"streamnb evaluate: {str(exc).strip(chr(39))}", file=sys.stderr)
         return 2
+    if column is not None:
+        print(f"class column: {column}")
     method = args.discretize
     if method in ("auto", "none"):
         numeric = _numeric_attributes(records)
@@ -222,6 +240,10 @@ def run(args: argparse.Namespace) -> int:
     discretizer = {"auto": None, "none": None, "mdl": MDLDiscretizer,
                    "equal-frequency": lambda: EqualFrequencyDiscretizer(bins=args.bins)
                    }[method]
+    failure = _trial(models, records, labels, discretizer)
+    if failure is not None:
+        print(f"streamnb evaluate: {failure}", file=sys.stderr)
+        return 2
     common = {"dataset": args.dataset, "progress": not args.no_progress}
     if args.protocol == "prequential":
         if discretizer is not None:
@@ -240,14 +262,42 @@ def run(args: argparse.Namespace) -> int:
         result = validate_holdout(models, records, labels, test_fraction=args.test_fraction,
                                   seed=args.seed, discretizer=discretizer, **common)
     else:
-        if args.train_size is None:
-            raise SystemExit("--protocol splits needs --train-size")
         result = validate_random_splits(models, records, labels, train_size=args.train_size,
                                         test_size=args.test_size, repeats=args.repeats or 30,
                                         seed=args.seed, discretizer=discretizer, **common)
+    if column is not None:
+        result.settings["class"] = column
     out = args.out or Path("out") / "evaluate" / f"{args.dataset}-{args.protocol}"
     written = write_report(result, out, baseline=args.baseline or specs[0], test=args.test,
                            window=args.window)
     print(written["summary"].read_text())
     print("written: " + ", ".join(str(p) for p in written.values()))
     return 0
+
+
+def _trial(models: dict[str, Callable[[], Any]], records: list, labels: list,
+           discretizer: Callable[[], Any] | None) -> str | None:
+    """Why a model cannot learn and predict the data set's first records as the protocol gives
+    them (discretised if asked), in one line; None when every model can. Tried before the run:
+    a model's own exception would otherwise end the run, late, in a traceback."""
+    head_x, head_y = [dict(x) for x in records[:_TRIAL]], list(labels[:_TRIAL])
+    if discretizer is not None:
+        d = discretizer()
+        d.fit(head_x, head_y)
+        head_x = d.transform(head_x)
+    nominal = any(isinstance(v, str) for x in head_x for v in x.values())
+    for spec, factory in models.items():
+        model = factory()
+        try:
+            for x, y in zip(head_x, head_y, strict=True):
+                model.learn_one(x, y)
+            model.predict_proba_one(head_x[0])
+        except Exception as exc:  # whatever the model raises: its own message says what
+            hint = ""
+            if spec.startswith("river:") and nominal:
+                hint = (f"; the data set has nominal attributes, which most river models take "
+                        f"one-hot encoded: --model 'river:preprocessing.OneHotEncoder|"
+                        f"{spec[len('river:'):]}'")
+            return (f"{spec} cannot learn these records ({type(exc).__name__}: "
+                    f"{str(exc).strip()[:200]}){hint}")
+    return None

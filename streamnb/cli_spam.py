@@ -3,8 +3,10 @@
 
 ``train`` reads mbox files and maildirs (the standard library's :mod:`mailbox`; a plain
 directory of one-message files too) into a filter state file, adding to it if it exists;
-``score`` reads one message on stdin and prints its verdict and spam log-odds with
-bogofilter's exit statuses (0 ham, 1 spam, 2 unsure; 3 for an error).
+``score`` reads one message on stdin and prints its verdict and spam log-odds (or, with
+``--passthrough``, writes the message with its verdict in header fields) with bogofilter's exit
+statuses: 0 spam, 1 ham, 2 unsure, 3 an error. Spam is 0 so that a mail filter's "run this
+program; did it succeed?" test (procmail's ``* ? command``) means "is it spam?".
 """
 
 from __future__ import annotations
@@ -15,11 +17,14 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["add_parsers", "cmd_explain_filter"]
+__all__ = ["add_parsers", "cmd_explain_filter", "with_header_fields"]
 
 DEFAULT_STATE = "streamnb-filter.snb"
 _CHUNK = 500
-EXIT_HAM, EXIT_SPAM, EXIT_UNSURE, EXIT_ERROR = 0, 1, 2, 3
+EXIT_SPAM, EXIT_HAM, EXIT_UNSURE, EXIT_ERROR = 0, 1, 2, 3
+#: The header fields ``--passthrough`` adds: SpamAssassin's (what mail clients and filter rules
+#: already match) and streamnb's own, which carries the verdict (unsure too) and the score.
+STATUS_FIELD, SCORE_FIELD = "X-Spam-Status", "X-Streamnb-Score"
 
 
 class _Refused(Exception):
@@ -107,19 +112,84 @@ def cmd_train(args: argparse.Namespace) -> int:
     return 0
 
 
+def _message(raw: bytes, source: str) -> bytes:
+    """``raw``, refused (one line) when it is plainly not a message."""
+    from streamnb.features import not_a_message
+
+    problem = not_a_message(raw)
+    if problem is not None:
+        raise _Refused(f"{source}: {problem}")
+    return raw
+
+
+def with_header_fields(raw: bytes, fields: list[tuple[str, str]]) -> bytes:
+    """``raw`` with ``fields`` added at the end of its header block, its bytes otherwise as they
+    were; the fields' line ending is the header's (CRLF or LF). A short text (no header) gets a
+    header block of its own before it.
+
+    >>> with_header_fields(b"Subject: hi\\r\\n\\r\\nbody\\r\\n", [("X-A", "1")])
+    b'Subject: hi\\r\\nX-A: 1\\r\\n\\r\\nbody\\r\\n'
+    >>> with_header_fields(b"call me now", [("X-A", "1")])
+    b'X-A: 1\\n\\ncall me now'
+    """
+    from streamnb.features import is_email
+
+    def block(eol: bytes) -> bytes:
+        return b"".join(f"{name}: {value}".encode("ascii") + eol for name, value in fields)
+
+    if not is_email(raw):
+        return block(b"\n") + b"\n" + raw
+    # the header ends at its first empty line (the leading line breaks is_email skips are not
+    # one); a message of header lines only ends at its last byte
+    start = len(raw) - len(raw.lstrip(b"\r\n"))
+    position = start
+    while True:
+        end = raw.find(b"\n", position)
+        if end < 0:  # no body: the fields go after the last line, which may lack its break
+            last = raw.rfind(b"\n")
+            eol = b"\r\n" if last > 0 and raw[last - 1] == 13 else b"\n"  # 13: CR
+            tail = b"" if raw.endswith(b"\n") else eol
+            return raw + tail + block(eol)
+        if raw[position:end] in (b"", b"\r"):  # the blank line: insert before it
+            eol = b"\r\n" if raw[end - 1:end] == b"\r" else b"\n"
+            return raw[:position] + block(eol) + raw[position:]
+        position = end + 1
+
+
 def cmd_score(args: argparse.Namespace) -> int:
+    raw = b""
     try:
+        raw = sys.stdin.buffer.read()
         model = _load(args.state, must_exist=True)
-    except _Refused as exc:
-        print(f"streamnb score: {exc}", file=sys.stderr)
-        return EXIT_ERROR
-    raw = sys.stdin.buffer.read()
-    score = model.score_one(raw)
-    verdict = model.verdict_one(raw)
-    print(f"{verdict} {score:.6f}")
-    if verdict == "unsure":
-        return EXIT_UNSURE
-    return EXIT_SPAM if verdict == model.spam_label else EXIT_HAM
+        _message(raw, "stdin")
+        score = model.score_one(raw)
+        verdict = model.verdict_one(raw)
+    except (_Refused, OSError) as exc:
+        return _score_failed(args, raw, str(exc))
+    except Exception as exc:  # any failure must exit 3: a traceback's status, 1, means "ham"
+        return _score_failed(args, raw, f"{type(exc).__name__}: {exc}")
+    status = (EXIT_UNSURE if verdict == "unsure"
+              else EXIT_SPAM if verdict == model.spam_label else EXIT_HAM)
+    if args.passthrough:
+        flag = "Yes" if status == EXIT_SPAM else "No"
+        required = model.current_threshold  # learned, with max_ham_rate
+        fields = [(STATUS_FIELD, f"{flag}, score={score:.2f} required={required:.2f}"),
+                  (SCORE_FIELD, f"{verdict} {score:.6f}")]
+        sys.stdout.buffer.write(with_header_fields(raw, fields))
+        sys.stdout.flush()
+    else:
+        print(f"{verdict} {score:.6f}")
+    return 0 if args.embed else status
+
+
+def _score_failed(args: argparse.Namespace, raw: bytes, reason: str) -> int:
+    """Exit status 3 with one line on stderr; in passthrough, the message goes on unchanged (a
+    rule that ignores the status still delivers it)."""
+    print(f"streamnb score: {reason}", file=sys.stderr)
+    if args.passthrough:
+        sys.stdout.buffer.write(raw)
+        sys.stdout.flush()
+    return EXIT_ERROR
 
 
 def cmd_explain_filter(args: argparse.Namespace) -> int:
@@ -130,9 +200,9 @@ def cmd_explain_filter(args: argparse.Namespace) -> int:
             path = Path(args.file)
             if not path.is_file():
                 raise _Refused(f"{args.file}: no such file")
-            raw = path.read_bytes()
+            raw = _message(path.read_bytes(), args.file)
         else:
-            raw = sys.stdin.buffer.read()
+            raw = _message(sys.stdin.buffer.read(), "stdin")
     except _Refused as exc:
         print(f"streamnb explain: {exc}", file=sys.stderr)
         return 2
@@ -167,10 +237,22 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                        help="start from an empty filter even if the state file exists")
     train.set_defaults(func=cmd_train)
     score = sub.add_parser(
-        "score", help="classify one message read on stdin (exit 0 ham, 1 spam, 2 unsure)",
-        description="Read one message (RFC-822 or a short text) on stdin, print its verdict "
-        "and spam log-odds; the exit status is 0 for ham, 1 for spam, 2 for unsure and 3 for "
-        "an error, as bogofilter's.")
+        "score", help="classify one message read on stdin: exit 0 spam, 1 ham, 2 unsure, 3 "
+        "error (bogofilter's statuses)",
+        description="Read one message (RFC-822 or a short text) on stdin and print its verdict "
+        "and spam log-odds (\"spam 4.210000\"). The exit status is bogofilter's: 0 spam, 1 "
+        "ham, 2 unsure, 3 an error (no state, empty input or binary data, a wrong option), "
+        "told in one line on stderr.")
+    score.error_status = EXIT_ERROR  # a wrong option too: 2 would read as "unsure"
     score.add_argument("--state", default=DEFAULT_STATE,
                        help="the filter's state file (default: %(default)s)")
+    score.add_argument("-p", "--passthrough", action="store_true",
+                       help=f"write the message to stdout with '{STATUS_FIELD}: Yes|No, "
+                       f"score=... required=...' and '{SCORE_FIELD}: spam|ham|unsure SCORE' "
+                       "added to its header, its bytes otherwise unchanged (unchanged on an "
+                       "error)")
+    score.add_argument("-e", "--embed", action="store_true",
+                       help="exit 0 whenever the message got a verdict (3 on an error), for "
+                       "filters that take any other status as a failure (procmail's :0fw, "
+                       "maildrop's xfilter), as bogofilter -e")
     score.set_defaults(func=cmd_score)

@@ -350,6 +350,7 @@ SLOW = {
     "test_discrete_only.py::test_evaluate_discretises_for_discrete_only_models",
     "test_k2.py::test_k2_score_equals_pgmpy",
     "test_models.py::test_river_check_estimator",
+    "test_model_registration.py::test_a_new_model_is_saved_loaded_and_found_by_name_with_no_other_edit",
     "test_registry.py::test_documented_sizes",
     "test_selective.py::test_river_check_estimator",
     "test_sms_spam.py::test_wheel_with_altered_data_file_is_refused",
@@ -368,17 +369,40 @@ SLOW = {
 BROKER = {"test_cli.py::test_demo_runs_the_kafka_pipeline_by_default"}
 
 
+# Test modules whose outcome cannot depend on which implementation of the kernels runs, so the
+# pass with the Python twins (``-m twins``) leaves them out. Every other module is in that pass
+# by default: a new test module, or a new use of a kernel, cannot escape it.
+SAME_EITHER_WAY = {
+    # each kernel against its twin in one process, whatever STREAMNB_PURE_PYTHON says, and the
+    # choice between them (subprocesses set the variable themselves)
+    "test_kernels.py", "test_names.py", "test_scan.py", "test_kernel_modules.py",
+    # no model, statistic or tokeniser runs: files, YAML, PromQL, options, packaging, layering
+    "test_architecture.py", "test_arff.py", "test_consumers_config.py", "test_deploy.py",
+    "test_packaging.py", "test_registry.py", "test_splits.py", "test_trec_measures.py",
+    # structure learning on count tables, which no kernel touches
+    "test_k2.py", "test_network.py", "test_selection.py", "test_structure.py",
+    # data sets read and verified, not learned
+    "test_sms_spam.py", "test_spamassassin.py",
+}
+
+
 def pytest_collection_modifyitems(config, items) -> None:
     """Marks for the fast loop, ``pytest -m "not slow and not broker"``: ``broker`` on every
     test that uses the session's broker or runs the service (tests/test_service_*.py), ``slow``
-    on those in ``SLOW``. .ci/run runs everything."""
+    on those in ``SLOW``; ``twins`` on the fast tests whose outcome goes through the kernels
+    (every fast test outside ``SAME_EITHER_WAY``), which .ci/run runs a second time with the
+    Python twins (``STREAMNB_PURE_PYTHON=1 pytest -m twins``)."""
     for item in items:
         name = f"{item.path.name}::{getattr(item, 'originalname', item.name)}"
-        if ("kafka_broker" in getattr(item, "fixturenames", ())
-                or item.path.name.startswith("test_service_") or name in BROKER):
+        broker = ("kafka_broker" in getattr(item, "fixturenames", ())
+                  or item.path.name.startswith("test_service_") or name in BROKER)
+        if broker:
             item.add_marker(pytest.mark.broker)
         if name in SLOW:
             item.add_marker(pytest.mark.slow)
+        if not (broker or item.get_closest_marker("slow")
+                or item.path.name in SAME_EITHER_WAY):
+            item.add_marker(pytest.mark.twins)
 
 
 @pytest.fixture(scope="session")

@@ -3,6 +3,7 @@ benchmarks/soak.py; re-exported here so the tests import them from one short nam
 
 from streamnb.consumers.testing import (
     CORRUPTIONS,
+    CRAFTED,
     GROUP_FLAGS,
     ROOT,
     ServiceProcess,
@@ -23,7 +24,8 @@ from streamnb.consumers.testing import (
 )
 
 __all__ = [
-    "CORRUPTIONS", "GROUP_FLAGS", "ROOT", "ServiceProcess", "corrupt", "create_topic", "dumps",
+    "CORRUPTIONS", "CRAFTED", "GROUP_FLAGS", "ROOT", "ServiceProcess", "corrupt", "create_topic",
+    "dumps",
     "free_port", "label_of", "labelled_features", "labelled_messages", "metric_value",
     "metrics_text",
     "produce", "read_topic", "scrape", "unique", "wait_for",

@@ -9,6 +9,8 @@
 - The library never imports the service: no module of ``streamnb/`` but ``cli.py`` imports
   ``streamnb.consumers``, and ``cli.py`` only inside the functions that dispatch to it; no code
   imports a top-level ``consumers`` (the service is installed as ``streamnb.consumers`` only).
+- Models register themselves: ``models/base.py`` imports no model and not the registry (only
+  ``models/persistence.py``, which imports no model), and ``models/registry.py`` lists none.
 """
 
 from __future__ import annotations
@@ -97,6 +99,27 @@ def _imported(node: ast.stmt) -> list[str]:
     return []
 
 
+def model_imports(source: str) -> list[str]:
+    """The modules of ``streamnb.models`` that ``source`` imports when it runs (an ``if
+    TYPE_CHECKING:`` block does not run): ``streamnb.models.<module>``, or ``streamnb.models``
+    for a name of the package itself (which imports every model)."""
+    modules = {p.stem for p in (PACKAGE / "models").glob("*.py")}
+    found = set()
+    pending = list(ast.parse(source).body)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.If) and getattr(node.test, "id", None) == "TYPE_CHECKING":
+            pending.extend(node.orelse)
+            continue
+        for name in _imported(node):
+            parts = name.split(".")
+            if parts[:2] == ["streamnb", "models"]:
+                found.add(".".join(parts[:3]) if parts[2:3] and parts[2] in modules
+                          else "streamnb.models")
+        pending.extend(ast.iter_child_nodes(node))
+    return sorted(found)
+
+
 def service_imports(source: str, module_level_only: bool = False) -> list[str]:
     """Imports of the service (``streamnb.consumers``, or a top-level ``consumers``) in
     ``source``: all of them, or those run when the module is imported (its top-level
@@ -133,6 +156,14 @@ def test_the_scanners_find_what_they_look_for():
         "line 6: from streamnb.consumers.demo import run"]
     assert service_imports(source, module_level_only=True) == [
         "line 1: import consumers.state", "line 2: from streamnb import consumers"]
+    assert model_imports("import streamnb.models.tan as t\nif TYPE_CHECKING:\n"
+                         "    from streamnb.models.aode import AODE\n"
+                         "def f():\n    from streamnb.models.registry import MODELS\n"
+                         "from streamnb.models.persistence import load\n") == [
+        "streamnb.models.persistence", "streamnb.models.registry", "streamnb.models.tan"]
+    assert model_imports("from streamnb.models import TAN\n") == ["streamnb.models"]
+    assert model_imports("from streamnb.models import tan\n") == [
+        "streamnb.models", "streamnb.models.tan"]
 
 
 @pytest.mark.parametrize("path", ABOVE_STATS, ids=lambda p: str(p.relative_to(PACKAGE.parent)))
@@ -167,6 +198,17 @@ def test_nothing_imports_a_top_level_consumers_package(path: Path):
             if ": import consumers" in line or ": from consumers" in line] == []
 
 
+def test_the_model_base_imports_no_model_and_no_registry():
+    """models/base.py reaches its subclasses through their registrations only; the registry
+    reads them there, listing no model of its own."""
+    def scan(name: str) -> list[str]:
+        return model_imports((PACKAGE / "models" / name).read_text(encoding="utf-8"))
+
+    assert scan("base.py") == ["streamnb.models.persistence"]
+    assert scan("persistence.py") == []
+    assert scan("registry.py") == ["streamnb.models.base", "streamnb.models.persistence"]
+
+
 def test_importing_the_package_loads_no_model_until_a_name_is_used():
     """``import streamnb`` is cheap (the publisher process imports it to start); each public
     name is the object of the module it comes from, loaded when first used."""
@@ -196,3 +238,17 @@ def test_importing_the_package_loads_no_model_until_a_name_is_used():
     assert streamnb.stats.CountStatistics is streamnb.CountStatistics  # subpackages resolve
     with pytest.raises(AttributeError, match="no attribute 'no_such_name'"):
         streamnb.no_such_name  # noqa: B018
+
+
+def test_the_twins_pass_leaves_out_only_modules_that_exist():
+    """tests/conftest.py's ``SAME_EITHER_WAY`` names the test modules the pass with the Python
+    twins skips; a renamed or split module must not silently drop out of, or stay in, it."""
+    from tests.conftest import SAME_EITHER_WAY
+
+    tests = PACKAGE.parent / "tests"
+    assert {name for name in SAME_EITHER_WAY if not (tests / name).is_file()} == set()
+    # the kernels' own comparisons run both implementations in one process: every module of
+    # tests that uses their comparison helper (tests/twins.py)
+    comparing = {p.name for p in tests.glob("test_*.py")
+                 if "from twins import" in p.read_text() or "import twins" in p.read_text()}
+    assert comparing and comparing <= SAME_EITHER_WAY

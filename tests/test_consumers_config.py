@@ -107,3 +107,42 @@ def test_secrets_never_show(tmp_path, capsys):
     out = capsys.readouterr()
     assert SECRET not in out.out + out.err
     assert "STREAMNB_SASL_PLAIN_PASSWORD" in out.out and 'ssl-password = "***"' in out.out
+
+
+def test_every_number_has_an_upper_bound():
+    """A number too large for the service (a 10¹⁰-record window: a 75 GiB allocation; a
+    timeout past what a thread can wait) is refused by name, for every numeric option."""
+    from streamnb.consumers.options import OPTIONS, coerce
+
+    numeric = [o for o in OPTIONS if o.kind in (int, float) or o.item in (int, float)]
+    assert {o.name for o in numeric} >= {"windows", "max-poll-records", "snapshot-generations",
+                                         "shutdown-timeout-seconds"}
+    for o in numeric:
+        with pytest.raises(ConfigError, match=f"'{o.name}' must be"):
+            load_config({o.attribute: "1" + "0" * 30}, environ={})
+        if o.name != "drift-decay":  # (0, 1], checked with the other options
+            assert o.maximum is not None, o.name
+            coerce(o, str(o.maximum), "test")  # the bound itself is in
+        if o.maximum is not None and o.maximum >= 10:  # and the digit past it is out
+            with pytest.raises(ConfigError, match=f"'{o.name}' must be <="):
+                coerce(o, str(int(o.maximum) * 10), "test")
+
+
+@pytest.mark.parametrize("argv, named", [
+    (["--windows", "10000000000"], "'windows' must be <= 1000000, got 10000000000"),
+    (["--model", "foo"], "'model' must be one of 'spam-filter', 'indifferent', 'ml', "),
+    (["--log-level", "loud"], "'log-level' must be one of 'debug', 'info'"),
+    (["--max-poll-records", "99999999999999999999"], "'max-poll-records' must be <= "),
+])
+def test_a_bad_option_is_one_line_and_status_2(argv, named, capsys):
+    assert main(["serve", "--input-topic", "t", *argv]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and named in err, err
+
+
+def test_a_config_file_nested_too_deep_is_one_line(tmp_path, capsys):
+    path = tmp_path / "deep.toml"
+    path.write_text("windows = " + "[" * 100_000 + "]" * 100_000 + "\n")
+    assert main(["serve", "--config", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err == f"streamnb serve: config file {path}: nested too deep\n"

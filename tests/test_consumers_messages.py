@@ -63,12 +63,16 @@ def oracle(value: bytes | None) -> str | tuple:
     if has_text == has_features:
         return "invalid_schema"
     if has_text:
-        if not isinstance(doc["text"], str):
+        if not isinstance(doc["text"], str) or not encodable(doc["text"]):
             return "invalid_schema"
         return ("ok", id_, {t: True for t in tokens(doc["text"])}, label)
     features = doc["features"]
     if not isinstance(features, dict) or not features or any(
             isinstance(v, list | dict) for v in features.values()):
+        return "invalid_schema"
+    # what no state can hold: a lone surrogate, a number whose powers overflow
+    if any(not encodable(k) or (isinstance(v, str) and not encodable(v))
+           or (isinstance(v, float) and abs(v) > 1e64) for k, v in features.items()):
         return "invalid_schema"
     return ("ok", id_, features, label)
 
@@ -131,6 +135,10 @@ fragments = st.sampled_from([
     b'{"id":"j","features":{"x":1},"o":"\\ud800"}', b'{"id":"k","id":5,"features":{"x":1}}',
     b'{"id":5,"id":"l","features":{"x":1}}', b'{"id":"m","features":{"x":1},"o":[1,]}',
     b'{"id":"n","features":{"x":123456789012345678901234567890}}',
+    b'{"id":"o","features":{"\\ud800":true}}', b'{"id":"p","features":{"x":"\\udfff"}}',
+    b'{"id":"q","text":"a \\ud800 b"}', b'{"id":"r","features":{"size":1e308}}',
+    b'{"id":"s","features":{"size":-1e65}}', b'{"id":"t","features":{"size":1e64}}',
+    b'{"id":"u","features":{"\\ud83d\\ude00":"\\ud83d\\ude00"}}',
 ])
 payloads = (st.binary(max_size=60) | st.text(max_size=60).map(str.encode)
             | json_values.map(lambda v: json.dumps(v).encode())
@@ -155,6 +163,15 @@ def test_examples_of_each_reason():
         b'{"id": "8", "features": {"a": {"b": 1}}}': "invalid_schema",
         b'{"id": "9", "features": {"a": 1}, "label": 0.5}': "invalid_label",
         b'{"id": "10", "features": {"a": 1}, "label": ["spam"]}': "invalid_label",
+        # what no state can hold: lone surrogates in a name, a value, a text; a number whose
+        # powers overflow (a surrogate pair is a character like any other)
+        b'{"id": "11", "features": {"\\ud800": true}}': "invalid_schema",
+        b'{"id": "12", "features": {"a": "x\\udfff"}}': "invalid_schema",
+        b'{"id": "13", "text": "x \\ud800 y"}': "invalid_schema",
+        b'{"id": "14", "features": {"size": 1e308}}': "invalid_schema",
+        b'{"id": "15", "features": {"size": -1e300}}': "invalid_schema",
+        b'{"id": "16", "features": {"size": -1e64, "\\ud83d\\ude00": "\\ud83d\\ude00"}}':
+            ("ok", "16", {"size": -1e64, "\U0001f600": "\U0001f600"}, None),
         b"{" + b" " * MAX + b"}": "oversize",
         None: "invalid_json",
     }

@@ -6,6 +6,7 @@ kafka-python's (Java-compatible) partitioner picks, whichever client sends them.
 from __future__ import annotations
 
 import importlib.util
+import json
 
 import numpy as np
 import pytest
@@ -109,3 +110,16 @@ def test_predictions_formatted_by_the_child_are_the_service_format(kafka_broker,
     rest = format_predictions(ids[200:], np.zeros((100, 0)), [], 0, 0)
     assert [(r.key, r.value) for r in got] == list(zip(first[0] + rest[0], first[1] + rest[1],
                                                        strict=True))
+
+
+@pytest.mark.parametrize("scores", [None, np.array([0.5, np.nan])])
+def test_a_probability_that_is_not_finite_is_written_as_null(scores):
+    """No state should give one (a model refuses the values that would), but an output record
+    is JSON whatever the numbers: a NaN or infinite probability is null, never a bare nan."""
+    _, values = format_predictions(["a", "b"], np.array([[0.25, 0.75], [np.nan, np.inf]]),
+                                   ["spam", "ham"], 3, 0, scores=scores)
+    first, second = (json.loads(v) for v in values)
+    assert first["proba"] == {"spam": 0.25, "ham": 0.75}
+    assert second["proba"] == {"spam": None, "ham": None}
+    if scores is not None:
+        assert first["score"] == 0.5 and second["score"] is None

@@ -1,15 +1,14 @@
-"""Every C kernel (streamnb._accel._kernels) and its Python twin (streamnb._accel.kernels) give
-the same results, bit for bit, and leave the arrays they mutate the same, errors included.
+"""Every kernel of the token path (streamnb._accel._kernels) and its Python twin
+(streamnb._accel.kernels) give the same results, bit for bit, and leave the arrays they mutate
+the same, errors included.
 
 Each test builds the arguments twice from one seed, calls the kernel on one copy and its twin on
 the other, and compares the result (or the error's type and message) and every argument after
-the call (`_bits`: floats by their hex form, arrays by their bytes, so -0.0 is not 0.0).
+the call (tests/twins.py: floats by their hex form, arrays by their bytes, so -0.0 is not 0.0).
 """
 
 from __future__ import annotations
 
-import functools
-import itertools
 import math
 import re
 import sys
@@ -19,68 +18,22 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from twins import same as _same
+from twins import untested
 
 from streamnb._accel import kernels
 from streamnb.stats.values import drawn_once, text_draws
 
 _kernels = pytest.importorskip("streamnb._accel._kernels", reason="C kernels not built")
-
-# Every kernel of the C module's method table, each with a test below.
-KERNELS = ["encode_tokens", "encode_many", "text_columns", "token_log_odds", "token_odds_rows",
-           "score_tokens",
-           "posterior", "token_increment", "token_increment_many", "learn_tokens",
-           "class_absent_sum", "class_terms", "email_words", "email_hosts", "url_hosts",
-           "host_tokens", "header_fields", "header_tokens", "html_signals", "html_text",
-           "spam_evidence", "frozen", "drawn_once"]
-
-
-def _bits(value: Any) -> Any:
-    """`value` with every float as its hex form and every array as its type and bytes: equal
-    means bit-equal."""
-    if isinstance(value, float):
-        return value.hex()
-    if isinstance(value, dict):
-        return [(key, _bits(v)) for key, v in value.items()]  # in order: the dicts are built
-    if isinstance(value, list | tuple):
-        return [type(value).__name__, *map(_bits, value)]
-    if isinstance(value, np.ndarray):
-        return value.dtype.str, value.shape, value.tobytes()
-    if isinstance(value, array):
-        return value.typecode, value.tobytes()
-    if isinstance(value, _kernels.NameTable | kernels._NameTable):
-        return "NameTable", value.names(), value.values()
-    return value
-
-
-def _run(fn: Callable, args: list) -> tuple:
-    """What fn(*args) returned or raised (type and message), and the arguments after it."""
-    try:
-        outcome: tuple = ("returned", _bits(fn(*args)))
-    except Exception as error:  # compared, not hidden: the twin must raise the same
-        outcome = ("raised", type(error), str(error))
-    return outcome, _bits(args)
+_names = pytest.importorskip("streamnb._accel._names", reason="C name table not built")
 
 
 def same(name: str, make_args: Callable[[], list]) -> tuple:
-    """The C kernel `name` and its twin on two fresh copies of the same arguments agree; the
-    C kernel's outcome and arguments after it (for tests that also check what they are)."""
-    c = _run(getattr(_kernels, name), make_args())
-    twin = _run(getattr(kernels, "_" + name), make_args())
-    assert c == twin
-    return c
+    return _same(_kernels, kernels.twin, name, make_args)
 
 
-def test_every_kernel_has_a_twin_and_a_test():
-    exported = {name for name in dir(_kernels) if not name.startswith("_")}
-    assert exported == {"NameTable", *KERNELS}
-    # and three helpers of the e-mail tokeniser, not kernels
-    assert set(kernels.__all__) == {"ACCELERATED", "NameTable", "EMAIL_DOMAIN", "WORD_FIELDS",
-                                    "field_tokens", *KERNELS}
-    for name in KERNELS:
-        assert callable(getattr(kernels, "_" + name))
-        assert any(test.startswith(f"test_{name}_same") for test in globals())
+def test_every_kernel_has_a_test():
+    assert untested(kernels, globals()) == []
 
 
 # --- the token path: a random state of counts, bins and messages ----------------------------
@@ -101,7 +54,7 @@ def _tokens(rng: np.random.Generator, bad_column: bool) -> list:
     if bad_column:
         names.append("bad")
         columns.append([CAPACITY, 10**6, 2**31 - 1][rng.integers(0, 3)])
-    table = _kernels.NameTable()
+    table = _names.NameTable()
     table.add_new([*names, "nom"])
     for a, column in enumerate(columns):
         table.set_value(a, column)
@@ -221,7 +174,7 @@ def _vocabulary(rng: np.random.Generator, names: list[str]) -> list:
     """A text vocabulary as the kernel reads it: the names in a shuffled order of registration,
     their values distinct columns."""
     order = rng.permutation(len(names))
-    table = _kernels.NameTable()
+    table = _names.NameTable()
     table.add_new([names[i] for i in order])
     for a, column in enumerate(rng.permutation(3 * len(names))[: len(names)].tolist()):
         table.set_value(a, column)
@@ -269,7 +222,7 @@ def test_text_columns_same_on_a_large_vocabulary(seed, grow):
 def test_text_columns_refuses_what_it_cannot_read():
     """The same errors from the kernel and its twin: a vocabulary that is not a NameTable, a
     first new column that is not an int."""
-    table = _kernels.NameTable()
+    table = _names.NameTable()
     table.add_new(["a", "b"], 0)
     for args in ([{"a"}, {"a": 0}, True], [{"a"}, table, True, 1.5]):
         outcome, _ = same("text_columns", lambda args=args: [*args])
@@ -279,7 +232,7 @@ def test_text_columns_refuses_what_it_cannot_read():
 def test_text_columns_reads_what_the_rule_reads():
     """Where the kernel answers, it gives the text rule's tokens (each drawn once) in order:
     known ones by column, unknown ones as places to register when growing."""
-    table = _kernels.NameTable()
+    table = _names.NameTable()
     table.add_new(["a", "b"], 0)
     values = [table]
     for bag in ({"b": True, "z": True, "a": True}, ["b", "z", "a"]):
@@ -393,7 +346,7 @@ def test_posterior_is_the_batch_posterior_row_by_row(seed):
     zeros = rng.integers(0, 3, size=(20, k))
     batch = CountClassifier._log_posterior(finite, zeros)
     labels = [f"c{c}" for c in range(k)]
-    for posterior in (_kernels.posterior, kernels._posterior):
+    for posterior in (_kernels.posterior, kernels.twin.posterior):
         for row in range(20):
             logs = posterior(labels, array("d", finite[row]), array("q", zeros[row]), True)
             np.testing.assert_allclose(list(logs.values()), batch[row], rtol=1e-12, atol=1e-12)
@@ -475,7 +428,7 @@ def test_buffer_errors_name_the_kernel_and_its_argument():
     state = _counts(rng, corrupt=False)
     vc, bins, head = state["value_counts"], state["bins"], state["is_head"]
     cells = np.zeros(2, dtype=np.int64)
-    table = _kernels.NameTable()
+    table = _names.NameTable()
     table.add_new(["a"])
     calls = [
         ("token_increment_many: bins", lambda: _kernels.token_increment_many(
@@ -575,469 +528,6 @@ def test_a_twin_counts_a_column_listed_twice_twice():
     assert np.frombuffer(args[1][2])[2] == 2.0
 
 
-# --- the e-mail tokeniser's scans -----------------------------------------------------------
-
-SCANS = ["email_words", "email_hosts", "url_hosts", "html_signals", "html_text"]
-
-
-def _scan_same(name: str, text: str) -> None:
-    """The scan on text and on its lower-cased form (what the tokeniser gives it); email_words
-    also adding to a given set, which it returns."""
-    for t in (text, text.lower()):
-        same(name, lambda t=t: [t])
-        if name == "email_words":
-            same(name, lambda t=t: [t, {"x", "given"}])
-            words: set[str] = set()
-            assert _kernels.email_words(t, words) is words
-
-
-@functools.cache
-def _corpus() -> list[str]:
-    """The first 300 messages of the SpamAssassin corpus, whole (headers, MIME parts, base64,
-    HTML): longer and odder texts than the tokeniser gives the scans. Each also as its bytes
-    read as Latin-1 (every byte a character: binary parts, non-UTF-8 bytes as they are)."""
-    from streamnb.datasets import iter_spamassassin_stream
-
-    messages = list(itertools.islice(iter_spamassassin_stream(), 300))
-    return [m.text for m in messages] + [m.raw.decode("latin-1") for m in messages]
-
-
-def _corpus_same(name: str) -> None:
-    for text in _corpus():
-        _scan_same(name, text)
-
-
-def test_email_words_same_on_the_corpus():
-    _corpus_same("email_words")
-
-
-def test_email_hosts_same_on_the_corpus():
-    _corpus_same("email_hosts")
-
-
-def test_url_hosts_same_on_the_corpus():
-    _corpus_same("url_hosts")
-
-
-def test_url_hosts_finds_what_re_finds():
-    """The C scan against the patterns it stands for, on links written to test each branch."""
-    text = ("see http://user:pw@[a.b]/x, https://x.y.z. and www.a.b; not www.a, www..x.y, "
-            "http://a or https:/x.y; http://@b.c http://a@b.c/d http://[x.y xhttps://f.g-h_i:80/ "
-            "https://é@a.b http://a.b@c.d wwww.x.y.z http://www.q.r http://a b@c.d")
-    assert _kernels.url_hosts(text) == {"[a.b", "x.y.z", "www.a.b", "b.c", "[x.y",
-                                        "f.g-h_i", "a.b", "c.d", "www.x.y.z", "www.q.r"}
-    same("url_hosts", lambda: [text])
-
-
-_URL_PIECES = ["http", "https", "://", "www.", ".", "-", "_", "@", "[", "]", "/", " ", "\t",
-               "<", ">", '"', "'", "a", "b1", ":", "é", "\x0b", "\x1c", "h", "w", "ww", "s",
-               "http:/", "\U0001f600"]
-
-
-@settings(max_examples=2000, deadline=None)
-@given(st.lists(st.sampled_from(_URL_PIECES), max_size=30).map("".join))
-def test_url_hosts_same_on_random_links(text):
-    same("url_hosts", lambda: [text])
-
-
-def test_host_tokens_same_on_the_corpus():
-    """The tokens of every relay, link and address domain the tokeniser would find."""
-    for text in _corpus():
-        lowered = text.lower()
-        hosts = sorted(_kernels.email_hosts(lowered) | _kernels.url_hosts(lowered))
-        for prefix in ("received:", "url:"):
-            same("host_tokens", lambda prefix=prefix, hosts=hosts: [prefix, hosts, {"kept"}])
-
-
-def test_host_tokens_gives_names_parents_and_addresses():
-    tokens = {"kept"}
-    _kernels.host_tokens("url:", ["Mail.Example.CO.uk.", "[10.0.0.1]", "\u0661\u0662.3.4.5",
-                                  "v1.2", "..", "x", "a.b-", "1.2.3.4.5", "mx.mail.com.au",
-                                  "a" * 249 + ".com", "b" * 250 + ".com", "1234.1.1.1"],
-                         tokens)
-    assert tokens == {"kept", "url:mail.example.co.uk", "url:example.co.uk", "url:ip",
-                      "url:a.b", "url:mx.mail.com.au", "url:mail.com.au", "url:" + "a" * 249
-                      + ".com"}
-
-
-_HOST_PIECES = ["a", "B", "co", "uk", "com", "net", "au", "1", "22", "333", "4444", ".", "..",
-                "-", "[", "]", "_", "é", "İ", "ǅ", "\u0663", "ß", "\U0001f600", "x" * 120]
-
-
-@settings(max_examples=2000, deadline=None)
-@given(st.lists(st.lists(st.sampled_from(_HOST_PIECES), max_size=12).map("".join), max_size=6),
-       st.sampled_from(["url:", "received:", "from:", "", "é:"]))
-def test_host_tokens_same_on_random_hosts(hosts, prefix):
-    same("host_tokens", lambda: [prefix, hosts, set()])
-
-
-@pytest.mark.parametrize("args", [[3, ["a.b"], set()], ["url:", ["a.b", 3], set()],
-                                  ["url:", 3, set()], ["url:", ["a.b"], frozenset()],
-                                  ["url:", ["a.b"], []]])
-def test_host_tokens_refuses_what_it_cannot_read(args):
-    (kind, error, _), _ = same("host_tokens", lambda: [*args])
-    assert (kind, error) == ("raised", TypeError)
-
-
-def test_header_fields_same_on_the_corpus():
-    """Every message's header block and fields, and those of blocks starting further on (a
-    MIME part's headers start after a boundary line)."""
-    for text in _corpus():
-        text = "\n" + text
-        same("header_fields", lambda text=text: [text, 1, len(text)])
-        for start in range(1, len(text), max(len(text) // 20, 1)):
-            same("header_fields", lambda text=text, start=start: [text, start, len(text)])
-
-
-def test_header_fields_reads_blocks_and_folded_fields():
-    text = ("\nReceived: from a\n\tby b\nX-Spam: no\nSUBJECT:hi\n there\n\t\nfrom: x@y\n"
-            "Not a field\nTo: after the block\n")
-    end, fields, content = _kernels.header_fields(text, 1, len(text))
-    assert text[end:].startswith("Not a field")
-    assert fields == [("received", " from a\n\tby b"), ("subject", "hi\n there\n\t"),
-                      ("from", " x@y")]
-    assert content == {}
-    assert _kernels.header_fields(text, 1, 20) == (20, [("received", " from a\n\tb")], {})
-    assert _kernels.header_fields(text, 5, 3) == (5, [], {})  # an end before start: empty
-    assert _kernels.header_fields("xSubject: a\n", 1, 12) == (12, [], {})  # no newline before
-    assert _kernels.header_fields(text, 1, len(text), 4) == (  # values cut, the block not
-        end, [("received", " fro"), ("subject", "hi\n "), ("from", " x@y")], {})
-    # content-* fields by name, the first of each (as email.Message.get reads them)
-    mime = "\nContent-Type: text/html\nTo: a\ncontent-type: text/plain\nContent-Disposition: x\n"
-    assert _kernels.header_fields(mime, 1, len(mime)) == (
-        len(mime), [("to", " a")],
-        {"content-type": " text/html", "content-disposition": " x"})
-
-
-_HEADER_PIECES = ["\n", "\r\n", " ", "\t", ":", "Subject:", "subject", "FROM:", "to:", "To",
-                  "Content-Type:", "content-transfer-encoding:", "received:", "x-y:", "a",
-                  "é", "\x7f", "ſubject:", "\u212a", "\r", "reply-to:", "\U0001f600", "=?"]
-
-
-@settings(max_examples=2000, deadline=None)
-@given(st.lists(st.sampled_from(_HEADER_PIECES), max_size=40).map("".join),
-       st.integers(0, 50), st.integers(-5, 60), st.none() | st.integers(0, 12))
-def test_header_fields_same_on_random_headers(text, start, end, max_value):
-    text = "\n" + text
-    same("header_fields", lambda: [text, max(start, 1), end,
-                                   *([] if max_value is None else [max_value])])
-
-
-@pytest.mark.parametrize("args", [[b"\na: b", 1, 5], ["\na: b", 0, 5], ["", 1, 1],
-                                  ["\na: b", "1", 5], ["\na: b", 1, None],
-                                  ["\na: b", 1, 5, -1], ["\na: b", 1, 5, 2.0]])
-def test_header_fields_refuses_what_it_cannot_read(args):
-    (kind, _, _), _ = same("header_fields", lambda: [*args])
-    assert kind == "raised"
-
-
-def test_header_tokens_same_on_the_corpus():
-    """The tokens of every message's header fields (and what is left to decode), from the
-    message as text and as its bytes read as Latin-1."""
-    for text in _corpus():
-        text = "\n" + text
-        _, fields, _ = _kernels.header_fields(text, 1, len(text))
-        same("header_tokens", lambda fields=fields: [fields, {"kept"}])
-
-
-def test_header_tokens_reads_words_domains_and_relays():
-    fields = [("subject", "FREE money!!! don't 'wait'"),
-              ("from", '"Deals" <Offers@Promo.Example.com>, x@y.co.uk (Bob) a<b>c'),
-              ("to", "a@b.org, <c@D.Example.NET>, e@f, @g.h."), ("x-mailer", "Mailer 1.0"),
-              ("received", "from mx.Example.com ([10.0.0.1])"), ("cc", "é@x.org"),
-              ("received", "by relay.example.org"), ("subject", "=?utf-8?q?caf=C3=A9?="),
-              ("message-id", "<1@mail.example.com>")]
-    tokens = {"kept"}
-    rest = _kernels.header_tokens(fields, tokens)
-    assert rest == [("cc", "é@x.org"), ("subject", "=?utf-8?q?caf=C3=A9?=")]
-    assert tokens == {
-        "kept", "subject:free", "subject:money!!!", "subject:don't", "subject:wait",
-        "from:deals", "from:bob", "from:promo.example.com", "from:example.com",
-        "from:y.co.uk", "to:b.org", "to:d.example.net", "to:g.h", "x-mailer:mailer",
-        "received:mx.example.com", "received:example.com", "received:ip",
-        "received:relay.example.org", "received:example.org", "message-id:mail.example.com"}
-    # an address and the words around it: <...> anywhere, a run holding "@" after a space
-    tokens = set()
-    _kernels.header_tokens([("from", "ab<c d>ef gh<ij kl@mn op@qr.st uv")], tokens)
-    assert tokens == {"from:ab", "from:ef", "from:gh", "from:ij", "from:uv", "from:qr.st"}
-
-
-_FIELD_NAMES = ["subject", "from", "x-mailer", "to", "cc", "reply-to", "message-id",
-                "received"]
-_FIELD_PIECES = ["a", "B", "é", "1", "@", ".", "-", "_", "<", ">", " ", "\t", "\n", "\x1c",
-                 "'", "$", "!", "=?", "?=", "x.org", "Mail.Example.co.uk", "10.0.0.1", ",",
-                 "\U0001f600", "a" * 41, "\u0663", "[", "]", "(", '"']
-
-
-@settings(max_examples=2000, deadline=None)
-@given(st.lists(st.tuples(st.sampled_from(_FIELD_NAMES),
-                          st.lists(st.sampled_from(_FIELD_PIECES), max_size=20).map("".join)),
-                max_size=6))
-def test_header_tokens_same_on_random_fields(fields):
-    same("header_tokens", lambda: [list(fields), set()])
-
-
-@pytest.mark.parametrize("args", [[[("subject", "a")], frozenset()], [[("subject", "a")], []],
-                                  [3, set()], ["ab", set()], [[("subject", b"a")], set()],
-                                  [[["subject", "a"]], set()], [[("subject", "a", "b")], set()],
-                                  [[("subject", "a"), ("date", "x")], set()],
-                                  [[("Subject", "a")], set()]])
-def test_header_tokens_refuses_what_it_cannot_read(args):
-    (kind, error, _), _ = same("header_tokens", lambda: [*args])
-    assert kind == "raised" and error in (TypeError, ValueError)
-
-
-def test_html_text_same_on_the_corpus():
-    _corpus_same("html_text")
-
-
-HOSTILE = [
-    "",
-    "'" * 1000,
-    "a" * 1_000_000,  # one word of a million characters
-    " ".join(f"w{i} w{i % 7} x{i}.y{i % 3}.org" for i in range(5000)) + " é'x'",  # > the C table
-    "<" * 100_000 + ">" * 100_000,
-    "<!--" * 50_000,  # comments never closed
-    "-->" * 10_000 + "<!--x",
-    "<script" + "x" * 100_000,  # a script never closed runs to the end
-    "<p>a<!-- b --><script>c</script><td>d" * 2000 + "<!--e",
-    "&amp;&#x41;&#65;&#xZZ;&#99999999999;&;&&#;&nbsp" * 1000,  # broken entities stay as text
-    bytes(range(256)).decode("latin-1") * 100,  # binary
-    "\x00" * 1000 + "a.b\x00c.d",
-    "\U0001f600\u0663\u00e9ǅİ\ud800".join(["a.b", "x'y", "<p>", "don't"]) * 100,  # lone surrogate
-    "..." + "a." * 10_000 + "-",
-]
-
-
-@pytest.mark.parametrize("name", SCANS)
-@pytest.mark.parametrize("text", HOSTILE, ids=range(len(HOSTILE)))
-def test_email_scans_same_on_hostile_text(name, text):
-    _scan_same(name, text)
-
-
-@pytest.mark.parametrize("name", SCANS)
-@pytest.mark.parametrize("value", [b"a.b c", None, 3, ["a"], bytearray(b"x")])
-def test_email_scans_refuse_what_is_not_str(name, value):
-    (kind, error, _), _ = same(name, lambda: [value])
-    assert (kind, error) == ("raised", TypeError)
-
-
-def test_email_words_adds_to_a_set_only():
-    (kind, error, _), _ = same("email_words", lambda: ["a b", frozenset()])
-    assert (kind, error) == ("raised", TypeError)
-
-
-@pytest.mark.parametrize("name", SCANS)
-@settings(max_examples=300, deadline=None)
-@given(
-    text=st.one_of(
-        st.text(),
-        st.text(alphabet="ab'$!_.-é\u0663 \n<>@x1", max_size=200),
-        st.lists(st.sampled_from(["don't", "'", "''x''", "a" * 45, "é" * 41, "a.b", "-.x.-",
-                                  "1.2.3.4", "_", " ", "\U0001f600", "ǅ", "İ"]))
-        .map("".join),
-    )
-)
-def test_email_scans_same_on_random_text(name, text):
-    _scan_same(name, text)
-
-
-_HTML_PIECES = ["<", ">", "<!--", "-->", "<script", "</script", "<style", "</style", "<p", "</p",
-                "<br/>", "<a href=x>", "<!", "<?x", "</", "<pre", "<h1", "<h7", "<td>", "</td>",
-                "<divx", "<div-", "<p\u00e9", "<scripts", "<style-", "<b>", "é", "x", " ", "-",
-                "\u0663", "\U0001f600", "&amp;", "\n"]
-
-
-@settings(max_examples=1000, deadline=None)
-@given(st.lists(st.sampled_from(_HTML_PIECES), max_size=30).map("".join) | st.text())
-def test_html_text_same_on_random_markup(html):
-    same("html_text", lambda: [html])
-
-
-def test_html_signals_same_on_the_corpus():
-    _corpus_same("html_signals")
-
-
-def test_html_signals_finds_tags_and_links():
-    html = ("<img src=x><imgx><table-x><font\u00e9><form>< iframe><a\thref = 'x'>"
-            "<a href=>")
-    assert _kernels.html_signals(html) == {"img", "form", "a"}
-    assert _kernels.html_signals("<a name=x href\n=\ny>") == {"a"}
-    for no_link in ("<a href=>", "<a xhref=y>", "<a-href=y>", "<ahref=y>", "<a href", "<a >",
-                    "<a x<y href=z>", "<a\u00a0hre=f>"):
-        assert _kernels.html_signals(no_link) == set(), no_link
-
-
-_SIGNAL_PIECES = ["<", ">", "a", "img", "font", "form", "table", "iframe", "script", "embed",
-                  "href", "=", " ", "\t", "\u00a0", "\u2028", "x", "-", "_", "é", "\u0663",
-                  "'", '"', "\n", "<a ", "<a href=", "hre"]
-
-
-@settings(max_examples=2000, deadline=None)
-@given(st.lists(st.sampled_from(_SIGNAL_PIECES), max_size=30).map("".join))
-def test_html_signals_same_on_random_markup(html):
-    same("html_signals", lambda: [html])
-
-
-# --- the attribute table (NameTable) ---------------------------------------------------------
-
-# str names (ASCII, non-ASCII, a lone surrogate UTF-8 cannot encode, empty, long; either side
-# of the 11 UTF-8 bytes an entry holds: x * 11, é * 5 inline, y * 12, é * 6, 日本語の in the
-# arena; a NUL byte), and names kept in the C table's side dict (ints, bools equal to 0 and 1,
-# tuples)
-NAMES = ["a", "b", "tok1", "é", "日本", "\udc80", "", "x" * 300, "x" * 11, "y" * 12, "é" * 5,
-         "é" * 6, "日本語の", "a\x00b", 0, 1, 7, -3, True, False, ("w", 1), ("w", "v"), 2**70]
-
-
-def _table_ops(seed: int) -> list:
-    rng = np.random.default_rng(seed)
-    pool = NAMES + [f"w{i}" for i in range(60)]
-    ops: list = []
-    # values: the default, in range, the limits and past them
-    values = [-1, 0, 5, 2**31 - 1, -2, 2**31, 2**40, 2**31 - 3, 1.5]
-    for _ in range(160):
-        op = rng.integers(0, 11)
-        name = pool[rng.integers(0, len(pool))]
-        value = values[rng.integers(0, len(values))]
-        if op == 0:
-            ops.append(("add", name) if rng.random() < 0.5 else ("add", name, value))
-        elif op == 1:
-            picks = [pool[i] for i in rng.integers(0, len(pool), size=rng.integers(0, 6))]
-            ops.append(("add_new", picks) if rng.random() < 0.5 else ("add_new", picks, value))
-        elif op == 8:
-            ops.append(("value", int(rng.integers(-2, 40))))
-        elif op == 9:
-            ops.append(("set_value", int(rng.integers(-2, 40)), value))
-        elif op == 10:
-            ops.append(("values", int(rng.integers(-2, 40)), int(rng.integers(-2, 40))))
-        elif op == 2:
-            ops.append(("get", name))
-        elif op == 3:
-            ops.append(("__contains__", name))
-        elif op == 4:
-            ops.append(("name", int(rng.integers(-2, 40))))
-        elif op == 5:
-            ops.append(("names" if rng.random() < 0.5 else "joined", int(rng.integers(-2, 40)),
-                        int(rng.integers(-2, 40))))
-        elif op == 6:
-            ops.append(("truncate", int(rng.integers(0, 40))))
-        else:
-            ops.append(("__len__",))
-    return ops
-
-
-def _apply(table: Any, ops: list) -> list:
-    out = []
-    for method, *args in ops:
-        try:
-            out.append(("returned", getattr(table, method)(*args)))
-        except Exception as error:
-            out.append(("raised", type(error), str(error)))
-        out.append((list(table), table.values()))
-    return out
-
-
-@pytest.mark.parametrize("seed", range(20))
-def test_name_table_same(seed):
-    """The C table and its twin agree on every operation, errors included: str names by
-    content, other names with Python's own equality (True is 1), rollbacks by truncate, each
-    name's value (set when added, or later; -1 unless set; refused outside int32), a range of
-    names joined as UTF-8 (None with a name that is not a str, a lone surrogate or a NUL)."""
-    ops = _table_ops(seed)
-    assert _apply(_kernels.NameTable(), ops) == _apply(kernels._NameTable(), ops)
-
-
-def test_name_table_at_scale():
-    """Through many rehashes and rollbacks (deleted slots) every name keeps its index."""
-    table = _kernels.NameTable()
-    names = [f"token{i}" for i in range(60_000)]
-    table.add_new(names[:30_000], 7)
-    for i, name in enumerate(names[30_000:40_000], 30_007):
-        table.add(name, i)
-    table.truncate(25_000)
-    table.add_new(names[25_000:60_000], 25_007)
-    assert len(table) == 60_000
-    assert all(table.get(name) == i for i, name in enumerate(names))
-    assert np.array_equal(np.frombuffer(table.values(), dtype=np.int32), np.arange(7, 60_007))
-    assert table.get("token60000") is None and "token-1" not in table
-    assert table.names(59_998) == names[59_998:]
-    assert table.joined() == "\0".join(names).encode()
-    assert table.nbytes < 60_000 * 60  # entries, slots and the UTF-8 arena
-
-
-def test_name_table_long_and_short_names_through_rollbacks():
-    """Names kept in their entry (at most 11 UTF-8 bytes) and in the arena, interleaved: a
-    rollback gives the arena back from the earliest long name it forgets, and names added
-    after it (other ones, of other lengths) are found and listed as the twin lists them."""
-    rng = np.random.default_rng(11)
-    names = [("n" * int(rng.integers(0, 30)) + str(i)) for i in range(5_000)]
-    table, twin = _kernels.NameTable(), kernels._NameTable()
-    for t in (table, twin):
-        t.add_new(names[:3_000])
-        t.truncate(1_234)
-        t.add_new(names[3_000:])
-        t.truncate(2_500)
-        t.add_new(names[1_234:2_000][::-1])
-    assert list(table) == list(twin) and len(table) == len(twin)
-    assert table.joined() == twin.joined() == "\0".join(twin).encode()
-    assert all(table.get(name) == twin.get(name) for name in names)
-    assert sum(len(n.encode()) > 11 for n in list(table)) > 1_000  # both kinds of entry
-
-
-def test_name_table_reads_back_what_it_joined():
-    """``add_joined(joined(), values())`` rebuilds a table name for name (ASCII names hashed
-    from their bytes must hash as their str does: every name is found by its str), in the C
-    table and its twin alike; what cannot be added raises the same error in both, with nothing
-    added: a name already there or given twice, bytes that are not UTF-8, a value out of
-    range, as many names as values or not."""
-    rng = np.random.default_rng(5)
-    plain = [n for n in NAMES if type(n) is str and n != "\udc80" and "\x00" not in n]
-    names = plain + [f"w{i}" * int(rng.integers(1, 5)) for i in range(3_000)]
-    for make in (_kernels.NameTable, kernels._NameTable):
-        source = make()
-        source.add_new(names, 7)
-        again = make()
-        again.add_joined(source.joined(), source.values())
-        assert list(again) == names and again.values() == source.values()
-        assert all(again.get(name) == i for i, name in enumerate(names))
-        assert again.get("w0w0w0w0w0") is None and "tok" not in again
-    value = np.array([3], np.int32).tobytes()
-    bad = [(b"free\0free", np.array([1, 2], np.int32).tobytes()), (b"a", value),
-           (b"new\0\xff", np.array([1, 2], np.int32).tobytes()), (b"zz", np.array([-5], np.int32)
-                                                                  .tobytes()),
-           (b"one\0two", value), (b"", value + value), (b"x", b"\0\0\0")]
-    outcomes = []
-    for make in (_kernels.NameTable, kernels._NameTable):
-        table = make()
-        table.add_new(["a", "b"], 0)
-        outcome = []
-        for args in bad:
-            with pytest.raises((ValueError, OverflowError)) as error:
-                table.add_joined(*args)
-            outcome.append((type(error.value), str(error.value), list(table), table.values()))
-        table.add_joined(b"", b"")
-        table.add_joined(b"", value)  # one empty name
-        outcomes.append((outcome, list(table)))
-    assert outcomes[0] == outcomes[1]
-    assert outcomes[0][1] == ["a", "b", ""]
-
-
-@pytest.mark.parametrize("make", [_kernels.NameTable, kernels._NameTable])
-def test_name_table_pickles_and_copies(make):
-    import copy
-    import pickle
-
-    names = [name for name in NAMES if type(name) is not bool]  # True is 1, False is 0
-    table = make()
-    table.add_new(names, 3)
-    table.set_value(1, -1)
-    for clone in (pickle.loads(pickle.dumps(table)), copy.deepcopy(table)):
-        assert type(clone) is make and list(clone) == names
-        assert all(clone.get(name) == i for i, name in enumerate(names))
-        assert [clone.value(i) for i in range(len(names))] == [3, -1, *range(5, len(names) + 3)]
-    with pytest.raises(ValueError, match="one value a name"):
-        make().__setstate__((names, b"\0\0\0\0"))
-
 
 # --- SpamFilter's score ---------------------------------------------------------------------
 
@@ -1096,51 +586,6 @@ def test_spam_evidence_sums_as_numpy_sums():
                       for a, b in value_counts.T.tolist()])  # libm's log, as the kernel's
         d = d[np.lexsort((-d, -np.abs(d)))]
         assert got[:3] == (n, float(d.sum()) / n, n)
-
-
-def test_frozen_same():
-    """frozen gives frozenset()'s items and errors for a set held elsewhere (copied, the set
-    left as it was), a frozenset, other iterables and a non-iterable."""
-    held: list = []
-
-    def shared_set() -> list:
-        value = {"free", "money", "now", ""}
-        held.append(value)  # another holder: C must copy it
-        return [value]
-
-    for make_args in (shared_set, lambda: [frozenset({"a", "b"})], lambda: [["a", "b", "a"]],
-                      lambda: [{"a": 1, "b": 2}], lambda: [range(5)], lambda: [5],
-                      lambda: [None], lambda: [[{"unhashable"}]]):
-        same("frozen", make_args)
-    assert all(type(value) is set for value in held)
-    value = frozenset({"x"})
-    assert _kernels.frozen(value) is value
-
-
-def test_frozen_freezes_a_set_nothing_else_holds_in_place():
-    """A tokeniser's set, held by its local name alone, becomes the frozenset without a copy:
-    the same object, a frozenset whose hash, equality and lookups are frozenset's; a set with
-    another holder is copied and stays a mutable set."""
-    tokens = [f"tok{i}" for i in range(300)]
-
-    def freeze() -> tuple[frozenset, int]:
-        bag = set(tokens)
-        place = id(bag)
-        return _kernels.frozen(bag), place
-
-    bag, place = freeze()
-    assert id(bag) == place and type(bag) is frozenset
-    assert bag == frozenset(tokens) and hash(bag) == hash(frozenset(tokens))
-    assert all(t in bag for t in tokens) and "tok300" not in bag
-    assert {bag: 1}[frozenset(tokens)] == 1 and bag | {"x"} == frozenset([*tokens, "x"])
-    with pytest.raises(AttributeError):
-        bag.add("x")  # type: ignore[attr-defined]
-    kept = set(tokens)
-    other = kept
-    copy = _kernels.frozen(kept)
-    assert copy is not kept and type(other) is set and copy == kept
-    other.add("x")
-    assert "x" in kept and "x" not in copy
 
 
 def test_drawn_once_same():

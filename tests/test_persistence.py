@@ -370,13 +370,13 @@ def test_text_vocabularies_load_in_runs_and_a_repeated_token_is_refused():
             arrays["column_attributes"], body), f"text_tokens.{slot}": joined})
 
 
-@pytest.mark.parametrize("tokens", [["free", "päß", "", "a" * 40], ["free", "\ud800"],
-                                    ["x\0y", "z"], []])
+@pytest.mark.parametrize("tokens", [["free", "päß", "", "a" * 40], ["x\0y", "z"], []])
 def test_a_schema_state_holds_its_text_tokens_in_arrays_unless_they_cannot_be(tokens):
     """``Schema.to_state`` writes per column its attribute as an int32 array, and each text
     attribute's tokens, in order of registration, as the NUL-separated UTF-8 its vocabulary
-    stores; a vocabulary with a token UTF-8 cannot encode (a lone surrogate) or holding a NUL
-    stays a JSON list. Either reads back the same schema, and so does its JSON form
+    stores; a vocabulary with a token holding a NUL stays a JSON list (one UTF-8 cannot encode,
+    a lone surrogate, is refused when it would be registered: tests/test_unstorable_values.py).
+    Either reads back the same schema, and so does its JSON form
     (``to_json``); an array that is not UTF-8 or holds another number of tokens, or a listed
     token that is not a str, is refused."""
     from streamnb.stats import Schema
@@ -451,3 +451,30 @@ def test_a_schema_reads_its_older_layout_and_refuses_bad_column_owners():
             Schema.from_json({**data, "column_attributes": [*owners[:-1], bad]})
     with pytest.raises(ValueError, match="2 nominal values for 1 nominal columns"):
         Schema.from_json({**data, "column_attributes": owners[:-1]})
+
+
+@pytest.mark.parametrize("model, path", [
+    ("IndifferentNB", ["n_learned"]),
+    ("TAN", ["extra", "structure_version"]),
+    ("TAN", ["extra", "since_relearn"]),
+    ("TAN", ["extra", "candidate_version"]),
+    ("AODE", ["extra", "since_refresh"]),
+])
+@pytest.mark.parametrize("value", [2**70, -1, True, "7"])
+def test_a_header_integer_out_of_range_is_refused_by_name(tmp_path, model, path, value):
+    """A checksummed header whose counter is past 64 bits, negative or not an integer is a
+    StateFileError naming the field, not an OverflowError later."""
+    import streamnb
+
+    fitted = getattr(streamnb, model)()
+    for i in range(20):
+        fitted.learn_one({"a": str(i % 3), "b": str(i % 2)}, "xy"[i % 2])
+    fitted.save(tmp_path / "model.snb")
+    header, arrays = read_state(tmp_path / "model.snb")
+    node = header
+    for key in path[:-1]:
+        node = node[key]
+    node[path[-1]] = value
+    write_state(tmp_path / "model.snb", header, arrays)
+    with pytest.raises(StateFileError, match=f"{path[-1]} .* is not an integer in "):
+        load_model(tmp_path / "model.snb")

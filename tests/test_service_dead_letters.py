@@ -27,7 +27,7 @@ from streamnb import IndifferentNB
 from streamnb.consumers.service import MODEL_FILE
 from streamnb.consumers.testing import CONSUMER_CLIENTS
 from streamnb.features import tokenize_text
-from streamnb.models.base import load_model
+from streamnb.models.persistence import load_model
 
 
 def valid_message(rng: random.Random, i: int) -> dict:

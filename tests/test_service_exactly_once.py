@@ -42,7 +42,7 @@ from streamnb.consumers.service import MODEL_FILE, Service
 from streamnb.consumers.snapshots import read_snapshot, write_snapshot
 from streamnb.consumers.state import PartitionState
 from streamnb.consumers.testing import CONSUMER_CLIENTS
-from streamnb.models.base import load_model
+from streamnb.models.persistence import load_model
 
 N = 20_000
 

@@ -26,6 +26,7 @@ import pytest
 from kafka.admin import KafkaAdminClient
 from kafka_helpers import (
     CORRUPTIONS,
+    CRAFTED,
     GROUP_FLAGS,
     ROOT,
     ServiceProcess,
@@ -66,7 +67,7 @@ from streamnb.consumers.snapshots import (
 )
 from streamnb.consumers.state import PartitionState
 from streamnb.consumers.testing import CONSUMER_CLIENTS
-from streamnb.models.base import load_model
+from streamnb.models.persistence import load_model
 
 OLD, NEW = (0, 3000), (10_000, 11_000)  # the records before and after the re-creation
 REFILL = (20_000, 24_000)  # a re-created topic refilled past the old state's offset
@@ -312,7 +313,7 @@ def counter(service: Service, to: str) -> float:
     return service.metrics.snapshot_fallbacks.labels(to=to)._value.get()
 
 
-@pytest.mark.parametrize("how", CORRUPTIONS)
+@pytest.mark.parametrize("how", CORRUPTIONS + CRAFTED)
 def test_a_bad_newest_snapshot_falls_back_to_the_previous_generation(generations, how,
                                                                      caplog):
     root, offsets = generations["root"], generations["offsets"]

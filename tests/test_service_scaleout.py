@@ -44,7 +44,7 @@ from streamnb.consumers.state import (
 )
 from streamnb.consumers.testing import CONSUMER_CLIENTS
 from streamnb.datasets import iter_spamassassin_stream
-from streamnb.models.base import load_model
+from streamnb.models.persistence import load_model
 
 PHASE = 3000
 TEXT_PHASE = 200

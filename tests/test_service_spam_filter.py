@@ -30,7 +30,7 @@ from kafka_helpers import (
 from streamnb import SpamFilter
 from streamnb.consumers.service import MODEL_FILE
 from streamnb.datasets import iter_spamassassin_stream
-from streamnb.models.base import load_model
+from streamnb.models.persistence import load_model
 
 SHORT_TEXTS = ["WIN a FREE prize now!! call 09061701461 to claim",
                "are we still on for lunch tomorrow? x",

@@ -247,7 +247,7 @@ def test_column_values_follow_registrations_and_rollbacks_of_every_kind():
     keeps no str object of a text token."""
     import sys
 
-    from streamnb._accel import kernels
+    from streamnb._accel import names
     from streamnb.stats.values import NOMINAL, TEXT
 
     rng = np.random.default_rng(3)
@@ -285,7 +285,7 @@ def test_column_values_follow_registrations_and_rollbacks_of_every_kind():
             assert schema.column_value.take(picks) == [values[j] for j in picks.tolist()]
     again = Schema.from_state(*schema.to_state())
     assert list(again.column_value) == list(schema.column_value)
-    if kernels.ACCELERATED:
+    if names.ACCELERATED:
         token = "".join(["fresh", "-token"])  # an object of its own
         held = sys.getrefcount(token)
         schema.encode({"body": {token}}, "record", grow=True)

@@ -1,3 +1,5 @@
-"""The per-record C kernels (``_kernels.c``, built as ``streamnb._accel._kernels``) and their
-Python twins with the choice between them (``kernels.py``), side by side so that a change to
-one is made next to the other (docs/architecture.md says how to add a kernel)."""
+"""Optional C extensions beside their Python twins, a change to one made next to the other
+(docs/architecture.md says how to add a kernel): the name table (``_names.c``, twin
+``names.py``) and the token path's kernels (``_kernels.c``, twin ``kernels.py``); the
+tokenisers' text scans live in streamnb/features (``_scan.c``, twin ``scan.py``).
+``choose.py`` picks the extension or the twins for each."""

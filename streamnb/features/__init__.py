@@ -6,8 +6,8 @@ from __future__ import annotations
 from .discretize import EqualFrequencyDiscretizer, MDLDiscretizer
 from .email import tokenize_email
 from .sms import tokenize_sms
-from .text import is_email, tokenize_text
+from .text import is_email, not_a_message, tokenize_text
 from .transformers import EmailTokens, SMSTokens
 
 __all__ = ["EmailTokens", "EqualFrequencyDiscretizer", "MDLDiscretizer", "SMSTokens",
-           "is_email", "tokenize_email", "tokenize_sms", "tokenize_text"]
+           "is_email", "not_a_message", "tokenize_email", "tokenize_sms", "tokenize_text"]

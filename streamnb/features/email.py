@@ -13,7 +13,7 @@ codec each part declares), and HTML is reduced to its visible text by tag stripp
 of the Received headers, the links' hosts and the visible text of HTML), the tokens of host
 names and those of the header fields (all of them but the values that need decoding, which
 are decoded here and read by the same rule, `field_tokens`) are C kernels with Python twins
-(`streamnb._accel.kernels`). Every scan runs in time
+(`streamnb.features.scan`). Every scan runs in time
 linear in its input, and the work per message is bounded whatever the input (see
 `_MAX_MESSAGE`, `_MAX_TEXT`, `_MAX_DEPTH`, `_MAX_PARTS`, `_MAX_HEADER`): about 6 times as
 fast as the `email` + `html.parser` implementation it replaced, with the same kinds of tokens
@@ -27,12 +27,11 @@ import html
 import re
 from functools import lru_cache
 
-from streamnb._accel.kernels import (
+from streamnb.features.scan import (
     EMAIL_DOMAIN,
     WORD_FIELDS,
     email_words,
     field_tokens,
-    frozen,
     header_fields,
     header_tokens,
     host_tokens,
@@ -176,8 +175,7 @@ class _Reader:
                 tokens.update(map("email:".__add__, EMAIL_DOMAIN.findall(visible)))
             sources = self.sources[0] if len(self.sources) == 1 else " ".join(self.sources)
             _add_url_tokens(sources, tokens)
-        del self.token_set  # the local name alone holds the set: frozen without a copy
-        return frozen(tokens)
+        return frozenset(tokens)
 
     def entity(self, start: int, end: int, depth: int, default_type: str,
                top: bool = False) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from streamnb._accel.kernels import frozen, host_tokens
+from streamnb.features.scan import host_tokens
 
 from .email import _add_url_tokens
 
@@ -70,7 +70,7 @@ def tokenize_sms(text: str) -> frozenset[str]:
     host_tokens("url:", _BARE_DOMAIN.findall(lowered), tokens)
     tokens.add(_capitals_flag(text))
     tokens.add(_length_flag(len(text)))
-    return frozen(tokens)  # the local name alone holds the set: frozen without a copy
+    return frozenset(tokens)
 
 
 def _capitals_flag(text: str) -> str:

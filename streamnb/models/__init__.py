@@ -1,12 +1,17 @@
-"""River classifiers on count statistics."""
+"""River classifiers on count statistics.
+
+Importing the package imports every model module below, and so registers every built-in model
+(its state name and presets: ``models/persistence.py``, ``models/registry.py``).
+"""
 
 from streamnb.models.aode import AODE
-from streamnb.models.base import CountClassifier, load_model
+from streamnb.models.base import CountClassifier
 from streamnb.models.ccica_nb import CCICANB
 from streamnb.models.indifferent_nb import IndifferentNB
 from streamnb.models.kernel_nb import KernelNB
 from streamnb.models.lda import LDA
 from streamnb.models.naive_bayes import NaiveBayes
+from streamnb.models.persistence import load_model
 from streamnb.models.qda import QDA
 from streamnb.models.selective_bn import SelectiveBN
 from streamnb.models.selective_nb import SelectiveNB

@@ -13,12 +13,13 @@ from streamnb.models.pairwise import PairwiseNaiveBayes
 from streamnb.models.params import RELEARN_EVERY, Integer, validate_params
 from streamnb.stats.frames import labels_of, records_of
 from streamnb.stats.pairs import CandidateRows, PairCounts
+from streamnb.stats.persist import header_int
 from streamnb.stats.values import TOKEN
 
 __all__ = ["AODE"]
 
 
-class AODE(PairwiseNaiveBayes):
+class AODE(PairwiseNaiveBayes, state_name="AODE", presets={"aode": {}}):
     """AODE (Webb, Boughton & Wang 2005): the average of the one-dependence models in which one
     attribute is the parent of all others, read from the same pairwise counts as TAN.
 
@@ -47,6 +48,8 @@ class AODE(PairwiseNaiveBayes):
     estimator, nominal, domains, var_smoothing
         As in :class:`~streamnb.models.tan.TAN`.
 
+    Notes
+    -----
     A text attribute (a bag of tokens) is used with the text event model, as in
     :class:`~streamnb.models.tan.TAN`: its candidate tokens are binary attributes of the
     one-dependence models (parents and children), its other tokens multinomial
@@ -203,7 +206,7 @@ class AODE(PairwiseNaiveBayes):
 
     def _restore_extra(self, meta: Mapping[str, Any], arrays: Mapping[str, np.ndarray]) -> None:
         super()._restore_extra(meta, arrays)
-        self._since_refresh = int(meta.get("since_refresh", 0))
+        self._since_refresh = header_int(meta.get("since_refresh", 0), "since_refresh")
 
 
 class _CandidateIndex:

@@ -1,8 +1,10 @@
-"""Shared mechanics of the count-based classifiers: input handling, posteriors, persistence.
+"""Shared mechanics of the count-based classifiers: input handling, posteriors, merging, and a
+model's registration (its state name and command-line names, declared in its class statement).
 
 A model says how it computes the joint log-likelihood ``log P(x, c)`` of an encoded record from
 its statistics; this base turns that into probabilities (log-sum-exp, and the zero-factor rule of
-the maximum-likelihood estimator), validates input, runs the batch paths and saves/loads/merges.
+the maximum-likelihood estimator), validates input, runs the batch paths and merges; saving and
+loading are ``models/persistence.py``'s.
 """
 
 from __future__ import annotations
@@ -10,56 +12,36 @@ from __future__ import annotations
 import inspect
 import os
 from collections.abc import Iterable, Mapping, Sequence
+from types import MappingProxyType
 from typing import Any, ClassVar
 
 import numpy as np
 from river import base
 
+import streamnb.models.persistence as persistence
 from streamnb._accel.kernels import posterior
-from streamnb.estimators import ESTIMATORS, Estimator
-from streamnb.stats import CountStatistics, InvalidRecord, Schema, read_state, write_state
+from streamnb.stats import CountStatistics, InvalidRecord, Schema
 from streamnb.stats.cache import StateCache
-from streamnb.stats.codec import from_json_value, to_json_value
 from streamnb.stats.encoded import EncodedBatch
 from streamnb.stats.frames import n_rows
-from streamnb.stats.persist import StateFileError
 
-__all__ = ["CountClassifier", "load_model"]
-
-
-
-def init_params(obj: Any) -> dict[str, Any]:
-    """The constructor arguments of ``obj`` as given (river's ``_get_params`` turns nested
-    estimators into (class, params) tuples; a state file wants them as values)."""
-    init = type(obj).__init__
-    if init is object.__init__:
-        return {}
-    names = [name for name, p in inspect.signature(init).parameters.items()
-             if name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
-    return {name: getattr(obj, name) for name in names}
-
-
-def _encode_param(value: Any) -> Any:
-    if isinstance(value, Estimator):
-        return {"estimator": value.name, "params": _encode_param(init_params(value))}
-    if isinstance(value, dict):
-        return {"map": [[to_json_value(k), _encode_param(v)] for k, v in value.items()]}
-    return to_json_value(value)
-
-
-def _decode_param(value: Any) -> Any:
-    if isinstance(value, dict) and "estimator" in value:
-        cls = ESTIMATORS[value["estimator"]]
-        return cls(**_decode_param(value["params"]))
-    if isinstance(value, dict) and "map" in value:
-        return {from_json_value(k): _decode_param(v) for k, v in value["map"]}
-    return from_json_value(value)
+__all__ = ["CountClassifier"]
 
 
 class CountClassifier(base.MiniBatchClassifier):
-    """Base of streamnb's classifiers: state = :class:`~streamnb.stats.CountStatistics`."""
+    """Base of streamnb's classifiers: state = :class:`~streamnb.stats.CountStatistics`.
 
-    _format: ClassVar[str] = ""
+    A model registers itself in its class statement, e.g.
+    ``class TAN(PairwiseNaiveBayes, state_name="TAN", presets={"tan": {}, "tan-ddr":
+    {"weight": "ddr"}})``: ``state_name`` is the name its state files record
+    (``models/persistence.py``; a class without one, such as an abstract base, is not saved),
+    ``presets`` the names ``--model`` and the service take for it, each with the constructor
+    arguments it sets (``models/registry.py``). Neither is inherited; a name another class
+    holds is refused.
+    """
+
+    #: the class's own presets (``presets=`` of its class statement; empty if it has none)
+    _presets: ClassVar[Mapping[str, Mapping[str, Any]]] = MappingProxyType({})
     #: the class of ``stats`` (its ``from_state`` restores a saved model's statistics)
     _statistics: ClassVar[type] = CountStatistics
     #: False for models of discrete attributes only: a float attribute is refused, not modelled
@@ -67,6 +49,35 @@ class CountClassifier(base.MiniBatchClassifier):
     #: True for a model that takes a text message as the frozenset of its tokens (the service
     #: then decodes one into that, not into ``{token: True}``)
     reads_token_sets: ClassVar[bool] = False
+    #: True for a model of numeric attributes only (it refuses nominal, token and text values;
+    #: the demo's ``--model all``, which streams messages, leaves it out)
+    _numeric_only: ClassVar[bool] = False
+
+    def __init_subclass__(cls, /, state_name: str | None = None,
+                          presets: Mapping[str, Mapping[str, Any]] | None = None,
+                          **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        own = {name: MappingProxyType(dict(params)) for name, params in (presets or {}).items()}
+        if own and state_name is None:  # the service saves every model it runs
+            raise TypeError(f"{cls.__qualname__}: presets need a state_name")
+        # the class holding this state name is either this one defined again (replaced) or
+        # another one (refused by ``register``): its presets are not taken
+        taken = {preset: other for other in persistence.registered().values()
+                 if persistence.state_name(other) != state_name for preset in other._presets}
+        for preset in own:
+            if not isinstance(preset, str) or not preset:
+                raise TypeError(f"{cls.__qualname__}: a preset name must be a non-empty str, "
+                                f"got {preset!r}")
+            if preset in taken:
+                raise ValueError(f"{cls.__qualname__}: preset {preset!r} is already "
+                                 f"{taken[preset].__qualname__}'s")
+            try:  # a misspelt parameter fails here, not when the name is first used
+                inspect.signature(cls).bind(**own[preset])
+            except TypeError as exc:
+                raise TypeError(f"{cls.__qualname__}: preset {preset!r}: {exc}") from None
+        if state_name is not None:
+            persistence.register(cls, state_name)
+        cls._presets = MappingProxyType(own)
 
     def __init__(self, nominal: Iterable | None = None, domains: Mapping | None = None) -> None:
         self.nominal = nominal
@@ -220,62 +231,40 @@ class CountClassifier(base.MiniBatchClassifier):
 
     def merge(self, other: CountClassifier) -> CountClassifier:
         """Add the statistics ``other`` learned (e.g. on another shard). Returns ``self``."""
-        if type(other) is not type(self) or _encode_param(init_params(other)) != _encode_param(
-                init_params(self)):
+        if type(other) is not type(self) or (persistence.params_state(other)
+                                             != persistence.params_state(self)):
             raise ValueError(f"cannot merge {other!r} into {self!r}: models differ")
         self.stats.merge(other.stats)
         self.n_learned += other.n_learned
         return self
 
-    # -- persistence ----------------------------------------------------------------------------
+    # -- persistence (models/persistence.py) ---------------------------------------------------
     def _extra_state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+        """What a model keeps beside its statistics: a JSON-able header and arrays."""
         return {}, {}
 
     def _restore_extra(self, meta: Mapping[str, Any], arrays: Mapping[str, np.ndarray]) -> None:
+        """Take back what ``_extra_state`` gave, on a model whose statistics are loaded."""
         return None
 
     def to_state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-        meta, arrays = self.stats.to_state()
-        extra_meta, extra_arrays = self._extra_state()
-        header = {"model": type(self).__name__, "params": _encode_param(init_params(self)),
-                  "n_learned": self.n_learned, "statistics": meta, "extra": extra_meta}
-        return header, {**arrays, **{f"extra.{k}": v for k, v in extra_arrays.items()}}
+        """The header and arrays of the model's state (:func:`~streamnb.models.persistence
+        .to_state`)."""
+        return persistence.to_state(self)
 
     @classmethod
     def from_state(cls, header: Mapping[str, Any], arrays: Mapping[str, np.ndarray]
                    ) -> CountClassifier:
-        name = header.get("model")
-        from streamnb.models.registry import model_class  # it imports every model module
-
-        model_cls = model_class(name)
-        if model_cls is None:
-            raise StateFileError(f"unknown model {name!r} in state")
-        if not issubclass(model_cls, cls):
-            raise StateFileError(f"state holds a {name}, not a {cls.__name__}")
-        try:
-            model = model_cls(**_decode_param(header["params"]))
-            model.stats = model_cls._statistics.from_state(header["statistics"], arrays)
-            model.n_learned = int(header["n_learned"])
-            extra = {k[len("extra."):]: v for k, v in arrays.items() if k.startswith("extra.")}
-            model._restore_extra(header.get("extra", {}), extra)
-        except (KeyError, TypeError, ValueError) as exc:
-            if isinstance(exc, StateFileError):
-                raise
-            raise StateFileError(f"inconsistent model state: {exc}") from exc
-        return model
+        """The model a state holds: of the class it names, which must be this one or one of
+        its subclasses."""
+        return persistence.from_state(header, arrays, cls)
 
     def save(self, path: str | os.PathLike) -> None:
         """Write the model atomically in streamnb's versioned, checksummed format."""
-        header, arrays = self.to_state()
-        write_state(path, header, arrays)
+        persistence.save(self, path)
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> CountClassifier:
-        """Read a model written by :meth:`save` (never unpickles anything)."""
-        header, arrays = read_state(path)
-        return cls.from_state(header, arrays)
-
-
-def load_model(path: str | os.PathLike) -> CountClassifier:
-    """Load any streamnb model from a state file."""
-    return CountClassifier.load(path)
+        """Read a model written by :meth:`save` (never unpickles anything); the file may hold
+        this class or a subclass."""
+        return persistence.load(path, cls)

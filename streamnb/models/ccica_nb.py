@@ -27,6 +27,8 @@ from streamnb.models.schedule import relearn_due
 from streamnb.stats.cache import StateCache
 from streamnb.stats.covariance import ClassCovariance
 from streamnb.stats.kde import log_mixture_density, silverman_bandwidth
+from streamnb.stats.persist import header_int
+from streamnb.stats.values import RecordName
 from streamnb.stats.vector_sample import ClassSample
 from streamnb.stats.vectors import encode_vector, encode_vectors
 
@@ -95,8 +97,8 @@ def fast_ica(z: np.ndarray, w_init: np.ndarray, max_iter: int = 200, tol: float 
     If ``max_iter`` iterations do not converge, up to ``max_iter`` more take half steps,
     W ← decorrelate(½ W + ½ W⁺) (rows of W⁺ signed to agree with W; shorter where the half step
     is near-singular, and none below ``_MIN_STEP``: W is kept): symmetric FastICA can
-    cycle without converging (on Letter's 16,000 training records it did for 12 of the 26
-    classes, rows still turning by up to 0.98 after 200 iterations, so W was wherever the cycle
+    cycle without converging (on Letter's 16,000 training records it did for about half of the
+    26 classes, rows still turning by up to 0.98 after 200 iterations, so W was wherever the cycle
     stopped); a fixed point of W⁺ is one of the half step, and the half steps reach one (all 26
     classes)."""
     w = _sym_decorrelate(w_init)
@@ -226,7 +228,7 @@ def _place(fits: Mapping[int, tuple[np.ndarray, np.ndarray, np.ndarray]],
     return weight, mean, var
 
 
-class CCICANB(GaussianDiscriminant):
+class CCICANB(GaussianDiscriminant, state_name="CCICANB", presets={"ccica-nb": {}}):
     """Naive Bayes on class-conditional independent components (CC-ICA), or on the
     class-conditional PCA, global ICA or original representations, with divergence-based
     per-class component selection.
@@ -422,7 +424,7 @@ class CCICANB(GaussianDiscriminant):
         ys = list(y)
         if len(ys) != len(X):
             raise ValueError(f"{len(X)} records but {len(ys)} labels")
-        labels = [self._label(v, f"row {i}") for i, v in enumerate(ys)]
+        labels = [self._label(v, RecordName("row", i)) for i, v in enumerate(ys)]
         values = encode_vectors(self.stats.attributes, X, "row", grow=True)
         classes = np.array([self.stats.labels.add(v) for v in labels], dtype=np.int64)
         self.stats.update_many(classes, values)
@@ -748,7 +750,7 @@ class CCICANB(GaussianDiscriminant):
         self.sample = ClassSample.from_state(
             meta["sample"], {k[len("sample."):]: v for k, v in arrays.items()
                              if k.startswith("sample.")})
-        self._since = int(meta["since"])
+        self._since = header_int(meta["since"], "since")
         if "structure.centre" in arrays:
             self._structure_version += 1
             self._structure = {k: np.array(arrays[f"structure.{k}"])

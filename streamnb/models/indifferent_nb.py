@@ -9,7 +9,7 @@ from streamnb.models.naive_bayes import NaiveBayes
 __all__ = ["IndifferentNB"]
 
 
-class IndifferentNB(NaiveBayes):
+class IndifferentNB(NaiveBayes, state_name="IndifferentNB", presets={"indifferent": {}}):
     """Naive Bayes averaged over all naive Bayes models under a uniform prior (eq. 16–17).
 
     ``NaiveBayes(estimator="indifferent")`` under its own name: the posterior is the closed-form

@@ -18,7 +18,7 @@ __all__ = ["KernelNB"]
 _CHUNK = 256
 
 
-class KernelNB(GaussianDiscriminant):
+class KernelNB(GaussianDiscriminant, state_name="KernelNB", presets={"kernel-nb": {}}):
     """Naive Bayes whose per-class densities of numeric attributes are Gaussian kernel
     density estimates over a binned, mergeable sketch of the values.
 

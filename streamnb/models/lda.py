@@ -9,7 +9,7 @@ from streamnb.models.discriminant import GaussianDiscriminant
 __all__ = ["LDA"]
 
 
-class LDA(GaussianDiscriminant):
+class LDA(GaussianDiscriminant, state_name="LDA", presets={"lda": {}}):
     """Linear discriminant analysis: Gaussian classes sharing one (pooled) covariance.
 
     d_y(x) = −½ (x − μ_y)ᵀ Σ⁻¹ (x − μ_y) − ½ log |Σ| + log π_y, with Σ the pooled within-class

@@ -20,7 +20,9 @@ __all__ = ["NaiveBayes"]
 _LOG_2PI = float(np.log(2 * np.pi))
 
 
-class NaiveBayes(CountClassifier):
+class NaiveBayes(CountClassifier, state_name="NaiveBayes", presets={
+        "ml": {"estimator": "ml"}, "laplace": {"estimator": "laplace"},
+        "m-estimate": {"estimator": "m-estimate"}, "bibl": {"estimator": "bibl"}}):
     """Naive Bayes whose parameters are read from live counts at prediction time.
 
     P(c | x) ∝ α_c · Π_i θ_{i,x_i,c}: nominal attributes through their value counts, binary

@@ -34,6 +34,7 @@ from streamnb.models.params import Integer, validate_params
 from streamnb.models.schedule import relearn_due
 from streamnb.stats.frames import labels_of
 from streamnb.stats.pairs import PairCounts
+from streamnb.stats.persist import header_int
 from streamnb.stats.values import NOMINAL, TOKEN
 from streamnb.structure import PairwiseCounts, attribute_class_information
 
@@ -364,5 +365,5 @@ class PairwiseNaiveBayes(NaiveBayes):
     def _restore_extra(self, meta: Mapping[str, Any], arrays: Mapping[str, np.ndarray]) -> None:
         self.pairs = PairCounts.from_state(self.stats.schema, meta["pairs"], arrays)
         self.pairs.text_tokens = True  # states saved before text tokens could be candidates
-        self.candidate_version = int(meta.get("candidate_version", 0))
+        self.candidate_version = header_int(meta.get("candidate_version", 0), "candidate_version")
         self._shared = bool(meta.get("shared", False))

@@ -9,7 +9,7 @@ from streamnb.models.discriminant import GaussianDiscriminant, shrink
 __all__ = ["QDA"]
 
 
-class QDA(GaussianDiscriminant):
+class QDA(GaussianDiscriminant, state_name="QDA", presets={"qda": {}}):
     """Quadratic discriminant analysis: one Gaussian (mean and covariance) per class.
 
     d_y(x) = −½ (x − μ_y)ᵀ Σ_y⁻¹ (x − μ_y) − ½ log |Σ_y| + log π_y, with Σ_y the class's

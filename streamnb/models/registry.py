@@ -1,71 +1,76 @@
-"""Models by name: the command line's and the service's names (``MODELS``) and the class
-names state files record (``model_class``)."""
+"""Models by the names the command line (``--model``), the service and the benchmarks use.
+
+The names are the presets the models declare in their class statements (``presets=``, see
+:class:`~streamnb.models.base.CountClassifier`), read from the classes registered with
+``models/persistence.py`` each time: a model defined after this module was imported is found
+too. Importing this module imports the ``streamnb.models`` package, hence every built-in model.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Iterator, Mapping, Set
+from functools import partial
 
-from streamnb.models.aode import AODE
 from streamnb.models.base import CountClassifier
-from streamnb.models.ccica_nb import CCICANB
-from streamnb.models.indifferent_nb import IndifferentNB
-from streamnb.models.kernel_nb import KernelNB
-from streamnb.models.lda import LDA
-from streamnb.models.naive_bayes import NaiveBayes
-from streamnb.models.qda import QDA
-from streamnb.models.selective_bn import SelectiveBN
-from streamnb.models.selective_nb import SelectiveNB
-from streamnb.models.selective_tan import SelectiveTAN
-from streamnb.models.spam_filter import SpamFilter
-from streamnb.models.tan import TAN
+from streamnb.models.persistence import registered
 
-__all__ = ["MODELS", "NUMERIC_ONLY", "make_model", "model_class"]
+__all__ = ["MODELS", "NUMERIC_ONLY", "make_model"]
 
-MODELS: dict[str, Callable[[], CountClassifier]] = {
-    # raw text (e-mail or SMS) or {token: count}; the others take feature dicts
-    "spam-filter": SpamFilter,
-    "indifferent": IndifferentNB,
-    "ml": lambda: NaiveBayes(estimator="ml"),
-    "laplace": lambda: NaiveBayes(estimator="laplace"),
-    "m-estimate": lambda: NaiveBayes(estimator="m-estimate"),
-    "bibl": lambda: NaiveBayes(estimator="bibl"),
-    "tan": TAN,
-    "tan-ddr": lambda: TAN(weight="ddr"),
-    "tan-bayes": lambda: TAN(weight="bayes"),
-    "aode": AODE,
-    # Info-AS selection (Singh & Provan) with the CDC metric, the best on the spam stream
-    # (docs/selective.md)
-    "selective-nb": lambda: SelectiveNB(metric="cdc"),
-    "selective-tan": lambda: SelectiveTAN(metric="cdc"),
-    "selective-bn": lambda: SelectiveBN(metric="cdc"),
-    # numeric attributes only (docs/continuous.md); they refuse nominal, token and text values
-    "lda": LDA,
-    "qda": QDA,
-    "kernel-nb": KernelNB,
-    # class-conditional ICA + naive Bayes (Bressan & Vitrià; docs/ccica.md)
-    "ccica-nb": CCICANB,
-}
 
+def _presets() -> dict[str, tuple[type[CountClassifier], Mapping]]:
+    """Preset name → its class and the constructor arguments it sets (``__init_subclass__``
+    refuses a name two classes declare)."""
+    return {name: (cls, params) for cls in registered().values()
+            for name, params in cls._presets.items()}
+
+
+class _Models(Mapping[str, Callable[[], CountClassifier]]):
+    """Name → a factory of fresh models so named."""
+
+    def __getitem__(self, name: str) -> Callable[[], CountClassifier]:
+        cls, params = _presets()[name]
+        return partial(cls, **params)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(_presets())
+
+    def __len__(self) -> int:
+        return len(_presets())
+
+    def __repr__(self) -> str:
+        return f"MODELS({sorted(self)})"
+
+
+class _NumericOnly(Set[str]):
+    """The names of models that take numeric attributes only (not messages)."""
+
+    def __contains__(self, name: object) -> bool:
+        found = _presets().get(name) if isinstance(name, str) else None
+        return found is not None and found[0]._numeric_only
+
+    def __iter__(self) -> Iterator[str]:
+        return iter([name for name, (cls, _) in _presets().items() if cls._numeric_only])
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+    @classmethod
+    def _from_iterable(cls, names):  # what ``set(MODELS) - NUMERIC_ONLY`` and the like make
+        return frozenset(names)
+
+    def __repr__(self) -> str:
+        return f"NUMERIC_ONLY({sorted(self)})"
+
+
+MODELS: Mapping[str, Callable[[], CountClassifier]] = _Models()
 #: models that take numeric attributes only (not token records: the demo's ``all`` skips them)
-NUMERIC_ONLY = frozenset({"lda", "qda", "kernel-nb", "ccica-nb"})
+NUMERIC_ONLY: Set[str] = _NumericOnly()
 
 
 def make_model(name: str) -> CountClassifier:
     """A fresh model from its name (see ``MODELS``)."""
     try:
-        return MODELS[name]()
+        factory = MODELS[name]
     except KeyError:
         raise ValueError(f"unknown model {name!r}; choose one of {sorted(MODELS)}") from None
-
-
-def model_class(name: Any) -> type[CountClassifier] | None:
-    """The model class a state file names: any subclass of ``CountClassifier`` (this module
-    imports every model module, so each is known), by its class name; None if there is none."""
-    pending: list[type[CountClassifier]] = [CountClassifier]
-    while pending:
-        cls = pending.pop()
-        if cls.__name__ == name:
-            return cls
-        pending.extend(cls.__subclasses__())
-    return None
+    return factory()

@@ -54,7 +54,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from streamnb.models.base import CountClassifier, _encode_param, init_params
+from streamnb.models.base import CountClassifier
 from streamnb.models.pairwise import _presence_information
 from streamnb.models.params import (
     DRIFT_DETECTOR,
@@ -64,6 +64,7 @@ from streamnb.models.params import (
     Real,
     validate_params,
 )
+from streamnb.models.persistence import params_state
 from streamnb.models.schedule import learn_watching_drift, relearn_due
 from streamnb.models.selective_evidence import NetworkEvidence, batch_cells
 from streamnb.models.selective_families import FamilyTables
@@ -71,6 +72,7 @@ from streamnb.models.selective_text import add_text_terms, text_log_denominators
 from streamnb.stats.encoded import EncodedBatch
 from streamnb.stats.frames import encode_batch, labels_of
 from streamnb.stats.pairs import PairCounts
+from streamnb.stats.persist import header_int
 from streamnb.stats.reservoir import ColumnValues, Reservoir, column_map
 from streamnb.stats.schema import NOMINAL, TOKEN
 from streamnb.structure import (
@@ -418,9 +420,8 @@ class SelectiveClassifier(CountClassifier):
         self._counts_changed()
 
     def _check_merge(self, other: SelectiveClassifier) -> None:
-        mine = {k: v for k, v in init_params(self).items() if k != "seed"}
-        theirs = {k: v for k, v in init_params(other).items() if k != "seed"}
-        if type(other) is not type(self) or _encode_param(mine) != _encode_param(theirs):
+        if type(other) is not type(self) or (params_state(other, skip={"seed"})
+                                             != params_state(self, skip={"seed"})):
             raise ValueError(f"cannot merge {other!r} into {self!r}: models differ")
 
     def merge(self, other: SelectiveClassifier) -> SelectiveClassifier:
@@ -524,8 +525,8 @@ class SelectiveClassifier(CountClassifier):
                      else NetworkStructure.from_json(meta["structure"]))
         self._install(structure or NetworkStructure.naive(()), record_sources=False)
         self.structure = structure
-        self.structure_version = int(meta["structure_version"])
-        self._since_relearn = int(meta["since_relearn"])
+        self.structure_version = header_int(meta["structure_version"], "structure_version")
+        self._since_relearn = header_int(meta["since_relearn"], "since_relearn")
         nodes = structure.nodes if structure else (CLASS,)
         self.family_sources = dict(zip(nodes, meta["sources"], strict=True))
         families = self._families

@@ -17,7 +17,9 @@ __all__ = ["SelectiveBN"]
 SEARCHES = ("cb", "k2")
 
 
-class SelectiveBN(SelectiveClassifier):
+class SelectiveBN(SelectiveClassifier, state_name="SelectiveBN", presets={
+        # Info-AS with the CDC metric, the best on the spam stream (docs/selective.md)
+        "selective-bn": {"metric": "cdc"}}):
     """Singh & Provan's selective Bayesian network classifier, re-learned from the stream.
 
     A relearn runs Info-AS (§4.2; ``metric`` = CIG, CGR or CDC, Definitions 4.1–4.3; optional

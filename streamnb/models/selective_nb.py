@@ -11,7 +11,9 @@ from streamnb.structure import DiscreteData, NetworkStructure, Selection
 __all__ = ["SelectiveNB"]
 
 
-class SelectiveNB(SelectiveClassifier):
+class SelectiveNB(SelectiveClassifier, state_name="SelectiveNB", presets={
+        # Info-AS with the CDC metric, the best on the spam stream (docs/selective.md)
+        "selective-nb": {"metric": "cdc"}}):
     """Naive Bayes over an attribute subset selected by Info-AS, re-learned from the stream.
 
     Info-AS (Singh & Provan §4.2) adds, one at a time, the attribute that maximises an

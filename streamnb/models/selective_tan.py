@@ -24,7 +24,9 @@ from streamnb.structure import (
 __all__ = ["SelectiveTAN"]
 
 
-class SelectiveTAN(SelectiveClassifier):
+class SelectiveTAN(SelectiveClassifier, state_name="SelectiveTAN", presets={
+        # Info-AS with the CDC metric, the best on the spam stream (docs/selective.md)
+        "selective-tan": {"metric": "cdc"}}):
     """TAN over an attribute subset selected by Info-AS, both re-learned from the stream.
 
     A relearn selects attributes with Info-AS (Singh & Provan §4.2, Definitions 4.1–4.3, as in

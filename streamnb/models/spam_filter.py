@@ -21,6 +21,7 @@ from streamnb.models.params import Integer, OneOf, Real, validate_params
 from streamnb.stats import InvalidRecord, RecordName
 from streamnb.stats.collector import paused_collector
 from streamnb.stats.frames import records_of
+from streamnb.stats.score_sketch import ScoreSketch
 from streamnb.stats.values import drawn_once, text_draws
 
 __all__ = ["SpamFilter"]
@@ -40,9 +41,10 @@ def _messages(X: Any) -> list:
 _NO_ZERO_FACTORS = array("q", (0, 0))
 _ALL = sys.maxsize  # top_tokens=None: the mean over every known token
 _IMMUTABLE = frozenset((str, bytes, frozenset))  # messages a batch's tokens can be kept for
+_SPAM, _HAM = 0, 1  # the rows of the score sketch
 
 
-class SpamFilter(CountClassifier):
+class SpamFilter(CountClassifier, state_name="SpamFilter", presets={"spam-filter": {}}):
     """Spam filter on raw e-mail or short texts whose whole state is per-class token counts.
 
     Each message becomes the set of its tokens (`streamnb.features.tokenize_text`: e-mail or
@@ -85,6 +87,23 @@ class SpamFilter(CountClassifier):
         The two labels learned; any other label is rejected.
     threshold, unsure
         Decision threshold on the log-odds and half-width of the unsure band around it.
+    max_ham_rate
+        The share of ham the operator accepts to lose as spam (e.g. ``0.001``), or ``None``.
+        When given, the decision threshold is learned instead of fixed: every labelled message
+        counts its score, taken before it is learned, in a per-class histogram of scores
+        (:class:`~streamnb.stats.score_sketch.ScoreSketch`, bins of 0.05 on [−40, 40)), and
+        the threshold in force is the lowest bin edge with at most ``max_ham_rate`` of the
+        recent ham scores at or above it. A quantile of 1 − r needs some 1/r scores: until the
+        histogram holds ``1 / max_ham_rate`` ham (the warm-up), ``threshold`` is in force. The
+        histogram is part of the state: it adds in ``merge``, forgets in ``decay`` and is
+        saved with the model. ``learn_many`` counts each message's score under the state
+        before the batch (the scores a prequential service publishes for it), ``learn_one``
+        under the state before the message. docs/spam.md gives the realised rates.
+    score_half_life
+        How many scores of its class a score outweighs in the histogram before it weighs half
+        (``None``: ``1 / max_ham_rate``, so the histogram holds about the last 1.44/r ham):
+        the scores drift as the filter learns, and old ones would hold the threshold where
+        the filter was. Only read with ``max_ham_rate``.
 
     Examples
     --------
@@ -117,26 +136,36 @@ class SpamFilter(CountClassifier):
     _parameter_constraints: ClassVar[dict[str, list]] = {
         "alpha": [Real(0, closed="neither")], "fisher_weight": [Real(0)],
         "top_tokens": [None, Integer(1)], "tokenizer": [OneOf(tuple(sorted(_TOKENIZERS)))],
-        "threshold": [Real()], "unsure": [Real(0)]}
+        "threshold": [Real()], "unsure": [Real(0)],
+        "max_ham_rate": [None, Real(0, 1, closed="neither")],
+        "score_half_life": [None, Real(0, closed="neither")]}
 
     def __init__(self, alpha: float = 0.1, fisher_weight: float = 0.125, s: float = 0.1,
                  x: float = 0.5, min_dev: float = 0.2, max_tokens: int | None = None,
                  top_tokens: int | None = 25,
                  tokenizer: str = "auto", spam_label: Any = "spam", ham_label: Any = "ham",
-                 threshold: float = 0.0, unsure: float = 0.5) -> None:
+                 threshold: float = 0.0, unsure: float = 0.5,
+                 max_ham_rate: float | None = None, score_half_life: float | None = None
+                 ) -> None:
         super().__init__()
         if spam_label == ham_label:
             raise ValueError("spam_label and ham_label must differ")
         self.alpha, self.fisher_weight, self.top_tokens = alpha, fisher_weight, top_tokens
         self.s, self.x, self.min_dev, self.max_tokens = s, x, min_dev, max_tokens
         self.tokenizer, self.spam_label, self.ham_label = tokenizer, spam_label, ham_label
-        self.threshold, self.unsure = threshold, unsure
+        self.threshold, self.unsure, self.max_ham_rate = threshold, unsure, max_ham_rate
+        self.score_half_life = score_half_life
         validate_params(self)  # s, x, min_dev and max_tokens: RobinsonFisher checks them
         self._lidstone = Dirichlet(value_prior=alpha)  # θ = (N + α) / (T + α|V|)
         self._fisher = RobinsonFisher(s=s, x=x, min_dev=min_dev,
                                       max_tokens=max_tokens if max_tokens is not None
                                       else 2**62)
         self._clip = math.log((1 - 1e-4) / 1e-4)
+        #: the scores of the labelled messages per class (spam, ham), with max_ham_rate
+        self.scores: ScoreSketch | None = None
+        if max_ham_rate is not None:
+            self.scores = ScoreSketch(2, half_life=score_half_life if score_half_life is not None
+                                      else 1 / max_ham_rate)
 
     @classmethod
     def _unit_test_params(cls):
@@ -209,8 +238,13 @@ class SpamFilter(CountClassifier):
     def learn_one(self, x: str | bytes, y: Any) -> None:
         where = f"record {self.n_learned + 1}"
         label = self._label(y, where)
-        self.stats.update({_ATTRIBUTE: self.tokens(x, where)}, label, self.n_learned + 1)
+        tokens = self.tokens(x, where)
+        score = self._score(tokens) if self.scores is not None else 0.0  # kept from scoring
+        self.stats.update({_ATTRIBUTE: tokens}, label, self.n_learned + 1)
         self.n_learned += 1
+        if self.scores is not None:
+            self.scores.add_many(np.array([score]), np.array(
+                [_SPAM if label == self.spam_label else _HAM]))
 
     def learn_many(self, X: Iterable[str | bytes], y: Iterable[Any]) -> None:
         """Learn a batch of texts (a sequence or pandas Series); equal to ``learn_one`` on each
@@ -218,10 +252,14 @@ class SpamFilter(CountClassifier):
         texts, labels = _messages(X), list(y)
         if len(texts) != len(labels):
             raise ValueError(f"{len(texts)} texts but {len(labels)} labels")
-        records = [{_ATTRIBUTE: tokens} for tokens in self._batch_tokens(texts)]
         labels = [self._label(v, RecordName("row", i)) for i, v in enumerate(labels)]
+        scores = self._batch_scores(texts) if self.scores is not None else None
+        records = [{_ATTRIBUTE: tokens} for tokens in self._batch_tokens(texts)]
         self.stats.update_many(records, labels, record="row")
         self.n_learned += len(texts)
+        if self.scores is not None:
+            self.scores.add_many(scores, np.array(
+                [_SPAM if label == self.spam_label else _HAM for label in labels]))
 
     # -- scoring ------------------------------------------------------------------------------
     def _counts(self, tokens: frozenset[str], where: str
@@ -257,6 +295,22 @@ class SpamFilter(CountClassifier):
         return rows, totals, columns, log_theta[0] - log_theta[1]
 
     def _score(self, tokens: frozenset[str]) -> float:
+        """The score of a message's tokens under the state now; with ``max_ham_rate``, kept
+        until the state changes, so that learning a message just scored reads its score."""
+        if self.scores is None:
+            return self._compute_score(tokens)
+        return self._cache.get("score", (self.stats, self.stats.version, tokens),
+                               lambda: self._compute_score(tokens))
+
+    def _batch_scores(self, texts: list) -> np.ndarray:
+        """``score_many`` of a batch under the state now, kept (with ``max_ham_rate``) until
+        the state changes, as ``_score`` keeps one message's."""
+        if not all(type(t) in _IMMUTABLE for t in texts):
+            return self._score_batch(texts)
+        return self._cache.get("batch scores", (self.stats, self.stats.version, tuple(texts)),
+                               lambda: self._score_batch(texts))
+
+    def _compute_score(self, tokens: frozenset[str]) -> float:
         """The score of ``_evidence``'s reading of the counts in one kernel pass: a message's
         ~20 numpy calls on ~200-element arrays cost far more than their arithmetic."""
         stats = self.stats
@@ -291,18 +345,40 @@ class SpamFilter(CountClassifier):
         return self._score(self.tokens(x, "message to score"))
 
     def score_many(self, X: Iterable[str | bytes]) -> np.ndarray:
+        texts = _messages(X)
+        return self._batch_scores(texts) if self.scores is not None else self._score_batch(texts)
+
+    def _score_batch(self, texts: list) -> np.ndarray:
         scores: list[float] = []
         with paused_collector():  # each message's lookup is kept until the batch is learned
             # each message scored as it is read (tokenised, its shape checked), while its
             # tokens are in the CPU caches: reading the whole batch first cost 4 µs a message
-            bags = self._batch_tokens(_messages(X), lambda bag: scores.append(self._score(bag)))
+            bags = self._batch_tokens(texts, lambda bag: scores.append(
+                self._compute_score(bag)))
             if len(scores) != len(bags):  # the batch's tokens were kept: none scored yet
-                scores = [self._score(bag) for bag in bags]
+                scores = [self._compute_score(bag) for bag in bags]
         return np.array(scores)
+
+    @property
+    def threshold_learned(self) -> bool:
+        """Whether the threshold in force is learned (``max_ham_rate``, after the warm-up)."""
+        # a (1 − r) quantile needs some 1/r scores (weighted: ~1/r up to rounding)
+        return self.scores is not None and (
+            self.scores.total(_HAM) * self.max_ham_rate >= 1 - 1e-6)
+
+    @property
+    def current_threshold(self) -> float:
+        """The decision threshold in force: ``threshold``, or with ``max_ham_rate`` the one
+        read off the ham scores learned so far (``threshold`` before the first ham)."""
+        scores = self.scores
+        if scores is None or not self.threshold_learned:
+            return self.threshold
+        return self._cache.get("threshold", (scores, scores.version),
+                               lambda: scores.threshold(_HAM, self.max_ham_rate))
 
     def verdict_one(self, x: str | bytes) -> Any:
         """``spam_label``, ``ham_label`` or ``"unsure"`` (within ``unsure`` of the threshold)."""
-        z = self.score_one(x) - self.threshold
+        z = self.score_one(x) - self.current_threshold
         if abs(z) < self.unsure:
             return "unsure"
         return self.spam_label if z > 0 else self.ham_label
@@ -310,7 +386,7 @@ class SpamFilter(CountClassifier):
     def _posterior_one(self, x: str | bytes, log: bool) -> dict[Any, float]:
         """σ(∓z) (or its log) of the score z past the threshold: the posterior of every model
         on the class scores (0, z); exact in log space where a probability underflows."""
-        z = self.score_one(x) - self.threshold
+        z = self.score_one(x) - self.current_threshold
         # ham first: where z = 0 an argmax over the dict agrees with predict_one (ham)
         return posterior([self.ham_label, self.spam_label], array("d", (0.0, z)),
                          _NO_ZERO_FACTORS, log)
@@ -322,7 +398,7 @@ class SpamFilter(CountClassifier):
         return self._posterior_one(x, False)
 
     def predict_one(self, x: str | bytes) -> Any:
-        return self.spam_label if self.score_one(x) > self.threshold else self.ham_label
+        return self.spam_label if self.score_one(x) > self.current_threshold else self.ham_label
 
     def predict_proba_many(self, X: Sequence[str | bytes]):
         import pandas as pd
@@ -343,7 +419,7 @@ class SpamFilter(CountClassifier):
     def _class_scores(self, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Rows (0, z − threshold) and their zero-factor counts: the class scores whose
         posterior is (σ(−z'), σ(z')), the one-record path's, for every row."""
-        z = np.asarray(scores, dtype=np.float64) - self.threshold
+        z = np.asarray(scores, dtype=np.float64) - self.current_threshold
         classes = np.column_stack([np.zeros_like(z), z])
         return classes, np.zeros(classes.shape, dtype=np.int64)
 
@@ -357,8 +433,31 @@ class SpamFilter(CountClassifier):
 
         index = X.index if isinstance(X, pd.Series | pd.DataFrame) else None
         z = self.score_many(X)
-        return pd.Series(np.where(z > self.threshold, self.spam_label, self.ham_label),
+        return pd.Series(np.where(z > self.current_threshold, self.spam_label, self.ham_label),
                          index=index, dtype=object)
+
+    # -- the score sketch: counts like the rest of the state ---------------------------------------
+    def merge(self, other: SpamFilter) -> SpamFilter:
+        super().merge(other)
+        if self.scores is not None:
+            self.scores.merge(other.scores)
+        return self
+
+    def decay(self, factor: float) -> None:
+        super().decay(factor)
+        if self.scores is not None:
+            self.scores.decay(factor)
+
+    def _extra_state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+        if self.scores is None:
+            return {}, {}
+        meta, arrays = self.scores.to_state()
+        return {"scores": meta}, {f"scores.{k}": v for k, v in arrays.items()}
+
+    def _restore_extra(self, meta: Mapping[str, Any], arrays: Mapping[str, np.ndarray]) -> None:
+        if self.scores is not None and "scores" in meta:
+            self.scores = ScoreSketch.from_state(meta["scores"], {
+                k[len("scores."):]: v for k, v in arrays.items() if k.startswith("scores.")})
 
     # -- diagnostics --------------------------------------------------------------------------
     def explain_one(self, x: str | bytes) -> list[dict[str, Any]]:

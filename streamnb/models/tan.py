@@ -17,6 +17,7 @@ from streamnb.stats.encoded import EncodedBatch
 from streamnb.stats.frames import labels_of
 from streamnb.stats.missing import fill_missing, nominal_modes
 from streamnb.stats.pairs import CandidateRows, PairCounts
+from streamnb.stats.persist import header_int
 from streamnb.stats.values import (
     NUMERIC,
     TEXT,
@@ -74,7 +75,8 @@ class _EdgeIndex:
         self.child_sizes = np.array([len(f.child_rows) for f in families], dtype=float)
 
 
-class TAN(PairwiseNaiveBayes):
+class TAN(PairwiseNaiveBayes, state_name="TAN", presets={
+        "tan": {}, "tan-ddr": {"weight": "ddr"}, "tan-bayes": {"weight": "bayes"}}):
     """TAN: each attribute depends on the class and on at most one other attribute (a tree).
 
     The model keeps single-attribute counts (its naive Bayes part) and pairwise counts
@@ -127,6 +129,8 @@ class TAN(PairwiseNaiveBayes):
         :class:`~streamnb.stats.InvalidRecord` naming record and field: discretise it first
         (:class:`~streamnb.features.MDLDiscretizer`).
 
+    Notes
+    -----
     A text attribute (a bag of tokens: ``{"tokens": frozenset(words)}``) is used with the text
     event model: its tokens compete for the candidates as binary attributes "w occurs", named
     ``(attribute, token)``, and get tree parents; every other token of a message enters
@@ -453,8 +457,8 @@ class TAN(PairwiseNaiveBayes):
 
     def _restore_extra(self, meta: Mapping[str, Any], arrays: Mapping[str, np.ndarray]) -> None:
         super()._restore_extra(meta, arrays)
-        self.structure_version = int(meta["structure_version"])
-        self._since_relearn = int(meta["since_relearn"])
+        self.structure_version = header_int(meta["structure_version"], "structure_version")
+        self._since_relearn = header_int(meta["since_relearn"], "since_relearn")
         if meta["structure"] is not None:
             tree = from_json_value(meta["structure"])
             self.structure = TreeStructure(

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 __all__ = ["decode", "encode", "from_json_value", "normalize_label",
-           "normalize_name", "to_json_value"]
+           "normalize_name", "to_json_value", "unencodable", "unencodable_reason"]
 
 Key = str | int | bool | tuple
 
@@ -35,6 +35,27 @@ def normalize_name(name: Any) -> Key:
     raise TypeError(f"feature names must be str, int, bool or tuples of them, got {type(name)!r}")
 
 
+def unencodable(value: Any) -> bool:
+    """Whether ``value`` is a str, or a tuple holding one, that UTF-8 cannot encode: a lone
+    surrogate (JSON's ``"\\ud800"`` escape and Python allow one), which a state file, a metric
+    label or an output message cannot hold."""
+    if isinstance(value, str):
+        if value.isascii():
+            return False
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return True
+        return False
+    return isinstance(value, tuple) and any(map(unencodable, value))
+
+
+def unencodable_reason(what: str, value: Any) -> str:
+    """Why an :func:`unencodable` name, value, token or label is refused."""
+    return (f"{what} {value!r} holds a lone surrogate (a \\ud800-\\udfff escape with no "
+            "pair), which UTF-8, and so a state file, cannot hold")
+
+
 def normalize_label(label: Any) -> str | int | bool:
     """Return a class label as str/int/bool; NaN, None, floats and containers are rejected."""
     if label is None:
@@ -42,7 +63,10 @@ def normalize_label(label: Any) -> str | int | bool:
     if isinstance(label, bool | np.bool_):
         return bool(label)
     if isinstance(label, str | np.str_):
-        return str(label)
+        label = str(label)
+        if unencodable(label):
+            raise ValueError(unencodable_reason("label", label))
+        return label
     if isinstance(label, numbers.Integral):
         return int(label)
     if isinstance(label, numbers.Real):

@@ -16,6 +16,7 @@ from streamnb.stats.frames import encode_batch, labels_of, n_rows
 from streamnb.stats.moments import Moments
 from streamnb.stats.schema import TEXT, TOKEN, InvalidRecord, RecordName, Schema
 from streamnb.stats.token_histogram import TokenHistogram
+from streamnb.stats.values import UNNAMED, named, refuse_unencodable
 
 __all__ = ["CountStatistics"]
 
@@ -198,6 +199,17 @@ class CountStatistics:
     def update(self, x: Mapping, y: Any, record: str | int = "record") -> None:
         """Count one labelled record; on invalid input nothing changes. ``record`` names it in
         error messages (an int n reads "record n")."""
+        try:
+            self._update_known(x, y, record)
+        except InvalidRecord as exc:
+            if exc.record is not UNNAMED:
+                raise
+            # a registration's refusal names no record
+            raise named(exc, f"record {record}" if isinstance(record, int) else record
+                        ) from None
+
+    def _update_known(self, x: Mapping, y: Any, record: str | int) -> None:
+        """``update``, whose refusals may not name the record yet."""
         if type(x) is dict and x and (type(y) is str or type(y) is int or type(y) is bool):
             # the common case of a message of known tokens and a known class, in one kernel
             # call; anything else (new tokens, other kinds, a new class) takes the general path
@@ -271,6 +283,8 @@ class CountStatistics:
                 raise InvalidRecord(record, None, f"expected a mapping of features, got "
                                     f"{type(x).__name__}")
             raise InvalidRecord(record, None, "the record has no features")
+        if label not in self.labels.index:  # a new class: refused before anything changes
+            refuse_unencodable([label], "label", record, what="label")
         schema = self.schema
         mark = schema.mark()
         try:
@@ -315,6 +329,13 @@ class CountStatistics:
         labels = given if classes is not None else [
             y if type(y) is str or type(y) is int or type(y) is bool
             else self.encode_label(y, RecordName(record, i)) for i, y in enumerate(given)]
+        if classes is None:  # new classes among the labels: refused before anything changes
+            index = self.labels.index
+            try:
+                refuse_unencodable([y for y in dict.fromkeys(labels) if y not in index],
+                                   "label", what="label")
+            except InvalidRecord as exc:
+                raise named(exc, RecordName(record, labels.index(exc.value))) from None
         if isinstance(xs, EncodedBatch):
             batch = xs
             if batch.registrations is None:

@@ -21,13 +21,16 @@ from streamnb.stats.values import (
     BAGS,
     MISSING,
     NOMINAL,
+    NUMERIC_LIMIT,
     TEXT,
     TOKEN,
     InvalidRecord,
     RecordName,
     is_missing,
     kind_of,
+    named,
     nominal_value,
+    numeric_out_of_range,
     numeric_value,
     token_present,
 )
@@ -256,11 +259,11 @@ def _encode_frame(schema: Schema, frame: Any, where: str, grow: bool) -> Encoded
             values = series.to_numpy()
             if values.dtype.kind in "fiu":
                 numbers = values.astype(np.float64)
-                bad = np.flatnonzero(np.isinf(numbers))
+                bad = np.flatnonzero(np.abs(numbers) > NUMERIC_LIMIT)  # NaN compares False
                 if len(bad):
                     row = int(bad[0])
                     errors.append((row, position, InvalidRecord(
-                        RecordName(where, row), name, f"non-finite value {numbers[row]!r}")))
+                        RecordName(where, row), name, numeric_out_of_range(values[row]))))
             else:
                 numbers = np.full(n, np.nan)
                 for row in observed.tolist():
@@ -275,7 +278,7 @@ def _encode_frame(schema: Schema, frame: Any, where: str, grow: bool) -> Encoded
         plans.append(plan)
     if errors:
         raise min(errors, key=lambda e: (e[0], e[1]))[2]
-    _register(schema, plans, grow)
+    _register(schema, plans, grow, where)
     return _assemble(schema, plans, n)
 
 
@@ -290,7 +293,7 @@ def _first_bad_nominal(series: Any, observed: np.ndarray, position: int, name: A
     return row, position, InvalidRecord(RecordName(where, row), name, "unhashable value")
 
 
-def _register(schema: Schema, plans: list[_Column], grow: bool) -> None:
+def _register(schema: Schema, plans: list[_Column], grow: bool, where: str) -> None:
     """Register new attributes and values in the order the row-wise encoder would: by first
     row, then column position, an attribute before its first value."""
     if not grow:
@@ -305,12 +308,15 @@ def _register(schema: Schema, plans: list[_Column], grow: bool) -> None:
             for value, row in zip(plan.values, plan.first.tolist(), strict=True):
                 if value is not MISSING and value not in known:
                     events.append((row, plan.position, 1, plan, value))
-    for _, _, _, plan, value in sorted(events, key=lambda e: e[:3]):
-        a = schema.attributes.get(plan.name)
-        if a is None:
-            a = schema._add_attribute(plan.name, plan.kind)
-        if value is not None:
-            schema._add_nominal_value(a, value)
+    for row, _, _, plan, value in sorted(events, key=lambda e: e[:3]):
+        try:
+            a = schema.attributes.get(plan.name)
+            if a is None:
+                a = schema._add_attribute(plan.name, plan.kind)
+            if value is not None:
+                schema._add_nominal_value(a, value)
+        except InvalidRecord as exc:  # a registration's refusal names no record
+            raise named(exc, RecordName(where, row)) from None
 
 
 def _assemble(schema: Schema, plans: list[_Column], n: int) -> EncodedBatch:

@@ -46,6 +46,7 @@ import numpy as np
 
 from streamnb.stats.codec import from_json_value, to_json_value
 from streamnb.stats.encoded import EncodedBatch
+from streamnb.stats.persist import header_int
 from streamnb.stats.schema import Schema
 from streamnb.stats.values import NOMINAL, TEXT, TOKEN, nominal_value, text_draws, token_present
 
@@ -647,7 +648,7 @@ class PairCounts:
             pairs._fit_present(present.shape[0])
             pairs.present[: present.shape[0], np.asarray(arrays["present_columns"],
                                                          dtype=np.int64)] = present
-        for i in range(int(meta["snapshots"])):
+        for i in range(header_int(meta["snapshots"], "snapshots")):
             pairs.snapshot_classes.append(np.array(arrays[f"snapshot{i}.classes"]))
             pairs.snapshot_columns.append(np.array(arrays[f"snapshot{i}.columns"]))
         return pairs

@@ -32,8 +32,8 @@ import numpy as np
 
 from streamnb.stats.collector import paused_collector
 
-__all__ = ["FORMAT_VERSION", "StateFileError", "dumps_state", "encode_header", "loads_state",
-           "read_state", "write_state"]
+__all__ = ["FORMAT_VERSION", "INT64_MAX", "StateFileError", "dumps_state", "encode_header",
+           "header_int", "loads_state", "read_state", "write_state"]
 
 MAGIC = b"STREAMNB"
 FORMAT_VERSION = 1
@@ -43,6 +43,26 @@ _DTYPES = {"<f8", "<f4", "<i8", "<i4", "<u8", "<u4", "|u1", "|b1", "<i2", "<u2"}
 
 class StateFileError(ValueError):
     """A state file is missing, truncated, corrupted or of an unknown format version."""
+
+
+INT64_MAX = 2**63 - 1  # Kafka's offsets, numpy's counters: what a header's integers must fit
+
+
+def header_int(value: Any, what: str, low: int = 0, high: int = INT64_MAX) -> int:
+    """``value``, a header's integer field, checked to be an int in ``[low, high]``: a
+    checksummed file can still be crafted, and an integer past 64 bits would raise
+    OverflowError far from the file that held it.
+
+    >>> header_int(2**64, "offset", high=99)
+    Traceback (most recent call last):
+    ...
+    streamnb.stats.persist.StateFileError: offset 18446744073709551616 is not an integer in [0, 99]
+    """
+    # a header handed over in memory (copy_model) may hold numpy integers; never a bool
+    if not isinstance(value, int | np.integer) or isinstance(value, bool) or not (
+            low <= value <= high):
+        raise StateFileError(f"{what} {value!r:.40} is not an integer in [{low}, {high}]")
+    return int(value)
 
 
 _CONTAINERS = frozenset({dict, list, tuple})
@@ -121,7 +141,10 @@ def loads_state(data: bytes, source: str = "<bytes>") -> tuple[dict[str, Any],
         raise StateFileError(f"{source}: checksum mismatch: the file is truncated or corrupted")
     try:
         with paused_collector():
-            head = msgspec.json.decode(body[_PREFIX.size:_PREFIX.size + head_len])
+            try:
+                head = msgspec.json.decode(body[_PREFIX.size:_PREFIX.size + head_len])
+            except RecursionError:  # msgspec's own bound on nesting (the interpreter's limit)
+                raise StateFileError(f"{source}: malformed header: nested too deep") from None
         offset = _PREFIX.size + head_len
         arrays = {}
         for d in head["arrays"]:

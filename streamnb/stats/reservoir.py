@@ -50,6 +50,7 @@ import numpy as np
 
 from streamnb.stats.encoded import EncodedBatch
 from streamnb.stats.forgetting import check_decay_factor
+from streamnb.stats.persist import header_int
 from streamnb.stats.schema import NOMINAL, TOKEN, Schema
 
 __all__ = ["ColumnValues", "Reservoir", "column_map"]
@@ -359,7 +360,7 @@ class Reservoir:
     @classmethod
     def from_state(cls, meta: Mapping[str, Any], arrays: Mapping[str, np.ndarray]
                    ) -> Reservoir:
-        sample = cls(capacity=int(meta["capacity"]), seed=meta["seed"])
+        sample = cls(capacity=header_int(meta["capacity"], "capacity"), seed=meta["seed"])
         state = meta["rng"]
         if state.get("bit_generator") != type(sample._rng.bit_generator).__name__:
             raise ValueError(f"reservoir random state of an unknown generator: "

@@ -25,7 +25,10 @@ their value rules live in :mod:`streamnb.stats.values`, re-exported here):
 Attributes named in ``nominal`` are nominal whatever their values' type (ints used as category
 codes, say). A value of the wrong type for an attribute's kind is rejected with an
 :class:`InvalidRecord` naming the record and the field, and registrations made by a rejected
-record are rolled back, so bad input never changes the domains.
+record are rolled back, so bad input never changes the domains. A name, nominal value or text
+token a state file cannot hold (a lone surrogate) is refused where it would be registered, so
+every encoder and model refuses it alike (``values.refuse_unencodable``: once per new value,
+never per record); the encoding entry points name the record.
 """
 
 from __future__ import annotations
@@ -38,7 +41,8 @@ from typing import Any
 
 import numpy as np
 
-from streamnb._accel.kernels import NameTable, encode_many, encode_tokens
+from streamnb._accel.kernels import encode_many, encode_tokens
+from streamnb._accel.names import NameTable
 from streamnb.stats.codec import decode, encode, normalize_name
 from streamnb.stats.collector import paused_collector
 from streamnb.stats.encoded import Encoded, EncodedBatch, Registrations
@@ -51,11 +55,14 @@ from streamnb.stats.values import (
     NUMERIC,
     TEXT,
     TOKEN,
+    UNNAMED,
     InvalidRecord,
     RecordName,
     kind_of,
+    named,
     nominal_value,
     numeric_value,
+    refuse_unencodable,
     text_draws,
     token_present,
 )
@@ -231,6 +238,8 @@ class Schema:
             raise InvalidRecord(record, name, _NUMERIC_REFUSED)
 
     def _add_attribute(self, name: Any, kind: int) -> int:
+        if not (name.__class__ is str and name.isascii()):  # (the usual name: nothing to do)
+            refuse_unencodable([name])
         a = self.attributes.add(name, self.n_columns if kind == TOKEN else -1)
         self.kinds.append(kind)
         if kind == NOMINAL:
@@ -266,6 +275,7 @@ class Schema:
             for name in names:
                 self._add_attribute(name, TOKEN)
             return
+        refuse_unencodable(names)
         a, column = self.n_attributes, self.n_columns
         self.attributes.add_new(names, column)
         self.kinds.extend(array("b", [TOKEN]) * n)
@@ -343,8 +353,11 @@ class Schema:
         values = self.values_of(a)
         column = values.get(value)
         if column is None:
-            column = values[value] = self.n_columns
             text = self.kinds[a] == TEXT
+            if value.__class__ is not int and value.__class__ is not bool:
+                refuse_unencodable([value], self.attributes.name(a), what=(
+                    "token" if text else "value"))
+            column = values[value] = self.n_columns
             self._append_column(a, value, -1 if text else self.slots[a],
                                 self.slots[a] if text else -1)
             self._attribute_size.data[a] += 1.0
@@ -412,6 +425,7 @@ class Schema:
         """Register distinct new tokens of text attribute ``a`` in bulk (what
         ``_add_nominal_value`` does for each, a list or array operation at a time: a message
         brings tens of new tokens); their columns."""
+        refuse_unencodable(tokens, self.attributes.name(a), what="token")
         n, column, slot = len(tokens), self.n_columns, self.slots[a]
         columns = range(column, column + n)
         vocabulary = self.text_values[slot]
@@ -523,13 +537,18 @@ class Schema:
             raise InvalidRecord(record, None, f"expected a mapping of features, got "
                                 f"{type(x).__name__}")
         out = Encoded(batch)
-        if type(x) is dict:  # present tokens in one kernel call; the rest field by field
-            out.token_columns, rest = encode_tokens(x, self.attributes, grow)
-            for name in rest:
-                self.encode_field(out, name, x[name], record, grow)
-        else:
-            for name, value in x.items():
-                self.encode_field(out, name, value, record, grow)
+        try:
+            if type(x) is dict:  # present tokens in one kernel call; the rest field by field
+                out.token_columns, rest = encode_tokens(x, self.attributes, grow)
+                for name in rest:
+                    self.encode_field(out, name, x[name], record, grow)
+            else:
+                for name, value in x.items():
+                    self.encode_field(out, name, value, record, grow)
+        except InvalidRecord as exc:
+            if exc.record is not UNNAMED:
+                raise
+            raise named(exc, record) from None  # a registration's refusal names no record
         return out
 
     def encode_many(self, records: list, where: str, grow: bool) -> EncodedBatch:
@@ -537,6 +556,17 @@ class Schema:
         registered in bulk), the other records (``where i`` names row i in errors) one by one.
         Same ``grow`` contract, and the same registrations in the same order as ``encode`` on
         each record in turn."""
+        try:
+            return self._encode_many(records, where, grow)
+        except InvalidRecord as exc:
+            if exc.record is not UNNAMED:
+                raise
+            # a new name or token refused at its registration: the first record holding it is
+            # the one that would have registered it
+            row = next((i for i, x in enumerate(records) if _holds(x, exc.value)), 0)
+            raise named(exc, RecordName(where, row)) from None
+
+    def _encode_many(self, records: list, where: str, grow: bool) -> EncodedBatch:
         texts = self._encode_texts(records) if grow else None
         if texts is not None:
             return texts
@@ -949,6 +979,17 @@ class Schema:
         self._attribute_size.fill(sizes, len(sizes))
         self.version += 1
         self.shape_version += 1
+
+
+def _holds(x: Any, value: Any) -> bool:
+    """Whether record ``x`` has ``value`` as a name, a nominal value or a token of a bag."""
+    if not isinstance(x, Mapping):
+        return False
+    if value in x:
+        return True
+    return any((v.__class__ is value.__class__ and v == value)
+               or (isinstance(v, Mapping | list | tuple | set | frozenset) and value in v)
+               for v in x.values())
 
 
 def _encoded(values: list[Any]) -> list[Any]:

@@ -15,7 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from streamnb._accel.kernels import NameTable, text_columns
+from streamnb._accel.kernels import text_columns
+from streamnb._accel.names import NameTable
 
 __all__ = ["TextVocabulary"]
 

@@ -11,8 +11,12 @@ Python twins are tested against them.
 - **nominal** (``str`` values, or any attribute declared nominal): :func:`nominal_value`.
 - **token** (``bool`` / ``int`` values: presence, or a count from river's ``BagOfWords``):
   :func:`token_present`, present iff non-zero.
-- **numeric** (``float``): :func:`numeric_value`, finite.
+- **numeric** (``float``): :func:`numeric_value`, at most :data:`NUMERIC_LIMIT` in magnitude.
 - **text** (a bag of tokens: ``{token: count}``, a list/tuple, or a set): :func:`text_draws`.
+
+A state holds only what its file can: a name, nominal value, text token or label that is a str
+UTF-8 cannot encode (a lone surrogate, which JSON's ``"\\ud800"`` escape and Python accept) is
+refused where it would be registered (:func:`refuse_unencodable`), once per new value.
 """
 
 from __future__ import annotations
@@ -26,10 +30,12 @@ import numpy as np
 # drawn_once: whether a text value draws each token once (a set or frozenset of str, or a dict
 # of str to True), the shape text_draws reads as a count of 1 per token, told in one C pass
 from streamnb._accel.kernels import drawn_once
+from streamnb.stats.codec import unencodable, unencodable_reason
 
-__all__ = ["BAGS", "KINDS", "MISSING", "NOMINAL", "NUMERIC", "TEXT", "TOKEN", "TOKEN_TYPES",
-           "InvalidRecord", "RecordName", "drawn_once", "is_missing", "kind_of",
-           "nominal_value", "numeric_value", "text_draws", "token_present"]
+__all__ = ["BAGS", "KINDS", "MISSING", "NOMINAL", "NUMERIC", "NUMERIC_LIMIT", "TEXT", "TOKEN",
+           "TOKEN_TYPES", "UNNAMED", "InvalidRecord", "RecordName", "drawn_once", "is_missing",
+           "kind_of", "named", "nominal_value", "numeric_out_of_range", "numeric_value",
+           "refuse_unencodable", "text_draws", "token_present"]
 
 #: The attribute kinds; compare a schema's ``kinds`` with these names, never with integers.
 NOMINAL, TOKEN, NUMERIC, TEXT = 0, 1, 2, 3
@@ -41,6 +47,12 @@ MISSING = object()
 TOKEN_TYPES = (bool, int, np.bool_, np.integer)
 #: Values that make a new attribute text: bags of tokens.
 BAGS = (Mapping, list, tuple, set, frozenset)
+#: The largest magnitude of a numeric value. The models' statistics raise values to the second
+#: power (a Gaussian's variance, divided into squared deviations when predicting) and the fourth
+#: (the covariance shrinkage of the continuous models) and sum them over the records: from about
+#: 1.3e154 on a square, from 1.2e77 on a fourth power is infinite, and every probability after
+#: it NaN. At 1e64 a fourth power times 10^50 records stays finite.
+NUMERIC_LIMIT = 1e64
 
 
 class RecordName(str):
@@ -66,8 +78,43 @@ class InvalidRecord(ValueError):
         self.row: int | None = getattr(record, "row", None)
         self.field = field
         self.reason = reason
+        self.value: Any = None  # the value at fault, when refuse_unencodable raised it
         where = record if field is None else f"{record}, field {field!r}"
         super().__init__(f"{where}: {reason}")
+
+
+#: The record name of an :class:`InvalidRecord` raised where the record is not known (a
+#: registration, which sees new names, not records); :func:`named` gives it the caller's.
+UNNAMED = RecordName("a record")
+
+
+def named(exc: InvalidRecord, record: str) -> InvalidRecord:
+    """``exc`` (raised :data:`UNNAMED`) naming ``record``."""
+    out = InvalidRecord(record, exc.field, exc.reason)
+    out.value = exc.value
+    return out
+
+
+def refuse_unencodable(values: list, field: Any = None, record: str = UNNAMED,
+                       what: str = "name") -> None:
+    """Raise :class:`InvalidRecord` if one of ``values`` (new names, nominal values, tokens or
+    labels about to be registered) is a str, or a tuple holding one, that UTF-8 cannot encode:
+    a state file (and a metric label, an output message) cannot hold it. ``field`` is the
+    attribute they are values of (None: the values are names, and the bad one is the field);
+    the exception's ``value`` is the bad value. One join and one ``isascii`` when the values
+    are str (the usual case: their characters are scanned in C, not one by one in Python)."""
+    types = set(map(type, values))
+    if types <= {str}:
+        if not unencodable("".join(values)):
+            return
+    elif not any(issubclass(t, str | tuple) for t in types):
+        return  # ints, bools, floats: nothing to encode
+    bad = next((v for v in values if unencodable(v)), None)
+    if bad is None:
+        return
+    exc = InvalidRecord(record, bad if field is None else field, unencodable_reason(what, bad))
+    exc.value = bad
+    raise exc
 
 
 def is_missing(value: Any) -> bool:
@@ -134,19 +181,25 @@ def token_present(value: Any, record: str, name: Any) -> bool:
                         "attribute (tokens take bool or int counts)")
 
 
+def numeric_out_of_range(value: Any) -> str:
+    """Why a number beyond :data:`NUMERIC_LIMIT` is refused (every numeric encoder's words)."""
+    return (f"value {value!r} is out of range: numeric values are at most {NUMERIC_LIMIT:g} "
+            "in magnitude (their squares and fourth powers must stay finite)")
+
+
 def numeric_value(value: Any, record: str, name: Any) -> Any:
-    """A numeric attribute's value as a float (``MISSING`` for None or NaN); infinities and
-    other types are refused."""
+    """A numeric attribute's value as a float (``MISSING`` for None or NaN); values beyond
+    ±:data:`NUMERIC_LIMIT` (infinities included) and other types are refused."""
     if value is None:
         return MISSING
     if isinstance(value, int | float | np.integer | np.floating) and not isinstance(
             value, bool | np.bool_):
-        value = float(value)
-        if math.isnan(value):
+        # compared before float(): an int too large for a float is out of range, not an error
+        if -NUMERIC_LIMIT <= value <= NUMERIC_LIMIT:
+            return float(value)
+        if value != value:
             return MISSING
-        if math.isinf(value):
-            raise InvalidRecord(record, name, f"non-finite value {value!r}")
-        return value
+        raise InvalidRecord(record, name, numeric_out_of_range(value))
     raise InvalidRecord(record, name, f"{type(value).__name__} value {value!r} for a numeric "
                         "attribute")
 

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from streamnb.stats.forgetting import check_decay_factor
+from streamnb.stats.persist import header_int
 
 __all__ = ["ClassSample"]
 
@@ -144,7 +145,7 @@ class ClassSample:
     @classmethod
     def from_state(cls, meta: Mapping[str, Any], arrays: Mapping[str, np.ndarray]
                    ) -> ClassSample:
-        sample = cls(capacity=int(meta["capacity"]), seed=meta["seed"])
+        sample = cls(capacity=header_int(meta["capacity"], "capacity"), seed=meta["seed"])
         state = meta["rng"]
         if state.get("bit_generator") != type(sample._rng.bit_generator).__name__:
             raise ValueError(f"sample random state of an unknown generator: "
@@ -160,5 +161,5 @@ class ClassSample:
         sample._classes = np.array(arrays["classes"], dtype=np.int64)
         sample._log_priority = np.array(arrays["log_priority"], dtype=np.float64)
         sample._boost = float(meta["boost"])
-        sample.n_dropped = int(meta["n_dropped"])
+        sample.n_dropped = header_int(meta["n_dropped"], "n_dropped")
         return sample

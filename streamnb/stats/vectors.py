@@ -3,7 +3,8 @@
 A record ``{name: number}`` becomes a float vector indexed by the attribute's position in a
 :class:`~streamnb.stats.Domain`, NaN where the value is missing (absent key, None, NaN). Numbers
 are ``float`` and ``int`` (and their numpy types); anything else (a ``str``, a ``bool``, which
-streamnb reads as a token's presence), or ±inf, is rejected
+streamnb reads as a token's presence), or a value beyond ±``NUMERIC_LIMIT`` (±inf included),
+or a name a state file cannot hold (a lone surrogate) is rejected
 with an :class:`~streamnb.stats.InvalidRecord` naming the record and the field, and attributes
 registered by a rejected record (or batch) are rolled back, so bad input changes nothing.
 """
@@ -21,6 +22,7 @@ from streamnb.stats.codec import normalize_name
 from streamnb.stats.domain import Domain
 from streamnb.stats.frames import records_of
 from streamnb.stats.schema import InvalidRecord, RecordName
+from streamnb.stats.values import NUMERIC_LIMIT, numeric_out_of_range, refuse_unencodable
 
 __all__ = ["encode_vector", "encode_vectors"]
 
@@ -34,10 +36,11 @@ def _number(value: Any, record: str, name: Any) -> float:
     if isinstance(value, bool | np.bool_):
         raise InvalidRecord(record, name, f"bool value {value!r} (a token's presence); {_HINT}")
     if isinstance(value, numbers.Real):
-        v = float(value)
-        if math.isinf(v):
-            raise InvalidRecord(record, name, f"non-finite value {value!r}")
-        return v
+        if -NUMERIC_LIMIT <= value <= NUMERIC_LIMIT:
+            return float(value)
+        if value != value:
+            return math.nan
+        raise InvalidRecord(record, name, numeric_out_of_range(value))
     raise InvalidRecord(record, name, f"{type(value).__name__} value {value!r} for a numeric "
                         f"attribute; {_HINT}")
 
@@ -57,7 +60,10 @@ def encode_vector(attributes: Domain, x: Any, record: str, grow: bool) -> np.nda
             except TypeError as exc:
                 raise InvalidRecord(record, name, str(exc)) from None
             v = _number(value, record, name)
-            j = attributes.add(key) if grow else attributes.get(key)
+            j = attributes.get(key)
+            if j is None and grow:  # a new name: one a state file can hold
+                refuse_unencodable([key], record=record)
+                j = attributes.add(key)
             if j is not None:
                 slots.append(j)
                 values.append(v)
@@ -99,17 +105,21 @@ def _numeric_frame(attributes: Domain, X: Any, where: str, grow: bool) -> np.nda
             and not isinstance(t, pd.SparseDtype) for t in X.dtypes):
         return None
     values = X.to_numpy(dtype=np.float64, na_value=np.nan)
-    bad = np.isinf(values)
+    bad = np.abs(values) > NUMERIC_LIMIT  # NaN (missing) compares False
     if bad.any():
         i, j = map(int, np.argwhere(bad)[0])
         raise InvalidRecord(RecordName(where, i), X.columns[j],
-                            f"non-finite value {values[i, j]!r}")
+                            numeric_out_of_range(values[i, j]))
     columns = []
-    for name in X.columns:
+    for j, name in enumerate(X.columns):
         try:
             key = normalize_name(name)
         except TypeError as exc:
             raise InvalidRecord(where, name, str(exc)) from None
+        if grow and key not in attributes:  # named by the first row with a value there
+            observed = np.flatnonzero(~np.isnan(values[:, j]))
+            refuse_unencodable([key], record=RecordName(where, int(observed[0]) if len(
+                observed) else 0))
         columns.append(attributes.add(key) if grow else attributes.get(key))
     out = np.full((len(X), len(attributes)), math.nan)
     keep = [j for j, c in enumerate(columns) if c is not None]

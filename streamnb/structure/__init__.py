@@ -1,4 +1,4 @@
-"""Structure learning as pure functions of count statistics (science.md §2–3).
+"""Structure learning as pure functions of count statistics (docs/science.md §2–3).
 
 ``learn_tan_structure(counts, weight="cmi" | "ddr")`` turns pairwise counts into a TAN
 attribute tree: Friedman's TAN with conditional mutual information (Zhang eq. 15) or Zhang's

@@ -1,4 +1,4 @@
-"""Chow–Liu trees over the attributes: counts in, TAN structure out (science.md §2).
+"""Chow–Liu trees over the attributes: counts in, TAN structure out (docs/science.md §2).
 
 Friedman's TAN and Zhang's ddr-ChowLiu are the same algorithm with different edge weights:
 

@@ -39,6 +39,8 @@ class PairwiseCounts:
     values
         Optional per-attribute value domains, ``values[i][u]`` being the value of row ``u``.
 
+    Notes
+    -----
     All arrays are converted to float64 (counts may be fractional after forgetting) and checked
     for shape consistency once, here at the boundary. The container is frozen; its arrays are
     not copied beyond the float64 conversion, so treat them as read-only.
@@ -149,6 +151,8 @@ class PairwiseCounts:
             Attributes to count, in index order. Default: every key seen, in order of first
             appearance. Keys not in ``names`` are ignored.
 
+        Notes
+        -----
         Class labels and each attribute's values are indexed in order of first appearance, so
         the same records always give the same arrays.
         """

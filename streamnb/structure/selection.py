@@ -1,4 +1,4 @@
-"""Info-AS attribute selection (Singh & Provan 1995, §4; science.md §3): weighted records in
+"""Info-AS attribute selection (Singh & Provan 1995, §4; docs/science.md §3): weighted records in
 (:class:`~.discrete_data.DiscreteData`), the selected attributes out (:class:`Selection`, also the
 outcome of the wrappers' selections).
 

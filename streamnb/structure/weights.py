@@ -1,4 +1,4 @@
-"""Edge weights for TAN structure learning, computed from count tables only (science.md §2).
+"""Edge weights for TAN structure learning, computed from count tables only (docs/science.md §2).
 
 Every weight here is a pure function of a pair's count table ``N_ij(u, v, c)`` of shape
 ``(r_i, r_j, k)``, so it is as current as the counts and costs O(r_i · r_j · k), whatever the
@@ -73,7 +73,7 @@ def _check_joint(joint_ijc: Any) -> np.ndarray:
 def _log_dependence_ratio(tables: np.ndarray) -> np.ndarray:
     """ln p(x_i|x_j,c)/p(x_i|c) = ln p(x_i,x_j|c)/(p(x_i|c) p(x_j|c)) = ln N_ijc N_c/(N_i·c N_·jc).
 
-    The symmetric right-hand form (science.md §2) is what makes both weights symmetric in i, j.
+    The symmetric right-hand form (docs/science.md §2) is what makes both weights symmetric in i, j.
     Cells with a zero numerator give -inf; callers either weight them by zero or smooth first.
     """
     n_c = tables.sum(axis=(1, 2))         # N_c: pair-observed records of class c, (P, k)
