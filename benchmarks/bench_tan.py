@@ -5,13 +5,14 @@ each attribute depending on the class and on the previous attribute (a chain, so
 something to find). Reported in one run:
 
 - batch learning (``learn_many`` in batches of 10,000): records/s — target ≥ 100k for 20
-  attributes of cardinality 3 (issue 3);
+  attributes of cardinality 3;
 - prediction: streamnb ``predict_proba_many`` on ``--predict-n`` records vs pgmpy's
   ``predict_probability`` (same tree, maximum-likelihood CPDs) on the first ``--pgmpy-n`` of
   them, as records/s; the decisions are compared on those — target ≥ 500× pgmpy;
 - relearn time (pairwise counts → tree) after 10k, 100k and 1M records: it must not grow.
 
-Run: ``python benchmarks/bench_tan.py`` (pgmpy is in the test extra).
+Run: ``python benchmarks/bench_tan.py`` (pgmpy is in the test extra); writes
+benchmarks/results/bench_tan.json (``--results``/``--no-results``).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from __future__ import annotations
 import argparse
 import time
 
+import _results  # a sibling script, not a package
 import numpy as np
 import pandas as pd
 
@@ -37,7 +39,7 @@ def sample(n: int, attributes: int, values: int, seed: int) -> tuple[pd.DataFram
     return pd.DataFrame(columns), np.where(y == 1, "pos", "neg")
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--attributes", type=int, default=20)
@@ -46,7 +48,9 @@ def main() -> None:
     parser.add_argument("--pgmpy-n", type=int, default=200)
     parser.add_argument("--predict-n", type=int, default=20_000)
     parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args()
+    _results.add_arguments(parser, "bench_tan")
+    args = parser.parse_args(argv)
+    measured: list[dict] = []  # rows: measure, value, unit, target
 
     from streamnb import TAN
 
@@ -62,6 +66,9 @@ def main() -> None:
     print(f"{args.attributes} attributes x {args.values} values, 2 classes, {args.n:,} records")
     print(f"  TAN learn_many: {args.n / learn_seconds:,.0f} records/s (target 100,000)")
     print(f"  relearn: {relearn_seconds * 1e3:.1f} ms; tree: {model.structure.parents}")
+    measured.append({"measure": f"learn_many, batches of 10,000 ({args.attributes} attributes "
+                                f"x {args.values} values)",
+                     "value": args.n / learn_seconds, "unit": "records/s", "target": "≥ 100,000"})
 
     start = time.perf_counter()
     model.predict_proba_many(X.iloc[: args.predict_n])
@@ -87,11 +94,20 @@ def main() -> None:
         theirs_rate = len(test) / (time.perf_counter() - start)
         agree = np.mean(np.argmax(ours[["neg", "pos"]].to_numpy(), axis=1)
                         == np.argmax(theirs[["class_neg", "class_pos"]].to_numpy(), axis=1))
+        measured += [
+            {"measure": "predict_proba_many", "value": ours_rate, "unit": "records/s"},
+            {"measure": f"pgmpy predict_probability ({len(test):,} records)",
+             "value": theirs_rate, "unit": "records/s"},
+            {"measure": "predict_proba_many / pgmpy", "value": ours_rate / theirs_rate,
+             "unit": "×", "target": "≥ 500"},
+            {"measure": "decisions equal to pgmpy's", "value": 100 * agree, "unit": "%"}]
         print(f"  predict: streamnb {ours_rate:,.0f} records/s, pgmpy {theirs_rate:,.1f} "
               f"records/s: {ours_rate / theirs_rate:,.0f}x (target 500x); decisions agree on "
               f"{agree:.1%}")
     else:
         print(f"  predict: streamnb {ours_rate:,.0f} records/s (pgmpy not installed)")
+        measured.append({"measure": "predict_proba_many", "value": ours_rate,
+                         "unit": "records/s"})
 
     print("  relearn time vs records seen:")
     model = TAN(relearn_every=0)
@@ -104,7 +120,14 @@ def main() -> None:
             seen += take
         start = time.perf_counter()
         model.relearn()
-        print(f"    {seen:>9,} records: {(time.perf_counter() - start) * 1e3:7.1f} ms")
+        milliseconds = (time.perf_counter() - start) * 1e3
+        print(f"    {seen:>9,} records: {milliseconds:7.1f} ms")
+        measured.append({"measure": f"relearn after {seen:,} records", "value": milliseconds,
+                         "unit": "ms", "target": "flat"})
+    columns = [_results.column("measure"), _results.column("value", fmt=",.1f"),
+               _results.column("unit"), _results.column("target")]
+    _results.write_from_args(args, "bench_tan", {"tan": _results.table(columns, measured)},
+                             argv=argv, script=__file__)
 
 
 if __name__ == "__main__":

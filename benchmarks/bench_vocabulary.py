@@ -1,4 +1,4 @@
-"""Per-record cost and memory of NaiveBayes as the vocabulary grows (issue 15, items 2 and 3).
+"""Per-record cost and memory of NaiveBayes as the vocabulary grows.
 
 For each vocabulary size V (default 10k, 100k and 1M distinct tokens) a model learns V tokens
 (messages of ``--tokens`` new tokens each, ``learn_many`` in batches of 1,000), then the cost
@@ -20,8 +20,9 @@ needs a DataFrame of V columns) on the same messages, each measured in a subproc
 (``--rss``) so that neither sees the other's heap. RSS includes the token strings themselves,
 which both models keep.
 
-Targets (issue 15): learn_many's cost at 1M tokens ≤ 1.5× that at 10k; ≤ 120 B of RSS per
-distinct token at 1M. Run: ``python benchmarks/bench_vocabulary.py``.
+Targets: learn_many's cost at 1M tokens ≤ 1.5× that at 10k; ≤ 120 B of RSS per
+distinct token at 1M. Run: ``python benchmarks/bench_vocabulary.py``; writes
+benchmarks/results/bench_vocabulary.json (``--results``/``--no-results``).
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 
+import _results  # a sibling script, not a package
 import numpy as np
 
 PATHS = ("learn_one", "learn_many", "predict_proba_one", "predict_proba_many",
@@ -200,7 +202,7 @@ def rss_in_subprocess(library: str, vocabulary: int, tokens: int) -> float:
     return float(json.loads(out)["bytes_per_token"])
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="10000,100000,1000000",
                         help="vocabulary sizes, comma-separated")
@@ -212,7 +214,8 @@ def main() -> None:
                         help="how the timed messages draw their known tokens")
     parser.add_argument("--rss", choices=["streamnb", "river"],
                         help="(internal) measure one library's RSS per token and exit")
-    args = parser.parse_args()
+    _results.add_arguments(parser, "bench_vocabulary")
+    args = parser.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",")]
     if args.rss:
         measure_rss(args.rss, sizes[-1], args.tokens)
@@ -232,7 +235,14 @@ def main() -> None:
     low, high = sizes[0], sizes[-1]
     print(f"{f'ratio {high:,}/{low:,}':>22} " + " ".join(
         f"{results[high][p] / results[low][p]:>22.2f}" for p in PATHS))
+    per_record = [{"distinct tokens": f"{v:,}", **{p: results[v][p] * 1e6 for p in PATHS}}
+                  for v in sizes]
+    per_record.append({"distinct tokens": f"ratio {high:,} / {low:,}",
+                       **{p: results[high][p] / results[low][p] for p in PATHS}})
+    mixed = []
     for kind, (twice, once) in time_mixed(args).items():
+        mixed.append({"input": kind, "encoded twice": twice * 1e6, "encoded once": once * 1e6,
+                      "ratio": twice / once})
         print(f"prequential, 20 nominal + 5 numeric attributes, batches of 1,000 {kind}: "
               f"encoded twice {twice * 1e6:.2f} us, once {once * 1e6:.2f} us per record "
               f"({twice / once:.2f}x)")
@@ -240,6 +250,24 @@ def main() -> None:
     river = rss_in_subprocess("river", high, args.tokens)
     print(f"RSS per distinct token at {high:,}: streamnb {ours:.0f} B, river MultinomialNB "
           f"{river:.0f} B (streamnb/river {ours / river:.2f})")
+    column = _results.column
+    tables = {
+        "per_record": _results.table(
+            [column("distinct tokens"), *(column(p, f"{p} µs", ".2f") for p in PATHS)],
+            per_record),
+        "mixed": _results.table(
+            [column("input"), column("encoded twice", "encoded twice, µs/record", ".2f"),
+             column("encoded once", "encoded once, µs/record", ".2f"),
+             column("ratio", fmt=".2f")], mixed),
+        "rss": _results.table(
+            [column("library"), column("bytes", f"RSS B per distinct token at {high:,}", ".0f")],
+            [{"library": "streamnb NaiveBayes", "bytes": ours},
+             {"library": "river MultinomialNB", "bytes": river}]),
+    }
+    _results.write_from_args(
+        args, "bench_vocabulary", tables, argv=argv, script=__file__,
+        notes=f"{args.tokens} tokens a message ({args.draws} draws), batches of {args.batch}; "
+              f"medians of {args.repeats} runs of {args.records:,} records.")
 
 
 if __name__ == "__main__":

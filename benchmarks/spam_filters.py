@@ -1,13 +1,18 @@
 """Spam filters side by side, prequentially: bogofilter, spamprobe, online logistic regression,
-river's multinomial NB and the streamnb models on one corpus (the table in docs/accuracy.md).
+river's multinomial NB and the streamnb models on the SpamAssassin and SMS corpora (the tables
+in docs/benchmarks.md and docs/accuracy.md).
 
 Every system starts from an empty state and sees every message in stream order: it scores the
 message, then learns it with its true label (full, immediate feedback). Metrics come from the
-per-message scores: accuracy, exact AUC, 1-ROCA % = 100·(1 − AUC), ham called spam %, spam
-called ham %, and messages/s over the whole loop (tokenising and the filters' processes
+per-message scores: the TREC spam track's operating points (spam miss % at ham loss 0.1 / 0.5 /
+1 %, ham loss % at spam miss 1 / 3 / 5 %, `streamnb.evaluate.operating_points`) and
+1-ROCA % = 100·(1 − AUC); at each tool's own threshold accuracy, ham called spam % and spam
+called ham %; and messages/s over the whole loop (tokenising and the filters' processes
 included, wall clock), one system at a time. Run:
-``python benchmarks/spam_filters.py [--corpus spamassassin] [--limit N] [--systems a,b,…]
-[--csv PATH] [--scores PATH]``.
+``python benchmarks/spam_filters.py [--corpus spamassassin,sms] [--limit N] [--systems a,b,…]
+[--results PATH | --no-results] [--csv PATH] [--scores PATH]``; the results file
+(default benchmarks/results/spam_filters.json) feeds the docs' tables
+(``python benchmarks/tables.py``).
 
 A system is an object with ``score(sample) -> float`` (larger = spammier; called spam iff
 ``> threshold``) and ``learn(sample)``, built fresh by a function of a scratch directory: one
@@ -33,9 +38,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import _results
 import numpy as np
 
-from streamnb.evaluate import exact_auc
+from streamnb.evaluate import exact_auc, operating_points
+from streamnb.evaluate.metrics import HAM_LOSSES, SPAM_MISSES
 from streamnb.features import tokenize_email, tokenize_sms
 from streamnb.models.registry import MODELS, NUMERIC_ONLY
 
@@ -408,10 +415,11 @@ def systems() -> dict[str, Callable[[Setup], Filter]]:
 
 
 DESCRIPTIONS = {
+    "streamnb SpamFilter": "streamnb SpamFilter",
     "bogofilter": "bogofilter (CLI, own word list)",
     "spamprobe": "spamprobe (CLI, own database)",
     "sgd-logreg": "logistic regression, SGD, hashed tokens",
-    "river-mnb-bow": "river BagOfWords \\| MultinomialNB (text)",
+    "river-mnb-bow": "river BagOfWords | MultinomialNB (text)",
     "river-mnb-tokens": "river MultinomialNB (streamnb tokens)",
 }
 
@@ -436,18 +444,18 @@ class Result:
 
 
 def score(labels: list[str], scores: list[float], threshold: float) -> dict[str, float]:
-    """Accuracy, AUC, 1-ROCA %, ham called spam %, spam called ham % from per-message scores
-    (a message is called spam iff its score is above ``threshold``)."""
+    """Accuracy, AUC, the TREC operating points with 1-ROCA %, ham called spam %, spam called
+    ham % from per-message scores (a message is called spam iff its score is above
+    ``threshold``)."""
     truth = np.asarray(labels) == SPAM
     values = np.asarray(scores, dtype=np.float64)
     if np.isnan(values).any():
         raise ValueError("NaN scores")
     called = values > threshold
-    auc = exact_auc(truth, values)
     return {
         "accuracy": float(np.mean(called == truth)),
-        "AUC": auc,
-        "1-ROCA %": 100 * (1 - auc),
+        "AUC": exact_auc(truth, values),
+        **operating_points(truth, values),
         "ham misclassified %": 100 * float(np.mean(called[~truth])) if (~truth).any() else math.nan,
         "spam misclassified %": 100 * float(np.mean(~called[truth])) if truth.any() else math.nan,
     }
@@ -486,21 +494,57 @@ def run(samples: list[Sample], chosen: dict[str, Callable[[Setup], Filter]], scr
     return results
 
 
-COLUMNS = ["accuracy", "AUC", "1-ROCA %", "ham misclassified %", "spam misclassified %",
-           "messages/s", "seconds"]
+OPERATING_POINTS = [
+    _results.column("system"),
+    *(_results.column(f"spam miss % at ham loss {h:g} %", f"spam miss % at ham {h:g} %", ".2f")
+      for h in HAM_LOSSES),
+    *(_results.column(f"ham loss % at spam miss {m:g} %", f"ham loss % at spam {m:g} %", ".2f")
+      for m in SPAM_MISSES),
+    _results.column("1-ROCA %", fmt=".3f"),
+]
+AT_THRESHOLD = [
+    _results.column("system"), _results.column("accuracy", fmt=".4f"),
+    _results.column("AUC", fmt=".4f"),
+    _results.column("ham misclassified %", fmt=".2f"),
+    _results.column("spam misclassified %", fmt=".2f"),
+    _results.column("messages/s", fmt=",.0f"), _results.column("seconds", fmt=",.1f"),
+    _results.column("own verdicts"),
+]
+PRINTED = OPERATING_POINTS + AT_THRESHOLD[1:]
+COLUMNS = [c["key"] for c in AT_THRESHOLD[1:-1]]  # the CSV's numbers
+#: The systems of the summary table (README), when they ran.
+SUMMARY = ("streamnb SpamFilter", "bogofilter", "spamprobe", "sgd-logreg", "river-mnb-bow")
+SUMMARY_POINTS = ("spam miss % at ham loss 0.1 %", "ham loss % at spam miss 1 %", "1-ROCA %")
+CORPUS_NAMES = {"spamassassin": "SpamAssassin", "sms": "SMS"}
 
 
-def markdown_row(result: Result) -> str:
-    m = result.metrics
-    return (f"| {DESCRIPTIONS.get(result.name, result.name)} | {m['accuracy']:.4f} "
-            f"| {m['AUC']:.4f} | {m['1-ROCA %']:.2f} | {m['ham misclassified %']:.2f} "
-            f"| {m['spam misclassified %']:.2f} | {m['messages/s']:,.0f} | {m['seconds']:,.1f} "
-            f"| {result.verdicts} |")
+def row(result: Result) -> dict[str, Any]:
+    return {"system": DESCRIPTIONS.get(result.name, result.name), **result.metrics,
+            "own verdicts": result.verdicts}
 
 
-MARKDOWN_HEADER = ("| system | accuracy | AUC | 1-ROCA % | ham misclassified % "
-                   "| spam misclassified % | messages/s | seconds | own verdicts |\n"
-                   "|---|---|---|---|---|---|---|---|---|")
+def tables(by_corpus: dict[str, list[Result]]) -> dict[str, dict[str, Any]]:
+    """The results file's tables: per corpus its operating points and its numbers at each
+    tool's own threshold, and a summary of the main systems over the corpora."""
+    out = {}
+    for corpus, results in by_corpus.items():
+        out[f"{corpus}_operating_points"] = _results.table(OPERATING_POINTS, map(row, results))
+        out[f"{corpus}_at_threshold"] = _results.table(AT_THRESHOLD, map(row, results))
+    columns = [_results.column("system")]
+    for corpus in by_corpus:
+        label = CORPUS_NAMES.get(corpus, corpus)
+        columns += [_results.column(f"{corpus}: {k}", f"{label}: {c['label']}", c["format"])
+                    for k in SUMMARY_POINTS for c in OPERATING_POINTS if c["key"] == k]
+    summary = []
+    for name in SUMMARY:
+        found = {corpus: r for corpus, results in by_corpus.items() for r in results
+                 if r.name == name}
+        if found:
+            summary.append({"system": DESCRIPTIONS.get(name, name),
+                            **{f"{corpus}: {k}": r.metrics[k] for corpus, r in found.items()
+                               for k in SUMMARY_POINTS}})
+    out["summary"] = _results.table(columns, summary)
+    return out
 
 
 def write_csv(results: list[Result], path: str) -> None:
@@ -534,37 +578,72 @@ def select(available: dict[str, Callable[[Setup], Filter]], patterns: str | None
     return chosen
 
 
+def tool_versions() -> dict[str, str]:
+    """The installed mail filters' versions, for the results file."""
+    versions = {}
+    for tool, flag in (("bogofilter", "-V"), ("spamprobe", "-V")):
+        if shutil.which(tool):
+            done = subprocess.run([tool, flag], capture_output=True, text=True)
+            # "bogofilter version 1.2.5", "SpamProbe v1.4d using null database."
+            found = re.search(r"\bv(?:ersion )?(\d[\w.]*)", done.stdout + done.stderr)
+            if found:
+                versions[tool] = found.group(1)
+    return versions
+
+
 def main(argv: list[str] | None = None) -> None:
     known = corpora()
     available = systems()
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--corpus", choices=sorted(known), default="spamassassin")
+    parser.add_argument("--corpus", default=",".join(known),
+                        help=f"comma-separated corpora, run one after the other (default: all): "
+                             f"{', '.join(known)}")
     parser.add_argument("--limit", type=int, default=None, help="first N messages only")
     parser.add_argument("--systems", default=None,
                         help=f"comma-separated names or wildcards (default: all): "
                              f"{', '.join(available)}")
+    _results.add_arguments(parser, "spam_filters")
     parser.add_argument("--csv", default=None, help="write the table to this CSV file")
     parser.add_argument("--scores", default=None,
                         help="write every system's per-message scores to this CSV file")
     args = parser.parse_args(argv)
+    names = [c.strip() for c in args.corpus.split(",") if c.strip()]
+    if unknown := [c for c in names if c not in known]:
+        parser.error(f"unknown corpus {unknown[0]!r}; corpora: {', '.join(known)}")
+    if (args.csv or args.scores) and len(names) > 1:
+        parser.error("--csv and --scores take one --corpus")
     chosen = select(available, args.systems)
-    corpus = known[args.corpus]
-    with tempfile.TemporaryDirectory(prefix="spam_filters_") as scratch:
-        samples = write_samples(corpus, Path(scratch) / "messages", args.limit)
-        n_spam = sum(s.label == SPAM for s in samples)
-        print(f"{args.corpus}: {len(samples):,} messages in stream order "
-              f"({n_spam:,} spam, {len(samples) - n_spam:,} ham); prequential, one by one, "
-              f"full feedback\n")
-        print(MARKDOWN_HEADER, flush=True)
-        results = run(samples, chosen, Path(scratch), corpus.tokenize,
-                      report=lambda r: print(markdown_row(r), flush=True))
-    if args.csv:
-        write_csv(results, args.csv)
-        print(f"\ntable: {args.csv}", file=sys.stderr)
-    if args.scores:
-        write_scores(results, samples, args.scores)
-        print(f"scores: {args.scores}", file=sys.stderr)
+    by_corpus: dict[str, list[Result]] = {}
+    for name in names:
+        corpus = known[name]
+        with tempfile.TemporaryDirectory(prefix="spam_filters_") as scratch:
+            samples = write_samples(corpus, Path(scratch) / "messages", args.limit)
+            n_spam = sum(s.label == SPAM for s in samples)
+            print(f"\n{name}: {len(samples):,} messages in stream order "
+                  f"({n_spam:,} spam, {len(samples) - n_spam:,} ham); prequential, one by one, "
+                  f"full feedback\n")
+            print(_results.render({"columns": PRINTED, "rows": []}), flush=True)
+            results = run(samples, chosen, Path(scratch), corpus.tokenize,
+                          report=lambda r: print(_results.render_row(PRINTED, row(r)),
+                                                 flush=True))
+        by_corpus[name] = results
+        # written after each corpus, so that an interrupted run keeps the corpora it finished
+        limited = [f"the first {args.limit:,} messages of each corpus" if args.limit else "",
+                   f"systems {args.systems} only" if args.systems else "",
+                   f"corpora {', '.join(by_corpus)} only" if len(by_corpus) < len(names)
+                   else ""]
+        notes = "; ".join(x for x in limited if x)
+        _results.write_from_args(args, "spam_filters", tables(by_corpus), argv=argv,
+                                 script=__file__,
+                                 notes=f"Limited run: {notes}." if notes else "",
+                                 extra_machine=tool_versions())
+        if args.csv:
+            write_csv(results, args.csv)
+            print(f"\ntable: {args.csv}", file=sys.stderr)
+        if args.scores:
+            write_scores(results, samples, args.scores)
+            print(f"scores: {args.scores}", file=sys.stderr)
 
 
 if __name__ == "__main__":

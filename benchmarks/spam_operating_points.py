@@ -30,8 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from streamnb.evaluate import exact_auc
-from streamnb.evaluate.metrics import roc_curve
+from streamnb.evaluate import operating_points as evaluate_points
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import spam_filters  # a script beside this one, not a package
@@ -53,13 +52,10 @@ def operating_points(labels: list[str], scores: list[float]) -> dict[str, Any]:
 
     """
     spam = np.asarray(labels) == spam_filters.SPAM
-    fpr, tpr, _ = roc_curve(spam, scores)
-    missed = {}
-    for loss in HAM_LOSSES:
-        allowed = 100 * fpr <= loss + 1e-9
-        missed[str(loss)] = round(100 * (1 - float(tpr[allowed].max())), 4)
-    return {"spam_missed_percent": missed,
-            "one_minus_roca_percent": round(100 * (1 - exact_auc(spam, scores)), 4)}
+    points = evaluate_points(spam, scores, ham_losses=HAM_LOSSES, spam_misses=())
+    return {"spam_missed_percent": {str(loss): round(points[f"spam miss % at ham loss {loss:g} %"],
+                                                     4) for loss in HAM_LOSSES},
+            "one_minus_roca_percent": round(points["1-ROCA %"], 4)}
 
 
 def read_scores(path: str) -> tuple[list[str], dict[str, list[float]]]:

@@ -8,6 +8,9 @@ from pathlib import Path
 from types import ModuleType
 
 BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
+# the scripts import their siblings (e.g. _results) by name, as when run from benchmarks/
+if str(BENCHMARKS) not in sys.path:
+    sys.path.append(str(BENCHMARKS))
 
 
 def load_script(name: str) -> ModuleType:

@@ -54,21 +54,17 @@ def test_operating_points_are_the_best_roc_point_within_the_ham_loss(operating_p
 
 
 # Development history: work periods, issue numbers, commit hashes (hex words with a digit and a
-# letter), "before this change". The benchmark log of docs/benchmarks.md and the "Performance"
-# section of docs/service.md are rewritten from results files separately.
+# letter), "before this change".
 HISTORY = re.compile(r"\bsessions? \d+|\bthis session\b|\bissue \d+|before this change"
                      r"|\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b", re.I)
 
 
 DOCUMENTS = ["README.md", "CHANGELOG.md",
-             *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "docs").rglob("*.md")
-                     if p.name != "benchmarks.md")]
+             *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "docs").rglob("*.md"))]
 
 
 @pytest.mark.parametrize("name", DOCUMENTS)
 def test_no_development_history(name):
     text = (ROOT / name).read_text()
-    if name == "docs/service.md":
-        text = re.sub(r"\n## Performance\n.*?(?=\n## )", "\n", text, flags=re.S)
     hits = [m.group(0) for m in HISTORY.finditer(text)]
     assert not hits, f"{name}: {hits[:5]}"

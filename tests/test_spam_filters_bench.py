@@ -1,6 +1,6 @@
 """The side-by-side spam filter benchmark (benchmarks/spam_filters.py) on 200 real SpamAssassin
 messages with the real bogofilter and spamprobe, so that the harness cannot rot unnoticed (the
-full table is in docs/accuracy.md)."""
+full tables are in docs/benchmarks.md)."""
 
 from __future__ import annotations
 
@@ -55,9 +55,13 @@ def test_bogofilter_spamprobe_and_a_streamnb_model_score_every_message(
     assert all(0 <= s <= 1 for s in bogofilter.scores)
     counts = dict(part.split() for part in bogofilter.verdicts.split(";")[0].split(" / "))
     assert sum(int(v.replace(",", "")) for v in counts.values()) == COUNT
-    # one row per system in the markdown table and the CSV
-    assert all(bench.markdown_row(r).count("|") == bench.MARKDOWN_HEADER.splitlines()[0]
-               .count("|") for r in results)
+    # one row per system in each corpus table, the summary and the CSV
+    tables = bench.tables({"spamassassin": results})
+    for name in ("spamassassin_operating_points", "spamassassin_at_threshold"):
+        assert [row["system"] for row in tables[name]["rows"]] == [
+            bench.DESCRIPTIONS.get(r.name, r.name) for r in results]
+    assert [row["system"] for row in tables["summary"]["rows"]] == [
+        bench.DESCRIPTIONS["bogofilter"], bench.DESCRIPTIONS["spamprobe"]]
     bench.write_csv(results, tmp_path / "table.csv")
     assert len((tmp_path / "table.csv").read_text().splitlines()) == 1 + len(results)
 
@@ -78,6 +82,9 @@ def test_metrics_from_scores(bench):
     assert m["accuracy"] == 0.5
     assert m["AUC"] == 0.75
     assert m["1-ROCA %"] == pytest.approx(25)
+    # the ROC's cutoffs: 0.9 (spam), 0.6 (ham), 0.4 (spam), 0.1 (ham)
+    assert m["spam miss % at ham loss 0.1 %"] == 50  # cutoff 0.9: no ham lost, one spam missed
+    assert m["ham loss % at spam miss 1 %"] == 50  # cutoff 0.4: both spam caught, one ham lost
     assert m["ham misclassified %"] == 50
     assert m["spam misclassified %"] == 50
 

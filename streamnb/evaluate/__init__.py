@@ -10,6 +10,7 @@ from streamnb.evaluate.metrics import (
     log_score,
     misclassification_rates,
     one_vs_rest_auc,
+    operating_points,
     roc_curve,
     rolling_accuracy,
 )
@@ -42,6 +43,6 @@ __all__ = ["METRICS", "SPAM_TRACK_METRICS", "Evaluation", "PartialFeedback",
            "PrequentialResult", "Score", "TTest", "brier_score", "check_feedback",
            "compare_prequential", "confusion_matrix", "corrected_resampled_t_test",
            "cross_validate", "exact_auc", "holdout", "log_loss", "log_score",
-           "misclassification_rates", "one_vs_rest_auc", "paired_t_test", "prequential",
-           "random_splits", "roc_curve", "rolling_accuracy", "score_log_proba",
+           "misclassification_rates", "one_vs_rest_auc", "operating_points", "paired_t_test",
+           "prequential", "random_splits", "roc_curve", "rolling_accuracy", "score_log_proba",
            "stratified_kfold", "unpaired_t_test", "validate_holdout", "validate_random_splits"]

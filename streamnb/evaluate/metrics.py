@@ -8,7 +8,13 @@ from collections.abc import Hashable, Sequence
 import numpy as np
 
 __all__ = ["brier_score", "confusion_matrix", "exact_auc", "log_loss", "log_score",
-           "misclassification_rates", "one_vs_rest_auc", "roc_curve", "rolling_accuracy"]
+           "misclassification_rates", "one_vs_rest_auc", "operating_points", "roc_curve",
+           "rolling_accuracy"]
+
+#: The TREC spam track's operating points, in %: spam miss at these ham losses ...
+HAM_LOSSES = (0.1, 0.5, 1.0)
+#: ... and ham loss at these spam misses.
+SPAM_MISSES = (1.0, 3.0, 5.0)
 
 
 def exact_auc(positive: Sequence[bool] | np.ndarray, scores: Sequence[float] | np.ndarray
@@ -70,6 +76,44 @@ def roc_curve(positive: Sequence[bool] | np.ndarray, scores: Sequence[float] | n
         fpr = false_pos / n_neg if n_neg else np.full(len(false_pos), np.nan)
         tpr = true_pos / n_pos if n_pos else np.full(len(true_pos), np.nan)
     return fpr.astype(np.float64), tpr.astype(np.float64), np.r_[np.inf, sorted_scores[last]]
+
+
+def operating_points(positive: Sequence[bool] | np.ndarray,
+                     scores: Sequence[float] | np.ndarray,
+                     ham_losses: Sequence[float] = HAM_LOSSES,
+                     spam_misses: Sequence[float] = SPAM_MISSES) -> dict[str, float]:
+    """The TREC spam track's operating points read off the exact ROC curve (positive = spam),
+    in %: for each ham loss ``h`` the smallest spam miss of any threshold whose ham loss is at
+    most ``h`` ("spam miss % at ham loss h %"), and for each spam miss ``s`` the smallest ham
+    loss of any threshold whose spam miss is at most ``s`` ("ham loss % at spam miss s %");
+    with "1-ROCA %" = 100 · (1 − AUC). A point is a real cutoff on the scores (no
+    interpolation between cutoffs), so an operator who sets that cutoff gets those rates on
+    this stream. NaN when a class is absent.
+
+    Examples
+    --------
+    >>> points = operating_points([True, True, False, False, False],
+    ...                           [0.9, 0.2, 0.8, 0.1, 0.3], ham_losses=[0, 50],
+    ...                           spam_misses=[50])
+    >>> {k: round(v, 2) for k, v in points.items()}  # doctest: +NORMALIZE_WHITESPACE
+    {'spam miss % at ham loss 0 %': 50.0, 'spam miss % at ham loss 50 %': 50.0,
+     'ham loss % at spam miss 50 %': 0.0, '1-ROCA %': 33.33}
+
+    """
+    fpr, tpr, _ = roc_curve(positive, scores)
+    miss = 1.0 - tpr
+    out: dict[str, float] = {}
+    # a relative tolerance: a rate of k/n equal to the target must count as "at most" it
+    for h in ham_losses:
+        allowed = fpr <= h / 100 * (1 + 1e-9)
+        out[f"spam miss % at ham loss {h:g} %"] = 100 * float(miss[allowed].min()) \
+            if not np.isnan(fpr).any() else float("nan")
+    for s in spam_misses:
+        allowed = miss <= s / 100 * (1 + 1e-9)
+        out[f"ham loss % at spam miss {s:g} %"] = 100 * float(fpr[allowed].min()) \
+            if not np.isnan(tpr).any() else float("nan")
+    out["1-ROCA %"] = 100 * (1 - exact_auc(positive, scores))
+    return out
 
 
 def misclassification_rates(positive: Sequence[bool] | np.ndarray,

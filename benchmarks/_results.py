@@ -1,0 +1,177 @@
+"""Results files: what a benchmark measured, with the command, the machine and the date, once.
+
+A benchmark whose numbers the docs quote builds its tables with `table` and writes them with
+`write` to ``benchmarks/results/<name>.json``; ``python benchmarks/tables.py`` renders every
+table into the docs between ``<!-- table:<name>.<table> -->`` and ``<!-- /table:<name>.<table> -->``
+(`render` does the rendering, for the script's own printout too). A file holds::
+
+    {"benchmark": name, "command": "python benchmarks/…", "date": "YYYY-MM-DD",
+     "machine": {"cpu": …, "cores": …, "python": …, "numpy": …, …},
+     "notes": "…",  # e.g. which options limited the run
+     "tables": {table: {"columns": [{"key", "label", "format"}…], "rows": [{key: value}…]}}}
+
+Values are stored unrounded (JSON numbers; ±∞ and NaN as strings); a column's ``format`` is a
+`format` spec applied when the table is rendered.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import math
+import os
+import platform
+import re
+import shlex
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+RESULTS = Path(__file__).resolve().parent / "results"
+
+#: Libraries whose versions can move a benchmark's numbers.
+LIBRARIES = ("streamnb", "numpy", "scipy", "river", "scikit-learn", "pandas", "pyarrow",
+             "confluent-kafka")
+
+
+def cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def machine(extra: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """The CPU, core count, OS, Python and the versions of `LIBRARIES` that are installed,
+    plus ``extra`` (e.g. an external tool's version), and the load average (1, 5, 15 min) when
+    the results are written."""
+    info: dict[str, Any] = {"cpu": cpu_model(), "cores": os.cpu_count(),
+                            "os": f"{platform.system()} {platform.release()}",
+                            "python": platform.python_version()}
+    for name in LIBRARIES:
+        try:
+            info[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    info.update(extra or {})
+    if hasattr(os, "getloadavg"):  # other jobs on the machine move the rates
+        info["load average"] = " / ".join(f"{x:.1f}" for x in os.getloadavg())
+    return info
+
+
+def column(key: str, label: str | None = None, fmt: str = "") -> dict[str, str]:
+    """One column of a table: the row key, its heading and its `format` spec."""
+    return {"key": key, "label": label if label is not None else key, "format": fmt}
+
+
+def table(columns: Sequence[Mapping[str, str]], rows: Iterable[Mapping[str, Any]],
+          title: str = "") -> dict[str, Any]:
+    return {"title": title, "columns": [dict(c) for c in columns],
+            "rows": [{c["key"]: _plain(row.get(c["key"])) for c in columns} for row in rows]}
+
+
+def _plain(value: Any) -> Any:
+    """A JSON value: numpy scalars as Python numbers, non-finite floats as strings."""
+    if hasattr(value, "item"):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)  # "inf", "-inf", "nan": JSON has no literal for them
+    return value
+
+
+def command(argv: Sequence[str] | None = None, script: str | None = None) -> str:
+    """The command line that reproduces a run, from the repository root."""
+    script = script or sys.argv[0]
+    path = Path(script).resolve()
+    try:
+        shown = path.relative_to(RESULTS.parent.parent).as_posix()
+    except ValueError:
+        shown = path.name
+    args = sys.argv[1:] if argv is None else list(argv)
+    return shlex.join(["python", shown, *args])
+
+
+def write(name: str, tables: Mapping[str, Mapping[str, Any]], *, argv: Sequence[str] | None,
+          script: str, notes: str = "", extra_machine: Mapping[str, str] | None = None,
+          path: str | Path | None = None) -> Path:
+    """Write ``benchmarks/results/<name>.json`` (or ``path``); returns where it went."""
+    target = Path(path) if path is not None else RESULTS / f"{name}.json"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    record = {"benchmark": name, "command": command(argv, script),
+              "date": datetime.datetime.now(datetime.UTC).date().isoformat(),
+              "machine": machine(extra_machine), "notes": notes, "tables": dict(tables)}
+    target.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n")
+    return target
+
+
+def add_arguments(parser: argparse.ArgumentParser, name: str) -> None:
+    """``--results PATH`` (default ``benchmarks/results/<name>.json``) and ``--no-results``."""
+    parser.add_argument("--results", default=str(RESULTS / f"{name}.json"),
+                        help="the results file the docs' tables come from (default: %(default)s)")
+    parser.add_argument("--no-results", action="store_true", help="write no results file")
+
+
+def write_from_args(args: argparse.Namespace, name: str,
+                    tables: Mapping[str, Mapping[str, Any]], *, argv: Sequence[str] | None,
+                    script: str, notes: str = "",
+                    extra_machine: Mapping[str, str] | None = None) -> None:
+    """`write` as the options of `add_arguments` say, telling stderr where the file went."""
+    if not args.no_results:
+        path = write(name, tables, argv=argv, script=script, notes=notes,
+                     extra_machine=extra_machine, path=args.results)
+        print(f"results: {path}", file=sys.stderr)
+
+
+def load(name: str, directory: Path = RESULTS) -> dict[str, Any]:
+    return json.loads((directory / f"{name}.json").read_text())
+
+
+# -- rendering ------------------------------------------------------------------------------------
+_UNESCAPED_BAR = re.compile(r"(?<!\\)\|")
+
+
+def cell(value: Any, fmt: str) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        try:
+            number = float(value)  # "inf"/"nan" as stored
+        except ValueError:
+            return _UNESCAPED_BAR.sub(r"\\|", value)  # a bar inside a cell
+        if math.isnan(number):
+            return "–"
+        return "∞" if number > 0 else "−∞"
+    if isinstance(value, bool):
+        return str(value)
+    return format(value, fmt)
+
+
+def render(tab: Mapping[str, Any]) -> str:
+    """A Markdown table."""
+    columns = tab["columns"]
+    lines = ["| " + " | ".join(c["label"] for c in columns) + " |",
+             "|" + "|".join("---" for _ in columns) + "|"]
+    return "\n".join(lines + [render_row(columns, row) for row in tab["rows"]])
+
+
+def render_row(columns: Sequence[Mapping[str, str]], row: Mapping[str, Any]) -> str:
+    return "| " + " | ".join(cell(_plain(row.get(c["key"])), c["format"]) for c in columns) + " |"
+
+
+def provenance(record: Mapping[str, Any]) -> str:
+    """One line: date, machine and the command of a results file."""
+    m = record["machine"]
+    shown_apart = ("cpu", "cores", "os", "python", "load average")
+    libs = ", ".join(f"{k} {m[k]}" for k in m if k not in shown_apart)
+    load = f", load average {m['load average']}" if "load average" in m else ""
+    line = (f"*Measured {record['date']} with `{record['command']}` on {m['cpu']} "
+            f"({m['cores']} cores{load}), Python {m['python']}, {libs}.*")
+    if record.get("notes"):
+        line += f" *{record['notes']}*"
+    return line

@@ -1,0 +1,88 @@
+"""The docs' results tables are generated from the committed results files
+(benchmarks/tables.py, benchmarks/_results.py), so the docs cannot drift from the runs."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+
+import pytest
+from benchmark_scripts import BENCHMARKS, load_script
+
+tables = load_script("tables")
+results = tables._results  # the sibling it imported
+
+
+def test_committed_docs_tables_equal_what_the_results_files_give():
+    stale = [path.name for path in tables.documents()
+             if tables.generate(path.read_text()) != path.read_text()]
+    assert not stale, f"run `python benchmarks/tables.py`: out of date in {stale}"
+
+
+def test_every_results_file_is_shown_in_the_docs():
+    shown = {m["name"] for path in tables.documents()
+             for m in tables.BLOCK.finditer(path.read_text())}
+    # the files in this format (a "tables" key); a script with its own format renders itself
+    files = {path.stem for path in (BENCHMARKS / "results").glob("*.json")
+             if "tables" in json.loads(path.read_text())}
+    assert files, "no results files committed"
+    assert files <= shown
+
+
+def test_the_spam_filter_operating_points_are_in_the_benchmarks_page():
+    record = results.load("spam_filters")
+    assert {"spamassassin_operating_points", "sms_operating_points", "summary"} <= set(
+        record["tables"])
+    page = (BENCHMARKS.parent / "docs" / "benchmarks.md").read_text()
+    for corpus in ("spamassassin", "sms"):
+        assert f"<!-- table:spam_filters.{corpus}_operating_points -->" in page
+        systems = {row["system"] for row in record["tables"][f"{corpus}_operating_points"]["rows"]}
+        assert {"streamnb SpamFilter", "bogofilter (CLI, own word list)",
+                "spamprobe (CLI, own database)"} <= systems
+
+
+def _record(tmp_path, rows):
+    columns = [results.column("system"), results.column("rate", "rate, msg/s", ",.0f"),
+               results.column("share", "share %", ".2f")]
+    path = results.write("demo", {"main": results.table(columns, rows)}, argv=["--fast"],
+                         script=str(BENCHMARKS / "demo.py"), notes="Limited run.",
+                         path=tmp_path / "demo.json")
+    return json.loads(path.read_text())
+
+
+def test_a_results_file_names_the_command_machine_and_date(tmp_path):
+    record = _record(tmp_path, [])
+    assert record["command"] == "python benchmarks/demo.py --fast"
+    assert {"cpu", "cores", "python", "numpy", "streamnb"} <= set(record["machine"])
+    assert re.fullmatch(r"\d{4}-\d\d-\d\d", record["date"])
+
+
+def test_a_block_is_filled_from_its_results_file_under_one_provenance_line(tmp_path):
+    record = _record(tmp_path, [{"system": "a | b", "rate": 12345.6, "share": math.inf},
+                                {"system": "c", "rate": 7, "share": math.nan}])
+    record["date"] = "2026-01-02"
+    record["machine"] = {"cpu": "Some CPU", "cores": 2, "os": "Linux", "python": "3.11.7",
+                         "numpy": "2.0", "river": "0.26", "load average": "1.0 / 2.0 / 3.0"}
+    (tmp_path / "demo.json").write_text(json.dumps(record))
+    text = ("# Page\n\n<!-- table:demo.main -->\nold table\n<!-- /table:demo.main -->\n"
+            "kept\n")
+    new = tables.generate(text, tmp_path)
+    assert new == (
+        "# Page\n\n<!-- table:demo.main -->\n\n"
+        "*Measured 2026-01-02 with `python benchmarks/demo.py --fast` on Some CPU (2 cores, "
+        "load average 1.0 / 2.0 / 3.0), Python 3.11.7, numpy 2.0, river 0.26.* "
+        "*Limited run.*\n\n"
+        "| system | rate, msg/s | share % |\n|---|---|---|\n"
+        "| a \\| b | 12,346 | ∞ |\n| c | 7 | – |\n\n"
+        "<!-- /table:demo.main -->\nkept\n")
+    assert tables.generate(new, tmp_path) == new  # idempotent
+
+
+def test_a_missing_table_or_file_is_one_clear_error(tmp_path):
+    _record(tmp_path, [])
+    with pytest.raises(SystemExit, match=r"demo\.json has no table 'other'"):
+        tables.generate("<!-- table:demo.other -->\n<!-- /table:demo.other -->", tmp_path)
+    with pytest.raises(SystemExit, match=r"table nonesuch\.main: no results file"):
+        tables.generate("<!-- table:nonesuch.main -->\n<!-- /table:nonesuch.main -->",
+                        tmp_path)
