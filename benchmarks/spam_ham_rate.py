@@ -8,13 +8,13 @@ the whole stream and after the warm-up (from the first message scored with a lea
 threshold on). bogofilter and spamprobe have no such setting: each is run prequentially once,
 and its spam miss is read off its ROC at the realised ham rate of each target — the best any
 fixed cutoff chosen with hindsight could do for it. Run:
-``python benchmarks/spam_ham_rate.py [--corpora spamassassin,sms] [--limit N] [--json PATH]``.
+``python benchmarks/spam_ham_rate.py [--corpora spamassassin,sms] [--limit N]``; the results go
+to ``benchmarks/results/spam_ham_rate.json``, the table of docs/spam.md.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import tempfile
 import time
@@ -24,27 +24,21 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import _results
 from spam_filters import (
     SPAM,
     Setup,
     corpora,
     run_system,
     systems,
+    tool_versions,
     write_samples,
 )
 
 from streamnb import SpamFilter
+from streamnb.evaluate import operating_points
 
 TARGETS = (0.001, 0.005, 0.01)
-
-
-def spam_miss_at_ham_rate(spam: np.ndarray, scores: np.ndarray, ham_rate: float) -> float:
-    """The smallest share of spam at or below a cutoff that calls at most ``ham_rate`` of the
-    ham spam (spam iff score > cutoff), over every cutoff: a point of the ROC."""
-    ham = np.sort(scores[~spam])[::-1]
-    allowed = int(np.floor(ham_rate * len(ham) + 1e-9))  # ham that may lie above the cutoff
-    cutoff = ham[allowed] if allowed < len(ham) else -np.inf
-    return float(np.mean(scores[spam] <= cutoff))
 
 
 def run_target(samples: list, rate: float) -> dict[str, float]:
@@ -72,15 +66,27 @@ def run_target(samples: list, rate: float) -> dict[str, float]:
     }
 
 
+COLUMNS = [
+    _results.column("corpus"), _results.column("target %", "target ham loss %", ".1f"),
+    _results.column("warm-up messages", fmt=",d"),
+    _results.column("ham called spam after warm-up %", "ham loss % after warm-up", ".3f"),
+    _results.column("spam missed after warm-up %", "spam miss % after warm-up", ".2f"),
+    _results.column("ham called spam %", "ham loss % (whole stream)", ".3f"),
+    _results.column("spam missed %", "spam miss % (whole stream)", ".2f"),
+    _results.column("bogofilter spam missed %", "bogofilter spam miss % at that ham loss", ".2f"),
+    _results.column("spamprobe spam missed %", "spamprobe spam miss % at that ham loss", ".2f"),
+]
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--corpora", default="spamassassin,sms")
     parser.add_argument("--limit", type=int, default=None, help="first N messages of each")
-    parser.add_argument("--json", default="benchmarks/results/spam_ham_rate.json")
+    _results.add_arguments(parser, "spam_ham_rate")
     args = parser.parse_args(argv)
     known = corpora()
-    results: dict[str, dict] = {}
+    rows = []
     for name in args.corpora.split(","):
         corpus = known[name]
         with tempfile.TemporaryDirectory() as scratch:
@@ -91,22 +97,21 @@ def main(argv: list[str] | None = None) -> None:
                 directory = Path(scratch) / tool
                 directory.mkdir()
                 setup = Setup(directory, lambda s, corpus=corpus: corpus.tokenize(s))
-                tools[tool] = np.asarray(run_system(tool, available[tool], samples, setup).scores)
-        rows = []
+                tools[tool] = run_system(tool, available[tool], samples, setup).scores
         for rate in TARGETS:
-            row = run_target(samples, rate)
-            realised = row["ham called spam %"] / 100
+            row = {"corpus": name, **run_target(samples, rate)}
+            # the tools' best fixed cutoff at the ham loss the filter realised (whole stream)
+            realised = row["ham called spam %"]
             for tool, scores in tools.items():
-                row[f"{tool} spam missed % at the same ham rate"] = 100 * spam_miss_at_ham_rate(
-                    spam, scores, realised)
+                row[f"{tool} spam missed %"] = operating_points(
+                    spam, scores, ham_losses=[realised], spam_misses=[])[
+                    f"spam miss % at ham loss {realised:g} %"]
             rows.append(row)
-            print(f"{name} target {100 * rate:.1f} %: " + ", ".join(
-                f"{k} {v:.3f}" for k, v in row.items() if k != "target %"), flush=True)
-        results[name] = {"messages": len(samples), "spam": int(spam.sum()), "rows": rows}
-    Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.json).write_text(json.dumps({"command": " ".join(
-        ["python", "benchmarks/spam_ham_rate.py", *(argv if argv is not None else sys.argv[1:])]),
-        "results": results}, indent=1) + "\n")
+    table = _results.table(COLUMNS, rows)
+    print(_results.render(table))
+    _results.write_from_args(args, "spam_ham_rate", {"targets": table}, argv=argv,
+                             script=__file__, extra_machine=tool_versions(),
+                             notes="" if args.limit is None else f"first {args.limit} messages")
 
 
 if __name__ == "__main__":
