@@ -50,6 +50,14 @@ def _print_result(title: str, result, seconds: float, n: int) -> dict:
     print(f"TREC spam track: 1-ROCA {summary['one_minus_roca']:.4f}%   "
           f"ham misclassification {summary['ham_misclassification']:.2f}%   "
           f"spam misclassification {summary['spam_misclassification']:.2f}%")
+    from streamnb.evaluate.metrics import HAM_LOSSES, SPAM_MISSES
+
+    points = summary["operating_points"]
+    print("TREC operating points: spam miss " + " / ".join(
+        f"{points[f'spam miss % at ham loss {h:g} %']:.2f}%" for h in HAM_LOSSES)
+        + f" at ham loss {' / '.join(f'{h:g}' for h in HAM_LOSSES)}%; ham loss "
+        + " / ".join(f"{points[f'ham loss % at spam miss {s:g} %']:.2f}%" for s in SPAM_MISSES)
+        + f" at spam miss {' / '.join(f'{s:g}' for s in SPAM_MISSES)}%")
     width = max(len(str(label)) for label in labels) + 2
     print("confusion (rows: true, columns: predicted)")
     print(" " * width + "".join(f"{label!s:>{width}}" for label in labels))

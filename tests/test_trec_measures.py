@@ -168,7 +168,18 @@ def test_prequential_measures_against_scikit_learn(spam_stream):
         (tn, fp), (fn, tp) = skm.confusion_matrix(y, called)
         assert r.misclassification(threshold) == pytest.approx(
             (100 * fp / (fp + tn), 100 * fn / (fn + tp)))
+    # the operating points: the best ROC point within each ham loss / spam miss, by brute force
+    points = r.operating_points()
+    for h in (0.1, 0.5, 1.0):
+        within = fpr <= h / 100 * (1 + 1e-9)
+        assert points[f"spam miss % at ham loss {h:g} %"] == pytest.approx(
+            100 * (1 - tpr[within].max()))
+    for s in (1.0, 3.0, 5.0):
+        within = 1 - tpr <= s / 100 * (1 + 1e-9)
+        assert points[f"ham loss % at spam miss {s:g} %"] == pytest.approx(
+            100 * fpr[within].min())
     summary = r.summary()
+    assert summary["operating_points"] == points
     assert summary["one_minus_roca"] == r.one_minus_roca()
     assert (summary["ham_misclassification"], summary["spam_misclassification"]) == \
         r.misclassification()
@@ -360,8 +371,10 @@ def test_evaluate_command_with_delay_and_partial_feedback(tmp_path, capsys, spam
     assert "delay=10, feedback=0.5, seed=1" in out
     head = [cell.strip() for cell in next(
         line for line in out.splitlines() if line.startswith("| model |")).strip("|").split("|")]
-    assert head[:9] == ["model", "accuracy", "log_score", "log_loss", "brier", "auc",
-                        "1-ROCA %", "ham misclass. %", "spam misclass. %"]
+    assert head[:15] == ["model", "accuracy", "log_score", "log_loss", "brier", "auc", "1-ROCA %",
+                    "ham misclass. %", "spam misclass. %", "spam miss % @ ham 0.1 %",
+                    "spam miss % @ ham 0.5 %", "spam miss % @ ham 1 %", "ham loss % @ spam 1 %",
+                    "ham loss % @ spam 3 %", "ham loss % @ spam 5 %"]
     cells = _row(out, "indifferent")
     alone = prequential(IndifferentNB(), spam_stream, positive="spam", delay=10,
                         feedback=0.5, seed=1)
@@ -370,6 +383,8 @@ def test_evaluate_command_with_delay_and_partial_feedback(tmp_path, capsys, spam
     assert float(cells[6]) == pytest.approx(alone.one_minus_roca(), abs=5e-5)
     assert float(cells[7]) == pytest.approx(alone.ham_misclassification(), abs=0.005)
     assert float(cells[8]) == pytest.approx(alone.spam_misclassification(), abs=0.005)
+    points = list(alone.operating_points().values())[:6]
+    assert [float(c) for c in cells[9:15]] == pytest.approx(points, abs=0.005)
     for name in ("roc.csv", "roc.png", "accuracy_curves.png", "learning_curve.png"):
         assert (tmp_path / name).stat().st_size > 0
 

@@ -17,6 +17,7 @@ from streamnb.evaluate.metrics import (
     exact_auc,
     log_loss,
     misclassification_rates,
+    operating_points,
     roc_curve,
     rolling_accuracy,
 )
@@ -111,6 +112,12 @@ class PrequentialResult:
         """The TREC spam track's 1-ROCA %: 100 · (1 − AUC) over the whole run."""
         return 100.0 * (1.0 - self.auc())
 
+    def operating_points(self) -> dict[str, float]:
+        """The TREC spam track's operating points of the run, in %: spam miss at ham loss
+        0.1 / 0.5 / 1 % and ham loss at spam miss 1 / 3 / 5 %, each a real cutoff on
+        :attr:`score` (:func:`~streamnb.evaluate.metrics.operating_points`)."""
+        return operating_points(self._is_positive(), self.score)
+
     def roc_curve(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(fpr, tpr, thresholds)`` over every threshold on :attr:`score` (the log-odds of
         ``positive``): :func:`~streamnb.evaluate.metrics.roc_curve`."""
@@ -165,7 +172,7 @@ class PrequentialResult:
         return {"records": self.n, "accuracy": self.accuracy(), "auc": self.auc(),
                 "log_score": self.log_score(), "log_loss": self.log_loss(),
                 "one_minus_roca": self.one_minus_roca(), "ham_misclassification": ham,
-                "spam_misclassification": spam}
+                "spam_misclassification": spam, "operating_points": self.operating_points()}
 
 
 def _log_odds(logs: dict[Hashable, float], positive: Hashable) -> float:

@@ -42,13 +42,26 @@ __all__ = ["METRICS", "SPAM_TRACK_METRICS", "Evaluation", "Score", "compare_preq
 
 ModelFactory = Callable[[], Any]
 #: metric → True when higher is better
+#: the TREC spam track's operating points (Score's fields, in %) and the keys of
+#: :func:`~streamnb.evaluate.metrics.operating_points` they hold
+OPERATING_POINTS = {"miss_at_ham_0_1": "spam miss % at ham loss 0.1 %",
+                    "miss_at_ham_0_5": "spam miss % at ham loss 0.5 %",
+                    "miss_at_ham_1": "spam miss % at ham loss 1 %",
+                    "ham_at_miss_1": "ham loss % at spam miss 1 %",
+                    "ham_at_miss_3": "ham loss % at spam miss 3 %",
+                    "ham_at_miss_5": "ham loss % at spam miss 5 %"}
 METRICS = {"accuracy": True, "log_score": False, "log_loss": False, "brier": False,
            "auc": True, "one_minus_roca": False, "ham_misclassification": False,
-           "spam_misclassification": False}
+           "spam_misclassification": False, **dict.fromkeys(OPERATING_POINTS, False)}
 #: the TREC spam track's measures, in % (NaN but for two-class prequential runs)
-SPAM_TRACK_METRICS = ("one_minus_roca", "ham_misclassification", "spam_misclassification")
+SPAM_TRACK_METRICS = ("one_minus_roca", "ham_misclassification", "spam_misclassification",
+                      *OPERATING_POINTS)
 _HEADINGS = {"one_minus_roca": "1-ROCA %", "ham_misclassification": "ham misclass. %",
-             "spam_misclassification": "spam misclass. %"}
+             "spam_misclassification": "spam misclass. %",
+             "miss_at_ham_0_1": "spam miss % @ ham 0.1 %",
+             "miss_at_ham_0_5": "spam miss % @ ham 0.5 %", "miss_at_ham_1": "spam miss % @ ham 1 %",
+             "ham_at_miss_1": "ham loss % @ spam 1 %", "ham_at_miss_3": "ham loss % @ spam 3 %",
+             "ham_at_miss_5": "ham loss % @ spam 5 %"}
 
 
 def _cell(text: str) -> str:
@@ -75,6 +88,12 @@ class Score:
     one_minus_roca: float = math.nan  # 100 · (1 − AUC)
     ham_misclassification: float = math.nan  # % of the other classes called ``positive``
     spam_misclassification: float = math.nan  # % of ``positive`` called another class
+    miss_at_ham_0_1: float = math.nan  # the operating points (OPERATING_POINTS), in %
+    miss_at_ham_0_5: float = math.nan
+    miss_at_ham_1: float = math.nan
+    ham_at_miss_1: float = math.nan
+    ham_at_miss_3: float = math.nan
+    ham_at_miss_5: float = math.nan
 
 
 @dataclass
@@ -154,7 +173,7 @@ class Evaluation:
                 mean, se = summaries[m][model]
                 scale = 100.0 if m == "accuracy" else 1.0
                 digits = 2 if m in ("accuracy", "log_score", "ham_misclassification",
-                                    "spam_misclassification") else 4
+                                    "spam_misclassification", *OPERATING_POINTS) else 4
                 cells.append(f"{mean * scale:.{digits}f} ± {se * scale:.{digits}f}"
                              if np.isfinite(se) else f"{mean * scale:.{digits}f}")
             if baseline:
@@ -435,6 +454,8 @@ def compare_prequential(models: Mapping[str, ModelFactory],
             metrics["one_minus_roca"] = result.one_minus_roca()
             metrics["ham_misclassification"], metrics["spam_misclassification"] = \
                 result.misclassification()
+            points = result.operating_points()
+            metrics.update((k, points[key]) for k, key in OPERATING_POINTS.items())
         evaluation.scores.append(Score(model=name, repeat=0, fold=0, n_train=len(stream),
                                        n_test=len(stream), learn_seconds=seconds,
                                        predict_seconds=0.0, **metrics))
