@@ -83,8 +83,9 @@ def shrink(sigma: np.ndarray, alpha: float) -> np.ndarray:
     return (1.0 - alpha) * sigma + alpha * (np.trace(sigma) / p) * np.eye(p)
 
 
-def cholesky_with_jitter(sigma: np.ndarray) -> tuple[np.ndarray, float]:
-    """Lower Cholesky factor L of Σ (regularised only if singular) and log |L Lᵀ|.
+def cholesky_with_jitter(sigma: np.ndarray) -> tuple[np.ndarray, float, bool]:
+    """Lower Cholesky factor L of Σ (regularised only if singular), log |L Lᵀ|, and whether
+    L Lᵀ = Σ (no regularisation or scale substitution was needed).
 
     The factor is taken of the correlation matrix R = D⁻¹ Σ D⁻¹ (D = the standard deviations),
     so the regularisation is scale-free: R + ε I for the smallest ε in 0, 10⁻¹⁰, 10⁻⁸, …, 1
@@ -96,14 +97,14 @@ def cholesky_with_jitter(sigma: np.ndarray) -> tuple[np.ndarray, float]:
     """
     p = sigma.shape[0]
     if p == 0:
-        return np.zeros((0, 0)), 0.0
+        return np.zeros((0, 0)), 0.0, True
     diag = np.diagonal(sigma).copy()
     scale = float(diag.sum()) / p
     fallback = math.sqrt(scale) if scale > 0 else 1.0
     varies = diag > 1e-12 * float(diag.max())
     d = np.where(varies, np.sqrt(np.where(varies, diag, 1.0)), fallback)
     r = np.clip(sigma / np.outer(d, d), -1.0, 1.0)  # pairwise-complete estimates can exceed 1
-    factor = None
+    factor, exact = None, False
     for eps in _JITTER:
         try:
             f = np.linalg.cholesky(r + eps * np.eye(p) if eps else r)
@@ -111,7 +112,7 @@ def cholesky_with_jitter(sigma: np.ndarray) -> tuple[np.ndarray, float]:
             continue
         pivots = np.diagonal(f)
         if np.all(np.isfinite(pivots)) and float(np.min(pivots)) ** 2 >= _MIN_PIVOT:
-            factor = f
+            factor, exact = f, eps == 0.0 and bool(varies.all())
             break
     if factor is None:
         values, vectors = np.linalg.eigh(r)
@@ -119,7 +120,15 @@ def cholesky_with_jitter(sigma: np.ndarray) -> tuple[np.ndarray, float]:
         factor = np.linalg.cholesky((vectors * np.maximum(values, floor)) @ vectors.T
                                     + floor * np.eye(p))
     logdet = 2.0 * float(np.log(d).sum() + np.log(np.diagonal(factor)).sum())
-    return d[:, None] * factor, logdet
+    return d[:, None] * factor, logdet, exact
+
+
+def _plain(precision: np.ndarray, diag: np.ndarray) -> bool:
+    """Whether :func:`cholesky_with_jitter` factors the covariance of diagonal ``diag`` and
+    inverse ``precision`` exactly and far from its regularisation: every attribute varies and
+    tr R⁻¹ ≤ ``_MAX_TRACE`` (so λ_min(R), a lower bound of every pivot², is ≥ 10⁻⁶)."""
+    return bool(diag.min() > 1e-12 * diag.max()) and float(
+        np.dot(np.diagonal(precision), diag)) <= _MAX_TRACE
 
 
 class GaussianDiscriminant(CountClassifier):
@@ -216,8 +225,7 @@ class GaussianDiscriminant(CountClassifier):
         scale = weight / (weight + 1.0)
         precision, logdet, diag = rank_one_update(terms["precisions"][m], terms["logdets"][m],
                                                   terms["diag"][m], u, scale)
-        if float(np.dot(np.diagonal(precision), diag)) > _MAX_TRACE or terms["updates"] >= max(
-                _REFRESH, len(active)):
+        if not _plain(precision, diag) or terms["updates"] >= max(_REFRESH, len(active)):
             return  # near the regularised regime, or due a fresh factorisation
         new = dict(terms)
         new["precisions"] = terms["precisions"].copy()
@@ -249,11 +257,12 @@ class GaussianDiscriminant(CountClassifier):
         active = np.array(sorted(seen, key=lambda j: (type(names[j]).__name__,
                                                       repr(names[j]))), dtype=np.int64)
         sigma, shared = self._covariances(active)
-        factors, logdets = [], []
+        factors, logdets, exact = [], [], True
         for c in range(1 if shared else s.n_classes):
-            factor, logdet = cholesky_with_jitter(sigma[c])
+            factor, logdet, plain = cholesky_with_jitter(sigma[c])
             factors.append(factor)
             logdets.append(logdet)
+            exact &= plain
         total = float(s.class_weight.sum())
         with np.errstate(divide="ignore"):
             log_prior = np.log(s.class_weight / total) if total > 0 else np.zeros(
@@ -263,10 +272,10 @@ class GaussianDiscriminant(CountClassifier):
         a = len(active)
         diag = np.diagonal(sigma, axis1=1, axis2=2).copy()
         precisions = None
-        if a and s.n_classes:
+        if a and s.n_classes and exact:
             inverses = [solve_triangular(f, np.eye(a), lower=True) for f in factors]
             precisions = np.array([v.T @ v for v in inverses])
-            if np.einsum("mii,mi->m", precisions, diag).max() > _MAX_TRACE:
+            if not all(_plain(v, d) for v, d in zip(precisions, diag, strict=True)):
                 precisions = None
         complete = bool(np.all(s.weight == s.class_weight[:, None, None]))
         rank_one = (precisions is not None and complete and a == s.n_attributes
@@ -298,7 +307,7 @@ class GaussianDiscriminant(CountClassifier):
                 patterns.pop(next(iter(patterns)))
             ix = np.ix_(observed, observed)
             pairs = [cholesky_with_jitter(sigma[ix]) for sigma in self._sigma(terms)]
-            patterns[key] = ([f for f, _ in pairs], np.array([d for _, d in pairs]))
+            patterns[key] = ([f for f, _, _ in pairs], np.array([d for _, d, _ in pairs]))
         return patterns[key]
 
     # -- prediction -----------------------------------------------------------------------------
