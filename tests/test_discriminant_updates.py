@@ -1,4 +1,4 @@
-"""One-by-one LDA/QDA: the rank-one updated precision matrices give the batch path's numbers.
+"""One-by-one LDA, QDA and KernelNB: the carried-over terms give the batch path's numbers.
 
 ``learn_one`` carries the cached terms over to the new state by a rank-one (Sherman–Morrison)
 update and ``predict_*_one`` reads the precision matrices; the reference is a copy of the model
@@ -32,7 +32,7 @@ def _prequential(model, stream, every: int) -> tuple[float, int]:
     for i, (x, y) in enumerate(stream):
         if i % every == 0 and model.stats.n_classes:
             fast = model.predict_log_proba_one(x)
-            updated += model._terms()["updates"] > 0
+            updated += model._terms().get("updates", 0) > 0
             batch = copy.deepcopy(model).predict_log_proba_many([x]).iloc[0]
             for label, p in fast.items():
                 ref = float(batch[label])
@@ -153,3 +153,17 @@ def test_merge_decay_and_learn_many_invalidate_the_carried_terms():
         change()
         worst, _ = _prequential(model, stream[301:320], 1)
         assert worst <= 1e-9
+
+
+@pytest.mark.parametrize("name", ["Vehicle", "segment"])
+def test_kernel_nb_one_by_one_equals_batch(name):
+    """KernelNB recomputes only the learned class's kernel terms after ``learn_one`` and
+    predicts one record in one vectorised step: the batch path's numbers."""
+    from streamnb import KernelNB
+    from streamnb.datasets import load
+
+    data = load(name)
+    stream = [({a: r[a] for a in data.numeric}, y) for r, y in data][:400]
+    stream[10] = ({a: v for a, v in list(stream[10][0].items())[:3]}, stream[10][1])
+    worst, _ = _prequential(KernelNB(n_bins=32), stream, 3)
+    assert worst <= 1e-9
