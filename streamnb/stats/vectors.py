@@ -29,6 +29,8 @@ _HINT = ("continuous models take numbers only (encode nominal attributes, e.g. o
 
 
 def _number(value: Any, record: str, name: Any) -> float:
+    if type(value) is float and not math.isinf(value):  # the common case, before the ABC checks
+        return value
     if value is None:
         return math.nan
     if isinstance(value, bool | np.bool_):
