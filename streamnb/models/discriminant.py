@@ -219,35 +219,31 @@ class GaussianDiscriminant(CountClassifier):
     def _updated_terms(self, terms: dict[str, Any], c: int, x: np.ndarray) -> None:
         """Carry the terms of the state before ``learn_one`` added ``x`` to class ``c`` over to
         the new state by a rank-one update, when that is exact (see :func:`rank_one_update`);
-        otherwise leave them, to be recomputed if a prediction asks."""
+        otherwise leave them, to be recomputed if a prediction asks. The terms belong to the
+        cache alone, so they are updated in place and re-keyed."""
         s = self.stats
-        if (not terms["rank_one"] or c >= len(terms["log_prior"]) or len(x) != len(
-                terms["active"]) or np.isnan(x).any()):
-            return
         active = terms["active"]
+        if (not terms["rank_one"] or c >= len(terms["log_prior"]) or len(x) != len(active)
+                or terms["updates"] >= max(_REFRESH, len(active)) or np.isnan(x).any()):
+            return  # not exact, or due a fresh factorisation
         n_c = float(s.class_weight[c]) - 1.0  # the class's records before x
         m = 0 if terms["shared"] else c
         # Σ' = (W / (W + 1)) (Σ + u uᵀ): W the records behind Σ (all of them for the pooled
         # covariance, the class's own otherwise), u = (x − μ_c) √(n_c / ((n_c + 1) W))
-        weight = float(s.class_weight.sum()) - 1.0 if terms["shared"] else n_c
+        total = float(s.class_weight.sum())
+        weight = total - 1.0 if terms["shared"] else n_c
         u = (x[active] - terms["means"][c]) * math.sqrt(n_c / ((n_c + 1.0) * weight))
-        scale = weight / (weight + 1.0)
         precision, logdet, diag = rank_one_update(terms["precisions"][m], terms["logdets"][m],
-                                                  terms["diag"][m], u, scale)
-        if not _plain(precision, diag) or terms["updates"] >= max(_REFRESH, len(active)):
-            return  # near the regularised regime, or due a fresh factorisation
-        new = dict(terms)
-        new["precisions"] = terms["precisions"].copy()
-        new["precisions"][m] = precision
-        new["logdets"] = terms["logdets"].copy()
-        new["logdets"][m] = logdet
-        new["diag"] = terms["diag"].copy()
-        new["diag"][m] = diag
-        new["means"] = terms["means"].copy()
-        new["means"][c] = np.diagonal(s.mean[c])[active]
-        new["log_prior"] = np.log(s.class_weight / float(s.class_weight.sum()))
-        new.update(sigma=None, factors=None, patterns={}, updates=terms["updates"] + 1)
-        self._cache.put("terms", (s, s.version), new)
+                                                  terms["diag"][m], u, weight / (weight + 1.0))
+        if not _plain(precision, diag):
+            return  # near the regularised regime: refactorised when a prediction asks
+        terms["precisions"][m] = precision
+        terms["logdets"][m] = logdet
+        terms["diag"][m] = diag
+        terms["means"][c] = np.diagonal(s.mean[c])[active]
+        terms["log_prior"] = np.log(s.class_weight / total)
+        terms.update(sigma=None, factors=None, patterns={}, updates=terms["updates"] + 1)
+        self._cache.put("terms", (s, s.version), terms)
 
     def _terms(self) -> dict[str, Any]:
         """Means, covariances, Cholesky factors, log-determinants and log-priors; computed once
