@@ -24,9 +24,17 @@ Conventions (documented in docs/continuous.md):
   ε I, with the smallest ε in 0, 10⁻¹⁰, …, 1 that leaves no pivot² below 10⁻¹⁰ (scale-free;
   see :func:`cholesky_with_jitter`).
 - **Caching**: everything that depends only on the state (the shrunk covariances, their
-  Cholesky factors and log-determinants, the means and log-priors) is computed once per state
-  version; a missing-value pattern's marginal factors once per (version, pattern). Prediction
-  then costs O(k·p²) per record, learning O(p²).
+  Cholesky factors, precision matrices and log-determinants, the means and log-priors) is
+  derived, never state, and computed once per state version; a missing-value pattern's
+  marginal factors once per (version, pattern). Prediction then costs O(k·p²) per record,
+  learning O(p²).
+- **One by one**: without shrinkage, ``learn_one`` of a complete record carries the cached
+  precision matrices and log-determinants over to the new state by a rank-one update
+  (:func:`rank_one_update`) where that gives the batch path's numbers (an unregularised
+  factor, tr R⁻¹ ≤ 10⁶, a fresh factorisation every max(32, p) updates), so alternating
+  ``predict_proba_one`` and ``learn_one`` costs O(k·p²) per record. Shrinkage changes the
+  covariance in every direction with every record (tr Σ moves the identity term): those
+  models refactorise once per state version a prediction asks for.
 """
 
 from __future__ import annotations
@@ -37,6 +45,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 from scipy.linalg import solve_triangular
+from scipy.linalg.lapack import dtrtri
 
 from streamnb.models.base import CountClassifier
 from streamnb.models.params import OneOf, Real, validate_params
@@ -46,12 +55,33 @@ from streamnb.stats.covariance import ClassCovariance, ledoit_wolf_intensity
 from streamnb.stats.schema import InvalidRecord, RecordName
 from streamnb.stats.vectors import encode_vector, encode_vectors
 
-__all__ = ["GaussianDiscriminant", "cholesky_with_jitter", "shrink"]
+__all__ = ["GaussianDiscriminant", "cholesky_with_jitter", "rank_one_update", "shrink"]
 
 _LOG_2PI = math.log(2.0 * math.pi)
 _JITTER = (0.0, 1e-10, 1e-8, 1e-6, 1e-4, 1e-2, 1.0)
 _MIN_PIVOT = 1e-10
 _MAX_PATTERNS = 64
+# tr R⁻¹ (R the correlation matrix) above which the precision matrices are not used: every
+# pivot² of R's factor is then ≥ 1/tr R⁻¹ = 10⁻⁶, far from the 10⁻¹⁰ that triggers the jitter,
+# and rounding in δᵀ Σ⁻¹ δ stays below ~10⁻¹⁰ relative
+_MAX_TRACE = 1e6
+# rank-one updates between fresh factorisations (at least p of them, so that the O(p³)
+# factorisation costs O(p²) per record amortised): bounds the drift of repeated updates
+_REFRESH = 32
+
+
+def rank_one_update(precision: np.ndarray, logdet: float, diag: np.ndarray, u: np.ndarray,
+                    scale: float) -> tuple[np.ndarray, float, np.ndarray]:
+    """Σ⁻¹, log |Σ| and diag Σ of Σ' = scale · (Σ + u uᵀ), from those of Σ, in O(p²):
+    Sherman–Morrison, (Σ + u uᵀ)⁻¹ = Σ⁻¹ − (Σ⁻¹u)(Σ⁻¹u)ᵀ / (1 + uᵀΣ⁻¹u), and the matrix
+    determinant lemma, |Σ + u uᵀ| = |Σ| (1 + uᵀΣ⁻¹u). Adding a record to a class moves the ML
+    covariance exactly so (see ``GaussianDiscriminant._updated_terms``); the denominator is
+    ≥ 1, so the update is stable."""
+    pu = precision @ u
+    gain = 1.0 + float(u @ pu)
+    updated = (precision - np.outer(pu, pu / gain)) / scale
+    return (updated, logdet + math.log(gain) + len(u) * math.log(scale),
+            scale * (diag + u * u))
 
 
 def shrink(sigma: np.ndarray, alpha: float) -> np.ndarray:
@@ -62,8 +92,9 @@ def shrink(sigma: np.ndarray, alpha: float) -> np.ndarray:
     return (1.0 - alpha) * sigma + alpha * (np.trace(sigma) / p) * np.eye(p)
 
 
-def cholesky_with_jitter(sigma: np.ndarray) -> tuple[np.ndarray, float]:
-    """Lower Cholesky factor L of Σ (regularised only if singular) and log |L Lᵀ|.
+def cholesky_with_jitter(sigma: np.ndarray) -> tuple[np.ndarray, float, bool]:
+    """Lower Cholesky factor L of Σ (regularised only if singular), log |L Lᵀ|, and whether
+    L Lᵀ = Σ (no regularisation or scale substitution was needed).
 
     The factor is taken of the correlation matrix R = D⁻¹ Σ D⁻¹ (D = the standard deviations),
     so the regularisation is scale-free: R + ε I for the smallest ε in 0, 10⁻¹⁰, 10⁻⁸, …, 1
@@ -75,14 +106,14 @@ def cholesky_with_jitter(sigma: np.ndarray) -> tuple[np.ndarray, float]:
     """
     p = sigma.shape[0]
     if p == 0:
-        return np.zeros((0, 0)), 0.0
+        return np.zeros((0, 0)), 0.0, True
     diag = np.diagonal(sigma).copy()
     scale = float(diag.sum()) / p
     fallback = math.sqrt(scale) if scale > 0 else 1.0
     varies = diag > 1e-12 * float(diag.max())
     d = np.where(varies, np.sqrt(np.where(varies, diag, 1.0)), fallback)
     r = np.clip(sigma / np.outer(d, d), -1.0, 1.0)  # pairwise-complete estimates can exceed 1
-    factor = None
+    factor, exact = None, False
     for eps in _JITTER:
         try:
             f = np.linalg.cholesky(r + eps * np.eye(p) if eps else r)
@@ -90,7 +121,7 @@ def cholesky_with_jitter(sigma: np.ndarray) -> tuple[np.ndarray, float]:
             continue
         pivots = np.diagonal(f)
         if np.all(np.isfinite(pivots)) and float(np.min(pivots)) ** 2 >= _MIN_PIVOT:
-            factor = f
+            factor, exact = f, eps == 0.0 and bool(varies.all())
             break
     if factor is None:
         values, vectors = np.linalg.eigh(r)
@@ -98,7 +129,15 @@ def cholesky_with_jitter(sigma: np.ndarray) -> tuple[np.ndarray, float]:
         factor = np.linalg.cholesky((vectors * np.maximum(values, floor)) @ vectors.T
                                     + floor * np.eye(p))
     logdet = 2.0 * float(np.log(d).sum() + np.log(np.diagonal(factor)).sum())
-    return d[:, None] * factor, logdet
+    return d[:, None] * factor, logdet, exact
+
+
+def _plain(precision: np.ndarray, diag: np.ndarray) -> bool:
+    """Whether :func:`cholesky_with_jitter` factors the covariance of diagonal ``diag`` and
+    inverse ``precision`` exactly and far from its regularisation: every attribute varies and
+    tr R⁻¹ ≤ ``_MAX_TRACE`` (so λ_min(R), a lower bound of every pivot², is ≥ 10⁻⁶)."""
+    return bool(diag.min() > 1e-12 * diag.max()) and float(
+        np.dot(np.diagonal(precision), diag)) <= _MAX_TRACE
 
 
 class GaussianDiscriminant(CountClassifier):
@@ -137,8 +176,13 @@ class GaussianDiscriminant(CountClassifier):
         label = self._label(y, record)
         vector = encode_vector(self.stats.attributes, x, record, grow=True)
         slots = np.flatnonzero(~np.isnan(vector))
-        self.stats.update(self.stats.labels.add(label), slots, vector[slots])
+        stats = self.stats
+        terms = self._cache.peek("terms", (stats, stats.version))
+        c = stats.labels.add(label)
+        stats.update(c, slots, vector[slots])
         self.n_learned += 1
+        if terms is not None:
+            self._updated_terms(terms, c, vector)
 
     def learn_many(self, X: Any, y: Any) -> None:
         """Add a batch (DataFrame or sequence of mappings): the statistics of ``learn_one`` on
@@ -172,6 +216,35 @@ class GaussianDiscriminant(CountClassifier):
         return shrink(cov, self._alpha(s.weight.sum(axis=0)[ix], cov, s.fourth.sum(axis=0)[ix]))
 
     # -- the per-state-version terms ------------------------------------------------------------
+    def _updated_terms(self, terms: dict[str, Any], c: int, x: np.ndarray) -> None:
+        """Carry the terms of the state before ``learn_one`` added ``x`` to class ``c`` over to
+        the new state by a rank-one update, when that is exact (see :func:`rank_one_update`);
+        otherwise leave them, to be recomputed if a prediction asks. The terms belong to the
+        cache alone, so they are updated in place and re-keyed."""
+        s = self.stats
+        active = terms["active"]
+        if (not terms["rank_one"] or c >= len(terms["log_prior"]) or len(x) != len(active)
+                or terms["updates"] >= max(_REFRESH, len(active)) or np.isnan(x).any()):
+            return  # not exact, or due a fresh factorisation
+        n_c = float(s.class_weight[c]) - 1.0  # the class's records before x
+        m = 0 if terms["shared"] else c
+        # Σ' = (W / (W + 1)) (Σ + u uᵀ): W the records behind Σ (all of them for the pooled
+        # covariance, the class's own otherwise), u = (x − μ_c) √(n_c / ((n_c + 1) W))
+        total = float(s.class_weight.sum())
+        weight = total - 1.0 if terms["shared"] else n_c
+        u = (x[active] - terms["means"][c]) * math.sqrt(n_c / ((n_c + 1.0) * weight))
+        precision, logdet, diag = rank_one_update(terms["precisions"][m], terms["logdets"][m],
+                                                  terms["diag"][m], u, weight / (weight + 1.0))
+        if not _plain(precision, diag):
+            return  # near the regularised regime: refactorised when a prediction asks
+        terms["precisions"][m] = precision
+        terms["logdets"][m] = logdet
+        terms["diag"][m] = diag
+        terms["means"][c] = np.diagonal(s.mean[c])[active]
+        terms["log_prior"] = np.log(s.class_weight / total)
+        terms.update(sigma=None, factors=None, patterns={}, updates=terms["updates"] + 1)
+        self._cache.put("terms", (s, s.version), terms)
+
     def _terms(self) -> dict[str, Any]:
         """Means, covariances, Cholesky factors, log-determinants and log-priors; computed once
         per state version (one cache key: the statistics object and its version)."""
@@ -189,24 +262,50 @@ class GaussianDiscriminant(CountClassifier):
         active = np.array(sorted(seen, key=lambda j: (type(names[j]).__name__,
                                                       repr(names[j]))), dtype=np.int64)
         sigma, shared = self._covariances(active)
-        factors, logdets = [], []
+        factors, logdets, exact = [], [], True
         for c in range(1 if shared else s.n_classes):
-            factor, logdet = cholesky_with_jitter(sigma[c])
+            factor, logdet, plain = cholesky_with_jitter(sigma[c])
             factors.append(factor)
             logdets.append(logdet)
+            exact &= plain
         total = float(s.class_weight.sum())
         with np.errstate(divide="ignore"):
             log_prior = np.log(s.class_weight / total) if total > 0 else np.zeros(
                 s.n_classes)
+        # the precision matrices, for the one-record path and the rank-one updates, only where
+        # no regularisation was needed (there a prediction takes the factors: same numbers)
+        a = len(active)
+        diag = np.diagonal(sigma, axis1=1, axis2=2).copy()
+        precisions = None
+        if a and s.n_classes and exact:
+            # LAPACK's triangular inverse: solve_triangular with an identity right-hand side
+            # goes through trsm, orders of magnitude slower on small matrices
+            inverses = [dtrtri(f, lower=1)[0] for f in factors]
+            precisions = np.array([v.T @ v for v in inverses])
+            if not all(_plain(v, d) for v, d in zip(precisions, diag, strict=True)):
+                precisions = None
+        complete = bool(np.all(s.weight == s.class_weight[:, None, None]))
+        rank_one = (precisions is not None and complete and a == s.n_attributes
+                    and self.shrinkage is None and bool(np.all(s.class_weight > 0))
+                    and (shared or bool(np.all(s.class_weight > a))))
         return {"active": active, "means": s.means()[:, active], "sigma": sigma,
                 "shared": shared, "factors": factors, "logdets": np.array(logdets),
-                "log_prior": log_prior, "patterns": {}}
+                "log_prior": log_prior, "patterns": {}, "precisions": precisions,
+                "diag": diag, "rank_one": rank_one, "updates": 0}
+
+    def _sigma(self, terms: dict[str, Any]) -> np.ndarray:
+        """The covariances of ``terms`` (recomputed from the state after rank-one updates)."""
+        if terms["sigma"] is None:
+            terms["sigma"] = self._covariances(terms["active"])[0]
+        return terms["sigma"]
 
     def _pattern_factors(self, terms: dict[str, Any], observed: np.ndarray
                          ) -> tuple[list[np.ndarray], np.ndarray]:
         """Cholesky factors of the marginal covariances over ``observed`` (positions within the
         active attributes), cached per (state version, pattern)."""
         if observed.all():
+            if terms["factors"] is None:  # after rank-one updates: a fresh factorisation
+                terms["factors"] = [cholesky_with_jitter(m)[0] for m in self._sigma(terms)]
             return terms["factors"], terms["logdets"]
         patterns = terms["patterns"]
         key = observed.tobytes()
@@ -214,15 +313,51 @@ class GaussianDiscriminant(CountClassifier):
             if len(patterns) >= _MAX_PATTERNS:
                 patterns.pop(next(iter(patterns)))
             ix = np.ix_(observed, observed)
-            pairs = [cholesky_with_jitter(sigma[ix]) for sigma in terms["sigma"]]
-            patterns[key] = ([f for f, _ in pairs], np.array([d for _, d in pairs]))
+            pairs = [cholesky_with_jitter(sigma[ix]) for sigma in self._sigma(terms)]
+            patterns[key] = ([f for f, _, _ in pairs], np.array([d for _, d, _ in pairs]))
         return patterns[key]
 
     # -- prediction -----------------------------------------------------------------------------
+    def _log_likelihood_one(self, x: Mapping) -> tuple[Any, Any] | None:
+        """One record: with every active attribute observed, −½ δᵀ Σ⁻¹ δ from the precision
+        matrices (O(k·p²), no factorisation); otherwise the batch path on one row."""
+        self._check_record(x, "record to predict")
+        if not self.stats.n_classes:
+            return None
+        terms = self._terms()
+        vector = encode_vector(self.stats.attributes, x, "record to predict", grow=False)
+        v = vector[terms["active"]]
+        precisions = terms["precisions"]
+        if precisions is None or np.isnan(v).any():
+            finite, zeros = self._encoded_log_likelihood(terms, vector[None])
+            return finite[0], zeros[0]
+        d = v - terms["means"]
+        if terms["shared"]:
+            mahal = ((d @ precisions[0]) * d).sum(axis=1)
+        else:
+            mahal = np.einsum("ka,kab,kb->k", d, precisions, d)
+        finite = terms["log_prior"] - 0.5 * (mahal + terms["logdets"] + len(v) * _LOG_2PI)
+        finite, zeros = self._zero_classes(terms, finite[None])
+        return finite[0], zeros[0]
+
+    @staticmethod
+    def _zero_classes(terms: dict[str, Any], finite: np.ndarray
+                      ) -> tuple[np.ndarray, np.ndarray]:
+        """A class decayed or merged to weight 0 (log prior −inf) as a zero factor."""
+        empty = ~np.isfinite(terms["log_prior"])
+        zeros = np.zeros(finite.shape, dtype=np.int64)
+        zeros[:, empty] = 1
+        finite[:, empty] = 0.0
+        return finite, zeros
+
     def _joint_log_likelihood(self, records: Sequence[Mapping], where: str
                               ) -> tuple[np.ndarray, np.ndarray]:
         terms = self._terms()
         values = encode_vectors(self.stats.attributes, records, where, grow=False)
+        return self._encoded_log_likelihood(terms, values)
+
+    def _encoded_log_likelihood(self, terms: dict[str, Any], values: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray]:
         k, n = self.stats.n_classes, values.shape[0]
         finite = np.tile(terms["log_prior"], (n, 1))
         active = terms["active"]
@@ -249,10 +384,7 @@ class GaussianDiscriminant(CountClassifier):
                     for c in range(k):
                         z = solve_triangular(factors[c], (d - means[c]).T, lower=True)
                         finite[rows, c] += -0.5 * (z * z).sum(axis=0) + const[c]
-        zeros = np.zeros((n, k), dtype=np.int64)
-        zeros[:, ~np.isfinite(terms["log_prior"])] = 1  # a class decayed/merged to weight 0
-        finite[:, ~np.isfinite(terms["log_prior"])] = 0.0
-        return finite, zeros
+        return self._zero_classes(terms, finite)
 
     def _check_record(self, x: Any, where: str) -> None:
         if not isinstance(x, Mapping):
@@ -272,7 +404,8 @@ class GaussianDiscriminant(CountClassifier):
         """The covariance the model uses for class ``label`` (shrunk; the pooled one for LDA),
         over the attributes every class has observed, in ``stats.attributes`` order."""
         terms = self._terms()
+        sigma = self._sigma(terms)
         if terms["shared"] or label is None:
-            return terms["sigma"][0]
-        return terms["sigma"][self.stats.labels.index[label]]
+            return sigma[0]
+        return sigma[self.stats.labels.index[label]]
 

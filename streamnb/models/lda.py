@@ -16,8 +16,10 @@ class LDA(GaussianDiscriminant, state_name="LDA", presets={"lda": {}}):
     covariance S_W / N (maximum likelihood, as scikit-learn's ``LinearDiscriminantAnalysis``),
     optionally shrunk: Σ_s = (1 − α) Σ + α (tr Σ / p) I. Learning adds a record's outer product
     to its class's co-moments (O(p²)); the Cholesky factor of Σ is computed once per state
-    version and a prediction costs O(p² + k·p). The whole state is per-class counts, means and
-    co-moments, so models merge exactly and forget by ``decay``.
+    version (without shrinkage, ``learn_one`` updates Σ⁻¹ by a rank-one correction instead, so
+    one-by-one use costs O(p²) per record) and a prediction costs O(p² + k·p). The whole state
+    is per-class counts, means and co-moments, so models merge exactly and forget by
+    ``decay``.
 
     Parameters
     ----------

@@ -14,8 +14,9 @@ class QDA(GaussianDiscriminant, state_name="QDA", presets={"qda": {}}):
 
     d_y(x) = −½ (x − μ_y)ᵀ Σ_y⁻¹ (x − μ_y) − ½ log |Σ_y| + log π_y, with Σ_y the class's
     maximum-likelihood covariance, optionally shrunk: (1 − α) Σ_y + α (tr Σ_y / p) I. Learning
-    is O(p²) per record; the k Cholesky factors are computed once per state version and a
-    prediction costs O(k·p²).
+    is O(p²) per record; the k Cholesky factors are computed once per state version (without
+    shrinkage, ``learn_one`` updates the learned class's Σ_y⁻¹ by a rank-one correction
+    instead) and a prediction costs O(k·p²).
 
     **Small classes.** A class with no more records than dimensions has a singular covariance.
     Without shrinkage (α = 0) such a class uses the pooled covariance (the LDA one) instead, so

@@ -49,6 +49,16 @@ class StateCache:
         self._entries[name] = (key, value)
         return value
 
+    def peek(self, name: str, key: tuple[Hashable | object, ...]) -> Any | None:
+        """The value stored under ``name`` if its key is ``key`` (else None), computing nothing."""
+        entry = self._entries.get(name)
+        return entry[1] if entry is not None and entry[0] == key else None
+
+    def put(self, name: str, key: tuple[Hashable | object, ...], value: Any) -> None:
+        """Store ``value`` under ``name`` for ``key`` (a value carried over to a new state by
+        an update cheaper than recomputing it)."""
+        self._entries[name] = (key, value)
+
     def clear(self) -> None:
         """Forget every value (after a change the keys do not capture)."""
         self._entries.clear()

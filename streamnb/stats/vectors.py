@@ -31,6 +31,9 @@ _HINT = ("continuous models take numbers only (encode nominal attributes, e.g. o
 
 
 def _number(value: Any, record: str, name: Any) -> float:
+    # the common case, before the ABC checks (NaN fails the comparison: it is read below)
+    if type(value) is float and -NUMERIC_LIMIT <= value <= NUMERIC_LIMIT:
+        return value
     if value is None:
         return math.nan
     if isinstance(value, bool | np.bool_):
