@@ -9,7 +9,8 @@ run follows a river run, and the best of ``--repeat`` such pairs is kept, so tha
 compares the two under the same machine load.
 
 Run: ``python benchmarks/bench_discriminant_one.py`` (``--n 5000``, ``--repeat 1`` by
-default).
+default); the results go to ``benchmarks/results/bench_discriminant_one.json``, the table of
+docs/continuous.md.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 import argparse
 import time
 
+import _results
 import numpy as np
 
 
@@ -51,7 +53,14 @@ def paired(factory, river_factory, xs, ys, repeat: int) -> tuple[float, float, f
     return max(r[0] for r, _ in runs), max(m[0] for _, m in runs), runs[0][1][1]
 
 
-def main() -> None:
+COLUMNS = [_results.column("d", fmt="d"), _results.column("model"),
+           _results.column("records/s", fmt=",.0f"),
+           _results.column("river records/s", "river GaussianNB records/s", ",.0f"),
+           _results.column("vs river", "ratio to river", ".2f"),
+           _results.column("accuracy", fmt=".3f")]
+
+
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=5000, help="records per stream")
     parser.add_argument("--dims", type=int, nargs="+", default=[8, 50])
@@ -59,7 +68,8 @@ def main() -> None:
                         help="LDA/QDA shrinkage settings (none, a number, ledoit-wolf)")
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args()
+    _results.add_arguments(parser, "bench_discriminant_one")
+    args = parser.parse_args(argv)
 
     from river import naive_bayes
 
@@ -68,6 +78,7 @@ def main() -> None:
     def parse(value: str) -> float | str | None:
         return None if value == "none" else value if value == "ledoit-wolf" else float(value)
 
+    rows = []
     for d in args.dims:
         xs, ys = make_stream(args.n, d, args.seed)
         river_acc = prequential_one(naive_bayes.GaussianNB(), xs, ys)[1]
@@ -82,6 +93,12 @@ def main() -> None:
             river_rate, rate, acc = paired(factory, naive_bayes.GaussianNB, xs, ys, args.repeat)
             print(f"  {name:28s} {rate:>10,.0f} {river_rate:>11,.0f} {acc:>9.3f} "
                   f"{rate / river_rate:>8.2f}x")
+            rows.append({"d": d, "model": name, "records/s": rate,
+                         "river records/s": river_rate, "vs river": rate / river_rate,
+                         "accuracy": acc})
+    _results.write_from_args(args, "bench_discriminant_one",
+                             {"one_by_one": _results.table(COLUMNS, rows)}, argv=argv,
+                             script=__file__)
 
 
 if __name__ == "__main__":

@@ -74,6 +74,15 @@ def _load(path: str, must_exist: bool):
     return model
 
 
+def _new_filter(max_ham_rate: float | None):
+    from streamnb import SpamFilter
+
+    try:
+        return SpamFilter(max_ham_rate=max_ham_rate)
+    except ValueError as exc:
+        raise _Refused(f"--max-ham-rate: {exc}") from None
+
+
 def cmd_train(args: argparse.Namespace) -> int:
     try:
         if not args.spam and not args.ham:
@@ -82,10 +91,12 @@ def cmd_train(args: argparse.Namespace) -> int:
             if not Path(path).exists():
                 raise _Refused(f"{path}: no such file or directory")
         model = _load(args.state, must_exist=False)
-        if args.new:
-            from streamnb import SpamFilter
-
-            model = SpamFilter()
+        if args.new or not model.n_learned:
+            model = _new_filter(args.max_ham_rate)
+        elif args.max_ham_rate is not None and args.max_ham_rate != model.max_ham_rate:
+            raise _Refused(f"{args.state} holds a filter with max_ham_rate "
+                           f"{model.max_ham_rate!r}; add --new to start a filter with "
+                           f"--max-ham-rate {args.max_ham_rate!r}")
         counts = {}
         for label, paths in ((model.spam_label, args.spam), (model.ham_label, args.ham)):
             counts[label] = 0
@@ -235,6 +246,10 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                        help="the filter's state file (default: %(default)s)")
     train.add_argument("--new", action="store_true",
                        help="start from an empty filter even if the state file exists")
+    train.add_argument("--max-ham-rate", type=float, default=None, metavar="R",
+                       help="a new filter learns its threshold so that at most this share of "
+                       "ham is called spam (e.g. 0.001; SpamFilter's max_ham_rate), saved with "
+                       "it; default: the fixed threshold")
     train.set_defaults(func=cmd_train)
     score = sub.add_parser(
         "score", help="classify one message read on stdin: exit 0 spam, 1 ham, 2 unsure, 3 "

@@ -344,6 +344,7 @@ SLOW = {
     "test_cli.py::test_demo_all_runs_every_registered_model",
     "test_cli.py::test_demo_reports_scores_and_writes_the_learning_curve",
     "test_cli_spam.py::test_train_then_score_equals_the_library",
+    "test_cli_spam.py::test_train_keeps_the_ham_rate_the_operator_chose",
     "test_consumers_messages.py::test_fuzz_a_batch_decodes_as_its_messages_one_by_one",
     "test_consumers_messages.py::test_fuzz_every_payload_gets_the_oracles_outcome",
     "test_continuous.py::test_river_check_estimator",

@@ -80,6 +80,36 @@ def test_explain_lists_the_tokens_behind_the_score(corpus, capsys):
     assert [line.split()[1] for line in out[3:]] == [r["token"][:38] for r in rows[:5]]
 
 
+def test_train_keeps_the_ham_rate_the_operator_chose(corpus, capsys):
+    """``train --max-ham-rate`` saves a filter that learns its threshold (the library's,
+    chunk by chunk); another rate on the same state is refused in one line."""
+    root, train, files = corpus
+    state = root / "rate.snb"
+    assert main(["train", "--spam", str(root / "spam.mbox"), "--ham", str(root / "ham"),
+                 "--state", str(state), "--max-ham-rate", "0.01"]) == 0
+    model = load_model(state)
+    assert model.max_ham_rate == 0.01 and model.threshold_learned  # > 100 ham learned
+    n_spam = sum(m.label == "spam" for m in train)
+    reference = SpamFilter(max_ham_rate=0.01)
+    for label, raws in (("spam", [m.raw for m in train if m.label == "spam"]),
+                        ("ham", [m.raw for m in train if m.label == "ham"])):
+        for i in range(0, len(raws), 500):  # the command's chunks
+            reference.learn_many(raws[i:i + 500], [label] * len(raws[i:i + 500]))
+    assert model.current_threshold == reference.current_threshold != 0.0
+    assert len(raws) == len(train) - n_spam
+    path, _ = files[0]
+    done = subprocess.run([sys.executable, "-m", "streamnb", "score", "--state", str(state),
+                           "-p"], stdin=path.open("rb"), capture_output=True)
+    assert f"required={reference.current_threshold:.2f}".encode() in done.stdout
+    capsys.readouterr()
+    assert main(["train", "--ham", str(root / "ham"), "--state", str(state),
+                 "--max-ham-rate", "0.05"]) == 2
+    assert "holds a filter with max_ham_rate 0.01" in capsys.readouterr().err
+    assert main(["train", "--ham", str(root / "ham"), "--state", str(state),
+                 "--max-ham-rate", "1.5", "--new"]) == 2
+    assert "--max-ham-rate: max_ham_rate must be" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("argv, message", [
     (["train", "--spam", "/nonexistent"], "streamnb train: /nonexistent: no such file"),
     (["train"], "streamnb train: give at least one --spam or --ham"),
