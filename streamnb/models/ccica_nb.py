@@ -21,6 +21,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from streamnb.models.base import CountClassifier
 from streamnb.models.discriminant import GaussianDiscriminant
 from streamnb.models.params import RELEARN_EVERY, Integer, OneOf, Real, validate_params
 from streamnb.models.schedule import relearn_due
@@ -681,6 +682,9 @@ class CCICANB(GaussianDiscriminant, state_name="CCICANB", presets={"ccica-nb": {
                 "unmixing": structure["unmixing"][:, used], "mask": selected[:, used],
                 **{name: structure[name][:, used] for name in
                    ("mix_weight", "mix_mean", "mix_var")}}
+
+    # its terms are not a Gaussian's precisions: one record is the batch path on one row
+    _log_likelihood_one = CountClassifier._log_likelihood_one
 
     def _joint_log_likelihood(self, records: Sequence[Mapping], where: str
                               ) -> tuple[np.ndarray, np.ndarray]:
