@@ -57,6 +57,7 @@ Run: ``python benchmarks/soak.py --minutes 4 --seed 1`` (needs the ``broker`` ex
 from __future__ import annotations
 
 import argparse
+import contextlib
 import random
 import re
 import signal
@@ -71,6 +72,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kafka.admin import KafkaAdminClient
+from kafka.errors import TopicAlreadyExistsError
 
 from streamnb import IndifferentNB
 from streamnb.consumers.broker import EmbeddedBroker
@@ -272,7 +274,8 @@ class Soak:
         elif kind == "long-outage":
             if self.relay is None:
                 return
-            self.relay.cut()
+            self.wait_ready()  # an outage of the running service (a start without a
+            self.relay.cut()  # broker ends in one line and exit status 1, by design)
             time.sleep(self.options.long_outage_seconds)
             self.relay.restore()
         elif kind == "replaced-log":
@@ -283,6 +286,9 @@ class Soak:
             self.kill()
             self.start()
         elif kind == "snapshot-corruption":
+            with contextlib.suppress(AssertionError):  # a fault early in the run: the first
+                wait_for(lambda: snapshot_paths(self.work / "state"), 60,  # snapshot
+                         "a snapshot to damage", interval=0.2)
             self.kill()
             paths = snapshot_paths(self.work / "state")
             if not paths:
@@ -389,9 +395,13 @@ class Soak:
         self.figures.gaps_reported += len(reported)
 
     def create_topics(self) -> None:
+        """The input first (a client asking for it too early must not get tansu's default of
+        one partition), then the outputs; a running service may have had tansu create its
+        output topics already (any partition count serves them)."""
         create_topic(self.bootstrap, self.topic, self.options.partitions)
         for name in ("out", "dlq", "changelog"):
-            create_topic(self.bootstrap, f"{self.topic}-{name}")
+            with contextlib.suppress(TopicAlreadyExistsError):
+                create_topic(self.bootstrap, f"{self.topic}-{name}")
 
     # -- the run -------------------------------------------------------------------------------
     def run(self) -> Figures:
