@@ -110,6 +110,10 @@ class ServiceConfig:
         by the client would be lost behind an offset the next snapshot records)."""
         return {**self.kafka_options(), "acks": "all", "linger_ms": 5,
                 "delivery_timeout_ms": DELIVERY_TIMEOUT_MS,
+                # an idempotent kafka-python producer fails every later record with
+                # UnknownProducerIdError once its broker comes back without its log (a
+                # restarted broker); these records are at least once anyway
+                "enable_idempotence": False,
                 "batch_size": 256 * 1024,
                 "max_request_size": max(self.values["changelog_max_bytes"],
                                         self.values["max_message_bytes"] + 64 * 1024)}

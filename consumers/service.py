@@ -860,7 +860,12 @@ class Service:
                    ("streamnb-source", f"{record.topic}:{record.partition}@{record.offset}"
                     .encode())]
         self._producer.send(self.config.dead_letter_topic, key=record.key, value=record.value,
-                            headers=headers)
+                            headers=headers).add_errback(self._undelivered)
+
+    def _undelivered(self, exc: BaseException) -> None:
+        """A dead letter or changelog record the producer gave up on: said, and counted."""
+        self.metrics.publish_errors.inc()
+        log.error("a record for the dead-letter or changelog topic was not delivered: %r", exc)
 
     def _propose(self, version: int, names: list, cut: dict[str, int]) -> list:
         """Record candidate list ``version`` (shared candidates, :mod:`.state`) and return the
@@ -934,7 +939,8 @@ class Service:
         for key in keys:
             state = self.model.own[key]
             if self._published.get(key) != state.position:
-                publish_state(self._producer, self.config.changelog_topic, key, state)
+                publish_state(self._producer, self.config.changelog_topic, key,
+                              state).add_errback(self._undelivered)
                 self._published[key] = state.position
                 sent = True
         if sent:
