@@ -245,10 +245,14 @@ def test_a_120_s_outage_leaves_the_service_running_and_loses_nothing(tmp_path):
         # bounded: a shutdown outliving the timeout and the watchdog fails here
         code = service.terminate(timeout=SHUTDOWN_TIMEOUT + WATCHDOG_GRACE + 15)
         logs = service.logs()
-        assert code == EXIT_SHUTDOWN_INCOMPLETE, logs
+        # 4 when the shutdown's own checkpoint needed the broker; 0 when a checkpoint in the
+        # outage had already flushed and snapshotted everything (only its changelog publish
+        # failed, which the snapshot makes good)
+        assert code in (0, EXIT_SHUTDOWN_INCOMPLETE), logs
         assert "Traceback" not in logs and "cannot start" not in logs, logs
         # one line says what failed (the clients' teardown may log after it)
-        assert len([line for line in logs.splitlines() if "; exit status 4" in line]) == 1, logs
+        assert len([line for line in logs.splitlines() if "; exit status 4" in line]) == (
+            code == EXIT_SHUTDOWN_INCOMPLETE), logs
         states = read_snapshot(tmp_path / "state")[0]
         learned = sum(s.model.n_learned for s in states.values())
         assert learned == load_model(tmp_path / "state" / MODEL_FILE).n_learned
