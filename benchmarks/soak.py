@@ -19,6 +19,17 @@ run goes on past ``--minutes`` until each kind has happened):
   empty (every topic, changelog included, gone), which is data loss by construction rather
   than an outage. A paused broker accepts connections but answers nothing, as a hung or
   partitioned broker does. Skipped with ``--bootstrap-servers`` (the broker is not ours);
+- ``long-outage``: the broker is cut off for ``--long-outage-seconds`` (120 by default): the
+  embedded broker is reached through a relay (streamnb.consumers.testing.Relay), whose port is
+  closed meanwhile, every connection refused, as for a stopped broker that keeps its log.
+  Skipped with ``--bootstrap-servers``;
+- ``replaced-log``: once the service has learned everything produced, the broker is restarted
+  empty under the running service (the same port; every topic re-created) and the input
+  refilled past every partition state's offset, so that only the fingerprint check after the
+  reconnection tells the new log from the old one: a reported ``log_replaced`` gap per
+  partition read so far, after which the policy reads the new log from offset 0. The output and
+  dead-letter topics so far are read before the broker loses them. Skipped with
+  ``--bootstrap-servers``;
 - ``snapshot-corruption``: the service is killed, the newest snapshot file damaged in one byte
   class (streamnb.consumers.testing.CORRUPTIONS), and the service restarted: it must fall back to an
   older generation or the changelog and re-read from there;
@@ -46,6 +57,7 @@ Run: ``python benchmarks/soak.py --minutes 4 --seed 1`` (needs the ``broker`` ex
 from __future__ import annotations
 
 import argparse
+import contextlib
 import random
 import re
 import signal
@@ -60,6 +72,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kafka.admin import KafkaAdminClient
+from kafka.errors import TopicAlreadyExistsError
 
 from streamnb import IndifferentNB
 from streamnb.consumers.broker import EmbeddedBroker
@@ -67,6 +80,7 @@ from streamnb.consumers.service import MODEL_FILE
 from streamnb.consumers.snapshots import snapshot_paths
 from streamnb.consumers.testing import (
     CORRUPTIONS,
+    Relay,
     ServiceProcess,
     corrupt,
     create_topic,
@@ -76,13 +90,16 @@ from streamnb.consumers.testing import (
     labelled_features,
     produce,
     read_topic,
+    relayed_broker,
     scrape,
     unique,
     wait_for,
 )
 from streamnb.models.persistence import load_model
 
-FAULTS = ("sigkill", "broker-outage", "snapshot-corruption", "offset-reset")
+FAULTS = ("sigkill", "broker-outage", "snapshot-corruption", "offset-reset", "long-outage",
+          "replaced-log")
+OWN_BROKER_FAULTS = ("broker-outage", "long-outage", "replaced-log")  # not with an external one
 MAX_MESSAGE_BYTES = 2000
 GAP_LINE = re.compile(r"offset gap on (?P<topic>\S+):(?P<partition>\d+): the state expects "
                       r"offset (?P<offset>\d+) next")
@@ -162,11 +179,15 @@ class Soak:
     """One run: the broker, the topic, the service process, the messages and the faults."""
 
     def __init__(self, options: argparse.Namespace, work: Path, bootstrap: str,
-                 broker: EmbeddedBroker | None) -> None:
+                 broker: EmbeddedBroker | None, relay: Relay | None = None) -> None:
         self.options = options
         self.work = work
         self.bootstrap = bootstrap
         self.broker = broker
+        self.relay = relay
+        # outputs read before a replaced-log fault took them with the old broker
+        self.predicted_before: set[str] = set()
+        self.dead_before: set[str] = set()
         self.topic = unique("soak")
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/metrics"
@@ -250,10 +271,24 @@ class Soak:
             self.broker.process.send_signal(signal.SIGSTOP)
             time.sleep(seconds)
             self.broker.process.send_signal(signal.SIGCONT)
+        elif kind == "long-outage":
+            if self.relay is None:
+                return
+            self.wait_ready()  # an outage of the running service (a start without a
+            self.relay.cut()  # broker ends in one line and exit status 1, by design)
+            time.sleep(self.options.long_outage_seconds)
+            self.relay.restore()
+        elif kind == "replaced-log":
+            if self.broker is None:
+                return
+            self.replaced_log()
         elif kind == "sigkill":
             self.kill()
             self.start()
         elif kind == "snapshot-corruption":
+            with contextlib.suppress(AssertionError):  # a fault early in the run: the first
+                wait_for(lambda: snapshot_paths(self.work / "state"), 60,  # snapshot
+                         "a snapshot to damage", interval=0.2)
             self.kill()
             paths = snapshot_paths(self.work / "state")
             if not paths:
@@ -320,12 +355,60 @@ class Soak:
                 self.lost_ids.add(m.id)
                 self.figures.lost_in_reported_gaps[m.kind] += 1
 
+    def replaced_log(self) -> None:
+        """The broker restarted empty under the running service, the topics re-created and
+        the input refilled past the states' offsets: each partition read so far must be a
+        reported gap (continue-from-earliest then reads the new log from its start)."""
+        self.catch_up(120)
+        time.sleep(3)  # a checkpoint flushes the predictions of the last records
+        self.predicted_before |= {r.key.decode() for r in read_topic(
+            self.bootstrap, f"{self.topic}-out")}
+        self.dead_before |= {r.key.decode() for r in read_topic(
+            self.bootstrap, f"{self.topic}-dlq")}
+        old = read_topic(self.bootstrap, self.topic, expect=len(self.generation), timeout=60)
+        read = {r.partition for r in old}
+        lines_before = len(self.service.logs().splitlines())
+        self.broker.stop()
+        try:
+            wait_for(lambda: scrape(self.url, "streamnb_broker_reachable") == 0, 60,
+                     "the broker seen gone", interval=0.2, alive=self.service.alive)
+        except AssertionError as exc:
+            print(f"replaced log: {exc} (log: {self.log})", file=sys.stderr)
+        self.broker.start()
+        self.create_topics()
+        self.generation = []
+        self.produce_next(len(old) + 20 * self.options.partitions)
+        reported: set[int] = set()
+
+        def gaps_reported() -> bool:
+            for line in self.service.logs().splitlines()[lines_before:]:
+                gap = GAP_LINE.search(line)
+                if gap and gap["topic"] == self.topic:
+                    reported.add(int(gap["partition"]))
+            return reported >= read
+
+        try:
+            wait_for(gaps_reported, 120, "the offset gaps reported", interval=0.2,
+                     alive=self.service.alive)
+        except AssertionError as exc:
+            print(f"replaced log: {exc} (log: {self.log})", file=sys.stderr)
+        self.figures.gaps_reported += len(reported)
+
+    def create_topics(self) -> None:
+        """The input first (a client asking for it too early must not get tansu's default of
+        one partition), then the outputs; a running service may have had tansu create its
+        output topics already (any partition count serves them)."""
+        create_topic(self.bootstrap, self.topic, self.options.partitions)
+        for name in ("out", "dlq", "changelog"):
+            with contextlib.suppress(TopicAlreadyExistsError):
+                create_topic(self.bootstrap, f"{self.topic}-{name}")
+
     # -- the run -------------------------------------------------------------------------------
     def run(self) -> Figures:
         options = self.options
-        create_topic(self.bootstrap, self.topic, options.partitions)
+        self.create_topics()
         schedule = random.Random(options.seed + 1)
-        kinds = [k for k in FAULTS if self.broker is not None or k != "broker-outage"]
+        kinds = [k for k in FAULTS if self.broker is not None or k not in OWN_BROKER_FAULTS]
         first = schedule.sample(kinds, len(kinds))  # every kind once, then at random
         self.start()
         try:
@@ -386,8 +469,10 @@ class Soak:
         figures.model_equals_reference = model.stats.to_dict() == reference.stats.to_dict()
         expect = {kind: {m.id for m in self.messages if m.kind == kind
                          and m.id not in self.lost_ids} for kind in ("unlabelled", "fuzzed")}
-        predicted = {r.key.decode() for r in read_topic(self.bootstrap, f"{self.topic}-out")}
-        dead = {r.key.decode() for r in read_topic(self.bootstrap, f"{self.topic}-dlq")}
+        predicted = self.predicted_before | {
+            r.key.decode() for r in read_topic(self.bootstrap, f"{self.topic}-out")}
+        dead = self.dead_before | {
+            r.key.decode() for r in read_topic(self.bootstrap, f"{self.topic}-dlq")}
         figures.predictions = len(predicted)
         figures.predictions_missing = len(expect["unlabelled"] - predicted)
         figures.dead_letters = len(dead)
@@ -455,6 +540,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--bootstrap-servers", default="",
                         help="an existing broker (default: an embedded tansu; broker outages "
                              "are injected only into that one)")
+    parser.add_argument("--long-outage-seconds", type=positive(float), default=120.0,
+                        help="how long the long-outage fault cuts the broker off")
     parser.add_argument("--work-dir", default="",
                         help="directory for the state and logs (default: a new temporary one)")
     return parser.parse_args(argv)
@@ -465,8 +552,8 @@ def soak(options: argparse.Namespace) -> Figures:
     work.mkdir(parents=True, exist_ok=True)
     if options.bootstrap_servers:
         return Soak(options, work, options.bootstrap_servers, None).run()
-    with EmbeddedBroker(log_path=work / "broker.log") as broker:
-        return Soak(options, work, broker.bootstrap_servers, broker).run()
+    with relayed_broker(work / "broker.log") as (broker, relay):
+        return Soak(options, work, f"127.0.0.1:{relay.port}", broker, relay).run()
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -73,6 +73,9 @@ class EmbeddedBroker:
         File for the broker's own log (default: discarded).
     start_timeout
         Seconds to wait for the listener.
+    advertised_port
+        Port the broker tells clients to connect to on 127.0.0.1 (default: its own), for a
+        relay in front of it (the tests' outages, :class:`streamnb.consumers.testing.Relay`).
 
     Attributes
     ----------
@@ -90,10 +93,12 @@ class EmbeddedBroker:
     """
 
     def __init__(self, port: int | None = None, log_path: str | os.PathLike | None = None,
-                 start_timeout: float = 10.0) -> None:
-        if port is not None and not (isinstance(port, int) and 0 < port < 65536):
-            raise ValueError(f"port must be an int in 1..65535, got {port!r}")
+                 start_timeout: float = 10.0, advertised_port: int | None = None) -> None:
+        for name, value in (("port", port), ("advertised_port", advertised_port)):
+            if value is not None and not (isinstance(value, int) and 0 < value < 65536):
+                raise ValueError(f"{name} must be an int in 1..65535, got {value!r}")
         self.port = port
+        self.advertised_port = advertised_port
         self.log_path = log_path
         self.start_timeout = start_timeout
         self.process: subprocess.Popen | None = None
@@ -112,10 +117,12 @@ class EmbeddedBroker:
 
     def _launch(self, binary: Path, port: int) -> bool:
         url = f"tcp://127.0.0.1:{port}"
+        advertised = f"tcp://127.0.0.1:{self.advertised_port or port}"
         log = open(self.log_path, "ab") if self.log_path else subprocess.DEVNULL  # noqa: SIM115
         try:
             process = subprocess.Popen(
-                [str(binary), "broker", "--listener-url", url, "--advertised-listener-url", url,
+                [str(binary), "broker", "--listener-url", url,
+                 "--advertised-listener-url", advertised,
                  "--storage-engine", "memory://tansu/"],
                 stdin=subprocess.DEVNULL, stdout=log, stderr=log)
         finally:

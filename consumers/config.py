@@ -21,6 +21,10 @@ from streamnb.consumers.redaction import Secret
 
 __all__ = ["ConfigError", "ServiceConfig", "add_arguments", "dump_config", "load_config"]
 
+# the longest delivery timeout both producer clients accept (kafka-python's
+# delivery_timeout_ms, librdkafka's message.timeout.ms): 24.8 days, no expiry in practice
+DELIVERY_TIMEOUT_MS = 2**31 - 1
+
 
 @dataclass(frozen=True)
 class ServiceConfig:
@@ -101,8 +105,15 @@ class ServiceConfig:
 
     def producer_options(self) -> dict[str, Any]:
         """Predictions, dead letters and changelog states: acknowledged writes (``acks=0``
-        loses messages), large enough for a partition state."""
+        loses messages), large enough for a partition state, kept until delivered however
+        long the brokers are gone (the checkpoint waits for them, bounded; a record expired
+        by the client would be lost behind an offset the next snapshot records)."""
         return {**self.kafka_options(), "acks": "all", "linger_ms": 5,
+                "delivery_timeout_ms": DELIVERY_TIMEOUT_MS,
+                # an idempotent kafka-python producer fails every later record with
+                # UnknownProducerIdError once its broker comes back without its log (a
+                # restarted broker); these records are at least once anyway
+                "enable_idempotence": False,
                 "batch_size": 256 * 1024,
                 "max_request_size": max(self.values["changelog_max_bytes"],
                                         self.values["max_message_bytes"] + 64 * 1024)}

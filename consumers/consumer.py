@@ -33,7 +33,7 @@ from typing import Any, NamedTuple, Protocol
 
 from kafka.structs import TopicPartition
 
-__all__ = ["CLIENTS", "ConfluentConsumer", "InputConsumer", "KafkaPythonConsumer",
+__all__ = ["BROKER_ERRORS", "CLIENTS", "ConfluentConsumer", "InputConsumer", "KafkaPythonConsumer",
            "OffsetsOutOfRange", "PartitionRecords", "Record", "confluent_config",
            "open_consumer"]
 
@@ -43,6 +43,20 @@ log = logging.getLogger("streamnb.service")
 CLIENTS = ("kafka-python", "confluent-kafka")
 
 Partitions = Callable[[list[TopicPartition]], None]
+
+
+def _broker_errors() -> tuple[type[Exception], ...]:
+    from kafka.errors import KafkaError
+
+    try:
+        from confluent_kafka import KafkaException
+    except ImportError:
+        return (KafkaError,)
+    return (KafkaError, KafkaException)
+
+
+#: What either client raises when a broker call fails (the broker gone, a timeout).
+BROKER_ERRORS = _broker_errors()
 
 
 class OffsetsOutOfRange(RuntimeError):

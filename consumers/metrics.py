@@ -14,6 +14,7 @@ Histograms:
 (``class="all"`` overall), ``streamnb_model_records``, ``streamnb_structure_version``,
 ``streamnb_model_version``, ``streamnb_snapshot_age_seconds``,
 ``streamnb_consumer_lag{topic,partition}``, ``streamnb_ready``, ``streamnb_broker_reachable``,
+``streamnb_snapshot_failing``,
 ``streamnb_last_poll_timestamp_seconds``, ``streamnb_last_commit_timestamp_seconds``,
 ``streamnb_last_snapshot_timestamp_seconds``; ``streamnb_build_info``. docs/service.md has the
 whole table.
@@ -41,7 +42,13 @@ from prometheus_client import (
 
 from streamnb.consumers.messages import REASONS
 
-__all__ = ["PrequentialWindow", "ServiceMetrics"]
+__all__ = ["CLASS_SERIES", "OTHER_CLASSES", "PrequentialWindow", "ServiceMetrics"]
+
+# The per-class series (predictions, accuracy, log-loss) name the first CLASS_SERIES classes
+# seen; every later class is counted under OTHER_CLASSES, so that a model of many classes
+# keeps its /metrics page small (each named class costs 1 + 2 x windows series).
+CLASS_SERIES = 50
+OTHER_CLASSES = "(other)"
 
 _LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5,
                     5.0)
@@ -198,6 +205,9 @@ class ServiceMetrics:
                                      registry=r)
         self.snapshot_errors = Counter("streamnb_snapshot_errors", "Snapshots that could not "
                                        "be written", registry=r)
+        self.snapshot_failing = Gauge("streamnb_snapshot_failing", "1 while the latest "
+                                      "snapshot could not be written (disk full, permissions)",
+                                      registry=r)
         self.predictions = Counter("streamnb_predictions", "Messages classified, by predicted "
                                    "class (none: the model knew no class yet)", ["class"],
                                    registry=r)
@@ -218,6 +228,7 @@ class ServiceMetrics:
         for reason in REASONS:  # every reason exported from the start, at 0
             self.dead_letters.labels(reason=reason)
         self.windows = {size: PrequentialWindow(size) for size in windows}
+        self._class_series: set[str] = set()
         self.last_snapshot = time.monotonic()
 
     def observe_predictions(self, labels: Sequence[Hashable], correct: Sequence[bool],
@@ -225,6 +236,7 @@ class ServiceMetrics:
         """Record the prequential outcome of labelled predictions and refresh the gauges."""
         if not len(labels):
             return
+        labels = [self.class_series(label) for label in labels]
         for size, window in self.windows.items():
             window.add(labels, correct, log_loss)
             name = str(size)
@@ -233,6 +245,17 @@ class ServiceMetrics:
             for label, (accuracy, loss) in window.per_class().items():
                 self.accuracy.labels(window=name, **{"class": str(label)}).set(accuracy)
                 self.log_loss.labels(window=name, **{"class": str(label)}).set(loss)
+
+    def class_series(self, label: Hashable) -> str:
+        """The ``class`` label value of ``label``'s series: itself for the first
+        :data:`CLASS_SERIES` classes seen, :data:`OTHER_CLASSES` for the rest."""
+        name = str(label)
+        if name in self._class_series:
+            return name
+        if len(self._class_series) < CLASS_SERIES:
+            self._class_series.add(name)
+            return name
+        return OTHER_CLASSES
 
     def snapshot_written(self) -> None:
         self.snapshots.inc()

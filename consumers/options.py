@@ -146,6 +146,10 @@ OPTIONS: tuple[Option, ...] = (
            "record) or continue-from-earliest (keep the state, read on from the earliest "
            "record; records deleted unread are counted as lost)",
            choices=OFFSET_GAP_POLICIES),
+    Option("offset-check-seconds", float, 60.0,
+           "while serving, check each owned partition against the broker's log this often "
+           "(one fetch each), besides at assignment and after every outage, so that a log "
+           "replaced under the running service is an offset gap (0: only then)", minimum=0.0),
     Option("rebuild-every-seconds", float, 2.0,
            "at most this often, re-sum the model when other members' states changed",
            minimum=0.0, maximum=86_400.0),
@@ -154,9 +158,9 @@ OPTIONS: tuple[Option, ...] = (
            minimum=1, maximum=1_000_000),
     Option("poll-timeout-ms", int, 200, "longest wait of one poll", minimum=0, maximum=60_000),
     Option("max-classes", int, 1000,
-           "classes a partition's state may learn: a labelled message of a new class beyond "
-           "them goes to the dead-letter topic as 'too_many_classes' (0: no bound)",
-           minimum=0, maximum=1_000_000),
+           "classes the model (the sum of every partition's state) may hold: a labelled "
+           "message of a new class beyond them goes to the dead-letter topic as "
+           "'too_many_classes' (0: no bound)", minimum=0, maximum=1_000_000),
     Option("max-message-bytes", int, 1_000_000,
            "larger messages go to the dead-letter topic as 'oversize'",
            minimum=1, maximum=1_000_000_000),

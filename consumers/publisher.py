@@ -63,6 +63,7 @@ CLIENTS = ("kafka-python", "confluent-kafka")
 _LIBRDKAFKA = {
     "bootstrap_servers": "bootstrap.servers", "client_id": "client.id", "acks": "acks",
     "linger_ms": "linger.ms", "batch_size": "batch.size", "max_request_size": "message.max.bytes",
+    "delivery_timeout_ms": "message.timeout.ms", "enable_idempotence": "enable.idempotence",
     "security_protocol": "security.protocol", "sasl_mechanism": "sasl.mechanism",
     "sasl_plain_username": "sasl.username", "sasl_plain_password": "sasl.password",
     "sasl_kerberos_service_name": "sasl.kerberos.service.name", "ssl_cafile": "ssl.ca.location",

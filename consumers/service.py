@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import bisect
 import contextlib
+import functools
 import gc
 import logging
 import os
@@ -31,15 +32,18 @@ from typing import Any
 import numpy as np
 from kafka import KafkaProducer, TopicPartition
 
+from streamnb.consumers.bounded import BoundedCalls
 from streamnb.consumers.changelog import ChangelogReader, publish_candidates, publish_state
 from streamnb.consumers.config import ServiceConfig
 from streamnb.consumers.consumer import (
+    BROKER_ERRORS,
     InputConsumer,
     OffsetsOutOfRange,
     PartitionRecords,
     open_consumer,
 )
 from streamnb.consumers.endpoint import MetricsServer
+from streamnb.consumers.logcheck import LogAnchors
 from streamnb.consumers.messages import Record, Rejection, decode_batch
 from streamnb.consumers.metrics import ServiceMetrics
 from streamnb.consumers.publisher import ProcessPublisher, ProducerPublisher
@@ -47,6 +51,7 @@ from streamnb.consumers.redaction import RedactSecrets
 from streamnb.consumers.snapshots import (
     SNAPSHOT_FILE,
     SnapshotsUnreadable,
+    probe_directory,
     read_snapshot,
     write_snapshot,
 )
@@ -64,6 +69,7 @@ EXIT_OFFSET_GAP = 3  # exit status of --offset-gap-policy fail
 EXIT_SHUTDOWN_INCOMPLETE = 4  # the final flush, publish or commit failed (snapshot written)
 _PROBE_SECONDS = 10.0  # longest wait for the record before a state's offset
 _WATCHDOG_GRACE = 10.0  # seconds past the shutdown timeout before the CLI's process exits
+_CHECKPOINT_RETRY_SECONDS = 5.0  # longest wait before a failed checkpoint is tried again
 
 
 class OffsetGapError(RuntimeError):
@@ -228,6 +234,11 @@ class Service:
         self._broker_lost = False  # "no Kafka broker reachable" was logged
         self._failures: list[str] = []  # what failed during shutdown
         self.hard_exit = False  # the CLI: a watchdog bounds the whole shutdown
+        self._calls = BoundedCalls(self._stop, "--shutdown-timeout-seconds "
+                                   f"{config.shutdown_timeout_seconds:g}")
+        self._checkpoint_failing = ""  # why the last checkpoint was not done ('' if it was)
+        self._retry_checkpoint_at = 0.0
+        self._anchors = LogAnchors(config.offset_check_seconds)
         self._shutdown_done = False
 
     # -- lifecycle ------------------------------------------------------------------------------
@@ -244,6 +255,7 @@ class Service:
         handled); then drain, snapshot, publish and exit. Returns the exit status: 0, or
         :data:`EXIT_OFFSET_GAP` when an offset gap stopped it (``--offset-gap-policy fail``)."""
         self._redact_logs()
+        probe_directory(self.snapshot_dir)  # refused now, not at the first snapshot
         self._start_metrics()
         kafka_log = logging.getLogger("kafka")
         level = kafka_log.level
@@ -272,8 +284,14 @@ class Service:
     def _serve(self, max_records: int | None) -> None:
         """Poll and process until stopped (or ``max_records`` records are handled)."""
         while not self._stop.is_set():
-            if self._unchecked:
-                self._check_offsets(list(self._unchecked))
+            if self._calls.pending():
+                # outputs wait for the broker: nothing more is read until they are delivered
+                # (the publisher's pipe and the producer's buffer would fill, and block)
+                self._maintain()
+                self._stop.wait(0.1)
+                continue
+            if self._unchecked and self._broker_ok:
+                self._checking(lambda: self._check_offsets(list(self._unchecked)))
             try:
                 batch = self._consumer.poll(self.config.max_poll_records,
                                             self.config.poll_timeout_ms)
@@ -281,7 +299,7 @@ class Service:
                 out = exc.offsets
                 log.info("the broker reports offsets out of range: %s", ", ".join(
                     f"{tp.topic}:{tp.partition}@{o}" for tp, o in out.items()))
-                self._check_offsets(list(out), out_of_range=True)
+                self._checking(functools.partial(self._check_offsets, list(out), True))
                 continue
             if self._broker_ok:
                 self.metrics.last_poll.set_to_current_time()
@@ -319,17 +337,23 @@ class Service:
             (not self._assigned, "no partitions assigned yet"),
             (bool(self._unchecked), "partitions being checked against the broker's log"),
             (not self._broker_ok, "no broker reachable"),
+            (bool(self._checkpoint_failing), f"checkpoint failing: {self._checkpoint_failing}"),
             (self._stop.is_set(), "stopping")) if bad]
         ready = not missing
         self.metrics.up.set(1 if ready else 0)
         return ready, "ready" if ready else "not ready: " + "; ".join(missing)
 
     def _check_broker(self) -> None:
-        """Whether the consumer has a broker connection (as its client tells)."""
+        """Whether the consumer has a broker connection (as its client tells). Losing it
+        pauses every owned partition until it is checked against the broker's log again: a
+        broker back from an outage may hold another log (restarted empty, topics re-created)."""
         count = self._consumer.connected()
         if count != self._broker_ok and self._restored:
             if not count:
                 log.warning("no Kafka broker reachable at %s", self.config.bootstrap_servers)
+                tps = [TopicPartition(*key) for key in self.model.own]
+                self._consumer.pause(*tps)
+                self._unchecked.update(tps)
             elif self._broker_lost:  # "again" only after it was said to be gone
                 log.info("a Kafka broker is reachable again")
             self._broker_lost = not count
@@ -481,6 +505,44 @@ class Service:
         log.info("revoked %s", ", ".join(f"{t}:{p}" for t, p in keys))
 
     # -- offset gaps ----------------------------------------------------------------------------
+    def _checking(self, check: Callable[[], None]) -> None:
+        """Run a check of the log; a broker gone meanwhile leaves it to be run again."""
+        try:
+            check()
+        except BROKER_ERRORS as exc:
+            log.warning("checking the partitions against the broker's log failed (%s); "
+                        "retrying", exc)
+            self._stop.wait(1.0)
+
+    def _recheck_logs(self) -> None:
+        """The periodic check (:mod:`.logcheck`): a partition whose log no longer holds its
+        anchor's record is a ``log_replaced`` gap; then every state is anchored anew."""
+        own = self.model.own
+        tps = {key: TopicPartition(*key) for key in own}
+        begin = self._consumer.beginning_offsets(list(tps.values()))
+
+        def record_before(key: tuple[str, int], offset: int) -> int | None:
+            if offset - 1 < (begin.get(tps[key]) or 0):  # deleted by retention since
+                return None
+            return self._record_before(tps[key], offset)
+
+        replaced = self._anchors.replaced(own, record_before)
+        if self._stop.is_set():  # a probe cut short decides nothing
+            return
+        if replaced:
+            end = self._consumer.end_offsets([tps[key] for key in replaced])
+            for key in replaced:
+                log.warning("%s:%s: the broker's log no longer holds a record the state read "
+                            "in the last %g s: the records read since (up to offset %d) may be "
+                            "of the new log", *key, self._anchors.every, own[key].offset)
+                self._gap(tps[key], own[key], "log_replaced", begin.get(tps[key]) or 0,
+                          end.get(tps[key]))
+            if self.model.dirty:
+                self.model.rebuild()
+                self._last_rebuild = time.monotonic()
+                self._update_model_gauges()
+        self._anchors.set(self.model.own)
+
     def _check_offsets(self, tps: list[TopicPartition], out_of_range: bool = False) -> None:
         """Compare the owned states of ``tps`` with the broker's log, apply
         ``--offset-gap-policy`` to those outside it, and resume them. The partitions stay
@@ -666,7 +728,7 @@ class Service:
                 counts = np.bincount(proba.argmax(axis=1), minlength=len(classes))
                 for c, n in zip(classes, counts.tolist(), strict=True):
                     if n:
-                        m.predictions.labels(**{"class": str(c)}).inc(n)
+                        m.predictions.labels(**{"class": m.class_series(c)}).inc(n)
             else:
                 m.predictions.labels(**{"class": "none"}).inc(len(rows))
         model_version = self.model.model.n_learned
@@ -701,24 +763,21 @@ class Service:
         learned: set[int] = set()
         start = time.perf_counter()
         limit = self.config.max_classes
+        known = self.model.classes() if limit else set()  # the model's, all partitions'
         for key, indices in by_partition.items():
             labels = {i: class_label(decoded[i].label) for i in indices}
-            state = self.model.own[key]
-            known = set(state.model.classes)
             groups = [indices]
             if limit and len(known | set(labels.values())) > limit:
                 # the bound binds in this batch: record by record, so that which records are
-                # refused depends on the partition's records only, not on how they are batched
+                # refused depends on the order of the records only, not on how they are batched
                 groups = [[i] for i in indices]
             for group in groups:
-                if limit and len(group) == 1:
-                    classes = state.model.classes
-                    if labels[group[0]] not in classes and len(classes) >= limit:
-                        self._dead_letter(records.record(group[0]), "too_many_classes",
-                                          f"label {labels[group[0]]!r:.100} would be class "
-                                          f"{len(classes) + 1} of this partition's state; "
-                                          f"--max-classes is {limit}")
-                        continue
+                label = labels[group[0]]
+                if limit and len(group) == 1 and label not in known and len(known) >= limit:
+                    self._dead_letter(records.record(group[0]), "too_many_classes",
+                                      f"label {label!r:.100} would be class {len(known) + 1} "
+                                      f"of the model; --max-classes is {limit}")
+                    continue
                 rejected = self.model.learn(key, [decoded[i].features for i in group],
                                             [labels[i] for i in group],
                                             [records.offsets[i] for i in group],
@@ -730,6 +789,7 @@ class Service:
                     reason = "invalid_label" if exc.field == "label" else "invalid_record"
                     self._dead_letter(records.record(group[j]), reason, str(exc))
                 learned.update(i for i in group if i not in bad)
+                known.update(labels[i] for i in group if i not in bad)
         if by_partition:
             self.metrics.learn_latency.observe(time.perf_counter() - start)
         self.metrics.learned.inc(len(learned))
@@ -770,7 +830,12 @@ class Service:
                    ("streamnb-source", f"{record.topic}:{record.partition}@{record.offset}"
                     .encode())]
         self._producer.send(self.config.dead_letter_topic, key=record.key, value=record.value,
-                            headers=headers)
+                            headers=headers).add_errback(self._undelivered)
+
+    def _undelivered(self, exc: BaseException) -> None:
+        """A dead letter or changelog record the producer gave up on: said, and counted."""
+        self.metrics.publish_errors.inc()
+        log.error("a record for the dead-letter or changelog topic was not delivered: %r", exc)
 
     def _propose(self, version: int, names: list, cut: dict[str, int]) -> list:
         """Record candidate list ``version`` (shared candidates, :mod:`.state`) and return the
@@ -819,9 +884,12 @@ class Service:
             self.model.rebuild()
             self._last_rebuild = now
             self._update_model_gauges()
-        if self._changed and (self._since_snapshot >= cfg.snapshot_every_records
-                              or now - self._last_snapshot >= cfg.snapshot_every_seconds):
+        if self._changed and now >= self._retry_checkpoint_at and (
+                self._since_snapshot >= cfg.snapshot_every_records
+                or now - self._last_snapshot >= cfg.snapshot_every_seconds):
             self._checkpoint(publish=list(self.model.own))
+        if self._anchors.due(now) and self._broker_ok and not self._unchecked:
+            self._checking(self._recheck_logs)
         if now - self._last_lag >= 1.0:
             self._last_lag = now
             self._check_broker()
@@ -841,57 +909,43 @@ class Service:
         for key in keys:
             state = self.model.own[key]
             if self._published.get(key) != state.position:
-                publish_state(self._producer, self.config.changelog_topic, key, state)
+                publish_state(self._producer, self.config.changelog_topic, key,
+                              state).add_errback(self._undelivered)
                 self._published[key] = state.position
                 sent = True
         if sent:
             self._producer.flush()
 
-    def _bounded(self, what: str, call: Callable[[], Any], deadline: float | None) -> bool:
-        """``call()``; with a ``deadline`` (shutdown) in a helper thread given up on at the
-        deadline. Returns whether it succeeded (a failure is logged, not raised, then)."""
-        if deadline is None:
-            call()
-            return True
-        outcome: dict[str, BaseException | None] = {}
-
-        def target() -> None:
-            try:
-                call()
-                outcome["error"] = None
-            except BaseException as exc:
-                outcome["error"] = exc
-
-        helper = threading.Thread(target=target, daemon=True, name=f"streamnb-{what}")
-        helper.start()
-        helper.join(max(deadline - time.monotonic(), 0.0))
-        if "error" not in outcome:
-            log.error("%s did not finish within --shutdown-timeout-seconds %g; given up",
-                      what, self.config.shutdown_timeout_seconds)
-            return False
-        if outcome["error"] is not None:
-            log.error("%s failed: %s", what, outcome["error"])
-            return False
-        return True
-
     def _checkpoint(self, publish: list[tuple[str, int]], commit: bool = True,
                     deadline: float | None = None,
-                    on_packed: Callable[[dict[int, tuple]], None] | None = None) -> None:
-        """Flush, snapshot every owned state, publish ``publish`` to the changelog, commit.
-        With a ``deadline`` (shutdown), each step that needs the brokers gives up at it and the
-        failure is recorded; the snapshot is written regardless. ``on_packed``: as
-        :func:`write_snapshot`'s."""
+                    on_packed: Callable[[dict[int, tuple]], None] | None = None) -> bool:
+        """Flush, snapshot every owned state, publish ``publish`` to the changelog, commit;
+        whether it was done. Each step that needs the brokers gives up at a deadline:
+        ``deadline`` at shutdown, where the failure is recorded and the snapshot written
+        regardless; while serving, ``--shutdown-timeout-seconds`` from now or a stop request,
+        where a flush not done leaves the snapshot unwritten (its offsets would be past
+        predictions not delivered), the service not ready, and the checkpoint retried.
+        ``on_packed``: as :func:`write_snapshot`'s."""
+        serving = deadline is None
+        if serving:
+            deadline = time.monotonic() + self.config.shutdown_timeout_seconds
+
         def flush() -> None:
             self._outputs.flush()  # predictions and dead letters of every record before the
             self._producer.flush()  # offsets below are delivered
 
+        def bounded(what: str, call: Callable[[], Any]) -> bool:
+            return self._calls.run(what, call, deadline, interruptible=serving, reraise=serving)
+
         try:
-            flushed = self._bounded("flushing predictions and dead letters", flush, deadline)
+            flushed = bounded("flushing predictions and dead letters", flush)
         except Exception:
             self.metrics.publish_errors.inc()
             raise
         if not flushed:
             self.metrics.publish_errors.inc()
+            if serving:
+                return self._checkpoint_failed("predictions and dead letters not delivered")
             self._failures.append("publish")
         # the candidate lists the snapshot's states have yet to adopt (a list once adopted
         # by every one is in their counts)
@@ -907,32 +961,47 @@ class Service:
                            on_packed=on_packed)
         except OSError as exc:  # disk full, permissions: the previous snapshot stands
             self.metrics.snapshot_errors.inc()
+            self.metrics.snapshot_failing.set(1)
             log.error("snapshot in %s failed: %s; the previous one stands (retrying at the "
                       "next checkpoint)", self.snapshot_dir, exc)
-            if deadline is not None:
+            if not serving:
                 self._failures.append("snapshot")
-            return
-        if not self._bounded("publishing the states to the changelog",
-                             lambda: self._publish_states(publish), deadline):
+            return self._checkpoint_failed(f"snapshots failing ({exc.strerror or exc})")
+        self.metrics.snapshot_failing.set(0)
+        failed = []
+        if not bounded("publishing the states to the changelog",
+                       lambda: self._publish_states(publish)):
             self.metrics.publish_errors.inc()
-            self._failures.append("publish")
+            failed.append("publish")
         if commit and self.config.group_id and self.model.own:
             offsets = {TopicPartition(*key): state.offset
                        for key, state in self.model.own.items()}
             try:
-                if self._bounded("committing the offsets",
-                                 lambda: self._consumer.commit(offsets), deadline):
+                if bounded("committing the offsets", lambda: self._consumer.commit(offsets)):
                     self.metrics.last_commit.set_to_current_time()
                 else:
                     self.metrics.commit_errors.inc()
-                    self._failures.append("commit")
+                    failed.append("commit")
             except Exception as exc:
                 self.metrics.commit_errors.inc()
                 log.warning("offset commit failed (%s); the snapshot holds the offsets", exc)
+        if not serving:
+            self._failures += failed
         self.metrics.snapshot_written()
         self._since_snapshot = 0
         self._changed = False
         self._last_snapshot = time.monotonic()
+        # the snapshot holds the states: a changelog or a commit behind it is caught up
+        # by the next checkpoint, and costs nothing but a longer restore meanwhile
+        self._checkpoint_failing = ""
+        return True
+
+    def _checkpoint_failed(self, why: str) -> bool:
+        """A checkpoint not done: not ready until one is, the next attempt in a while."""
+        self._checkpoint_failing = why
+        self._retry_checkpoint_at = time.monotonic() + min(
+            self.config.snapshot_every_seconds, _CHECKPOINT_RETRY_SECONDS)
+        return False
 
     def _watchdog(self) -> None:
         """The CLI's last resort: the process exits even if a client hangs in its teardown."""
@@ -968,12 +1037,17 @@ class Service:
                             self.snapshot_dir / SNAPSHOT_FILE).exists()):
                         self._checkpoint(publish=list(self.model.own), deadline=deadline,
                                          on_packed=write_model)
-                    if written:
-                        written[0].result()
-                    else:
-                        if self.model.dirty:
-                            self.model.rebuild()
-                        self.model.model.save(path)
+                    try:
+                        if written:
+                            written[0].result()
+                        else:
+                            if self.model.dirty:
+                                self.model.rebuild()
+                            self.model.model.save(path)
+                    except OSError as exc:  # as a snapshot's: reported, not a traceback
+                        self.metrics.snapshot_errors.inc()
+                        log.error("writing the model file %s failed: %s", path, exc)
+                        self._failures.append("snapshot")
         finally:
             closing = []
             if self._changelog is not None:
@@ -995,7 +1069,7 @@ class Service:
                     timeout=max(deadline - time.monotonic(), 0.0))))
             for what, call in closing:
                 # a teardown that outlives the deadline is given up on; nothing is lost then
-                self._bounded(what, call, max(deadline, time.monotonic() + 1.0))
+                self._calls.run(what, call, max(deadline, time.monotonic() + 1.0))
             if self._failures and not self.exit_code:
                 self.exit_code = EXIT_SHUTDOWN_INCOMPLETE
                 log.error("stopped after %d records, but %s failed (the local snapshot holds "

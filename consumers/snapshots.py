@@ -35,9 +35,9 @@ from streamnb.stats.persist import (
     write_state,
 )
 
-__all__ = ["SNAPSHOT_FILE", "SNAPSHOT_VERSION", "SnapshotsUnreadable", "decode_partition",
-           "encode_partition", "generation_path", "read_snapshot", "snapshot_paths",
-           "write_snapshot"]
+__all__ = ["SNAPSHOT_FILE", "SNAPSHOT_VERSION", "SnapshotDirectoryUnwritable",
+           "SnapshotsUnreadable", "decode_partition", "encode_partition", "generation_path",
+           "probe_directory", "read_snapshot", "snapshot_paths", "write_snapshot"]
 
 SNAPSHOT_FORMAT = "streamnb-service-snapshot"
 CHANGELOG_FORMAT = "streamnb-partition-state"
@@ -92,6 +92,42 @@ def _unpack(entries: Any, arrays: Mapping[str, np.ndarray], source: str
 
 class SnapshotsUnreadable(StateFileError):
     """Snapshot files exist, but not one generation can be read."""
+
+
+class SnapshotDirectoryUnwritable(ValueError):
+    """The snapshot directory cannot hold a snapshot (a bad ``--snapshot-dir``)."""
+
+
+def probe_directory(directory: str | os.PathLike) -> None:
+    """Do in ``directory`` (created if missing) what a snapshot does: create a file, write
+    and fsync it, rename it, fsync the directory, delete the file; raise
+    :class:`SnapshotDirectoryUnwritable` naming the directory and the failed step."""
+    directory = Path(directory)
+    probe = directory / f".probe-{os.getpid()}"
+    renamed = directory / f".probe-{os.getpid()}.renamed"
+    step = "creating it"
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        step = f"creating {probe.name}"
+        fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        try:
+            step = f"writing {probe.name}"
+            os.write(fd, b"streamnb snapshot directory probe\n")
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        step = f"renaming {probe.name}"
+        os.replace(probe, renamed)
+        _fsync_directory(directory)
+        step = f"deleting {renamed.name}"
+        renamed.unlink()
+    except OSError as exc:
+        for leftover in (probe, renamed):
+            with contextlib.suppress(OSError):
+                leftover.unlink()
+        raise SnapshotDirectoryUnwritable(
+            f"snapshot directory {directory} (--snapshot-dir) cannot hold snapshots: "
+            f"{step} failed: {exc.strerror or exc}") from None
 
 
 def generation_path(directory: str | os.PathLike, generation: int) -> Path:

@@ -446,6 +446,14 @@ class PartitionedModel:
         return self._stale or states.keys() != self._summed.keys() or any(
             self._summed[k] is not s for k, s in states.items())
 
+    def classes(self) -> set:
+        """The classes of the sum, and of the states it does not hold yet."""
+        out = set(self.model.classes)
+        if self.dirty:
+            for state in self.states().values():
+                out.update(state.model.classes)
+        return out
+
     def compatible(self, state: PartitionState) -> bool:
         """Whether ``state`` holds the model this service runs (a snapshot or changelog
         written with another ``--model`` does not)."""

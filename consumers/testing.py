@@ -11,18 +11,39 @@ service itself.
 from __future__ import annotations
 
 __all__ = [
-    "CONSUMER_CLIENTS", "CORRUPTIONS", "CRAFTED", "GROUP_FLAGS", "ROOT", "ServiceProcess",
-    "corrupt", "create_topic", "dumps",
-    "free_port", "label_of", "labelled_features", "labelled_messages", "metric_value",
-    "metrics_text", "produce", "read_topic", "scrape", "unique", "wait_for",
+    "CONSUMER_CLIENTS",
+    "CORRUPTIONS",
+    "CRAFTED",
+    "GROUP_FLAGS",
+    "ROOT",
+    "Relay",
+    "ServiceProcess",
+    "corrupt",
+    "create_topic",
+    "dumps",
+    "free_port",
+    "label_of",
+    "labelled_features",
+    "labelled_messages",
+    "metric_value",
+    "metrics_text",
+    "produce",
+    "read_topic",
+    "relayed_broker",
+    "scrape",
+    "unique",
+    "wait_for",
 ]
 
+import contextlib
 import importlib.util
 import json
+import selectors
 import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 import uuid
@@ -32,6 +53,7 @@ from pathlib import Path
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import KafkaAdminClient, NewTopic
 
+from streamnb.consumers.broker import EmbeddedBroker
 from streamnb.consumers.children import STREAMNB_HOME, child_environment
 
 # where the running streamnb is imported from (a checkout's root): the service processes'
@@ -258,3 +280,97 @@ def _crafted(data: bytes, how: str) -> bytes:
             b'"meta": {', b'"meta": {"deep": ' + b"[" * depth + b"]" * depth + b", ", 1)
     body = _PREFIX.pack(magic, version, len(text)) + text + data[_PREFIX.size + length:-32]
     return body + hashlib.sha256(body).digest()
+
+
+class Relay:
+    """A TCP relay on 127.0.0.1 in front of a broker, to cut it off and bring it back: an
+    outage of a broker that keeps its log (the embedded tansu keeps it in memory, so a
+    restarted one is empty). :meth:`cut` closes the port and every connection through it
+    (clients get "connection refused", as from a stopped broker); :meth:`restore` listens on
+    the same port again."""
+
+    def __init__(self, target_port: int, port: int | None = None) -> None:
+        self.target_port = target_port
+        self.port = port or free_port()
+        self._listener: socket.socket | None = None
+        self._connections: list[socket.socket] = []
+        self._lock = threading.Lock()
+        self.restore()
+
+    def restore(self) -> None:
+        listener = socket.socket()
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(("127.0.0.1", self.port))
+        listener.listen(64)
+        self._listener = listener
+        threading.Thread(target=self._accept, args=(listener,), daemon=True,
+                         name="relay-accept").start()
+
+    def cut(self) -> None:
+        with self._lock:
+            listener, self._listener = self._listener, None
+            connections, self._connections = self._connections, []
+        for sock in [listener, *connections]:
+            if sock is not None:
+                with contextlib.suppress(OSError):
+                    sock.shutdown(socket.SHUT_RDWR)
+                sock.close()
+
+    close = cut
+
+    def _accept(self, listener: socket.socket) -> None:
+        while True:
+            try:
+                client, _ = listener.accept()
+            except OSError:  # cut
+                return
+            try:
+                upstream = socket.create_connection(("127.0.0.1", self.target_port), 5)
+            except OSError:
+                client.close()
+                continue
+            with self._lock:
+                if self._listener is not listener:  # cut meanwhile
+                    client.close()
+                    upstream.close()
+                    return
+                self._connections += [client, upstream]
+            threading.Thread(target=self._pump, args=(client, upstream), daemon=True,
+                             name="relay-pump").start()
+
+    @staticmethod
+    def _pump(a: socket.socket, b: socket.socket) -> None:
+        peer = {a: b, b: a}
+        with selectors.DefaultSelector() as selector:
+            for sock in peer:
+                sock.setblocking(False)
+                selector.register(sock, selectors.EVENT_READ)
+            try:
+                while True:
+                    for key, _ in selector.select():
+                        data = key.fileobj.recv(1 << 16)
+                        if not data:
+                            return
+                        peer[key.fileobj].setblocking(True)
+                        peer[key.fileobj].sendall(data)
+                        peer[key.fileobj].setblocking(False)
+            except OSError:
+                return
+            finally:
+                for sock in peer:
+                    with contextlib.suppress(OSError):
+                        sock.close()
+
+
+@contextlib.contextmanager
+def relayed_broker(log_path: Path | None = None):
+    """An embedded broker reachable only through a :class:`Relay` (the one it advertises):
+    yields ``(broker, relay)``; ``relay.port`` is the bootstrap port."""
+    relay_port = free_port()
+    broker = EmbeddedBroker(log_path=log_path, advertised_port=relay_port).start()
+    relay = Relay(broker.port, relay_port)
+    try:
+        yield broker, relay
+    finally:
+        relay.cut()
+        broker.stop()

@@ -79,6 +79,7 @@ OPERATIONS = {
     "streamnb_publish_errors": ("counter", set()),
     "streamnb_commit_errors": ("counter", set()),
     "streamnb_snapshot_errors": ("counter", set()),
+    "streamnb_snapshot_failing": ("gauge", set()),
 }
 METRICS = CONTRACT | OPERATIONS
 # Labels Prometheus attaches to every scraped series.
