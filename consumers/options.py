@@ -149,7 +149,8 @@ OPTIONS: tuple[Option, ...] = (
     Option("offset-check-seconds", float, 60.0,
            "while serving, check each owned partition against the broker's log this often "
            "(one fetch each), besides at assignment and after every outage, so that a log "
-           "replaced under the running service is an offset gap (0: only then)", minimum=0.0),
+           "replaced under the running service is an offset gap (0: only then)",
+           minimum=0.0, maximum=86_400.0),
     Option("rebuild-every-seconds", float, 2.0,
            "at most this often, re-sum the model when other members' states changed",
            minimum=0.0, maximum=86_400.0),
