@@ -40,7 +40,7 @@ from streamnb.consumers.metrics import CLASS_SERIES
 from streamnb.consumers.service import EXIT_SHUTDOWN_INCOMPLETE, MODEL_FILE
 from streamnb.consumers.snapshots import read_snapshot
 from streamnb.consumers.testing import relayed_broker
-from streamnb.models.base import load_model
+from streamnb.models.persistence import load_model
 
 SHUTDOWN_TIMEOUT = 5.0
 WATCHDOG_GRACE = 10.0  # streamnb.consumers.service._WATCHDOG_GRACE
