@@ -16,10 +16,10 @@ docs/continuous.md.
 from __future__ import annotations
 
 import argparse
-import time
 
 import _results
 import numpy as np
+from bench_naive_bayes import prequential_one  # the same one-by-one loop
 
 
 def make_stream(n: int, d: int, seed: int) -> tuple[list[dict[str, float]], list[int]]:
@@ -31,18 +31,6 @@ def make_stream(n: int, d: int, seed: int) -> tuple[list[dict[str, float]], list
     rows = means[ys] + np.einsum("nij,nj->ni", mixers[ys], z)
     names = [f"x{i}" for i in range(d)]
     return [dict(zip(names, row.tolist(), strict=True)) for row in rows], ys.tolist()
-
-
-def prequential_one(model, xs, ys) -> tuple[float, float]:
-    correct = 0
-    start = time.perf_counter()
-    for x, y in zip(xs, ys, strict=True):
-        proba = model.predict_proba_one(x)
-        if proba and max(proba, key=proba.__getitem__) == y:
-            correct += 1
-        model.learn_one(x, y)
-    elapsed = time.perf_counter() - start
-    return len(xs) / elapsed, correct / len(xs)
 
 
 def paired(factory, river_factory, xs, ys, repeat: int) -> tuple[float, float, float]:
