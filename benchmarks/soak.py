@@ -5,8 +5,9 @@ hands-free, on a seeded random schedule, then an exact count of what was learned
 changelog topic, ``--offset-gap-policy continue-from-earliest``) on an input topic of
 ``--partitions`` partitions, while this script produces ``--messages`` messages spread over
 ``--minutes``: labelled ones (85 %), unlabelled ones (7 %, each gets a prediction) and fuzzed
-ones (8 %: invalid UTF-8, truncated JSON, wrong schema, bad label, oversize, random bytes; each
-must become a dead letter). Every message has the key ``m<i>``; every labelled one also carries
+ones (8 %: invalid UTF-8, truncated JSON, wrong schema, bad label, oversize, random bytes, and
+poison: a lone surrogate in a feature name, a number near the float limit; each must become a
+dead letter). Every message has the key ``m<i>``; every labelled one also carries
 a token ``u<i>`` of its own, so the final model's count of that token says how many times the
 service learned message i (0: lost, 2 or more: duplicated). Faults, on average one every
 ``--fault-every`` seconds (each kind once in a shuffled order first, then at random; a short
@@ -163,6 +164,12 @@ def message(i: int, rng: random.Random) -> Message:
         dumps(rng.random()),  # invalid_schema: not an object
         dumps({"id": mid, "features": labelled_features(i), "label": 2.5}),  # invalid_label
         dumps({"id": mid, "features": {"pad": "x" * MAX_MESSAGE_BYTES}}),  # oversize
+        # poison: values no state can hold (a lone surrogate a snapshot cannot encode, a float
+        # whose square overflows), which once stopped the service or made every probability NaN
+        dumps({"id": mid, "features": {**labelled_features(i), f"w{i}\ud800": True},
+               "label": label_of(i)}),
+        dumps({"id": mid, "features": {**labelled_features(i), "size": 1e308},
+               "label": label_of(i)}),
     ])
     return Message(mid, "fuzzed", value)
 
