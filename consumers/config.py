@@ -152,6 +152,9 @@ def _validate(values: Mapping[str, Any]) -> None:
     if 0 < values["half_life"] < 1:
         raise ConfigError(f"option 'half-life' must be 0 (never forget) or >= 1 offset, got "
                           f"{values['half_life']!r}")
+    if values["max_ham_rate"] and values["model"] != "spam-filter":
+        raise ConfigError(f"option 'max-ham-rate' is one of --model spam-filter, not of "
+                          f"{values['model']!r}")
     if values["group_instance_id"] and not values["group_id"]:
         raise ConfigError("option 'group-instance-id' needs a 'group-id'")
     topics = set(values["input_topic"])

@@ -55,7 +55,13 @@ from streamnb.consumers.snapshots import (
     read_snapshot,
     write_snapshot,
 )
-from streamnb.consumers.state import PartitionedModel, PartitionState, fingerprint, model_factory
+from streamnb.consumers.spam_rates import (
+    SpamRates,
+    check_states,
+    model_factory,
+    sum_score_sketches,
+)
+from streamnb.consumers.state import PartitionedModel, PartitionState, fingerprint
 from streamnb.consumers.topics import ensure_topic
 from streamnb.stats.persist import StateFileError, write_state
 
@@ -192,7 +198,7 @@ class Service:
                                "'streamnb[pandas]' (or the broker extra)") from None
         self.config = config
         self.metrics = metrics or ServiceMetrics(windows=config.window_sizes)
-        self.model = PartitionedModel(model_factory(config.model, config.max_candidates),
+        self.model = PartitionedModel(model_factory(config),
                                       relearn_every=config.relearn_every,
                                       on_relearn=self._relearned, propose=self._propose,
                                       # by time: milliseconds of record timestamps
@@ -206,6 +212,7 @@ class Service:
                                                       else config.drift_detector),
                                       drift_decay=config.drift_decay,
                                       on_drift=self._drifted)
+        self.metrics.spam_rates = SpamRates.tracking(self.model.model, config, self.metrics)
         self.snapshot_dir = Path(config.snapshot_dir)
         self.metrics_url = ""
         self._stop = threading.Event()
@@ -405,6 +412,7 @@ class Service:
             raise ValueError(f"{self.snapshot_dir} holds the snapshot of a {meta.get('model')!r} "
                              f"model, not of --model {self.config.model!r}: use another "
                              "--snapshot-dir (or remove this one to start over)")
+        check_states(states, self.config, str(self.snapshot_dir))
         if states:
             log.info("snapshot %s: %d partition states (%s)", self.snapshot_dir, len(states),
                      ", ".join(f"{t}:{p}@{s.offset}" for (t, p), s in sorted(states.items())))
@@ -735,6 +743,7 @@ class Service:
         structure_version = getattr(self.model.model, "structure_version", 0)
 
         learned = self._learn(records, decoded, predicted, clocks)
+        sum_score_sketches(self.model)
         self._prequential(decoded, predicted, learned, proba, classes)
         publish = [i for i in predicted if decoded[i].label is None or (
             self.config.publish_labelled and i in learned)]
@@ -872,6 +881,8 @@ class Service:
         m.model_records.set(model.stats.n_records)
         m.model_version.set(model.n_learned)
         m.structure_version.set(getattr(model, "structure_version", 0))
+        if m.spam_rates is not None:
+            m.spam_rates.model_changed(model)
 
     # -- housekeeping ---------------------------------------------------------------------------
     def _maintain(self) -> None:

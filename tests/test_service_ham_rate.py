@@ -1,0 +1,221 @@
+"""``streamnb serve --max-ham-rate``: the service's SpamFilter learns its threshold for the
+target (docs/service.md, "Spam at the ham loss you choose"), the threshold is a sum over the
+partition states that a restart restores exactly, and /metrics shows the threshold, the target
+and the realised ham→spam and spam→ham rates over the last ``--rate-window`` labelled messages
+of each class, equal to a direct count on the predictions the service published.
+
+SpamAssassin e-mails (a stride through the corpus in time order, so both classes occur) on the
+real tansu broker of the session fixture; the window itself against a direct count on random
+batches.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+
+import numpy as np
+import pytest
+from kafka_helpers import (
+    ServiceProcess,
+    create_topic,
+    dumps,
+    free_port,
+    metric_value,
+    metrics_text,
+    produce,
+    read_topic,
+    scrape,
+    unique,
+    wait_for,
+)
+
+from streamnb import SpamFilter
+from streamnb.consumers.config import ConfigError, load_config
+from streamnb.consumers.metrics import ServiceMetrics
+from streamnb.consumers.service import MODEL_FILE
+from streamnb.consumers.spam_rates import (
+    ErrorWindow,
+    SpamRates,
+    model_factory,
+    rate_window,
+    sum_score_sketches,
+)
+from streamnb.consumers.state import PartitionedModel, PartitionState, copy_model
+from streamnb.datasets import iter_spamassassin_stream
+from streamnb.models.persistence import load_model
+
+
+@pytest.fixture(scope="module")
+def corpus():
+    return list(iter_spamassassin_stream())
+
+
+# -- the window ------------------------------------------------------------------------------
+def test_error_window_equals_a_direct_count_over_the_last_messages():
+    rng = random.Random(5)
+    for size in (1, 7, 50):
+        window, seen = ErrorWindow(size), []
+        for _ in range(200):
+            batch = [rng.random() < 0.2 for _ in range(rng.choice((0, 1, 3, size, 2 * size + 1)))]
+            window.add(np.array(batch, dtype=bool))
+            seen += batch
+            last = seen[-size:]
+            assert (window.n, window.errors) == (len(last), sum(last))
+            if last:
+                assert window.rate == sum(last) / len(last)
+
+
+def test_rates_per_true_class_equal_a_direct_count():
+    """SpamRates reads each class's own last ``size`` messages: ham errors are hams called
+    spam, whatever the spam around them."""
+    rng = random.Random(2)
+    metrics = ServiceMetrics()
+    config = load_config({"max_ham_rate": 0.05, "rate_window": 30})
+    rates = metrics.spam_rates = SpamRates.tracking(model_factory(config)(), config, metrics)
+    stream = []
+    for _ in range(40):
+        batch = [(rng.choice(("spam", "ham", "ham")), rng.random() < 0.85)
+                 for _ in range(rng.randrange(12))]
+        metrics.observe_predictions([y for y, _ in batch], [ok for _, ok in batch],
+                                    [0.1] * len(batch))
+        stream += batch
+        for name in ("ham", "spam"):
+            wrong = [not ok for y, ok in stream if y == name][-30:]
+            got = metrics.registry.get_sample_value("streamnb_spam_window_errors",
+                                                    {"class": name})
+            n = metrics.registry.get_sample_value("streamnb_spam_window_messages",
+                                                  {"class": name})
+            assert (got, n) == (sum(wrong), len(wrong))
+    assert rates.windows["ham"].n == 30 and 0 < rates.windows["ham"].errors < 30
+
+
+def test_window_defaults_to_ten_errors_at_the_target_and_the_option_is_spam_filter_only():
+    assert rate_window(load_config({"max_ham_rate": 0.001})) == 10_000
+    assert rate_window(load_config({"max_ham_rate": 0.005})) == 2_000
+    assert rate_window(load_config({})) == 10_000
+    assert rate_window(load_config({"max_ham_rate": 0.01, "rate_window": 77})) == 77
+    with pytest.raises(ConfigError, match="'max-ham-rate' is one of --model spam-filter"):
+        load_config({"max_ham_rate": 0.01, "model": "tan"})
+    with pytest.raises(ConfigError, match="max-ham-rate"):
+        load_config({"max_ham_rate": 0.9})
+
+
+def test_the_sums_score_histogram_is_the_sum_of_the_partition_states(corpus):
+    """Learned into the sum, a batch counts the sum's scores; the states' histograms are what
+    a restart adds up, so the sum's is made theirs after every batch: the threshold in force
+    is the one a rebuild from the states gives."""
+    config = load_config({"max_ham_rate": 0.05})
+    pm = PartitionedModel(model_factory(config))
+    for p in (0, 1):
+        pm.take(("t", p), PartitionState(pm.factory(), 0))
+    pm.rebuild()
+    mail = corpus[::20][:240]
+    for start in range(0, len(mail), 20):
+        for p in (0, 1):
+            part = mail[start + p:start + 20:2]
+            pm.learn(("t", p), [m.text for m in part], [m.label for m in part])
+        sum_score_sketches(pm)
+    before = pm.model.current_threshold
+    assert pm.model.threshold_learned
+    merged = pm.own[("t", 0)].model.scores.copy().merge(pm.own[("t", 1)].model.scores)
+    assert np.array_equal(pm.model.scores.counts, merged.counts)
+    restarted = PartitionedModel(model_factory(config))  # the sum again, from the states
+    for key, state in pm.own.items():
+        restarted.take(key, PartitionState(copy_model(state.model), state.offset))
+    restarted.rebuild()
+    assert restarted.model.current_threshold == before
+
+
+# -- the service -------------------------------------------------------------------------------
+def serve_args(bootstrap, topic, snapshot_dir, port, *extra):
+    return ["--bootstrap-servers", bootstrap, "--input-topic", topic, "--group-id", "",
+            "--changelog-topic", "", "--output-topic", f"{topic}-out",
+            "--dead-letter-topic", f"{topic}-dlq", "--snapshot-dir", str(snapshot_dir),
+            "--metrics-address", f"127.0.0.1:{port}", *extra]
+
+
+def window_counts(outputs: dict, stream: list, label: str, size: int) -> tuple[int, int]:
+    """Errors and messages among the last ``size`` labelled ``label`` messages, read off the
+    predictions the service published."""
+    wrong = [outputs[m["id"]]["label"] != label for m in stream if m["label"] == label][-size:]
+    return sum(wrong), len(wrong)
+
+
+@pytest.mark.parametrize("partitions, window", [(1, 40), (2, 1000)])
+def test_serve_learns_the_threshold_shows_the_rates_and_restarts_with_it(
+        kafka_broker, tmp_path, corpus, partitions, window):
+    """One partition and a window shorter than the stream (messages leave it), or two
+    partitions (the threshold summed over their states) and a window longer than the stream
+    (the count does not depend on how the partitions interleave): the gauges equal the counts
+    on the published predictions; the threshold is learned (r = 5 %: 20 hams of warm-up), equal
+    to that of the model written at shutdown, and the same after a restart."""
+    mail = corpus[::20][:300]
+    stream = [{"id": f"{m.group}/{m.id}", "text": m.text, "label": m.label} for m in mail]
+    assert sum(m["label"] == "ham" for m in stream) > 100
+    bootstrap = kafka_broker.bootstrap_servers
+    topic = unique("hamrate")
+    create_topic(bootstrap, topic, partitions=partitions)
+    produce(bootstrap, topic, [dumps(m) for m in stream],
+            partition_of=lambda i: i % partitions)
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/metrics"
+    args = serve_args(bootstrap, topic, tmp_path / "state", port, "--max-ham-rate", "0.05",
+                      "--rate-window", str(window), "--publish-labelled",
+                      "--max-poll-records", "25")
+    service = ServiceProcess(args, tmp_path / "service.log")
+    wait_for(lambda: scrape(url, "streamnb_messages_learned_total") == len(stream), 180,
+             "every message learned", alive=service.alive)
+    text = metrics_text(url)
+    assert service.terminate() == 0, service.logs()
+
+    outputs = {json.loads(r.value)["id"]: json.loads(r.value)
+               for r in read_topic(bootstrap, f"{topic}-out", expect=len(stream))}
+    assert outputs.keys() == {m["id"] for m in stream}
+    if partitions == 1:  # the window's order is the stream's
+        assert window < sum(m["label"] == "ham" for m in stream)
+    missed = 0
+    for name in ("ham", "spam"):
+        errors, n = window_counts(outputs, stream, name, window)
+        missed += errors
+        labels = {"class": name}
+        assert metric_value(text, "streamnb_spam_window_errors", labels) == errors
+        assert metric_value(text, "streamnb_spam_window_messages", labels) == n
+        assert metric_value(text, "streamnb_spam_error_rate", labels) == errors / n
+    assert missed > 0  # the counts are not trivially 0
+    assert metric_value(text, "streamnb_spam_max_ham_rate") == 0.05
+    assert metric_value(text, "streamnb_spam_threshold_learned") == 1
+    threshold = metric_value(text, "streamnb_spam_threshold")
+    saved = load_model(tmp_path / "state" / MODEL_FILE)
+    assert type(saved) is SpamFilter and saved.max_ham_rate == 0.05
+    assert saved.threshold_learned and saved.current_threshold == threshold
+    assert threshold != saved.threshold  # learned, not the fixed 0
+
+    service = ServiceProcess(args, tmp_path / "service.log")
+    wait_for(lambda: scrape(url, "streamnb_ready") == 1, 120, "ready after the restart",
+             alive=service.alive)
+    assert scrape(url, "streamnb_spam_threshold") == threshold
+    assert scrape(url, "streamnb_spam_threshold_learned") == 1
+    assert service.terminate() == 0, service.logs()
+
+
+def test_serve_refuses_a_snapshot_of_another_ham_rate(kafka_broker, tmp_path, corpus):
+    """A restart with another --max-ham-rate than the states were learned with: one line
+    naming both, exit status 1, the snapshot untouched."""
+    bootstrap = kafka_broker.bootstrap_servers
+    topic = unique("hamrate-other")
+    create_topic(bootstrap, topic)
+    produce(bootstrap, topic, [dumps({"id": str(i), "text": m.text, "label": m.label})
+                               for i, m in enumerate(corpus[::50][:30])])
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/metrics"
+    args = serve_args(bootstrap, topic, tmp_path / "state", port)
+    service = ServiceProcess([*args, "--max-ham-rate", "0.05"], tmp_path / "first.log")
+    wait_for(lambda: scrape(url, "streamnb_messages_learned_total") == 30, 120,
+             "every message learned", alive=service.alive)
+    assert service.terminate() == 0, service.logs()
+    again = ServiceProcess([*args, "--max-ham-rate", "0.01"], tmp_path / "second.log")
+    assert again.process.wait(120) == 1
+    assert ("was learned with --max-ham-rate 0.05, this service runs with --max-ham-rate 0.01"
+            in again.logs()), again.logs()
+    assert "Traceback" not in again.logs()
