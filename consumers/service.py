@@ -457,6 +457,7 @@ class Service:
                     raise RuntimeError(f"candidate list {version} differs between the "
                                        f"changelog {self.config.changelog_topic} and this "
                                        f"instance's snapshot {self.snapshot_dir}")
+        check_states(states, self.config, f"changelog {self.config.changelog_topic}")
         for key, state in states.items():
             if not self.model.compatible(state):
                 log.warning("changelog %s: the state of %s:%s holds a %s, not this service's "

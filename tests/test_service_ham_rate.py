@@ -90,7 +90,7 @@ def test_rates_per_true_class_equal_a_direct_count():
     assert rates.windows["ham"].n == 30 and 0 < rates.windows["ham"].errors < 30
 
 
-def test_window_defaults_to_ten_errors_at_the_target_and_the_option_is_spam_filter_only():
+def test_window_defaults_to_ten_errors_at_the_target_and_the_option_is_checked():
     assert rate_window(load_config({"max_ham_rate": 0.001})) == 10_000
     assert rate_window(load_config({"max_ham_rate": 0.005})) == 2_000
     assert rate_window(load_config({})) == 10_000
@@ -99,6 +99,10 @@ def test_window_defaults_to_ten_errors_at_the_target_and_the_option_is_spam_filt
         load_config({"max_ham_rate": 0.01, "model": "tan"})
     with pytest.raises(ConfigError, match="max-ham-rate"):
         load_config({"max_ham_rate": 0.9})
+    # forgetting every 50 offsets, a state never holds the 100 ham a 1 % threshold needs
+    with pytest.raises(ConfigError, match="half-life of at least 70 offsets"):
+        load_config({"max_ham_rate": 0.01, "half_life": 50})
+    load_config({"max_ham_rate": 0.01, "half_life": 1000})
 
 
 def test_the_sums_score_histogram_is_the_sum_of_the_partition_states(corpus):
