@@ -57,7 +57,7 @@ from streamnb.consumers.snapshots import (
 )
 from streamnb.consumers.spam_rates import (
     SpamRates,
-    check_states,
+    adopt_rate,
     model_factory,
     sum_score_sketches,
 )
@@ -412,7 +412,7 @@ class Service:
             raise ValueError(f"{self.snapshot_dir} holds the snapshot of a {meta.get('model')!r} "
                              f"model, not of --model {self.config.model!r}: use another "
                              "--snapshot-dir (or remove this one to start over)")
-        check_states(states, self.config, str(self.snapshot_dir))
+        adopt_rate(states, self.config, f"snapshot {self.snapshot_dir}")
         if states:
             log.info("snapshot %s: %d partition states (%s)", self.snapshot_dir, len(states),
                      ", ".join(f"{t}:{p}@{s.offset}" for (t, p), s in sorted(states.items())))
@@ -457,7 +457,7 @@ class Service:
                     raise RuntimeError(f"candidate list {version} differs between the "
                                        f"changelog {self.config.changelog_topic} and this "
                                        f"instance's snapshot {self.snapshot_dir}")
-        check_states(states, self.config, f"changelog {self.config.changelog_topic}")
+        adopt_rate(states, self.config, f"changelog {self.config.changelog_topic}")
         for key, state in states.items():
             if not self.model.compatible(state):
                 log.warning("changelog %s: the state of %s:%s holds a %s, not this service's "

@@ -2,7 +2,8 @@
 operator accepts to lose to the spam folder), the threshold the filter learned for it, and the
 ham→spam and spam→ham rates realised on the last labelled messages of each class.
 
-:func:`model_factory` builds the service's models with the option; :func:`sum_score_sketches`
+:func:`model_factory` builds the service's models with the option, :func:`adopt_rate` gives it
+to states restored from a run with another; :func:`sum_score_sketches`
 keeps the summed model's score histogram the sum of the partition states' (the one thing of
 a SpamFilter that is not a function of the records alone: each state counts the scores its
 own counts gave, so learning a batch into the sum would count other scores); :class:`SpamRates`
@@ -11,6 +12,7 @@ feeds the gauges of :class:`~streamnb.consumers.metrics.ServiceMetrics`.
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from functools import partial
@@ -27,8 +29,10 @@ if TYPE_CHECKING:
     from streamnb.consumers.metrics import ServiceMetrics
     from streamnb.models.base import CountClassifier
 
-__all__ = ["ErrorWindow", "SpamRates", "check_states", "model_factory", "rate_window",
+__all__ = ["ErrorWindow", "SpamRates", "adopt_rate", "model_factory", "rate_window",
            "sum_score_sketches"]
+
+log = logging.getLogger("streamnb.service")
 
 # The default window holds WINDOW_ERRORS / max_ham_rate hams: at the target, WINDOW_ERRORS
 # hams of it are lost on average, so the realised rate reads to about ±1/√10 ≈ ±32 % (Poisson)
@@ -56,19 +60,21 @@ def model_factory(config: ServiceConfig) -> Callable[[], CountClassifier]:
     return _factory(config.model, config.max_candidates)
 
 
-def check_states(states: Mapping[Hashable, PartitionState], config: ServiceConfig,
-                 where: str) -> None:
-    """Refuse restored states whose filter keeps another ham rate than ``--max-ham-rate`` (its
-    score histogram forgets at another pace, or there is none): one line naming both."""
+def adopt_rate(states: Mapping[Hashable, PartitionState], config: ServiceConfig,
+               where: str) -> None:
+    """Give restored SpamFilter states learned with another ham rate (or none) the
+    service's ``--max-ham-rate``: their counted scores are kept and read at the new rate
+    (:meth:`~streamnb.SpamFilter.keep_ham_rate`), so that a restart changes the target without
+    re-learning, and every state of the sum forgets alike (their histograms add)."""
     wanted = config.max_ham_rate or None
-    for key, state in states.items():
-        have = getattr(state.model, "max_ham_rate", wanted)
-        if have != wanted:
-            def shown(rate: float | None) -> str:
-                return "no --max-ham-rate" if rate is None else f"--max-ham-rate {rate:g}"
-            raise ValueError(f"{where}: the state of {key} was learned with {shown(have)}, "
-                             f"this service runs with {shown(wanted)}: start with "
-                             f"{shown(have)}, or use another --snapshot-dir to learn afresh")
+    for (topic, partition), state in states.items():
+        model = state.model
+        if isinstance(model, SpamFilter) and (model.max_ham_rate, model.score_half_life) != (
+                wanted, None):
+            log.info("%s: the state of %s:%s was learned with max_ham_rate %s; it keeps its "
+                     "counted scores and runs with %s from now on", where, topic, partition,
+                     model.max_ham_rate, wanted)
+            model.keep_ham_rate(wanted)
 
 
 def sum_score_sketches(model: PartitionedModel) -> None:

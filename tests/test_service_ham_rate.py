@@ -1,8 +1,9 @@
 """``streamnb serve --max-ham-rate``: the service's SpamFilter learns its threshold for the
-target (docs/service.md, "Spam at the ham loss you choose"), the threshold is a sum over the
-partition states that a restart restores exactly, and /metrics shows the threshold, the target
-and the realised ham→spam and spam→ham rates over the last ``--rate-window`` labelled messages
-of each class, equal to a direct count on the predictions the service published.
+target (docs/service.md, "Spam at the ham loss you choose"); the threshold is a sum over the
+partition states that a restart restores exactly (restarted with another rate, the counted
+scores read at it); /metrics shows the threshold, the target and the realised ham→spam and
+spam→ham rates over the last ``--rate-window`` labelled messages of each class, equal to a
+direct count on the predictions the service published.
 
 SpamAssassin e-mails (a stride through the corpus in time order, so both classes occur) on the
 real tansu broker of the session fixture; the window itself against a direct count on random
@@ -105,6 +106,26 @@ def test_window_defaults_to_ten_errors_at_the_target_and_the_option_is_checked()
     load_config({"max_ham_rate": 0.01, "half_life": 1000})
 
 
+def test_keep_ham_rate_reads_the_counted_scores_at_the_new_rate(corpus):
+    mail = corpus[::20][:200]
+    f = SpamFilter(max_ham_rate=0.05)
+    f.learn_many([m.text for m in mail], [m.label for m in mail])
+    counts = f.scores.counts.copy()
+    assert 20 <= f.scores.total(1) < 50  # about 1.44 / 0.05 ham weight
+    f.keep_ham_rate(0.1)  # 10 ham needed: read off at once
+    assert np.array_equal(f.scores.counts, counts) and f.scores.half_life == 10
+    assert f.current_threshold == f.scores.threshold(1, 0.1) != f.threshold
+    f.keep_ham_rate(0.02)  # 50 ham needed: the fixed threshold until the histogram holds them
+    assert np.array_equal(f.scores.counts, counts) and f.scores.half_life == 50
+    assert not f.threshold_learned and f.current_threshold == f.threshold
+    f.keep_ham_rate(None)
+    assert f.scores is None and f.current_threshold == f.threshold
+    f.keep_ham_rate(0.01)  # nothing counted: the warm-up again
+    assert not f.threshold_learned and f.scores.total(1) == 0
+    with pytest.raises(ValueError, match="max_ham_rate"):
+        f.keep_ham_rate(1.5)
+
+
 def test_the_sums_score_histogram_is_the_sum_of_the_partition_states(corpus):
     """Learned into the sum, a batch counts the sum's scores; the states' histograms are what
     a restart adds up, so the sum's is made theirs after every batch: the threshold in force
@@ -203,23 +224,34 @@ def test_serve_learns_the_threshold_shows_the_rates_and_restarts_with_it(
     assert service.terminate() == 0, service.logs()
 
 
-def test_serve_refuses_a_snapshot_of_another_ham_rate(kafka_broker, tmp_path, corpus):
-    """A restart with another --max-ham-rate than the states were learned with: one line
-    naming both, exit status 1, the snapshot untouched."""
+def test_serve_restarted_with_another_rate_keeps_the_scores_and_reads_the_new_rate(
+        kafka_broker, tmp_path, corpus):
+    """Restarted with another --max-ham-rate, the service keeps the scores its states counted
+    and reads the new rate off them at once (no warm-up, no re-learning); restarted without
+    the option it is back to the fixed threshold."""
+    mail = corpus[::20][:300]
     bootstrap = kafka_broker.bootstrap_servers
-    topic = unique("hamrate-other")
-    create_topic(bootstrap, topic)
+    topic = unique("hamrate-change")
+    create_topic(bootstrap, topic, partitions=2)
     produce(bootstrap, topic, [dumps({"id": str(i), "text": m.text, "label": m.label})
-                               for i, m in enumerate(corpus[::50][:30])])
+                               for i, m in enumerate(mail)], partition_of=lambda i: i % 2)
     port = free_port()
     url = f"http://127.0.0.1:{port}/metrics"
     args = serve_args(bootstrap, topic, tmp_path / "state", port)
-    service = ServiceProcess([*args, "--max-ham-rate", "0.05"], tmp_path / "first.log")
-    wait_for(lambda: scrape(url, "streamnb_messages_learned_total") == 30, 120,
+    service = ServiceProcess([*args, "--max-ham-rate", "0.05"], tmp_path / "service.log")
+    wait_for(lambda: scrape(url, "streamnb_messages_learned_total") == len(mail), 180,
              "every message learned", alive=service.alive)
     assert service.terminate() == 0, service.logs()
-    again = ServiceProcess([*args, "--max-ham-rate", "0.01"], tmp_path / "second.log")
-    assert again.process.wait(120) == 1
-    assert ("was learned with --max-ham-rate 0.05, this service runs with --max-ham-rate 0.01"
-            in again.logs()), again.logs()
-    assert "Traceback" not in again.logs()
+    first = load_model(tmp_path / "state" / MODEL_FILE)
+    first.keep_ham_rate(0.1)  # 10 ham of warm-up: the histogram holds more
+    assert first.threshold_learned and first.current_threshold != 0.0
+
+    for rate, learned, want in (("0.1", 1, first.current_threshold), ("0", 0, 0.0)):
+        service = ServiceProcess([*args, "--max-ham-rate", rate], tmp_path / "service.log")
+        wait_for(lambda: scrape(url, "streamnb_ready") == 1, 120, "ready", alive=service.alive)
+        assert scrape(url, "streamnb_spam_threshold_learned") == learned
+        assert scrape(url, "streamnb_spam_threshold") == want
+        assert service.terminate() == 0, service.logs()
+        saved = load_model(tmp_path / "state" / MODEL_FILE)
+        assert saved.max_ham_rate == (float(rate) or None) and saved.n_learned == len(mail)
+    assert "keeps its counted scores and runs with 0.1 from now on" in service.logs()
