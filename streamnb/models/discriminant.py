@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from operator import is_
 from typing import Any, ClassVar
 
 import numpy as np
@@ -174,15 +175,41 @@ class GaussianDiscriminant(CountClassifier):
         changes nothing."""
         record = f"record {self.n_learned + 1}"
         label = self._label(y, record)
-        vector = encode_vector(self.stats.attributes, x, record, grow=True)
-        slots = np.flatnonzero(~np.isnan(vector))
+        vector = self._encode_to_learn(x, record)
         stats = self.stats
+        slots = np.flatnonzero(~np.isnan(vector))
         terms = self._cache.peek("terms", (stats, stats.version))
         c = stats.labels.add(label)
         stats.update(c, slots, vector[slots])
         self.n_learned += 1
         if terms is not None:
             self._updated_terms(terms, c, vector)
+
+    def _encode_to_predict(self, x: Mapping) -> np.ndarray:
+        """``x`` encoded over the known attributes, remembered for a ``learn_one`` of the same
+        record (the prequential pattern: predict, then learn) when every field of it was a
+        known attribute with a number, i.e. when learning would encode it the same."""
+        attributes = self.stats.attributes
+        vector = encode_vector(attributes, x, "record to predict", grow=False)
+        if len(x) == np.count_nonzero(vector == vector):  # no NaN, no field left out
+            self._cache.put("record", (), (attributes, tuple(x), tuple(x.values()), vector))
+        return vector
+
+    def _encode_to_learn(self, x: Mapping, record: str) -> np.ndarray:
+        """``x`` encoded over the attributes (grown by its new names): the vector
+        ``_encode_to_predict`` made of it, when the mapping holds the very same key and value
+        objects (compared by identity, so a mapping changed in between, even to an equal value
+        of another type, is encoded afresh) and the attributes are the ones it was encoded
+        over; numbers are immutable, so equal identities mean equal encodings."""
+        attributes = self.stats.attributes
+        last = self._cache.peek("record", ())
+        if last is not None:
+            domain, keys, values, vector = last
+            if (domain is attributes and len(vector) == len(attributes)
+                    and isinstance(x, Mapping) and len(x) == len(keys)
+                    and all(map(is_, x, keys)) and all(map(is_, x.values(), values))):
+                return vector
+        return encode_vector(attributes, x, record, grow=True)
 
     def learn_many(self, X: Any, y: Any) -> None:
         """Add a batch (DataFrame or sequence of mappings): the statistics of ``learn_one`` on
@@ -325,7 +352,7 @@ class GaussianDiscriminant(CountClassifier):
         if not self.stats.n_classes:
             return None
         terms = self._terms()
-        vector = encode_vector(self.stats.attributes, x, "record to predict", grow=False)
+        vector = self._encode_to_predict(x)
         v = vector[terms["active"]]
         precisions = terms["precisions"]
         if precisions is None or np.isnan(v).any():

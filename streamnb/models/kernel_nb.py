@@ -12,7 +12,7 @@ from streamnb.models.params import VAR_SMOOTHING, Integer, validate_params
 from streamnb.stats.binned_density import BinnedDensity
 from streamnb.stats.cache import StateCache
 from streamnb.stats.kde import log_mixture_density, silverman_bandwidth
-from streamnb.stats.vectors import encode_vector, encode_vectors
+from streamnb.stats.vectors import encode_vectors
 
 __all__ = ["KernelNB"]
 
@@ -163,7 +163,7 @@ class KernelNB(GaussianDiscriminant, state_name="KernelNB", presets={"kernel-nb"
         if not self.stats.n_classes:
             return None
         terms = self._terms()
-        vector = encode_vector(self.stats.attributes, x, "record to predict", grow=False)
+        vector = self._encode_to_predict(x)
         active = terms["active"]
         slots = active[~np.isnan(vector[active])]
         finite = terms["log_prior"].copy()

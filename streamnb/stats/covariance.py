@@ -45,6 +45,7 @@ from typing import Any
 
 import numpy as np
 
+from streamnb._accel.kernels import covariance_add_one
 from streamnb.stats.domain import Domain
 from streamnb.stats.forgetting import check_decay_factor
 
@@ -81,21 +82,6 @@ def _combine(a: tuple[np.ndarray, ...], b: tuple[np.ndarray, ...]) -> tuple[np.n
     moved1 = _shifted(w1, *s1, mean - m1)
     moved2 = _shifted(w2, *s2, mean - m2)
     return (w, mean, *(x + y for x, y in zip(moved1, moved2, strict=True)))
-
-
-def _add_one(a: tuple[np.ndarray, ...], x: np.ndarray) -> tuple[np.ndarray, ...]:
-    """``_combine(a, part)`` for a part of one record ``x`` (weight 1, central sums 0), with
-    the part's terms that are zero left out: the same numbers, a third of the work."""
-    w1, m1, *s1 = a
-    w = w1 + 1.0
-    mean = m1 + (x[:, None] - m1) * (1.0 / w)
-    moved = _shifted(w1, *s1, mean - m1)
-    alpha = mean - x[:, None]
-    beta = alpha.T
-    ab = alpha * beta
-    a2 = alpha * alpha
-    return (w, mean, moved[0] + ab, moved[1] + a2, moved[2] - a2 * beta,
-            moved[3] + a2 * beta * beta)
 
 
 def _block(values: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -190,14 +176,16 @@ class ClassCovariance:
         self.class_weight[c] += 1.0
         q = len(slots)
         if q:
-            x = np.asarray(values, dtype=np.float64)
+            x = np.array(values, dtype=np.float64)
             if q == self.n_attributes and np.array_equal(slots, np.arange(q)):
-                ix: Any = (slice(None), slice(None))  # a complete record in slot order
+                # a complete record in slot order: the class's (p, p) slices, in place
+                covariance_add_one(*self._parts(c), x)
             else:
                 ix = np.ix_(slots, slots)
-            current = tuple(a[c][ix] for a in self._parts())
-            for name, value in zip(_ARRAYS, _add_one(current, x), strict=True):
-                getattr(self, name)[c][ix] = value
+                current = [a[c][ix] for a in self._parts()]  # copies, contiguous
+                covariance_add_one(*current, x)
+                for name, value in zip(_ARRAYS, current, strict=True):
+                    getattr(self, name)[c][ix] = value
         self.version += 1
 
     def update_many(self, classes: np.ndarray, values: np.ndarray) -> None:
