@@ -177,12 +177,17 @@ class GaussianDiscriminant(CountClassifier):
         label = self._label(y, record)
         vector = self._encode_to_learn(x, record)
         stats = self.stats
-        slots = np.flatnonzero(~np.isnan(vector))
         terms = self._cache.peek("terms", (stats, stats.version))
         c = stats.labels.add(label)
-        stats.update(c, slots, vector[slots])
+        missing = np.isnan(vector)
+        complete = not missing.any()
+        if complete:
+            stats.update(c, None, vector)
+        else:
+            slots = np.flatnonzero(~missing)
+            stats.update(c, slots, vector[slots])
         self.n_learned += 1
-        if terms is not None:
+        if terms is not None and complete:
             self._updated_terms(terms, c, vector)
 
     def _encode_to_predict(self, x: Mapping) -> np.ndarray:
@@ -244,14 +249,14 @@ class GaussianDiscriminant(CountClassifier):
 
     # -- the per-state-version terms ------------------------------------------------------------
     def _updated_terms(self, terms: dict[str, Any], c: int, x: np.ndarray) -> None:
-        """Carry the terms of the state before ``learn_one`` added ``x`` to class ``c`` over to
-        the new state by a rank-one update, when that is exact (see :func:`rank_one_update`);
-        otherwise leave them, to be recomputed if a prediction asks. The terms belong to the
-        cache alone, so they are updated in place and re-keyed."""
+        """Carry the terms of the state before ``learn_one`` added the complete record ``x``
+        to class ``c`` over to the new state by a rank-one update, when that is exact (see
+        :func:`rank_one_update`); otherwise leave them, to be recomputed if a prediction asks.
+        The terms belong to the cache alone, so they are updated in place and re-keyed."""
         s = self.stats
         active = terms["active"]
         if (not terms["rank_one"] or c >= len(terms["log_prior"]) or len(x) != len(active)
-                or terms["updates"] >= max(_REFRESH, len(active)) or np.isnan(x).any()):
+                or terms["updates"] >= max(_REFRESH, len(active))):
             return  # not exact, or due a fresh factorisation
         n_c = float(s.class_weight[c]) - 1.0  # the class's records before x
         m = 0 if terms["shared"] else c

@@ -169,23 +169,26 @@ class ClassCovariance:
             setattr(self, name, array)
 
     # -- learning -------------------------------------------------------------------------------
-    def update(self, c: int, slots: Sequence[int], values: Sequence[float]) -> None:
+    def update(self, c: int, slots: Sequence[int] | None, values: Sequence[float]) -> None:
         """Add one record of class ``c`` with ``values`` for attributes ``slots`` (others
-        missing); grows the arrays if ``c`` or a slot is new."""
+        missing; ``None``: every attribute, in order); grows the arrays if ``c`` or a slot is
+        new."""
         self.resize()
+        x = np.array(values, dtype=np.float64)
+        if slots is None and len(x) != self.n_attributes:
+            raise ValueError(f"{len(x)} values for {self.n_attributes} attributes")
         self.class_weight[c] += 1.0
-        q = len(slots)
-        if q:
-            x = np.array(values, dtype=np.float64)
-            if q == self.n_attributes and np.array_equal(slots, np.arange(q)):
-                # a complete record in slot order: the class's (p, p) slices, in place
-                covariance_add_one(*self._parts(c), x)
-            else:
-                ix = np.ix_(slots, slots)
-                current = [a[c][ix] for a in self._parts()]  # copies, contiguous
-                covariance_add_one(*current, x)
-                for name, value in zip(_ARRAYS, current, strict=True):
-                    getattr(self, name)[c][ix] = value
+        if slots is None or (len(slots) == self.n_attributes
+                             and np.array_equal(slots, np.arange(len(slots)))):
+            if len(x):  # a complete record in slot order: the class's (p, p) slices, in place
+                covariance_add_one(self.weight[c], self.mean[c], self.comoment[c],
+                                   self.square[c], self.cube[c], self.fourth[c], x)
+        elif len(slots):
+            ix = np.ix_(slots, slots)
+            current = [a[c][ix] for a in self._parts()]  # copies, contiguous
+            covariance_add_one(*current, x)
+            for name, value in zip(_ARRAYS, current, strict=True):
+                getattr(self, name)[c][ix] = value
         self.version += 1
 
     def update_many(self, classes: np.ndarray, values: np.ndarray) -> None:
