@@ -1,9 +1,11 @@
 /*
- * Per-record kernels of the token path (the extension streamnb._accel._kernels).
+ * Per-record kernels (the extension streamnb._accel._kernels): the token path's, and the
+ * numeric moments' one-record update (LDA, QDA).
  *
  * A message touches ~20 of possibly 100k token columns. Every numpy call costs about a
  * microsecond however small its array, so the one-record path (encode a message, add it to the
- * counts, score it) is a few short loops here instead of a dozen tiny numpy operations. Each
+ * counts, score it) is a few short loops here instead of a dozen tiny numpy operations; so is
+ * adding a numeric record to a class's p×p moments (some thirty numpy operations). Each
  * function has a pure-Python twin in streamnb/_accel/kernels.py with the same results (same
  * operations in the same order, libm's log); tests/test_kernels.py checks each against its twin.
  * Names are looked up in the NameTable of streamnb._accel._names through _names.h.
@@ -1636,7 +1638,7 @@ static PyMethodDef methods[] = {
 static struct PyModuleDef module = {
     .m_base = PyModuleDef_HEAD_INIT,
     .m_name = "streamnb._accel._kernels",
-    .m_doc = "Per-record kernels of the token path.",
+    .m_doc = "Per-record kernels (token path, numeric moments).",
     .m_size = -1,
     .m_methods = methods,
 };

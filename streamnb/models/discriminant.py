@@ -32,7 +32,8 @@ Conventions (documented in docs/continuous.md):
   precision matrices and log-determinants over to the new state by a rank-one update
   (:func:`rank_one_update`) where that gives the batch path's numbers (an unregularised
   factor, tr R⁻¹ ≤ 10⁶, a fresh factorisation every max(32, p) updates), so alternating
-  ``predict_proba_one`` and ``learn_one`` costs O(k·p²) per record. Shrinkage changes the
+  ``predict_proba_one`` and ``learn_one`` costs O(k·p²) per record; ``learn_one`` of the
+  record just predicted reuses its encoding (see ``_encode_to_learn``). Shrinkage changes the
   covariance in every direction with every record (tr Σ moves the identity term): those
   models refactorise once per state version a prediction asks for.
 """

@@ -31,7 +31,8 @@ centred on its own means (Σa = Σb = 0) is moved to the combined means by α = 
     T' = T − βV − 2αC − W α²β
     Q' = Q − 2βT − 2αTᵀ + β²V + α²Vᵀ + 4αβC + W α²β²
 
-and the moved parts add. ``update`` (one record) merges a part of weight one; ``update_many``
+and the moved parts add. ``update`` (one record) merges a part of weight one (the kernel
+``covariance_add_one`` of streamnb/_accel, C when built); ``update_many``
 computes each (class, missing-pattern) group's central sums in two passes and merges them; so
 both give the same statistics up to rounding, ``merge`` is exact (the statistics of the
 concatenated streams), and ``decay(f)`` scales everything but the means by f (exponentially
