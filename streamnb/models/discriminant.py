@@ -47,6 +47,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 from scipy.linalg import solve_triangular
+from scipy.linalg.blas import dtrsv
 from scipy.linalg.lapack import dtrtri
 
 from streamnb.models.base import CountClassifier
@@ -353,7 +354,8 @@ class GaussianDiscriminant(CountClassifier):
     # -- prediction -----------------------------------------------------------------------------
     def _log_likelihood_one(self, x: Mapping) -> tuple[Any, Any] | None:
         """One record: with every active attribute observed, −½ δᵀ Σ⁻¹ δ from the precision
-        matrices (O(k·p²), no factorisation); otherwise the batch path on one row."""
+        matrices (O(k·p²), no factorisation), or where there are none (a regularised
+        covariance) from QDA's Cholesky factors; otherwise the batch path on one row."""
         self._check_record(x, "record to predict")
         if not self.stats.n_classes:
             return None
@@ -361,11 +363,19 @@ class GaussianDiscriminant(CountClassifier):
         vector = self._encode_to_predict(x)
         v = vector[terms["active"]]
         precisions = terms["precisions"]
-        if precisions is None or np.isnan(v).any():
+        if not len(v) or np.isnan(v).any() or (precisions is None and terms["shared"]):
             finite, zeros = self._encoded_log_likelihood(terms, vector[None])
             return finite[0], zeros[0]
         d = v - terms["means"]
-        if terms["shared"]:
+        if precisions is None:
+            # the batch path's factors and formula, each class's triangular solve as one
+            # vector: BLAS level 2, never threaded (the batch path's solve of a matrix can wait
+            # milliseconds for BLAS threads on a busy host). Not for LDA: its batch path
+            # expands the shared form, which cancels, so a different solver's rounding shows.
+            factors, _ = self._pattern_factors(terms, np.ones(len(v), dtype=bool))
+            mahal = np.array([float(z @ z) for z in (
+                dtrsv(factor, row, lower=1) for factor, row in zip(factors, d, strict=True))])
+        elif terms["shared"]:
             mahal = ((d @ precisions[0]) * d).sum(axis=1)
         else:
             mahal = np.einsum("ka,kab,kb->k", d, precisions, d)
