@@ -71,6 +71,8 @@ _MAX_TRACE = 1e6
 # rank-one updates between fresh factorisations (at least p of them, so that the O(p³)
 # factorisation costs O(p²) per record amortised): bounds the drift of repeated updates
 _REFRESH = 32
+# rows up to which a triangular solve takes them one at a time (see _solve)
+_VECTOR_SOLVES = 8
 
 
 def rank_one_update(precision: np.ndarray, logdet: float, diag: np.ndarray, u: np.ndarray,
@@ -85,6 +87,18 @@ def rank_one_update(precision: np.ndarray, logdet: float, diag: np.ndarray, u: n
     updated = (precision - np.outer(pu, pu / gain)) / scale
     return (updated, logdet + math.log(gain) + len(u) * math.log(scale),
             scale * (diag + u * u))
+
+
+def _solve(factor: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """L⁻¹ rowsᵀ (q, m) for a lower triangular L (q, q): a few rows one at a time (BLAS level
+    2, never threaded: a multi-column solve of a small matrix can wait milliseconds for BLAS
+    threads on a busy host), many in one solve."""
+    if len(rows) <= _VECTOR_SOLVES:
+        out = np.empty((factor.shape[0], len(rows)))
+        for i, row in enumerate(rows):
+            out[:, i] = dtrsv(factor, row, lower=1)
+        return out
+    return solve_triangular(factor, rows.T, lower=True)
 
 
 def shrink(sigma: np.ndarray, alpha: float) -> np.ndarray:
@@ -354,8 +368,7 @@ class GaussianDiscriminant(CountClassifier):
     # -- prediction -----------------------------------------------------------------------------
     def _log_likelihood_one(self, x: Mapping) -> tuple[Any, Any] | None:
         """One record: with every active attribute observed, −½ δᵀ Σ⁻¹ δ from the precision
-        matrices (O(k·p²), no factorisation), or where there are none (a regularised
-        covariance) from QDA's Cholesky factors; otherwise the batch path on one row."""
+        matrices (O(k·p²), no factorisation); otherwise the batch path on one row."""
         self._check_record(x, "record to predict")
         if not self.stats.n_classes:
             return None
@@ -363,19 +376,11 @@ class GaussianDiscriminant(CountClassifier):
         vector = self._encode_to_predict(x)
         v = vector[terms["active"]]
         precisions = terms["precisions"]
-        if not len(v) or np.isnan(v).any() or (precisions is None and terms["shared"]):
+        if precisions is None or np.isnan(v).any():
             finite, zeros = self._encoded_log_likelihood(terms, vector[None])
             return finite[0], zeros[0]
         d = v - terms["means"]
-        if precisions is None:
-            # the batch path's factors and formula, each class's triangular solve as one
-            # vector: BLAS level 2, never threaded (the batch path's solve of a matrix can wait
-            # milliseconds for BLAS threads on a busy host). Not for LDA: its batch path
-            # expands the shared form, which cancels, so a different solver's rounding shows.
-            factors, _ = self._pattern_factors(terms, np.ones(len(v), dtype=bool))
-            mahal = np.array([float(z @ z) for z in (
-                dtrsv(factor, row, lower=1) for factor, row in zip(factors, d, strict=True))])
-        elif terms["shared"]:
+        if terms["shared"]:
             mahal = ((d @ precisions[0]) * d).sum(axis=1)
         else:
             mahal = np.einsum("ka,kab,kb->k", d, precisions, d)
@@ -418,14 +423,14 @@ class GaussianDiscriminant(CountClassifier):
                 means = terms["means"][:, pattern]
                 const = -0.5 * (logdets + pattern.sum() * _LOG_2PI)
                 if terms["shared"]:
-                    zx = solve_triangular(factors[0], d.T, lower=True)        # L⁻¹x  (q, m)
-                    zm = solve_triangular(factors[0], means.T, lower=True)    # L⁻¹μ_y (q, k)
+                    zx = _solve(factors[0], d)                                 # L⁻¹x  (q, m)
+                    zm = _solve(factors[0], means)                             # L⁻¹μ_y (q, k)
                     mahal = ((zx * zx).sum(axis=0)[:, None] - 2.0 * zx.T @ zm
                              + (zm * zm).sum(axis=0)[None, :])
                     finite[rows] += -0.5 * mahal + const[0]
                 else:
                     for c in range(k):
-                        z = solve_triangular(factors[c], (d - means[c]).T, lower=True)
+                        z = _solve(factors[c], d - means[c])
                         finite[rows, c] += -0.5 * (z * z).sum(axis=0) + const[c]
         return self._zero_classes(terms, finite)
 
