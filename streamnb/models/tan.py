@@ -23,7 +23,6 @@ from streamnb.stats.values import (
     TEXT,
     TOKEN,
     is_missing,
-    nominal_value,
     token_present,
 )
 from streamnb.structure import TAN_WEIGHTS, TreeStructure, learn_tan_structure
@@ -401,7 +400,7 @@ class TAN(PairwiseNaiveBayes, state_name="TAN", presets={
                 logs = self._naive_log_theta(a, [True, False])[0]
             else:
                 column = schema.nominal_values[schema.slots[a]].get(
-                    nominal_value(value, "record", name))
+                    schema.stored_value(a, value, "record", name))
                 if column is None:
                     continue
                 logs = self._estimator.log_theta(stats, np.array([column]))[0][:, 0]
