@@ -93,7 +93,7 @@ class PairwiseNaiveBayes(NaiveBayes):
     most ``max_candidates`` attributes (the first ones seen, then the most informative about
     the class at each :meth:`refresh_candidates`). Subclasses say how they use the pairs."""
 
-    _numeric = False  # dependences among discrete values; a float attribute is refused
+    _numeric = False  # dependences among discrete values: a float is counted in its bin
 
     _parameter_constraints: ClassVar[dict[str, list]] = {"max_candidates": [Integer(2)]}
 

@@ -124,9 +124,8 @@ class TAN(PairwiseNaiveBayes, state_name="TAN", presets={
         frequent and the mode is a good guess (the soybean data), and hurts where they are
         rare and informative (Weka's vote: docs/weka.md).
     nominal, domains, var_smoothing
-        As in :class:`NaiveBayes`. A numeric (float) attribute is refused with
-        :class:`~streamnb.stats.InvalidRecord` naming record and field: discretise it first
-        (:class:`~streamnb.features.MDLDiscretizer`).
+        As in :class:`NaiveBayes`. A numeric (float) attribute is counted in fixed bins of
+        its values (:mod:`streamnb.stats.binning`), a nominal attribute of the model.
 
     Notes
     -----
