@@ -180,3 +180,16 @@ def test_evaluate_discretises_when_asked(tmp_path):
     for name in ("laplace", "tan"):
         assert scores[scores.model == name].log_loss.tolist() == pytest.approx(
             result.values(name, "log_loss").tolist(), rel=1e-12)
+
+
+def test_a_sparse_matrix_of_floats_is_binned_like_its_records():
+    from scipy import sparse
+
+    dense = np.array([[1.5, 0.0, 30.0], [0.0, 2.75, 0.0], [100.0, 3.0, 0.0]])
+    labels = ["a", "b", "a"]
+    from_matrix, from_records = TAN(), TAN()
+    from_matrix.learn_many(sparse.csr_matrix(dense), labels)
+    from_records.learn_many([{j: float(v) for j, v in enumerate(row) if v} for row in dense],
+                            labels)
+    assert snapshot(from_matrix.stats) == snapshot(from_records.stats)
+    assert from_matrix.stats.schema.binned == {0, 1, 2}
