@@ -427,9 +427,9 @@ def check_discrete_estimator(model, order_free: bool = True) -> None:
 
     Left out: ``check_learn_many_matches_learn_one``, whose batches end at other points than
     the structure schedule's (tests/test_properties.py checks batch == one by one where the
-    schedule's points agree), and, unless ``order_free``, ``check_shuffle_features_no_impact``:
-    ties among structure scores break by attribute order (``learn_tan_structure``: the lowest
-    index)."""
+    schedule's points agree), and, unless ``order_free``, ``check_shuffle_features_no_impact``
+    (the selective models' search breaks ties by attribute order; TAN's structure is learned
+    from counts in order of name, so TAN takes the check)."""
     from river import checks
 
     skips = {"check_learn_many_matches_learn_one", *model._unit_test_skips()}
