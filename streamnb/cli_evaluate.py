@@ -73,11 +73,11 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--test-size", type=int, default=None,
                    help="splits: test records (default: all the others)")
     p.add_argument("--test-fraction", type=float, default=0.3, help="holdout: test share")
-    p.add_argument("--discretize", choices=("auto", "none", "equal-frequency", "mdl"),
-                   default="auto",
+    p.add_argument("--discretize", choices=("none", "equal-frequency", "mdl"),
+                   default="none",
                    help="numeric attributes → intervals fitted on each training part, for "
-                   "every model (auto: mdl when a model of discrete attributes only, such as "
-                   "tan, aode or the selective ones, meets numeric attributes; else none)")
+                   "every model (cv, holdout, splits; none: each model reads floats its own "
+                   "way, e.g. tan, aode and the selective ones in fixed bins)")
     p.add_argument("--bins", type=int, default=5, help="equal-frequency intervals")
     p.add_argument("--limit", type=int, default=None, help="use the first N records only")
     p.add_argument("--delay", type=int, default=None, metavar="K",
@@ -177,16 +177,6 @@ def _check(args: argparse.Namespace) -> str | None:
     return _check_dataset(args.dataset)
 
 
-def _numeric_attributes(records: list) -> list[str]:
-    """Names of the attributes with a float value (NaN is missing), in order of appearance."""
-    seen: dict[str, None] = {}
-    for x in records:
-        for name, value in x.items():
-            if isinstance(value, float) and value == value and name not in seen:
-                seen[str(name)] = None
-    return list(seen)
-
-
 def _check_dataset(name: str) -> str | None:
     from streamnb.datasets import names
 
@@ -222,24 +212,9 @@ def run(args: argparse.Namespace) -> int:
         return 2
     if column is not None:
         print(f"class column: {column}")
-    method = args.discretize
-    if method in ("auto", "none"):
-        numeric = _numeric_attributes(records)
-        discrete_only = [spec for spec, factory in models.items()
-                         if getattr(factory(), "_numeric", True) is False]
-        if numeric and discrete_only:
-            if method == "none" or args.protocol == "prequential":
-                print(f"streamnb evaluate: {', '.join(discrete_only)} take discrete attributes "
-                      f"only and {args.dataset} has numeric ones ({', '.join(numeric[:3])}"
-                      f"{', …' if len(numeric) > 3 else ''}): use --protocol cv, holdout or "
-                      "splits with --discretize mdl or equal-frequency", file=sys.stderr)
-                return 2
-            method = "mdl"
-            print(f"numeric attributes discretised by MDL on each training part, for every "
-                  f"model ({', '.join(discrete_only)} take discrete attributes only)")
-    discretizer = {"auto": None, "none": None, "mdl": MDLDiscretizer,
+    discretizer = {"none": None, "mdl": MDLDiscretizer,
                    "equal-frequency": lambda: EqualFrequencyDiscretizer(bins=args.bins)
-                   }[method]
+                   }[args.discretize]
     failure = _trial(models, records, labels, discretizer)
     if failure is not None:
         print(f"streamnb evaluate: {failure}", file=sys.stderr)

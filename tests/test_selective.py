@@ -395,9 +395,8 @@ def test_decay_scales_every_count(kind):
     SelectiveTAN(relearn_every=50, weight="ddr", metric="cig", significance=0.05, seed=1),
     SelectiveBN(relearn_every=50, seed=0),
 ], ids=["nb", "tan", "bn"])
-def test_river_check_estimator(model, monkeypatch):
-    check_discrete_estimator(model, monkeypatch,
-                             order_free=isinstance(model, SelectiveNB))
+def test_river_check_estimator(model):
+    check_discrete_estimator(model, order_free=isinstance(model, SelectiveNB))
 
 
 def test_drift_detector_triggers_relearn():

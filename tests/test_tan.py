@@ -152,8 +152,8 @@ def test_ml_estimator_is_rejected():
 
 @pytest.mark.parametrize("params", [{"relearn_every": 50}, {"relearn_every": 50,
                                                             "weight": "ddr"}])
-def test_river_check_estimator(params, monkeypatch):
-    check_discrete_estimator(TAN(**params), monkeypatch, order_free=False)
+def test_river_check_estimator(params):
+    check_discrete_estimator(TAN(**params))
 
 
 def test_numpy_counts_are_float64():

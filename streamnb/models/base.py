@@ -44,7 +44,8 @@ class CountClassifier(base.MiniBatchClassifier):
     _presets: ClassVar[Mapping[str, Mapping[str, Any]]] = MappingProxyType({})
     #: the class of ``stats`` (its ``from_state`` restores a saved model's statistics)
     _statistics: ClassVar[type] = CountStatistics
-    #: False for models of discrete attributes only: a float attribute is refused, not modelled
+    #: False for models of discrete attributes: a float is counted in its fixed bin
+    #: (:mod:`streamnb.stats.binning`), not modelled as a Gaussian
     _numeric: ClassVar[bool] = True
     #: True for a model that takes a text message as the frozenset of its tokens (the service
     #: then decodes one into that, not into ``{token: True}``)

@@ -93,7 +93,7 @@ class PairwiseNaiveBayes(NaiveBayes):
     most ``max_candidates`` attributes (the first ones seen, then the most informative about
     the class at each :meth:`refresh_candidates`). Subclasses say how they use the pairs."""
 
-    _numeric = False  # dependences among discrete values; a float attribute is refused
+    _numeric = False  # dependences among discrete values: a float is counted in its bin
 
     _parameter_constraints: ClassVar[dict[str, list]] = {"max_candidates": [Integer(2)]}
 
@@ -225,14 +225,22 @@ class PairwiseNaiveBayes(NaiveBayes):
 
     def pairwise_counts(self) -> PairwiseCounts | None:
         """The candidate attributes' class, marginal and pairwise counts (None before two
-        discrete attributes and a class have been seen)."""
+        discrete attributes and a class have been seen), in order of name (``repr``): a
+        structure learned from them, whose ties go to the lowest index, does not depend on the
+        order in which the attributes were first seen (nor do the weights' sums)."""
         stats, pairs = self.stats, self.pairs
         names = [pairs.name_of(a) for a in pairs.candidates]
         if len(names) < 2 or not stats.n_classes:
             return None
-        marginals = [self._marginal(a) for a in pairs.candidates]
+        order = sorted(range(len(names)), key=lambda i: repr(names[i]))
+        at = {old: new for new, old in enumerate(order)}
+        joints = {}
+        for (i, j), table in pairs.joint_tables(stats).items():
+            p, q = at[i], at[j]
+            joints[(p, q) if p < q else (q, p)] = table if p < q else table.swapaxes(0, 1)
+        marginals = [self._marginal(pairs.candidates[i]) for i in order]
         return PairwiseCounts(class_counts=stats.class_counts.copy(), marginals=marginals,
-                              joints=pairs.joint_tables(stats), names=names)
+                              joints=joints, names=[names[i] for i in order])
 
     def _marginal(self, a: int) -> np.ndarray:
         stats, schema = self.stats, self.stats.schema

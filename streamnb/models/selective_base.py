@@ -25,9 +25,8 @@ value missing or never seen in learning). Token attributes are never missing: ab
 A relearn: the candidates (the ``max_candidates`` discrete attributes of highest I(X; C) in the
 counts) → Info-AS over the reservoir's records (``metric``, optional χ² stop at
 ``significance``) → the subclass's network over the selected attributes → family tables → swap
-(``structure_version`` + 1). A numeric (float) attribute is refused with
-:class:`~streamnb.stats.InvalidRecord` naming record and field: discretise it first (the paper's
-data are nominal; :class:`~streamnb.features.MDLDiscretizer`).
+(``structure_version`` + 1). A numeric (float) attribute is counted in fixed bins of its values
+(:mod:`streamnb.stats.binning`), a nominal attribute of the model.
 
 **Text attributes** (a bag of tokens, :mod:`streamnb.stats.schema`): their tokens compete with
 the other attributes for the candidates, each as a binary attribute "the token occurs in the
@@ -99,7 +98,7 @@ class SelectiveClassifier(CountClassifier):
     """Base class: a Bayesian network over the class and Info-AS-selected attributes, learned
     from a record reservoir and parameterised by exact family counts (module docstring)."""
 
-    _numeric = False  # dependences among discrete values; a float attribute is refused
+    _numeric = False  # dependences among discrete values: a float is counted in its bin
     _parameter_constraints: ClassVar[dict[str, list]] = {
         "metric": [OneOf(tuple(sorted(METRICS)))],
         "significance": [None, Real(0, 1, closed="neither")],

@@ -23,7 +23,6 @@ from streamnb.stats.values import (
     TEXT,
     TOKEN,
     is_missing,
-    nominal_value,
     token_present,
 )
 from streamnb.structure import TAN_WEIGHTS, TreeStructure, learn_tan_structure
@@ -125,9 +124,8 @@ class TAN(PairwiseNaiveBayes, state_name="TAN", presets={
         frequent and the mode is a good guess (the soybean data), and hurts where they are
         rare and informative (Weka's vote: docs/weka.md).
     nominal, domains, var_smoothing
-        As in :class:`NaiveBayes`. A numeric (float) attribute is refused with
-        :class:`~streamnb.stats.InvalidRecord` naming record and field: discretise it first
-        (:class:`~streamnb.features.MDLDiscretizer`).
+        As in :class:`NaiveBayes`. A numeric (float) attribute is counted in fixed bins of
+        its values (:mod:`streamnb.stats.binning`), a nominal attribute of the model.
 
     Notes
     -----
@@ -401,7 +399,7 @@ class TAN(PairwiseNaiveBayes, state_name="TAN", presets={
                 logs = self._naive_log_theta(a, [True, False])[0]
             else:
                 column = schema.nominal_values[schema.slots[a]].get(
-                    nominal_value(value, "record", name))
+                    schema.stored_value(a, value, "record", name))
                 if column is None:
                     continue
                 logs = self._estimator.log_theta(stats, np.array([column]))[0][:, 0]

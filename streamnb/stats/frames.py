@@ -112,7 +112,7 @@ def _encode_batch(schema: Schema, X: Any, where: str, grow: bool) -> EncodedBatc
             raise TypeError("learn an EncodedBatch with CountStatistics.update_many")
         return X.known(schema)
     if _is_frame(X) and not any(type(t).__name__ == "SparseDtype" for t in X.dtypes) and not (
-            _has_text(schema, X)):
+            _has_text(schema, X)) and not _has_binned(schema, X):
         return _encode_frame(schema, X, where, grow)
     if is_sparse(X) and X.dtype.kind in "biu":
         return _encode_sparse(schema, _csr(X), where, grow)
@@ -175,6 +175,21 @@ def _has_text(schema: Schema, frame: Any) -> bool:
     return False
 
 
+def _has_binned(schema: Schema, frame: Any) -> bool:
+    """Whether a discrete-only schema meets floats (binned by the record encoder)."""
+    if schema.numeric:
+        return False
+    for label, series in frame.items():
+        a = schema.attributes.get(label) if isinstance(label, str) else None
+        if (a is not None and a in schema.binned) or series.dtype.kind == "f":
+            return True
+        if series.dtype == object and a is None:
+            observed = series.dropna()
+            if len(observed) and isinstance(observed.iat[0], float | np.floating):
+                return True
+    return False
+
+
 class _Column:
     """One DataFrame column's plan: its attribute, kind and per-row codes."""
 
@@ -216,12 +231,6 @@ def _encode_frame(schema: Schema, frame: Any, where: str, grow: bool) -> Encoded
                 errors.append((first, position, InvalidRecord(RecordName(where, first), name,
                                                               str(exc))))
                 continue
-            if grow:
-                try:
-                    schema.check_new(kind, RecordName(where, first), name)
-                except InvalidRecord as exc:
-                    errors.append((first, position, exc))
-                    continue
         plan = _Column(position, name, kind)
         if kind == NOMINAL:
             try:

@@ -58,7 +58,8 @@ def nominal_modes(stats: Any, records: Sequence[Mapping] | Any = ()) -> dict[Has
             if is_missing(value):
                 continue
             a = schema.attributes.get(name)
-            nominal = (schema.kinds[a] == NOMINAL if a is not None
+            # a binned float attribute is numeric to the user: its missing values stay missing
+            nominal = (schema.kinds[a] == NOMINAL and a not in schema.binned if a is not None
                        else name in schema.declared_nominal or isinstance(value, str | np.str_))
             if nominal:
                 try:

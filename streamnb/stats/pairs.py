@@ -48,7 +48,7 @@ from streamnb.stats.codec import from_json_value, to_json_value
 from streamnb.stats.encoded import EncodedBatch
 from streamnb.stats.persist import header_int
 from streamnb.stats.schema import Schema
-from streamnb.stats.values import NOMINAL, TEXT, TOKEN, nominal_value, text_draws, token_present
+from streamnb.stats.values import NOMINAL, TEXT, TOKEN, text_draws, token_present
 
 __all__ = ["CandidateRows", "PairCounts"]
 
@@ -687,7 +687,7 @@ class CandidateRows:
     """
 
     def __init__(self, pairs: PairCounts, keys: Sequence[int]) -> None:
-        schema = pairs.schema
+        schema = self.schema = pairs.schema
         name_of = schema.attributes.name
         self.keys = list(keys)
         self.n_keys = len(self.keys)
@@ -726,10 +726,11 @@ class CandidateRows:
                                             and token_present(value, "record", name)) else 1
         for i, name, rows, _ in self.nominal:
             value = get(name)
-            if value.__class__ is str:  # its own nominal value: the common case, no call
-                out[i] = rows.get(value, -1)
+            if value.__class__ is str:  # its own nominal value (or a binned attribute's
+                out[i] = rows.get(value, -1)  # foreign str, not a bin): the common case
             elif value is not None:
-                out[i] = rows.get(nominal_value(value, "record", name), -1)
+                out[i] = rows.get(self.schema.stored_value(self.keys[i], value, "record",
+                                                           name), -1)
         for name, tokens in self.text.items():
             bag = get(name)
             drawn = text_draws(bag, "record", name) if bag else {}

@@ -13,7 +13,8 @@ their value rules live in :mod:`streamnb.stats.values`, re-exported here):
   river's ``BagOfWords``): present iff the value is non-zero, and an absent key means *absent*,
   not missing. Only the "present" cell has a column; ``N_i(absent, c) = N(c) − N_i(present, c)``.
   ``#A_i = 2`` from the moment the token is first seen, and records before that are absent.
-- ``float`` → **numeric**: per-class moments (Gaussian), NaN is missing.
+- ``float`` → **numeric**: per-class moments (Gaussian), NaN is missing; in a schema of
+  discrete attributes (``numeric=False``) a nominal attribute of fixed bins (``binned``).
 - a bag of tokens → **text** (the multinomial event model of a message): a mapping
   ``{token: count}``, or a list/tuple of tokens (each occurrence one draw) or a set of tokens
   (each once: the "binary" multinomial). The message is a sequence of draws of one nominal
@@ -43,10 +44,12 @@ import numpy as np
 
 from streamnb._accel.kernels import encode_many, encode_tokens
 from streamnb._accel.names import NameTable
+from streamnb.stats.binning import bin_of
 from streamnb.stats.codec import decode, encode, normalize_name
 from streamnb.stats.collector import paused_collector
 from streamnb.stats.encoded import Encoded, EncodedBatch, Registrations
 from streamnb.stats.growing import GrowingArray
+from streamnb.stats.persist import header_int
 from streamnb.stats.text_vocabulary import TextVocabulary
 from streamnb.stats.values import (
     KINDS,
@@ -75,11 +78,6 @@ _KEPT_LOOKUPS = 1024
 __all__ = ["KINDS", "NOMINAL", "NUMERIC", "TEXT", "TOKEN", "InvalidRecord", "RecordName",
            "Schema"]
 
-_NUMERIC_REFUSED = (
-    "a numeric (float) attribute, but this model takes discrete attributes only: discretise "
-    "it first (streamnb.features.MDLDiscretizer or EqualFrequencyDiscretizer; `streamnb "
-    "evaluate --discretize mdl`)")
-
 # sizes of the schema's parts (attributes, columns, nominal, numeric, text, tokens)
 Mark = tuple[int, int, int, int, int, int]
 
@@ -97,8 +95,9 @@ class Schema:
         values outside a declared domain still extend it (and ``#A_i``) when learned.
     numeric
         False for a model of discrete attributes only (TAN, AODE, the selective models): a new
-        attribute of float values is then refused with :class:`InvalidRecord` naming record
-        and field, before anything is registered.
+        attribute of float values is then a nominal attribute whose values are the fixed bins
+        of :mod:`streamnb.stats.binning` (``binned``); a str value for it is refused, as for
+        any numeric attribute.
 
     """
 
@@ -118,6 +117,8 @@ class Schema:
         self.nominal_attributes: list[int] = []  # nominal slot -> attribute
         self.nominal_values: list[dict[Any, int]] = []  # nominal slot -> {value: column}
         self.numeric_attributes: list[int] = []  # numeric slot -> attribute
+        # nominal attributes of binned floats (a schema with numeric=False)
+        self.binned: set[int] = set()
         self.text_attributes: list[int] = []  # text slot -> attribute
         # text slot -> {token: column}: a message's ~200 lookups in a C table, not a dict
         self.text_values: list[TextVocabulary] = []
@@ -232,10 +233,13 @@ class Schema:
         return self._attribute_size.data[self._column_attribute.data[columns]]
 
     # -- registration -----------------------------------------------------------------------
-    def check_new(self, kind: int, record: str, name: Any) -> None:
-        """Refuse a new attribute of a kind this schema does not take."""
-        if kind == NUMERIC and not self.numeric:
-            raise InvalidRecord(record, name, _NUMERIC_REFUSED)
+    def stored_value(self, a: int, value: Any, record: str, name: Any) -> Any:
+        """Nominal attribute ``a``'s ``value`` as its domain stores it (``MISSING`` for None
+        or NaN): a binned attribute's float is its bin (a str for it is refused)."""
+        if a in self.binned:
+            value = numeric_value(value, record, name)
+            return value if value is MISSING else bin_of(value)
+        return nominal_value(value, record, name)
 
     def _add_attribute(self, name: Any, kind: int) -> int:
         if not (name.__class__ is str and name.isascii()):  # (the usual name: nothing to do)
@@ -469,6 +473,7 @@ class Schema:
         self.column_value.truncate(n_columns)
         del self.nominal_attributes[n_nominal:], self.nominal_values[n_nominal:]
         del self.numeric_attributes[n_numeric:]
+        self.binned = {a for a in self.binned if a < n_attributes}
         del self.text_attributes[n_text:], self.text_values[n_text:]
         self._text_lookups.clear()
         self.version += 1
@@ -693,8 +698,11 @@ class Schema:
                 if kind == TEXT:  # unknown, so skipped, but a malformed bag is still an error
                     text_draws(value, record, name)
                 return
-            self.check_new(kind, record, name)
-            a = self._add_attribute(name, kind)
+            if kind == NUMERIC and not self.numeric:
+                a = self._add_attribute(name, NOMINAL)
+                self.binned.add(a)
+            else:
+                a = self._add_attribute(name, kind)
         kind = self.kinds[a]
         if kind == TOKEN:
             if token_present(value, record, name):
@@ -728,7 +736,7 @@ class Schema:
                 out.text_counts += counts
                 out.text_slots += [slot] * len(found)
         elif kind == NOMINAL:
-            value = nominal_value(value, record, name)
+            value = self.stored_value(a, value, record, name)
             if value is MISSING:
                 return
             column = self.nominal_values[self.slots[a]].get(value)
@@ -756,9 +764,14 @@ class Schema:
             if mine is not None and self.kinds[mine] != other.kinds[a]:
                 raise ValueError(f"cannot merge: attribute {name!r} is {KINDS[self.kinds[mine]]}"
                                  f" here and {KINDS[other.kinds[a]]} in the other state")
+            if mine is not None and (mine in self.binned) != (a in other.binned):
+                raise ValueError(f"cannot merge: attribute {name!r} is binned numeric in one "
+                                 "state and nominal in the other")
         for a, name in enumerate(names):
             if attribute_map[a] is None:
                 attribute_map[a] = self._add_attribute(name, other.kinds[a])
+                if a in other.binned:
+                    self.binned.add(attribute_map[a])
         columns = np.empty(other.n_columns, dtype=np.int64)
         for j, (a, value) in enumerate(zip(other.column_attribute.tolist(), other.column_value,
                                            strict=True)):
@@ -795,6 +808,7 @@ class Schema:
             header = {
                 "declared_nominal": [encode(n) for n in sorted(self.declared_nominal, key=repr)],
                 "numeric": self.numeric,
+                "binned": sorted(self.binned),
                 "attributes": [[encode(n), KINDS[k]] for n, k in zip(
                     self.attributes.names(), self.kinds, strict=True)],
                 # a token attribute's column has no value: only the nominal ones are listed
@@ -832,6 +846,9 @@ class Schema:
     def _from_state(cls, data: Mapping[str, Any], arrays: Mapping[str, np.ndarray]) -> Schema:
         schema = cls(nominal=[decode(n) for n in data["declared_nominal"]],
                      numeric=bool(data.get("numeric", True)))  # older states: True
+        schema.binned = {header_int(a, "binned attribute") for a in data.get("binned", ())}
+        if any(a >= len(data["attributes"]) for a in schema.binned):
+            raise ValueError("a binned attribute is not an attribute")
         for name, kind in data["attributes"]:
             name, kind = decode(name), KINDS.index(kind)
             if name in schema.attributes:
