@@ -36,15 +36,14 @@ from __future__ import annotations
 import contextlib
 from array import array
 from collections.abc import Hashable, Iterable, Mapping, MutableMapping
-from itertools import chain, compress
+from itertools import chain
 from typing import Any
 
 import numpy as np
 
 from streamnb._accel.kernels import encode_many, encode_tokens
 from streamnb._accel.names import NameTable
-from streamnb.stats.codec import decode, encode, normalize_name
-from streamnb.stats.collector import paused_collector
+from streamnb.stats.codec import normalize_name
 from streamnb.stats.encoded import Encoded, EncodedBatch, Registrations
 from streamnb.stats.growing import GrowingArray
 from streamnb.stats.text_vocabulary import TextVocabulary
@@ -775,177 +774,28 @@ class Schema:
                            dtype=np.int64)
         return columns, nominal, numeric, text
 
-    # -- persistence --------------------------------------------------------------------------
+    # -- persistence (streamnb.stats.schema_state) ---------------------------------------------
     def to_state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-        """The schema as a state file holds it: a small JSON-able header and arrays. Per
-        column its attribute (``column_attributes``, int32), and each text attribute's tokens,
-        in order of registration, as the UTF-8 its vocabulary stores, NUL-separated
-        (``text_tokens.<slot>``): a vocabulary's 10⁵–10⁶ tokens as JSON lists were most of the
-        cost of a service's snapshot, each str joined or encoded, scanned for non-finite floats
-        and decoded again. A vocabulary with a token UTF-8 cannot encode (a lone surrogate) or
-        holding a NUL stays a JSON list. :meth:`from_state` reads it back."""
-        return self._state(inline=False)
+        """The schema as a state file holds it (:func:`~streamnb.stats.schema_state.
+        schema_to_state`)."""
+        from streamnb.stats.schema_state import schema_to_state
+        return schema_to_state(self)
 
     def to_json(self) -> dict[str, Any]:
         """:meth:`to_state` as JSON alone, its arrays as lists."""
-        return self._state(inline=True)[0]
-
-    def _state(self, inline: bool) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-        with paused_collector():
-            header = {
-                "declared_nominal": [encode(n) for n in sorted(self.declared_nominal, key=repr)],
-                "numeric": self.numeric,
-                "attributes": [[encode(n), KINDS[k]] for n, k in zip(
-                    self.attributes.names(), self.kinds, strict=True)],
-                # a token attribute's column has no value: only the nominal ones are listed
-                "nominal_values": _encoded(self.column_value.take(
-                    np.flatnonzero(self._column_slot.view() >= 0))),
-            }
-            arrays = {"column_attributes": self.column_attribute.copy()}
-            # per text attribute, its tokens in order of registration (their columns ascend)
-            header["text_tokens"] = []
-            for slot, vocabulary in enumerate(self.text_values):
-                joined = None if inline else vocabulary.joined()
-                if joined is None:
-                    header["text_tokens"].append(list(vocabulary))
-                else:
-                    header["text_tokens"].append(None)
-                    arrays[f"text_tokens.{slot}"] = np.frombuffer(joined, dtype=np.uint8)
-            if inline:
-                header["column_attributes"] = arrays.pop("column_attributes").tolist()
-            return header, arrays
+        from streamnb.stats.schema_state import schema_to_json
+        return schema_to_json(self)
 
     @classmethod
     def from_state(cls, header: Mapping[str, Any], arrays: Mapping[str, np.ndarray]
                    ) -> Schema:
-        """The schema :meth:`to_state` (or :meth:`to_json`, with no arrays) gave; states
-        written before it, with one JSON list of every column's value (``column_values``) or
-        of ``[attribute, value]`` pairs (``columns``), read alike."""
-        with paused_collector():
-            return cls._from_state(header, arrays)
+        """The schema :meth:`to_state` (or :meth:`to_json`, with no arrays) gave."""
+        from streamnb.stats.schema_state import schema_from_state
+        return schema_from_state(header, arrays)
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Schema:
         return cls.from_state(data, {})
-
-    @classmethod
-    def _from_state(cls, data: Mapping[str, Any], arrays: Mapping[str, np.ndarray]) -> Schema:
-        schema = cls(nominal=[decode(n) for n in data["declared_nominal"]],
-                     numeric=bool(data.get("numeric", True)))  # older states: True
-        for name, kind in data["attributes"]:
-            name, kind = decode(name), KINDS.index(kind)
-            if name in schema.attributes:
-                raise ValueError(f"attribute {name!r} appears twice")
-            a = schema.attributes.add(name)
-            schema.kinds.append(kind)
-            if kind == NOMINAL:
-                schema.slots.append(len(schema.nominal_attributes))
-                schema.nominal_attributes.append(a)
-                schema.nominal_values.append({})
-            elif kind == NUMERIC:
-                schema.slots.append(len(schema.numeric_attributes))
-                schema.numeric_attributes.append(a)
-            elif kind == TEXT:
-                schema.slots.append(len(schema.text_attributes))
-                schema.text_attributes.append(a)
-                schema.text_values.append(TextVocabulary())
-            else:
-                schema.slots.append(-1)
-        if "columns" in data:  # states written before the per-column lists
-            pairs = data["columns"]
-            attribute_of = [a for a, _ in pairs]
-        elif "column_attributes" in arrays:
-            attribute_of = arrays["column_attributes"]
-        else:
-            attribute_of = data["column_attributes"]
-        if not isinstance(attribute_of, np.ndarray):
-            if not set(map(type, attribute_of)) <= {int}:
-                raise ValueError("a column's attribute is not an int")
-        elif attribute_of.dtype.kind not in "iu":
-            raise ValueError(f"the columns' attributes are of dtype {attribute_of.dtype}")
-        owner = np.asarray(attribute_of, dtype=np.int64).reshape(-1)
-        outside = owner[(owner < 0) | (owner >= len(schema.kinds))]
-        if len(outside):
-            raise ValueError(f"a column names attribute {int(outside[0])}, of "
-                             f"{len(schema.kinds)}")
-        kind_of_column = np.asarray(schema.kinds, dtype=np.int8)[owner]
-        # the text slot of each text column, −1 for the others
-        text_slot = np.where(kind_of_column == TEXT, np.asarray(schema.slots, dtype=np.int64)[
-            owner], -1)
-        n_text = np.bincount(text_slot[text_slot >= 0], minlength=len(schema.text_values))
-        if "columns" in data or "column_values" in data:  # one list of every column's value
-            values = [v for _, v in pairs] if "columns" in data else data["column_values"]
-            if len(owner) != len(values):
-                raise ValueError(f"{len(owner)} column attributes but {len(values)} "
-                                 "column values")
-            nominal = list(compress(values, (kind_of_column == NOMINAL).tolist()))
-            listed = [list(compress(values, (text_slot == slot).tolist()))
-                      for slot in range(len(schema.text_values))]
-        else:
-            nominal, listed = data["nominal_values"], data["text_tokens"]
-            if len(listed) != len(schema.text_values):
-                raise ValueError(f"{len(listed)} token lists for {len(schema.text_values)} "
-                                 "text attributes")
-        if len(nominal) != int((kind_of_column == NOMINAL).sum()):
-            raise ValueError(f"{len(nominal)} nominal values for "
-                             f"{int((kind_of_column == NOMINAL).sum())} nominal columns")
-        for slot, (given, n) in enumerate(zip(listed, n_text.tolist(), strict=True)):
-            if given is None:  # its table's UTF-8, registered here at once
-                joined = arrays[f"text_tokens.{slot}"]
-                if joined.dtype != np.uint8 or joined.ndim != 1:
-                    raise ValueError(f"the tokens of text attribute "
-                                     f"{schema.text_attributes[slot]} are a {joined.dtype} "
-                                     f"array of shape {joined.shape}")
-                schema.text_values[slot].register_joined(joined,
-                                                         np.flatnonzero(text_slot == slot))
-                continue
-            if not set(map(type, given)) <= {str}:
-                raise ValueError(f"a token of text attribute {schema.text_attributes[slot]} "
-                                 "is not a str")
-            if len(given) != n:
-                raise ValueError(f"{len(given)} tokens of text attribute "
-                                 f"{schema.text_attributes[slot]} for {n} columns")
-        # runs of consecutive columns of one attribute: a text vocabulary's tokens are
-        # registered a run at a time (add_new refuses a repeat), 10⁵–10⁶ of them
-        starts = np.flatnonzero(np.diff(owner)) + 1
-        text_at, nominal_at = [0] * len(listed), 0
-        for start, end in zip([0, *starts.tolist()], [*starts.tolist(), len(owner)],
-                              strict=True):
-            if start == end:
-                continue
-            a = int(owner[start])
-            kind = schema.kinds[a]
-            if kind == TEXT:  # the run's tokens are the next ones of its vocabulary
-                slot, at, n = schema.slots[a], text_at[schema.slots[a]], end - start
-                text_at[slot] += n
-                mine = listed[slot]
-                if mine is not None:  # (else registered above)
-                    schema.text_values[slot].register(
-                        mine if n == len(mine) else mine[at:at + n], range(start, end))
-                schema.column_value.extend_text(slot, at, n)
-                continue
-            for j in range(start, end):
-                if kind == TOKEN:
-                    if schema.slots[a] >= 0:
-                        raise ValueError(f"token {schema.attributes.name(a)!r} has two "
-                                         "columns")
-                    schema.slots[a] = j
-                    schema.attributes.set_value(a, j)
-                    value = None
-                elif kind == NOMINAL:
-                    value = decode(nominal[nominal_at])
-                    nominal_at += 1
-                    known = schema.values_of(a)
-                    if value in known:
-                        raise ValueError(f"value {value!r} of attribute {a} appears twice")
-                    known[value] = j
-                else:
-                    raise ValueError(f"numeric attribute {a} cannot own column {j}")
-                schema.column_value.append(value)
-        if any(k == TOKEN and j < 0 for k, j in zip(schema.kinds, schema.slots, strict=True)):
-            raise ValueError("a token attribute has no column")
-        schema._rebuild_arrays(owner)
-        return schema
 
     def _new_arrays(self) -> None:
         # per-column arrays, kept current so estimators never rebuild them; attributes and
@@ -990,9 +840,4 @@ def _holds(x: Any, value: Any) -> bool:
     return any((v.__class__ is value.__class__ and v == value)
                or (isinstance(v, Mapping | list | tuple | set | frozenset) and value in v)
                for v in x.values())
-
-
-def _encoded(values: list[Any]) -> list[Any]:
-    # only a tuple value needs encoding: each value's call was a quarter of writing a schema
-    return list(map(encode, values)) if tuple in set(map(type, values)) else values
 
