@@ -11,8 +11,9 @@ from streamnb._accel.kernels import learn_tokens, token_increment, token_increme
 from streamnb.stats.codec import normalize_label
 from streamnb.stats.domain import Domain
 from streamnb.stats.encoded import EncodedBatch
+from streamnb.stats.encoder import encode, encode_batch, text_columns
 from streamnb.stats.forgetting import check_decay_factor
-from streamnb.stats.frames import encode_batch, labels_of, n_rows
+from streamnb.stats.frames import labels_of, n_rows
 from streamnb.stats.moments import Moments
 from streamnb.stats.schema import TEXT, TOKEN, InvalidRecord, RecordName, Schema
 from streamnb.stats.token_histogram import TokenHistogram
@@ -240,7 +241,7 @@ class CountStatistics:
         a = schema.attributes.get(name)
         if a is None or schema.kinds[a] != TEXT or not bag:
             return False
-        columns = schema.text_once(a, bag, grow=True)
+        columns = text_columns(schema, a, bag, grow=True)
         if columns is None:
             return False
         self._fit_record()
@@ -288,7 +289,7 @@ class CountStatistics:
         schema = self.schema
         mark = schema.mark()
         try:
-            enc = schema.encode(x, record, grow=True)
+            enc = encode(schema, x, record, grow=True)
         except BaseException:
             schema.rollback(mark)
             raise

@@ -36,40 +36,27 @@ from __future__ import annotations
 import contextlib
 from array import array
 from collections.abc import Hashable, Iterable, Mapping, MutableMapping
-from itertools import chain
 from typing import Any
 
 import numpy as np
 
-from streamnb._accel.kernels import encode_many, encode_tokens
 from streamnb._accel.names import NameTable
 from streamnb.stats.codec import normalize_name
-from streamnb.stats.encoded import Encoded, EncodedBatch, Registrations
+from streamnb.stats.encoded import Registrations
 from streamnb.stats.growing import GrowingArray
 from streamnb.stats.text_vocabulary import TextVocabulary
 from streamnb.stats.values import (
     KINDS,
-    MISSING,
     NOMINAL,
     NUMERIC,
     TEXT,
     TOKEN,
-    UNNAMED,
     InvalidRecord,
     RecordName,
-    kind_of,
-    named,
     nominal_value,
-    numeric_value,
     refuse_unencodable,
-    text_draws,
-    token_present,
 )
 from streamnb.stats.values_by_column import ValuesByColumn
-
-# frozensets whose lookups Schema.text_lookup keeps: the messages of a batch (a service's
-# poll is 1,000) scored, then learned
-_KEPT_LOOKUPS = 1024
 
 __all__ = ["KINDS", "NOMINAL", "NUMERIC", "TEXT", "TOKEN", "InvalidRecord", "RecordName",
            "Schema"]
@@ -84,7 +71,7 @@ Mark = tuple[int, int, int, int, int, int]
 
 
 class Schema:
-    """Attribute registry and record encoder.
+    """Attribute registry (records are encoded by :mod:`streamnb.stats.encoder`).
 
     Parameters
     ----------
@@ -128,9 +115,8 @@ class Schema:
         self._new_arrays()
         self._cache: dict[str, Any] = {}
         self._cache_version = -1
-        # the lookups of the frozensets first looked up at one schema version (a batch is
-        # scored, then learned): by id(bag), (bag, attribute, version, first new column,
-        # columns, new tokens)
+        # the encoder's kept text lookups (stats/encoder.py text_lookup), here because a
+        # rollback takes back the columns they hold
         self._text_lookups: dict[int, tuple] = {}
         self._text_lookups_version = -1
         self._free, self._free_version = 0, -1
@@ -363,63 +349,6 @@ class Schema:
             self.version += 1
         return column
 
-    def text_lookup(self, a: int, bag: Any) -> tuple[np.ndarray, list] | None:
-        """``bag``'s tokens looked up in text attribute ``a``'s vocabulary when it draws each
-        once (as :meth:`text_once` takes it): ``(columns, new)``, an int64 column per token in
-        the bag's order, its tokens not registered yet listed in ``new`` and numbered from
-        ``n_columns`` on (the columns :meth:`text_once` registers them at); None for any
-        other value. The lookups of the frozensets first met at one schema version are kept
-        (those met at an earlier one are forgotten; 1,024 at most, a service's poll), so that
-        scoring a message and then learning it looks its tokens up once (SpamFilter), and a
-        batch scored and then learned looks up only the tokens that were new: those an
-        earlier message of the batch registered since take their columns, the others are
-        numbered again."""
-        vocabulary = self.text_values[self.slots[a]]
-        if bag.__class__ is not frozenset:  # a set or dict could change under the same key
-            return vocabulary.lookup(bag, True, self.n_columns)
-        kept = self._text_lookups.get(id(bag))  # the entry holds the bag: ids are not reused
-        if kept is None or kept[0] is not bag or kept[1] != a:
-            found = vocabulary.lookup(bag, True, self.n_columns)
-            if found is None:
-                return None
-            if (self._text_lookups_version != self.version
-                    or len(self._text_lookups) >= _KEPT_LOOKUPS):
-                # a scored batch's lookups, not every message's (nor every message a model
-                # that only predicts ever scored)
-                self._text_lookups.clear()
-                self._text_lookups_version = self.version
-            columns, new = found
-        else:
-            _, _, version, first_new, columns, new = kept
-            if version == self.version and first_new == self.n_columns:
-                return columns, new
-            # the known tokens' columns stand (only a rollback takes columns back, and it
-            # forgets every kept lookup); the new ones are looked up again
-            if new:
-                again = vocabulary.lookup(dict.fromkeys(new, True), True, self.n_columns)
-                columns = columns.copy()
-                columns[columns >= first_new] = again[0]
-                new = again[1]
-        self._text_lookups[id(bag)] = (bag, a, self.version, self.n_columns, columns, new)
-        return columns, new
-
-    def text_once(self, a: int, bag: Any, grow: bool) -> np.ndarray | None:
-        """The int64 columns of text attribute ``a``'s value ``bag`` when it draws each token
-        once (a set or frozenset of str, or a dict of str to True), in the bag's order, its new
-        tokens registered with ``grow`` (else left out); None, with nothing registered, for
-        any other value (the text kind's general rule then decides). One kernel pass gives
-        what that rule gives, in the same order."""
-        if not grow:
-            once = self.text_values[self.slots[a]].lookup(bag, False)
-            return None if once is None else once[0]
-        once = self.text_lookup(a, bag)
-        if once is None:
-            return None
-        columns, new = once
-        if new:
-            self._add_text_values(a, new)  # at the columns the lookup numbered them with
-        return columns
-
     def _add_text_values(self, a: int, tokens: list[str]) -> range:
         """Register distinct new tokens of text attribute ``a`` in bulk (what
         ``_add_nominal_value`` does for each, a list or array operation at a time: a message
@@ -522,227 +451,6 @@ class Schema:
         add_through(first + len(attributes) - 1)
         self.add_tokens(tokens)
 
-    # -- encoding -----------------------------------------------------------------------------
-    def encode(self, x: Any, record: str, grow: bool, batch: bool = False) -> Encoded:
-        """Column indices of record ``x``.
-
-        With ``grow`` (learning) new attributes and values are registered; a caller that
-        rejects the record ``rollback``s to a ``mark`` taken before. Without it
-        (prediction) unknown attributes and values are treated as missing: they carry no
-        information about the classes seen so far. ``batch``: a row of an
-        :class:`EncodedBatch` (its text draws kept as arrays, ``Encoded.text_chunks``).
-        """
-        if not isinstance(x, Mapping):
-            raise InvalidRecord(record, None, f"expected a mapping of features, got "
-                                f"{type(x).__name__}")
-        out = Encoded(batch)
-        try:
-            if type(x) is dict:  # present tokens in one kernel call; the rest field by field
-                out.token_columns, rest = encode_tokens(x, self.attributes, grow)
-                for name in rest:
-                    self.encode_field(out, name, x[name], record, grow)
-            else:
-                for name, value in x.items():
-                    self.encode_field(out, name, value, record, grow)
-        except InvalidRecord as exc:
-            if exc.record is not UNNAMED:
-                raise
-            raise named(exc, record) from None  # a registration's refusal names no record
-        return out
-
-    def encode_many(self, records: list, where: str, grow: bool) -> EncodedBatch:
-        """``encode`` for a batch: messages of tokens in one kernel call (their new tokens
-        registered in bulk), the other records (``where i`` names row i in errors) one by one.
-        Same ``grow`` contract, and the same registrations in the same order as ``encode`` on
-        each record in turn."""
-        try:
-            return self._encode_many(records, where, grow)
-        except InvalidRecord as exc:
-            if exc.record is not UNNAMED:
-                raise
-            # a new name or token refused at its registration: the first record holding it is
-            # the one that would have registered it
-            row = next((i for i, x in enumerate(records) if _holds(x, exc.value)), 0)
-            raise named(exc, RecordName(where, row)) from None
-
-    def _encode_many(self, records: list, where: str, grow: bool) -> EncodedBatch:
-        texts = self._encode_texts(records) if grow else None
-        if texts is not None:
-            return texts
-        mark = self.mark()
-        columns, lengths, special, new = encode_many(records, self.attributes, grow)
-        lengths = np.frombuffer(lengths, dtype=np.int64)
-        columns = np.frombuffer(columns, dtype=np.int64)
-        rows = np.repeat(np.arange(len(records)), lengths)  # each column's record
-        if new:
-            # the kernel's records' new tokens, registered in record order around the others'
-            columns = columns.copy()
-            places = np.flatnonzero(columns < 0)
-            before = np.searchsorted(rows[places], special).tolist()
-        encoded, done = {}, 0
-        for k, i in enumerate(special):
-            if new and before[k] > done:
-                self._register_new_tokens(new[done: before[k]])
-                done = before[k]
-            encoded[i] = self._encode_row(records[i], where, i, grow)
-        if new and not special:
-            # nothing registered since the kernel found them unknown: the distinct names take
-            # the next columns in order, numbered here rather than looked up again (each
-            # lookup of a name a cache miss in a large vocabulary)
-            fresh = self._numbered(new)
-            self.add_tokens(list(fresh))
-            columns[places] = list(map(fresh.__getitem__, new))
-        elif new:
-            self._register_new_tokens(new[done:])
-            get, slots, kinds = self.attributes.get, self.slots, self.kinds
-            found = [get(name) for name in new]
-            columns[places] = [slots[a] for a in found]
-            if any(kinds[a] != TOKEN for a in found):
-                # an earlier record of the batch registered a new token's name as another kind
-                # (rare): the batch again, one record at a time, registers what those would
-                self.rollback(mark)
-                return self._encode_each(records, where, grow)
-        return EncodedBatch(len(records), rows, columns, encoded)
-
-    def _numbered(self, names: Iterable[str]) -> dict[str, int]:
-        """The distinct ``names``, new ones, each with the column registering them in order of
-        first appearance gives it (the next columns), as encoding the records in turn would."""
-        fresh = dict.fromkeys(names)
-        return dict(zip(fresh, range(self.n_columns, self.n_columns + len(fresh)), strict=True))
-
-    def _encode_texts(self, records: list) -> EncodedBatch | None:
-        """``encode_many`` (growing) of messages of one text attribute each drawing its tokens
-        once (``{"tokens": frozenset}``, SpamFilter's), when that attribute exists: the
-        messages' lookups (:meth:`text_lookup`, kept when the batch was scored) joined and
-        their new tokens numbered and registered at once, in order of first appearance — the
-        columns and registrations of ``encode`` on each in turn, without looking each
-        message's new tokens up again after the earlier ones registered theirs. None, with
-        nothing registered, for any other batch."""
-        first = records[0] if records else None
-        if type(first) is not dict or len(first) != 1:
-            return None
-        (name,) = first
-        a = self.attributes.get(name) if type(name) is str else None
-        if a is None or self.kinds[a] != TEXT:
-            return None
-        lookups = []
-        for x in records:
-            if type(x) is not dict or len(x) != 1 or name not in x:
-                return None
-            found = self.text_lookup(a, x[name])
-            if found is None:
-                return None
-            lookups.append(found)
-        lengths = [len(columns) for columns, _ in lookups]
-        columns = np.concatenate([columns for columns, _ in lookups])
-        new = list(chain.from_iterable(new for _, new in lookups))
-        if new:
-            # each message's new tokens are its columns from n_columns on, in the order of its
-            # list; numbered again across the batch
-            fresh = self._numbered(new)
-            columns[columns >= self.n_columns] = np.fromiter(
-                map(fresh.__getitem__, new), np.int64, len(new))
-            self._add_text_values(a, list(fresh))
-        n = len(records)
-        return EncodedBatch.from_arrays(
-            n, text_rows=np.repeat(np.arange(n), lengths), text_columns=columns,
-            text_counts=np.ones(len(columns)),
-            text_slots=np.full(len(columns), self.slots[a], dtype=np.int64))
-
-    def _encode_each(self, records: list, where: str, grow: bool) -> EncodedBatch:
-        """``encode_many`` by the general encoder, record by record."""
-        encoded = {i: self._encode_row(x, where, i, grow) for i, x in enumerate(records)}
-        empty = np.zeros(0, dtype=np.int64)
-        return EncodedBatch(len(records), empty, empty, encoded)
-
-    def _encode_row(self, x: Any, where: str, i: int, grow: bool) -> Encoded:
-        """Row ``i`` of a batch by the general encoder."""
-        if isinstance(x, Mapping) and not x and grow:  # predicting one: the prior
-            raise InvalidRecord(RecordName(where, i), None, "the record has no features")
-        return self.encode(x, RecordName(where, i), grow, batch=True)
-
-    def _register_new_tokens(self, names: list[str]) -> None:
-        """Register the tokens among ``names`` not known yet, once each, in order."""
-        known = self.attributes
-        fresh = [name for name in dict.fromkeys(names) if name not in known]
-        if fresh:
-            self.add_tokens(fresh)
-
-    def encode_field(self, out: Encoded, name: Any, value: Any, record: str,
-                     grow: bool) -> None:
-        """Encode one field of a record into ``out``: what :meth:`encode` does for each
-        field (callers that score some fields in a kernel encode the rest with this)."""
-        if type(name) is not str:
-            try:
-                name = normalize_name(name)
-            except TypeError as exc:
-                raise InvalidRecord(record, name, str(exc)) from None
-        a = self.attributes.get(name)
-        if a is None:
-            if name in self.declared_nominal:
-                kind = NOMINAL
-            else:
-                try:
-                    kind = kind_of(value)
-                except TypeError as exc:
-                    raise InvalidRecord(record, name, str(exc)) from None
-                if kind is None or (kind in (TOKEN, TEXT) and not value):
-                    return  # missing, an absent token or an empty text: nothing to register
-            if not grow:
-                if kind == TEXT:  # unknown, so skipped, but a malformed bag is still an error
-                    text_draws(value, record, name)
-                return
-            self.check_new(kind, record, name)
-            a = self._add_attribute(name, kind)
-        kind = self.kinds[a]
-        if kind == TOKEN:
-            if token_present(value, record, name):
-                out.token_columns.append(self.slots[a])
-        elif kind == TEXT:
-            slot = self.slots[a]
-            values = self.text_values[slot]
-            columns = self.text_once(a, value, grow)
-            if columns is not None:
-                if out.text_chunks is not None:
-                    out.text_chunks.append((columns, None, slot))
-                    return
-                out.text_columns += columns.tolist()
-                out.text_counts += [1.0] * len(columns)
-                out.text_slots += [slot] * len(columns)
-                return
-            found, counts = [], []
-            for token, count in text_draws(value, record, name).items():
-                column = values.get(token)
-                if column is None:
-                    if not grow:
-                        continue  # a token unseen in training: missing, like a nominal value
-                    column = self._add_nominal_value(a, token)
-                found.append(column)
-                counts.append(count)
-            if out.text_chunks is not None:
-                out.text_chunks.append((np.asarray(found, dtype=np.int64),
-                                        np.asarray(counts, dtype=np.float64), slot))
-            else:
-                out.text_columns += found
-                out.text_counts += counts
-                out.text_slots += [slot] * len(found)
-        elif kind == NOMINAL:
-            value = nominal_value(value, record, name)
-            if value is MISSING:
-                return
-            column = self.nominal_values[self.slots[a]].get(value)
-            if column is None:
-                if not grow:
-                    return
-                column = self._add_nominal_value(a, value)
-            out.nominal_columns.append(column)
-            out.nominal_slots.append(self.slots[a])
-        else:
-            value = numeric_value(value, record, name)
-            if value is not MISSING:
-                out.numeric_slots.append(self.slots[a])
-                out.numeric_values.append(value)
-
     # -- merge support ------------------------------------------------------------------------
     def absorb(self, other: Schema
                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -829,15 +537,4 @@ class Schema:
         self._attribute_size.fill(sizes, len(sizes))
         self.version += 1
         self.shape_version += 1
-
-
-def _holds(x: Any, value: Any) -> bool:
-    """Whether record ``x`` has ``value`` as a name, a nominal value or a token of a bag."""
-    if not isinstance(x, Mapping):
-        return False
-    if value in x:
-        return True
-    return any((v.__class__ is value.__class__ and v == value)
-               or (isinstance(v, Mapping | list | tuple | set | frozenset) and value in v)
-               for v in x.values())
 
