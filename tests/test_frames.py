@@ -10,6 +10,7 @@ from streamnb import InvalidRecord, NaiveBayes
 from streamnb.models.registry import MODELS, NUMERIC_ONLY
 from streamnb.stats import CountStatistics
 from streamnb.stats.encoded import Registrations
+from streamnb.stats.encoder import encode_batch
 from streamnb.stats.frames import records_of
 from streamnb.stats.values import TOKEN
 
@@ -106,7 +107,7 @@ def test_encoding_rejects_what_learning_would_and_registers_nothing():
     with pytest.raises(ValueError, match="encode it again"):
         stats.update_many(encoded, ["a"])
     with pytest.raises(TypeError, match=r"CountStatistics\.encode"):
-        stats.update_many(stats.schema.encode_many([{"tok": True}], "row", grow=False), ["a"])
+        stats.update_many(encode_batch(stats.schema, [{"tok": True}], "row", grow=False), ["a"])
 
 
 # -- scipy sparse matrices: column j is the token named j -------------------------------------

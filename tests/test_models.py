@@ -24,6 +24,7 @@ from conftest import (
     snapshot,
 )
 from streamnb import Dirichlet, IndifferentNB, InvalidRecord, MEstimate, NaiveBayes
+from streamnb.stats.encoder import encode_batch
 
 ESTIMATOR_NAMES = ["ml", "laplace", "m-estimate", "bibl", "indifferent"]
 
@@ -653,7 +654,6 @@ def test_large_batches_read_nominal_theta_from_a_table_bit_for_bit(estimator):
     """A batch with more nominal cells than the schema has values reads log θ from a table of
     every value (once per state version): the same bits as computing the cells directly."""
     from streamnb.datasets import load
-    from streamnb.stats.frames import encode_batch
 
     vote = load("vote")
     model = NaiveBayes(estimator=estimator)

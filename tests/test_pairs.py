@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from streamnb.stats import CountStatistics
+from streamnb.stats.encoder import encode, encode_batch
 from streamnb.stats.pairs import PairCounts
 
 
@@ -25,7 +26,7 @@ def learn(records, pairs=None, stats=None, batch=False):
         for x, y in records:
             stats.update(x, y)
             pairs.observe_schema(stats)
-            pairs.update(stats.labels.index[y], stats.schema.encode(x, "r", grow=False))
+            pairs.update(stats.labels.index[y], encode(stats.schema, x, "r", grow=False))
     return stats, pairs
 
 
@@ -283,7 +284,7 @@ def test_candidate_rows_of_a_record_and_of_an_encoded_batch_agree(learned, probe
     pairs = PairCounts(stats.schema, text_tokens=True)
     learn([(x, "+-"[i % 2]) for i, x in enumerate(learned)], pairs, stats)
     rows = CandidateRows(pairs, pairs.candidates[::-1])  # any order of keys
-    batch = stats.schema.encode_many(probes, "row", grow=False)
+    batch = encode_batch(stats.schema, probes, "row", grow=False)
     table = rows.batch(batch)
     assert table.shape == (len(pairs.candidates), len(probes))
     for r, x in enumerate(probes):

@@ -25,6 +25,7 @@ from streamnb import (
     load_model,
 )
 from streamnb.stats import read_state, write_state
+from streamnb.stats.encoder import encode
 from streamnb.stats.persist import FORMAT_VERSION, dumps_state, encode_header, loads_state
 
 DATA = WEATHER + MESSAGES + MIXED + [({("bi", "gram"): True, 7: "int name", "o": "s"}, 3)]
@@ -346,7 +347,7 @@ def test_text_vocabularies_load_in_runs_and_a_repeated_token_is_refused():
                {"subject": {"win"}, "body": {"now", "free"}, "colour": "blue"},
                {"body": {"lunch"}, "subject": {"lunch", "win"}}]
     for i, x in enumerate(records):
-        schema.encode(x, f"record {i}", grow=True)
+        encode(schema, x, f"record {i}", grow=True)
     data = schema.to_json()
     owners = data["column_attributes"]
     runs = 1 + sum(a != b for a, b in itertools.pairwise(owners))
@@ -382,9 +383,9 @@ def test_a_schema_state_holds_its_text_tokens_in_arrays_unless_they_cannot_be(to
     from streamnb.stats import Schema
 
     schema = Schema()
-    schema.encode({"colour": "red", "body": set(tokens[:2]), "subject": {"win", "now"},
+    encode(schema, {"colour": "red", "body": set(tokens[:2]), "subject": {"win", "now"},
                    "win": True}, "record 0", grow=True)
-    schema.encode({"body": set(tokens[2:]), "colour": "blue", "subject": {"lunch"}},
+    encode(schema, {"body": set(tokens[2:]), "colour": "blue", "subject": {"lunch"}},
                   "record 1", grow=True)
     header, arrays = schema.to_state()
     assert arrays["column_attributes"].dtype == np.int32
@@ -427,7 +428,7 @@ def test_a_schema_reads_its_older_layout_and_refuses_bad_column_owners():
     records = [{"body": {"free", "prize"}, "colour": "red", "win": True, "n": 2.5},
                {"subject": {"win"}, "body": {"now", "free"}, "colour": "blue"}]
     for i, x in enumerate(records):
-        schema.encode(x, f"record {i}", grow=True)
+        encode(schema, x, f"record {i}", grow=True)
     data = schema.to_json()
     values = list(schema.column_value)
     common = {k: v for k, v in data.items()

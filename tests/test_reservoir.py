@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from streamnb.stats import CountStatistics
+from streamnb.stats.encoder import encode
 from streamnb.stats.persist import dumps_state, loads_state
 from streamnb.stats.reservoir import ColumnValues, Reservoir, column_map
 
@@ -33,7 +34,7 @@ def learn(data, capacity, seed=0, stats=None):
     sample = Reservoir(capacity=capacity, seed=seed)
     for x, y in data:
         stats.update(x, y)
-        enc = stats.schema.encode(x, "r", grow=False)
+        enc = encode(stats.schema, x, "r", grow=False)
         sample.add(enc.nominal_columns + enc.token_columns, stats.labels.index[y])
     return stats, sample
 
@@ -68,7 +69,7 @@ def test_decayed_weights_below_capacity_equal_decayed_counts():
     sample.decay(0.5)
     for x, y in stream(5, seed=1):
         stats.update(x, y)
-        enc = stats.schema.encode(x, "r", grow=False)
+        enc = encode(stats.schema, x, "r", grow=False)
         sample.add(enc.nominal_columns + enc.token_columns, stats.labels.index[y])
     assert sorted(sample.estimated_weights().tolist()) == pytest.approx([0.5] * 10 + [1.0] * 5)
     assert sample.exact
@@ -211,7 +212,7 @@ def test_state_roundtrip_and_continuation(capacity):
     # the random state travels too: both continue identically
     for x, y in stream(30, seed=7):
         stats.update(x, y)
-        enc = stats.schema.encode(x, "r", grow=False)
+        enc = encode(stats.schema, x, "r", grow=False)
         for s in (sample, loaded):
             s.add(enc.nominal_columns + enc.token_columns, stats.labels.index[y])
     assert kept(stats, loaded) == kept(stats, sample)

@@ -26,6 +26,7 @@ from streamnb import CountStatistics, InvalidRecord
 from streamnb.stats import Domain, Schema
 from streamnb.stats.codec import decode, encode, normalize_label, normalize_name
 from streamnb.stats.collector import paused_collector
+from streamnb.stats.encoder import encode as encode_record
 from streamnb.stats.persist import dumps_state, loads_state
 
 
@@ -273,7 +274,7 @@ def test_column_values_follow_registrations_and_rollbacks_of_every_kind():
         mark = schema.mark()
         try:
             x.setdefault("len", float(i))
-            schema.encode(x, f"record {i}", grow=True)
+            encode_record(schema, x, f"record {i}", grow=True)
         except InvalidRecord:
             schema.rollback(mark)
         if i % 50 == 49:
@@ -288,7 +289,7 @@ def test_column_values_follow_registrations_and_rollbacks_of_every_kind():
     if names.ACCELERATED:
         token = "".join(["fresh", "-token"])  # an object of its own
         held = sys.getrefcount(token)
-        schema.encode({"body": {token}}, "record", grow=True)
+        encode_record(schema, {"body": {token}}, "record", grow=True)
         assert schema.column_value[-1] == token and sys.getrefcount(token) == held
 
 
@@ -337,15 +338,16 @@ def test_a_batch_is_encoded_with_the_collector_paused(monkeypatch):
     import gc
 
     from streamnb import NaiveBayes
+    from streamnb.stats import encoder
 
     paused = []
-    real = Schema.encode_many
+    real = encoder._encode_records
 
-    def encode_many(self, *args, **kwargs):
+    def encode_records(*args, **kwargs):
         paused.append(not gc.isenabled())
-        return real(self, *args, **kwargs)
+        return real(*args, **kwargs)
 
-    monkeypatch.setattr(Schema, "encode_many", encode_many)
+    monkeypatch.setattr(encoder, "_encode_records", encode_records)
     model = NaiveBayes()
     model.learn_many([{"a": "x", "b": 1.0}, {"a": "y", "b": 2.0}], ["p", "q"])
     model.predict_proba_many([{"a": "x", "b": 1.5}])

@@ -14,6 +14,7 @@ from conftest import snapshot
 from streamnb import CountStatistics, IndifferentNB, InvalidRecord, MEstimate, NaiveBayes
 from streamnb.datasets import iter_spamassassin_stream
 from streamnb.features import tokenize_email
+from streamnb.stats.encoder import text_lookup
 
 
 def test_counts_of_bags_lists_sets_and_mappings():
@@ -115,7 +116,7 @@ def test_a_batch_of_token_sets_is_encoded_at_once_and_equals_each_in_turn(monkey
     first (lookups kept, current or from before another batch was learned) or not, as
     frozensets, sets or dicts of True: the columns, registrations and counts of update on each
     message in turn, on real e-mail. Any other batch takes the general path."""
-    from streamnb.stats import Schema
+    from streamnb.stats import encoder
 
     messages = [m for _, m in zip(range(700), iter_spamassassin_stream(), strict=False)]
     bags = [frozenset(tokenize_email(m.raw)) for m in messages]
@@ -128,18 +129,18 @@ def test_a_batch_of_token_sets_is_encoded_at_once_and_equals_each_in_turn(monkey
         one.update({"body": value}, label)
     many.update_many([{"body": values[0]}], labels[:1])  # registers the attribute
     general = []
-    real = Schema._encode_row
-    monkeypatch.setattr(Schema, "_encode_row",
-                        lambda self, *args: general.append(args[2]) or real(self, *args))
+    real = encoder._encode_row
+    monkeypatch.setattr(encoder, "_encode_row",
+                        lambda schema, *args: general.append(args[2]) or real(schema, *args))
     a = many.schema.attributes.get("body")
     chunks = [(lo, min(lo + 100, len(bags))) for lo in range(1, len(bags), 100)]
     for k, (lo, hi) in enumerate(chunks):
         if k % 3 == 0:  # scored, then learned
             for bag in bags[lo:hi]:
-                many.schema.text_lookup(a, bag)
+                text_lookup(many.schema, a, bag)
         if k % 3 == 1 and k + 1 < len(chunks):  # the next batch scored before this one learned
             for bag in bags[chunks[k + 1][0]:chunks[k + 1][1]]:
-                many.schema.text_lookup(a, bag)
+                text_lookup(many.schema, a, bag)
         many.update_many([{"body": v} for v in values[lo:hi]], labels[lo:hi])
     assert general == []
     assert many.schema.to_json() == one.schema.to_json()

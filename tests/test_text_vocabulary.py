@@ -8,6 +8,7 @@ import pickle
 import numpy as np
 import pytest
 
+from streamnb.stats.encoder import encode, text_columns, text_lookup
 from streamnb.stats.text_vocabulary import TextVocabulary
 
 
@@ -85,7 +86,7 @@ def test_copies_and_pickles_with_its_tokens():
 
 
 def test_a_batch_looked_up_then_registered_looks_up_only_its_new_tokens(monkeypatch):
-    """Schema.text_lookup keeps the lookups of the frozensets met at one schema version (a
+    """The encoder's text_lookup keeps the lookups of the frozensets met at one schema version (a
     batch scored): registering them in turn afterwards (learning the batch) gives, bag by bag,
     the columns and registrations a schema that never saw the batch gives, and each bag is
     looked up whole once, later lookups reading only the tokens that were new. A rollback in
@@ -99,7 +100,7 @@ def test_a_batch_looked_up_then_registered_looks_up_only_its_new_tokens(monkeypa
     bags = [tokenize_sms(m.text) for m in islice(iter_sms_spam_stream(), 300)]
     fresh, schema = Schema(), Schema()
     for s in (fresh, schema):
-        s.encode({"body": bags[0]}, "record 0", grow=True)
+        encode(s, {"body": bags[0]}, "record 0", grow=True)
     a = schema.attributes.get("body")
     looked_up: list[int] = []
     real = TextVocabulary.lookup
@@ -113,28 +114,28 @@ def test_a_batch_looked_up_then_registered_looks_up_only_its_new_tokens(monkeypa
     monkeypatch.setattr(TextVocabulary, "lookup", lookup)
     batch = bags[1:200]
     for bag in batch:  # scored: nothing registered
-        schema.text_lookup(a, bag)
+        text_lookup(schema, a, bag)
     assert looked_up == [len(bag) for bag in batch]
     looked_up.clear()
     for i, bag in enumerate(batch, 1):  # learned in turn
         expected = real(fresh.text_values[0], bag, True, fresh.n_columns)
-        assert np.array_equal(schema.text_once(a, bag, grow=True),
-                              fresh.text_once(a, bag, grow=True)), i
-        assert np.array_equal(schema.text_lookup(a, bag)[0], expected[0])
+        assert np.array_equal(text_columns(schema, a, bag, grow=True),
+                              text_columns(fresh, a, bag, grow=True)), i
+        assert np.array_equal(text_lookup(schema, a, bag)[0], expected[0])
     assert all(n <= 0 for n in looked_up)  # only the new tokens, as a dict, were read again
     assert sum(looked_up) < 0 and list(schema.column_value) == list(fresh.column_value)
     # kept lookups, then a rollback of what a rejected batch registered: looked up whole again
     rest = bags[200:]
     for bag in rest:
-        schema.text_lookup(a, bag)
+        text_lookup(schema, a, bag)
     mark = schema.mark()
     for bag in rest[:50]:
-        schema.text_once(a, bag, grow=True)
+        text_columns(schema, a, bag, grow=True)
     schema.rollback(mark)
     looked_up.clear()
     for bag in rest:
-        assert np.array_equal(schema.text_once(a, bag, grow=True),
-                              fresh.text_once(a, bag, grow=True))
+        assert np.array_equal(text_columns(schema, a, bag, grow=True),
+                              text_columns(fresh, a, bag, grow=True))
     assert looked_up[0] == len(rest[0])
     assert list(schema.column_value) == list(fresh.column_value)
 
@@ -145,10 +146,10 @@ def test_a_model_that_only_scores_keeps_a_batch_of_lookups_at_most():
     from streamnb.stats import Schema
 
     schema = Schema()
-    schema.encode({"body": frozenset({"seen"})}, "record 0", grow=True)
+    encode(schema, {"body": frozenset({"seen"})}, "record 0", grow=True)
     a = schema.attributes.get("body")
     bags = [frozenset({"seen", f"new{i}"}) for i in range(3000)]
     for bag in bags:
-        columns, new = schema.text_lookup(a, bag)
+        columns, new = text_lookup(schema, a, bag)
         assert len(schema._text_lookups) <= 1024
         assert sorted(columns.tolist()) == [0, schema.n_columns] and len(new) == 1

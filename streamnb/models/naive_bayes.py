@@ -12,8 +12,8 @@ from streamnb._accel.kernels import score_tokens
 from streamnb.estimators import Estimator, make_estimator
 from streamnb.models.base import CountClassifier
 from streamnb.models.params import VAR_SMOOTHING, validate_params
-from streamnb.stats.encoded import Encoded
-from streamnb.stats.frames import encode_batch, n_rows
+from streamnb.stats.encoder import encode, encode_batch
+from streamnb.stats.frames import n_rows
 
 __all__ = ["NaiveBayes"]
 
@@ -161,11 +161,9 @@ class NaiveBayes(CountClassifier, state_name="NaiveBayes", presets={
                                 finite, zeros)
             if not rest:
                 return finite, zeros
-            enc = Encoded()
-            for name in rest:
-                schema.encode_field(enc, name, x[name], "record to predict", False)
+            enc = encode(schema, x, "record to predict", False, fields=rest)
         else:
-            enc = schema.encode(x, "record to predict", grow=False)
+            enc = encode(schema, x, "record to predict", grow=False)
         if enc.token_columns:
             self._estimator.add_token_log_odds(stats, enc.token_columns, finite, zeros)
         f_view = np.frombuffer(finite)

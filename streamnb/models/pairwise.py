@@ -32,6 +32,7 @@ from streamnb.estimators import Estimator
 from streamnb.models.naive_bayes import NaiveBayes
 from streamnb.models.params import Integer, validate_params
 from streamnb.models.schedule import relearn_due
+from streamnb.stats.encoder import encode
 from streamnb.stats.frames import labels_of
 from streamnb.stats.pairs import PairCounts
 from streamnb.stats.persist import header_int
@@ -119,7 +120,7 @@ class PairwiseNaiveBayes(NaiveBayes):
         stats.update(x, y, self.n_learned + 1)
         self.pairs.observe_schema(stats)
         c = stats.labels.index[stats.encode_label(y, "label")]
-        self.pairs.update(c, stats.schema.encode(x, "record", grow=False))
+        self.pairs.update(c, encode(stats.schema, x, "record", grow=False))
         self.n_learned += 1
         return c
 

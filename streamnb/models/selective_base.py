@@ -69,7 +69,8 @@ from streamnb.models.selective_evidence import NetworkEvidence, batch_cells
 from streamnb.models.selective_families import FamilyTables
 from streamnb.models.selective_text import add_text_terms, text_log_denominators
 from streamnb.stats.encoded import EncodedBatch
-from streamnb.stats.frames import encode_batch, labels_of
+from streamnb.stats.encoder import encode, encode_batch
+from streamnb.stats.frames import labels_of
 from streamnb.stats.pairs import PairCounts
 from streamnb.stats.persist import header_int
 from streamnb.stats.reservoir import ColumnValues, Reservoir, column_map
@@ -247,7 +248,7 @@ class SelectiveClassifier(CountClassifier):
         stats.update(x, y, self.n_learned + 1)
         self.n_learned += 1
         c = stats.labels.index[stats.encode_label(y, "label")]
-        enc = stats.schema.encode(x, "record", grow=False)
+        enc = encode(stats.schema, x, "record", grow=False)
         columns = enc.nominal_columns + enc.token_columns + enc.text_columns
         self.reservoir.add(columns, c)
         self.presence.observe_schema(stats)
@@ -388,7 +389,7 @@ class SelectiveClassifier(CountClassifier):
         self._check_record(x, "record to predict")
         if not self.stats.n_classes:
             return None
-        enc = self.stats.schema.encode(x, "record to predict", grow=False)
+        enc = encode(self.stats.schema, x, "record to predict", grow=False)
         columns = np.asarray(enc.nominal_columns + enc.token_columns + enc.text_columns,
                              dtype=np.int64)
         evidence = self._evidence(np.zeros(len(columns), dtype=np.int64), columns, 1)

@@ -20,6 +20,7 @@ from streamnb.models.base import CountClassifier
 from streamnb.models.params import Integer, OneOf, Real, validate_params
 from streamnb.stats import InvalidRecord, RecordName
 from streamnb.stats.collector import paused_collector
+from streamnb.stats.encoder import encode, text_lookup
 from streamnb.stats.frames import records_of
 from streamnb.stats.score_sketch import ScoreSketch
 from streamnb.stats.values import drawn_once, text_draws
@@ -213,7 +214,7 @@ class SpamFilter(CountClassifier, state_name="SpamFilter", presets={"spam-filter
                 if bad is not None:
                     raise InvalidRecord(where, None, f"a token set holds str tokens only, got "
                                         f"{type(bad).__name__} {bad!r:.100}")
-            # a frozenset as it is: scored then learned, Schema.text_lookup keeps its lookup
+            # a frozenset as it is: scored then learned, the encoder keeps its lookup
             return text if type(text) is frozenset else frozenset(text)
         if isinstance(text, Mapping):
             if drawn_once(text):
@@ -283,7 +284,7 @@ class SpamFilter(CountClassifier, state_name="SpamFilter", presets={"spam-filter
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Message counts N(w, spam), N(w, ham) of the known tokens; N, T per class (spam, ham)."""
         stats = self.stats
-        enc = stats.schema.encode({_ATTRIBUTE: tokens}, where, grow=False)
+        enc = encode(stats.schema, {_ATTRIBUTE: tokens}, where, grow=False)
         columns = np.asarray(enc.text_columns, dtype=np.int64)
         rows = np.zeros((2, len(columns)))
         totals = np.zeros((2, 2))  # [messages, tokens] per class
@@ -343,10 +344,10 @@ class SpamFilter(CountClassifier, state_name="SpamFilter", presets={"spam-filter
                   messages.item(ham) if ham >= 0 else 0.0,
                   draws.item(spam, slot) if spam >= 0 else 0.0,
                   draws.item(ham, slot) if ham >= 0 else 0.0)
-        # the lookup learning this message reuses (Schema.text_lookup keeps it)
-        looked_up = schema.text_lookup(a, tokens)
-        columns = looked_up[0] if looked_up is not None else schema.encode(
-            {_ATTRIBUTE: tokens}, "message", grow=False).text_columns
+        # the lookup learning this message reuses (the encoder's text_lookup keeps it)
+        looked_up = text_lookup(schema, a, tokens)
+        columns = looked_up[0] if looked_up is not None else encode(
+            schema, {_ATTRIBUTE: tokens}, "message", grow=False).text_columns
         known, multinomial, kept, spam_stat, ham_stat = spam_evidence(
             columns, stats.value_count_buffer, spam, ham, totals,
             float(schema.attribute_size(a)), self.alpha,

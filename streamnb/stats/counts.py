@@ -11,8 +11,9 @@ from streamnb._accel.kernels import learn_tokens, token_increment, token_increme
 from streamnb.stats.codec import normalize_label
 from streamnb.stats.domain import Domain
 from streamnb.stats.encoded import EncodedBatch
+from streamnb.stats.encoder import encode, encode_batch, text_columns
 from streamnb.stats.forgetting import check_decay_factor
-from streamnb.stats.frames import encode_batch, labels_of, n_rows
+from streamnb.stats.frames import labels_of, n_rows
 from streamnb.stats.moments import Moments
 from streamnb.stats.schema import TEXT, TOKEN, InvalidRecord, RecordName, Schema
 from streamnb.stats.token_histogram import TokenHistogram
@@ -77,7 +78,7 @@ class CountStatistics:
         self._dc = np.zeros((0, 0))
         self.moments = Moments()
         self.tokens = TokenHistogram()
-        self._fitted: tuple[int, int] = (-1, -1)
+        self._fitted: tuple[int, int, int, int] = (-1, -1, -1, -1)
         self.version = 0  # bumped by every mutation; lets estimators cache derived arrays
         self._fit()  # declared domains already have columns
 
@@ -153,7 +154,7 @@ class CountStatistics:
     # -- capacity -----------------------------------------------------------------------------
     def _fit(self) -> None:
         """Grow the arrays (geometrically, so growth is amortised O(1)) to the domains."""
-        self._fitted = (len(self.labels), self.schema.shape_version)
+        self._fitted = self._fit_key()
         k, j, s = self.n_classes, self.schema.n_columns, self.schema.n_nominal
         kc, jc = self._vc.shape
         if k > kc or j > jc:
@@ -170,14 +171,23 @@ class CountStatistics:
         if self.moments.shape != (k, self.schema.n_numeric):
             self.moments.resize(k, self.schema.n_numeric)
 
-    def _fit_record(self) -> None:
-        """``_fit`` (and the token histogram's cover) before counting one record, when the
-        classes or the attributes changed or the columns outgrew the arrays: a record that
-        only adds values to known attributes (a message's new tokens) usually needs neither."""
+    def _fit_key(self) -> tuple[int, int, int, int]:
+        """What the arrays ``_fit`` sizes depend on besides the columns: the classes and the
+        nominal, text and numeric attributes (not the tokens, which only add columns)."""
         schema = self.schema
-        if self._fitted != (len(self.labels), schema.shape_version) or (
+        return len(self.labels), schema.n_nominal, schema.n_text, schema.n_numeric
+
+    def _fit_record(self) -> None:
+        """``_fit`` and the token histogram's cover before counting one record, each only when
+        needed: ``_fit`` when the classes or the non-token attributes changed or the columns
+        outgrew the arrays, ``cover`` then or when tokens joined (a message's new tokens, a
+        quarter of the records of a stream, need only that)."""
+        schema = self.schema
+        if self._fitted != self._fit_key() or (
                 schema.n_columns > min(self._vc.shape[1], len(self.tokens.is_head))):
             self._fit()
+            self.tokens.cover(schema.n_tokens, self.n_classes, schema.n_columns)
+        elif schema.n_tokens != self.tokens.n_tokens:
             self.tokens.cover(schema.n_tokens, self.n_classes, schema.n_columns)
 
     def _grown(self, table: np.ndarray, k: int, s: int) -> np.ndarray:
@@ -240,7 +250,7 @@ class CountStatistics:
         a = schema.attributes.get(name)
         if a is None or schema.kinds[a] != TEXT or not bag:
             return False
-        columns = schema.text_once(a, bag, grow=True)
+        columns = text_columns(schema, a, bag, grow=True)
         if columns is None:
             return False
         self._fit_record()
@@ -272,8 +282,7 @@ class CountStatistics:
         if not new:
             return False
         schema.add_tokens(new)
-        self._fit()
-        self.tokens.cover(schema.n_tokens, self.n_classes, schema.n_columns)
+        self._fit_record()
         return True
 
     def _update(self, x: Mapping, y: Any, record: str) -> None:
@@ -288,7 +297,7 @@ class CountStatistics:
         schema = self.schema
         mark = schema.mark()
         try:
-            enc = schema.encode(x, record, grow=True)
+            enc = encode(schema, x, record, grow=True)
         except BaseException:
             schema.rollback(mark)
             raise

@@ -1,6 +1,6 @@
 """A record, or a batch of records, encoded as column indices of a :class:`~streamnb.stats.
-schema.Schema`: what every count, pair table and model reads (``Schema.encode``,
-``Schema.encode_many``, ``stats.frames.encode_batch`` make them)."""
+schema.Schema`: what every count, pair table and model reads (the record encoder,
+:mod:`streamnb.stats.encoder`, makes them)."""
 
 from __future__ import annotations
 

@@ -1,9 +1,13 @@
-"""Batches of records: pandas DataFrames encoded column by column, or sequences of mappings.
+"""Batches of records in their accepted forms (sequences of mappings, pandas DataFrames,
+scipy sparse matrices), and the record encoder's fast paths for frames and sparse matrices.
 
-A DataFrame row is the record ``{column: value}`` without its missing (NaN/None) cells, and it
-is encoded exactly as :meth:`Schema.encode` would encode that record, attributes and values
-registered in the same order — but a column at a time, with ``pd.factorize`` instead of a dict
-lookup per cell, so a batch costs O(cells) numpy work and O(distinct values) Python work.
+Callers encode through :mod:`streamnb.stats.encoder`, which picks these paths. A DataFrame row
+is the record ``{column: value}`` without its missing (NaN/None) cells, and
+:func:`frame_batch` encodes it exactly as the encoder's general path would encode that record,
+attributes and values registered in the same order — but a column at a time, with
+``pd.factorize`` instead of a dict lookup per cell, so a batch costs O(cells) numpy work and
+O(distinct values) Python work. :func:`sparse_batch` does the same for a sparse matrix of
+token presences (tests/test_encoder.py checks both equal to the general path).
 """
 
 from __future__ import annotations
@@ -14,7 +18,6 @@ from typing import Any
 import numpy as np
 
 from streamnb.stats.codec import normalize_name
-from streamnb.stats.collector import paused_collector
 from streamnb.stats.encoded import EncodedBatch
 from streamnb.stats.schema import Schema
 from streamnb.stats.values import (
@@ -35,10 +38,11 @@ from streamnb.stats.values import (
     token_present,
 )
 
-__all__ = ["encode_batch", "is_sparse", "labels_of", "n_rows", "records_of"]
+__all__ = ["canonical_csr", "frame_batch", "has_binned", "has_text", "is_frame", "is_sparse",
+           "labels_of", "n_rows", "records_of", "sparse_batch"]
 
 
-def _is_frame(X: Any) -> bool:
+def is_frame(X: Any) -> bool:
     try:
         import pandas as pd
     except ImportError:  # pragma: no cover - pandas is only needed for DataFrame input
@@ -63,7 +67,7 @@ def labels_of(y: Any) -> list:
     return y.tolist() if hasattr(y, "tolist") and hasattr(y, "dtype") else list(y)
 
 
-def _csr(X: Any) -> Any:
+def canonical_csr(X: Any) -> Any:
     """``X`` in canonical CSR form: row-major, each row's columns sorted and listed once."""
     csr = X.tocsr()
     if not csr.has_canonical_format:
@@ -79,11 +83,11 @@ def records_of(X: Any) -> list:
     if isinstance(X, Sequence) and not isinstance(X, str):
         return list(X)
     if is_sparse(X):
-        csr = _csr(X)
+        csr = canonical_csr(X)
         return [dict(zip(csr.indices[lo:hi].tolist(), csr.data[lo:hi].tolist(), strict=True))
                 for lo, hi in zip(csr.indptr[:-1].tolist(), csr.indptr[1:].tolist(),
                                   strict=True)]
-    if _is_frame(X):
+    if is_frame(X):
         import pandas as pd
 
         columns = list(X.columns)
@@ -98,31 +102,10 @@ def records_of(X: Any) -> list:
                     f"{type(X).__name__}")
 
 
-def encode_batch(schema: Schema, X: Any, where: str, grow: bool) -> EncodedBatch:
-    """Encode a batch (``where i`` names row i in errors); same ``grow`` contract as
-    :meth:`Schema.encode`: the caller commits, or rolls back to a mark on error. The
-    collector is paused meanwhile: the rows' encodings live until the batch is whole."""
-    with paused_collector():
-        return _encode_batch(schema, X, where, grow)
-
-
-def _encode_batch(schema: Schema, X: Any, where: str, grow: bool) -> EncodedBatch:
-    if isinstance(X, EncodedBatch):  # encoded once already (CountStatistics.encode)
-        if grow:
-            raise TypeError("learn an EncodedBatch with CountStatistics.update_many")
-        return X.known(schema)
-    if _is_frame(X) and not any(type(t).__name__ == "SparseDtype" for t in X.dtypes) and not (
-            _has_text(schema, X)) and not _has_binned(schema, X):
-        return _encode_frame(schema, X, where, grow)
-    if is_sparse(X) and X.dtype.kind in "biu":
-        return _encode_sparse(schema, _csr(X), where, grow)
-    return schema.encode_many(records_of(X), where, grow)
-
-
-def _encode_sparse(schema: Schema, csr: Any, where: str, grow: bool) -> EncodedBatch:
+def sparse_batch(schema: Schema, csr: Any, where: str, grow: bool) -> EncodedBatch | None:
     """A sparse matrix of token presences (bool or integer entries: column j is the token
     named j, present where its entry is non-zero, absent where it is 0): what
-    :meth:`Schema.encode_many` gives for :func:`records_of`'s records — the same columns, new
+    the encoder's general path gives for :func:`records_of`'s records — the same columns, new
     tokens registered in the same order (first appearance, row by row) — with numpy
     operations on the stored entries instead of a dict lookup per token."""
     n, sizes = csr.shape[0], np.diff(csr.indptr)
@@ -143,8 +126,8 @@ def _encode_sparse(schema: Schema, csr: Any, where: str, grow: bool) -> EncodedB
         new = distinct[order]  # in order of first appearance
         if any(map(schema.attributes.__contains__, new.tolist())):
             # a name that another kind holds (or a token named True for 1): the record rules
-            # decide, record by record
-            return schema.encode_many(records_of(csr), where, grow)
+            # decide, record by record (None: the encoder's general path)
+            return None
         if grow:
             rank = np.empty_like(order)  # each distinct id's place among the new tokens
             rank[order] = np.arange(len(order))
@@ -159,7 +142,7 @@ def _encode_sparse(schema: Schema, csr: Any, where: str, grow: bool) -> EncodedB
         numeric_values=np.zeros(0))
 
 
-def _has_text(schema: Schema, frame: Any) -> bool:
+def has_text(schema: Schema, frame: Any) -> bool:
     """Whether a column holds bags of tokens (text attributes are encoded row by row)."""
     for label, series in frame.items():
         if series.dtype != object:
@@ -175,7 +158,7 @@ def _has_text(schema: Schema, frame: Any) -> bool:
     return False
 
 
-def _has_binned(schema: Schema, frame: Any) -> bool:
+def has_binned(schema: Schema, frame: Any) -> bool:
     """Whether a discrete-only schema meets floats (binned by the record encoder)."""
     if schema.numeric:
         return False
@@ -202,7 +185,7 @@ class _Column:
         self.numbers = np.zeros(0)  # numeric values
 
 
-def _encode_frame(schema: Schema, frame: Any, where: str, grow: bool) -> EncodedBatch:
+def frame_batch(schema: Schema, frame: Any, where: str, grow: bool) -> EncodedBatch:
     import pandas as pd
 
     n = len(frame)

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from streamnb.stats.frames import _is_frame
+from streamnb.stats.frames import is_frame
 from streamnb.stats.schema import Schema
 from streamnb.stats.values import NOMINAL, InvalidRecord, is_missing, nominal_value
 
@@ -49,7 +49,7 @@ def nominal_modes(stats: Any, records: Sequence[Mapping] | Any = ()) -> dict[Has
         for a, values in zip(schema.nominal_attributes, schema.nominal_values, strict=True):
             totals[schema.attributes.name(a)] = {v: float(column_totals[j])
                                                    for v, j in values.items()}
-    if _is_frame(records):
+    if is_frame(records):
         records = records.to_dict("records")
     for x in records:
         if not isinstance(x, Mapping):
@@ -84,7 +84,7 @@ def fill_missing(records: Sequence[Mapping] | Any, modes: Mapping[Hashable, Any]
     [{'colour': 'blue', 'n': 2.0}, {'colour': 'red'}, {'n': 1.0, 'colour': 'blue'}]
 
     """
-    if _is_frame(records):  # pandas is optional: only DataFrame input needs it
+    if is_frame(records):  # pandas is optional: only DataFrame input needs it
         filled = records.copy()
         for name, mode in modes.items():
             column = filled[name].astype(object) if name in filled else None

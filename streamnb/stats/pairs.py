@@ -65,6 +65,7 @@ class PairCounts:
     Examples
     --------
     >>> from streamnb.stats import CountStatistics
+    >>> from streamnb.stats.encoder import encode
     >>> from streamnb.stats.pairs import PairCounts
     >>> stats = CountStatistics()
     >>> pairs = PairCounts(stats.schema)
@@ -73,7 +74,7 @@ class PairCounts:
     >>> for x, y in data:
     ...     stats.update(x, y)
     ...     pairs.observe_schema(stats)
-    ...     pairs.update(stats.labels.index[y], stats.schema.encode(x, "r", grow=False))
+    ...     pairs.update(stats.labels.index[y], encode(stats.schema, x, "r", grow=False))
     >>> table, values_i, values_j = pairs.joint_table(stats, "a", "b")
     >>> values_i, values_j
     (['x', 'y'], ['u', 'w'])
@@ -668,6 +669,7 @@ class CandidateRows:
 
     Examples
     --------
+    >>> from streamnb.stats.encoder import encode_batch
     >>> from streamnb.stats import CountStatistics
     >>> stats = CountStatistics()
     >>> pairs = PairCounts(stats.schema)
@@ -679,7 +681,7 @@ class CandidateRows:
     [1, 1]
     >>> rows.record({"spam": 2, "colour": None}).tolist()    # colour missing; token present
     [-1, 0]
-    >>> batch = stats.schema.encode_many([{"colour": "blue", "spam": 0},
+    >>> batch = encode_batch(stats.schema, [{"colour": "blue", "spam": 0},
     ...                                   {"spam": 2, "colour": None}], "row", grow=False)
     >>> rows.batch(batch).tolist()  # (keys, records)
     [[1, -1], [1, 0]]

@@ -66,8 +66,9 @@ class ColumnValues:
 
     Examples
     --------
+    >>> from streamnb.stats.encoder import encode
     >>> s = Schema()
-    >>> _ = s.encode({"o": "sun", "t": True}, "r", grow=True); _ = s.encode({"o": "rain"}, "r",
+    >>> _ = encode(s, {"o": "sun", "t": True}, "r", grow=True); _ = encode(s, {"o": "rain"}, "r",
     ...                                                                    grow=True)
     >>> values = ColumnValues(s)
     >>> values.attribute().tolist(), values.rank().tolist()
@@ -161,10 +162,11 @@ class Reservoir:
     Examples
     --------
     >>> from streamnb.stats import CountStatistics
+    >>> from streamnb.stats.encoder import encode
     >>> stats, sample = CountStatistics(), Reservoir(capacity=3, seed=0)
     >>> for x, y in [({"o": "sun"}, "+"), ({"o": "rain"}, "-"), ({"o": "sun", "t": 1}, "+")]:
     ...     stats.update(x, y)
-    ...     enc = stats.schema.encode(x, "r", grow=False)
+    ...     enc = encode(stats.schema, x, "r", grow=False)
     ...     sample.add(enc.nominal_columns + enc.token_columns, stats.labels.index[y])
     >>> values, classes, weights = sample.records(stats.schema, [0, 1])   # o, t
     >>> values.tolist(), classes.tolist(), weights.tolist()   # below capacity: every record, w=1

@@ -37,19 +37,15 @@ from __future__ import annotations
 import contextlib
 from array import array
 from collections.abc import Hashable, Iterable, Mapping, MutableMapping
-from itertools import chain, compress
 from typing import Any
 
 import numpy as np
 
-from streamnb._accel.kernels import encode_many, encode_tokens
 from streamnb._accel.names import NameTable
 from streamnb.stats.binning import bin_of
-from streamnb.stats.codec import decode, encode, normalize_name
-from streamnb.stats.collector import paused_collector
-from streamnb.stats.encoded import Encoded, EncodedBatch, Registrations
+from streamnb.stats.codec import normalize_name
+from streamnb.stats.encoded import Registrations
 from streamnb.stats.growing import GrowingArray
-from streamnb.stats.persist import header_int
 from streamnb.stats.text_vocabulary import TextVocabulary
 from streamnb.stats.values import (
     KINDS,
@@ -58,22 +54,13 @@ from streamnb.stats.values import (
     NUMERIC,
     TEXT,
     TOKEN,
-    UNNAMED,
     InvalidRecord,
     RecordName,
-    kind_of,
-    named,
     nominal_value,
     numeric_value,
     refuse_unencodable,
-    text_draws,
-    token_present,
 )
 from streamnb.stats.values_by_column import ValuesByColumn
-
-# frozensets whose lookups Schema.text_lookup keeps: the messages of a batch (a service's
-# poll is 1,000) scored, then learned
-_KEPT_LOOKUPS = 1024
 
 __all__ = ["KINDS", "NOMINAL", "NUMERIC", "TEXT", "TOKEN", "InvalidRecord", "RecordName",
            "Schema"]
@@ -83,7 +70,7 @@ Mark = tuple[int, int, int, int, int, int]
 
 
 class Schema:
-    """Attribute registry and record encoder.
+    """Attribute registry (records are encoded by :mod:`streamnb.stats.encoder`).
 
     Parameters
     ----------
@@ -130,9 +117,8 @@ class Schema:
         self._new_arrays()
         self._cache: dict[str, Any] = {}
         self._cache_version = -1
-        # the lookups of the frozensets first looked up at one schema version (a batch is
-        # scored, then learned): by id(bag), (bag, attribute, version, first new column,
-        # columns, new tokens)
+        # the encoder's kept text lookups (stats/encoder.py text_lookup), here because a
+        # rollback takes back the columns they hold
         self._text_lookups: dict[int, tuple] = {}
         self._text_lookups_version = -1
         self._free, self._free_version = 0, -1
@@ -368,63 +354,6 @@ class Schema:
             self.version += 1
         return column
 
-    def text_lookup(self, a: int, bag: Any) -> tuple[np.ndarray, list] | None:
-        """``bag``'s tokens looked up in text attribute ``a``'s vocabulary when it draws each
-        once (as :meth:`text_once` takes it): ``(columns, new)``, an int64 column per token in
-        the bag's order, its tokens not registered yet listed in ``new`` and numbered from
-        ``n_columns`` on (the columns :meth:`text_once` registers them at); None for any
-        other value. The lookups of the frozensets first met at one schema version are kept
-        (those met at an earlier one are forgotten; 1,024 at most, a service's poll), so that
-        scoring a message and then learning it looks its tokens up once (SpamFilter), and a
-        batch scored and then learned looks up only the tokens that were new: those an
-        earlier message of the batch registered since take their columns, the others are
-        numbered again."""
-        vocabulary = self.text_values[self.slots[a]]
-        if bag.__class__ is not frozenset:  # a set or dict could change under the same key
-            return vocabulary.lookup(bag, True, self.n_columns)
-        kept = self._text_lookups.get(id(bag))  # the entry holds the bag: ids are not reused
-        if kept is None or kept[0] is not bag or kept[1] != a:
-            found = vocabulary.lookup(bag, True, self.n_columns)
-            if found is None:
-                return None
-            if (self._text_lookups_version != self.version
-                    or len(self._text_lookups) >= _KEPT_LOOKUPS):
-                # a scored batch's lookups, not every message's (nor every message a model
-                # that only predicts ever scored)
-                self._text_lookups.clear()
-                self._text_lookups_version = self.version
-            columns, new = found
-        else:
-            _, _, version, first_new, columns, new = kept
-            if version == self.version and first_new == self.n_columns:
-                return columns, new
-            # the known tokens' columns stand (only a rollback takes columns back, and it
-            # forgets every kept lookup); the new ones are looked up again
-            if new:
-                again = vocabulary.lookup(dict.fromkeys(new, True), True, self.n_columns)
-                columns = columns.copy()
-                columns[columns >= first_new] = again[0]
-                new = again[1]
-        self._text_lookups[id(bag)] = (bag, a, self.version, self.n_columns, columns, new)
-        return columns, new
-
-    def text_once(self, a: int, bag: Any, grow: bool) -> np.ndarray | None:
-        """The int64 columns of text attribute ``a``'s value ``bag`` when it draws each token
-        once (a set or frozenset of str, or a dict of str to True), in the bag's order, its new
-        tokens registered with ``grow`` (else left out); None, with nothing registered, for
-        any other value (the text kind's general rule then decides). One kernel pass gives
-        what that rule gives, in the same order."""
-        if not grow:
-            once = self.text_values[self.slots[a]].lookup(bag, False)
-            return None if once is None else once[0]
-        once = self.text_lookup(a, bag)
-        if once is None:
-            return None
-        columns, new = once
-        if new:
-            self._add_text_values(a, new)  # at the columns the lookup numbered them with
-        return columns
-
     def _add_text_values(self, a: int, tokens: list[str]) -> range:
         """Register distinct new tokens of text attribute ``a`` in bulk (what
         ``_add_nominal_value`` does for each, a list or array operation at a time: a message
@@ -528,230 +457,6 @@ class Schema:
         add_through(first + len(attributes) - 1)
         self.add_tokens(tokens)
 
-    # -- encoding -----------------------------------------------------------------------------
-    def encode(self, x: Any, record: str, grow: bool, batch: bool = False) -> Encoded:
-        """Column indices of record ``x``.
-
-        With ``grow`` (learning) new attributes and values are registered; a caller that
-        rejects the record ``rollback``s to a ``mark`` taken before. Without it
-        (prediction) unknown attributes and values are treated as missing: they carry no
-        information about the classes seen so far. ``batch``: a row of an
-        :class:`EncodedBatch` (its text draws kept as arrays, ``Encoded.text_chunks``).
-        """
-        if not isinstance(x, Mapping):
-            raise InvalidRecord(record, None, f"expected a mapping of features, got "
-                                f"{type(x).__name__}")
-        out = Encoded(batch)
-        try:
-            if type(x) is dict:  # present tokens in one kernel call; the rest field by field
-                out.token_columns, rest = encode_tokens(x, self.attributes, grow)
-                for name in rest:
-                    self.encode_field(out, name, x[name], record, grow)
-            else:
-                for name, value in x.items():
-                    self.encode_field(out, name, value, record, grow)
-        except InvalidRecord as exc:
-            if exc.record is not UNNAMED:
-                raise
-            raise named(exc, record) from None  # a registration's refusal names no record
-        return out
-
-    def encode_many(self, records: list, where: str, grow: bool) -> EncodedBatch:
-        """``encode`` for a batch: messages of tokens in one kernel call (their new tokens
-        registered in bulk), the other records (``where i`` names row i in errors) one by one.
-        Same ``grow`` contract, and the same registrations in the same order as ``encode`` on
-        each record in turn."""
-        try:
-            return self._encode_many(records, where, grow)
-        except InvalidRecord as exc:
-            if exc.record is not UNNAMED:
-                raise
-            # a new name or token refused at its registration: the first record holding it is
-            # the one that would have registered it
-            row = next((i for i, x in enumerate(records) if _holds(x, exc.value)), 0)
-            raise named(exc, RecordName(where, row)) from None
-
-    def _encode_many(self, records: list, where: str, grow: bool) -> EncodedBatch:
-        texts = self._encode_texts(records) if grow else None
-        if texts is not None:
-            return texts
-        mark = self.mark()
-        columns, lengths, special, new = encode_many(records, self.attributes, grow)
-        lengths = np.frombuffer(lengths, dtype=np.int64)
-        columns = np.frombuffer(columns, dtype=np.int64)
-        rows = np.repeat(np.arange(len(records)), lengths)  # each column's record
-        if new:
-            # the kernel's records' new tokens, registered in record order around the others'
-            columns = columns.copy()
-            places = np.flatnonzero(columns < 0)
-            before = np.searchsorted(rows[places], special).tolist()
-        encoded, done = {}, 0
-        for k, i in enumerate(special):
-            if new and before[k] > done:
-                self._register_new_tokens(new[done: before[k]])
-                done = before[k]
-            encoded[i] = self._encode_row(records[i], where, i, grow)
-        if new and not special:
-            # nothing registered since the kernel found them unknown: the distinct names take
-            # the next columns in order, numbered here rather than looked up again (each
-            # lookup of a name a cache miss in a large vocabulary)
-            fresh = self._numbered(new)
-            self.add_tokens(list(fresh))
-            columns[places] = list(map(fresh.__getitem__, new))
-        elif new:
-            self._register_new_tokens(new[done:])
-            get, slots, kinds = self.attributes.get, self.slots, self.kinds
-            found = [get(name) for name in new]
-            columns[places] = [slots[a] for a in found]
-            if any(kinds[a] != TOKEN for a in found):
-                # an earlier record of the batch registered a new token's name as another kind
-                # (rare): the batch again, one record at a time, registers what those would
-                self.rollback(mark)
-                return self._encode_each(records, where, grow)
-        return EncodedBatch(len(records), rows, columns, encoded)
-
-    def _numbered(self, names: Iterable[str]) -> dict[str, int]:
-        """The distinct ``names``, new ones, each with the column registering them in order of
-        first appearance gives it (the next columns), as encoding the records in turn would."""
-        fresh = dict.fromkeys(names)
-        return dict(zip(fresh, range(self.n_columns, self.n_columns + len(fresh)), strict=True))
-
-    def _encode_texts(self, records: list) -> EncodedBatch | None:
-        """``encode_many`` (growing) of messages of one text attribute each drawing its tokens
-        once (``{"tokens": frozenset}``, SpamFilter's), when that attribute exists: the
-        messages' lookups (:meth:`text_lookup`, kept when the batch was scored) joined and
-        their new tokens numbered and registered at once, in order of first appearance — the
-        columns and registrations of ``encode`` on each in turn, without looking each
-        message's new tokens up again after the earlier ones registered theirs. None, with
-        nothing registered, for any other batch."""
-        first = records[0] if records else None
-        if type(first) is not dict or len(first) != 1:
-            return None
-        (name,) = first
-        a = self.attributes.get(name) if type(name) is str else None
-        if a is None or self.kinds[a] != TEXT:
-            return None
-        lookups = []
-        for x in records:
-            if type(x) is not dict or len(x) != 1 or name not in x:
-                return None
-            found = self.text_lookup(a, x[name])
-            if found is None:
-                return None
-            lookups.append(found)
-        lengths = [len(columns) for columns, _ in lookups]
-        columns = np.concatenate([columns for columns, _ in lookups])
-        new = list(chain.from_iterable(new for _, new in lookups))
-        if new:
-            # each message's new tokens are its columns from n_columns on, in the order of its
-            # list; numbered again across the batch
-            fresh = self._numbered(new)
-            columns[columns >= self.n_columns] = np.fromiter(
-                map(fresh.__getitem__, new), np.int64, len(new))
-            self._add_text_values(a, list(fresh))
-        n = len(records)
-        return EncodedBatch.from_arrays(
-            n, text_rows=np.repeat(np.arange(n), lengths), text_columns=columns,
-            text_counts=np.ones(len(columns)),
-            text_slots=np.full(len(columns), self.slots[a], dtype=np.int64))
-
-    def _encode_each(self, records: list, where: str, grow: bool) -> EncodedBatch:
-        """``encode_many`` by the general encoder, record by record."""
-        encoded = {i: self._encode_row(x, where, i, grow) for i, x in enumerate(records)}
-        empty = np.zeros(0, dtype=np.int64)
-        return EncodedBatch(len(records), empty, empty, encoded)
-
-    def _encode_row(self, x: Any, where: str, i: int, grow: bool) -> Encoded:
-        """Row ``i`` of a batch by the general encoder."""
-        if isinstance(x, Mapping) and not x and grow:  # predicting one: the prior
-            raise InvalidRecord(RecordName(where, i), None, "the record has no features")
-        return self.encode(x, RecordName(where, i), grow, batch=True)
-
-    def _register_new_tokens(self, names: list[str]) -> None:
-        """Register the tokens among ``names`` not known yet, once each, in order."""
-        known = self.attributes
-        fresh = [name for name in dict.fromkeys(names) if name not in known]
-        if fresh:
-            self.add_tokens(fresh)
-
-    def encode_field(self, out: Encoded, name: Any, value: Any, record: str,
-                     grow: bool) -> None:
-        """Encode one field of a record into ``out``: what :meth:`encode` does for each
-        field (callers that score some fields in a kernel encode the rest with this)."""
-        if type(name) is not str:
-            try:
-                name = normalize_name(name)
-            except TypeError as exc:
-                raise InvalidRecord(record, name, str(exc)) from None
-        a = self.attributes.get(name)
-        if a is None:
-            if name in self.declared_nominal:
-                kind = NOMINAL
-            else:
-                try:
-                    kind = kind_of(value)
-                except TypeError as exc:
-                    raise InvalidRecord(record, name, str(exc)) from None
-                if kind is None or (kind in (TOKEN, TEXT) and not value):
-                    return  # missing, an absent token or an empty text: nothing to register
-            if not grow:
-                if kind == TEXT:  # unknown, so skipped, but a malformed bag is still an error
-                    text_draws(value, record, name)
-                return
-            if kind == NUMERIC and not self.numeric:
-                a = self._add_attribute(name, NOMINAL)
-                self.binned.add(a)
-            else:
-                a = self._add_attribute(name, kind)
-        kind = self.kinds[a]
-        if kind == TOKEN:
-            if token_present(value, record, name):
-                out.token_columns.append(self.slots[a])
-        elif kind == TEXT:
-            slot = self.slots[a]
-            values = self.text_values[slot]
-            columns = self.text_once(a, value, grow)
-            if columns is not None:
-                if out.text_chunks is not None:
-                    out.text_chunks.append((columns, None, slot))
-                    return
-                out.text_columns += columns.tolist()
-                out.text_counts += [1.0] * len(columns)
-                out.text_slots += [slot] * len(columns)
-                return
-            found, counts = [], []
-            for token, count in text_draws(value, record, name).items():
-                column = values.get(token)
-                if column is None:
-                    if not grow:
-                        continue  # a token unseen in training: missing, like a nominal value
-                    column = self._add_nominal_value(a, token)
-                found.append(column)
-                counts.append(count)
-            if out.text_chunks is not None:
-                out.text_chunks.append((np.asarray(found, dtype=np.int64),
-                                        np.asarray(counts, dtype=np.float64), slot))
-            else:
-                out.text_columns += found
-                out.text_counts += counts
-                out.text_slots += [slot] * len(found)
-        elif kind == NOMINAL:
-            value = self.stored_value(a, value, record, name)
-            if value is MISSING:
-                return
-            column = self.nominal_values[self.slots[a]].get(value)
-            if column is None:
-                if not grow:
-                    return
-                column = self._add_nominal_value(a, value)
-            out.nominal_columns.append(column)
-            out.nominal_slots.append(self.slots[a])
-        else:
-            value = numeric_value(value, record, name)
-            if value is not MISSING:
-                out.numeric_slots.append(self.slots[a])
-                out.numeric_values.append(value)
-
     # -- merge support ------------------------------------------------------------------------
     def absorb(self, other: Schema
                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -788,181 +493,28 @@ class Schema:
                            dtype=np.int64)
         return columns, nominal, numeric, text
 
-    # -- persistence --------------------------------------------------------------------------
+    # -- persistence (streamnb.stats.schema_state) ---------------------------------------------
     def to_state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-        """The schema as a state file holds it: a small JSON-able header and arrays. Per
-        column its attribute (``column_attributes``, int32), and each text attribute's tokens,
-        in order of registration, as the UTF-8 its vocabulary stores, NUL-separated
-        (``text_tokens.<slot>``): a vocabulary's 10⁵–10⁶ tokens as JSON lists were most of the
-        cost of a service's snapshot, each str joined or encoded, scanned for non-finite floats
-        and decoded again. A vocabulary with a token UTF-8 cannot encode (a lone surrogate) or
-        holding a NUL stays a JSON list. :meth:`from_state` reads it back."""
-        return self._state(inline=False)
+        """The schema as a state file holds it (:func:`~streamnb.stats.schema_state.
+        schema_to_state`)."""
+        from streamnb.stats.schema_state import schema_to_state
+        return schema_to_state(self)
 
     def to_json(self) -> dict[str, Any]:
         """:meth:`to_state` as JSON alone, its arrays as lists."""
-        return self._state(inline=True)[0]
-
-    def _state(self, inline: bool) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-        with paused_collector():
-            header = {
-                "declared_nominal": [encode(n) for n in sorted(self.declared_nominal, key=repr)],
-                "numeric": self.numeric,
-                "binned": sorted(self.binned),
-                "attributes": [[encode(n), KINDS[k]] for n, k in zip(
-                    self.attributes.names(), self.kinds, strict=True)],
-                # a token attribute's column has no value: only the nominal ones are listed
-                "nominal_values": _encoded(self.column_value.take(
-                    np.flatnonzero(self._column_slot.view() >= 0))),
-            }
-            arrays = {"column_attributes": self.column_attribute.copy()}
-            # per text attribute, its tokens in order of registration (their columns ascend)
-            header["text_tokens"] = []
-            for slot, vocabulary in enumerate(self.text_values):
-                joined = None if inline else vocabulary.joined()
-                if joined is None:
-                    header["text_tokens"].append(list(vocabulary))
-                else:
-                    header["text_tokens"].append(None)
-                    arrays[f"text_tokens.{slot}"] = np.frombuffer(joined, dtype=np.uint8)
-            if inline:
-                header["column_attributes"] = arrays.pop("column_attributes").tolist()
-            return header, arrays
+        from streamnb.stats.schema_state import schema_to_json
+        return schema_to_json(self)
 
     @classmethod
     def from_state(cls, header: Mapping[str, Any], arrays: Mapping[str, np.ndarray]
                    ) -> Schema:
-        """The schema :meth:`to_state` (or :meth:`to_json`, with no arrays) gave; states
-        written before it, with one JSON list of every column's value (``column_values``) or
-        of ``[attribute, value]`` pairs (``columns``), read alike."""
-        with paused_collector():
-            return cls._from_state(header, arrays)
+        """The schema :meth:`to_state` (or :meth:`to_json`, with no arrays) gave."""
+        from streamnb.stats.schema_state import schema_from_state
+        return schema_from_state(header, arrays)
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Schema:
         return cls.from_state(data, {})
-
-    @classmethod
-    def _from_state(cls, data: Mapping[str, Any], arrays: Mapping[str, np.ndarray]) -> Schema:
-        schema = cls(nominal=[decode(n) for n in data["declared_nominal"]],
-                     numeric=bool(data.get("numeric", True)))  # older states: True
-        schema.binned = {header_int(a, "binned attribute") for a in data.get("binned", ())}
-        if any(a >= len(data["attributes"]) for a in schema.binned):
-            raise ValueError("a binned attribute is not an attribute")
-        for name, kind in data["attributes"]:
-            name, kind = decode(name), KINDS.index(kind)
-            if name in schema.attributes:
-                raise ValueError(f"attribute {name!r} appears twice")
-            a = schema.attributes.add(name)
-            schema.kinds.append(kind)
-            if kind == NOMINAL:
-                schema.slots.append(len(schema.nominal_attributes))
-                schema.nominal_attributes.append(a)
-                schema.nominal_values.append({})
-            elif kind == NUMERIC:
-                schema.slots.append(len(schema.numeric_attributes))
-                schema.numeric_attributes.append(a)
-            elif kind == TEXT:
-                schema.slots.append(len(schema.text_attributes))
-                schema.text_attributes.append(a)
-                schema.text_values.append(TextVocabulary())
-            else:
-                schema.slots.append(-1)
-        if "columns" in data:  # states written before the per-column lists
-            pairs = data["columns"]
-            attribute_of = [a for a, _ in pairs]
-        elif "column_attributes" in arrays:
-            attribute_of = arrays["column_attributes"]
-        else:
-            attribute_of = data["column_attributes"]
-        if not isinstance(attribute_of, np.ndarray):
-            if not set(map(type, attribute_of)) <= {int}:
-                raise ValueError("a column's attribute is not an int")
-        elif attribute_of.dtype.kind not in "iu":
-            raise ValueError(f"the columns' attributes are of dtype {attribute_of.dtype}")
-        owner = np.asarray(attribute_of, dtype=np.int64).reshape(-1)
-        outside = owner[(owner < 0) | (owner >= len(schema.kinds))]
-        if len(outside):
-            raise ValueError(f"a column names attribute {int(outside[0])}, of "
-                             f"{len(schema.kinds)}")
-        kind_of_column = np.asarray(schema.kinds, dtype=np.int8)[owner]
-        # the text slot of each text column, −1 for the others
-        text_slot = np.where(kind_of_column == TEXT, np.asarray(schema.slots, dtype=np.int64)[
-            owner], -1)
-        n_text = np.bincount(text_slot[text_slot >= 0], minlength=len(schema.text_values))
-        if "columns" in data or "column_values" in data:  # one list of every column's value
-            values = [v for _, v in pairs] if "columns" in data else data["column_values"]
-            if len(owner) != len(values):
-                raise ValueError(f"{len(owner)} column attributes but {len(values)} "
-                                 "column values")
-            nominal = list(compress(values, (kind_of_column == NOMINAL).tolist()))
-            listed = [list(compress(values, (text_slot == slot).tolist()))
-                      for slot in range(len(schema.text_values))]
-        else:
-            nominal, listed = data["nominal_values"], data["text_tokens"]
-            if len(listed) != len(schema.text_values):
-                raise ValueError(f"{len(listed)} token lists for {len(schema.text_values)} "
-                                 "text attributes")
-        if len(nominal) != int((kind_of_column == NOMINAL).sum()):
-            raise ValueError(f"{len(nominal)} nominal values for "
-                             f"{int((kind_of_column == NOMINAL).sum())} nominal columns")
-        for slot, (given, n) in enumerate(zip(listed, n_text.tolist(), strict=True)):
-            if given is None:  # its table's UTF-8, registered here at once
-                joined = arrays[f"text_tokens.{slot}"]
-                if joined.dtype != np.uint8 or joined.ndim != 1:
-                    raise ValueError(f"the tokens of text attribute "
-                                     f"{schema.text_attributes[slot]} are a {joined.dtype} "
-                                     f"array of shape {joined.shape}")
-                schema.text_values[slot].register_joined(joined,
-                                                         np.flatnonzero(text_slot == slot))
-                continue
-            if not set(map(type, given)) <= {str}:
-                raise ValueError(f"a token of text attribute {schema.text_attributes[slot]} "
-                                 "is not a str")
-            if len(given) != n:
-                raise ValueError(f"{len(given)} tokens of text attribute "
-                                 f"{schema.text_attributes[slot]} for {n} columns")
-        # runs of consecutive columns of one attribute: a text vocabulary's tokens are
-        # registered a run at a time (add_new refuses a repeat), 10⁵–10⁶ of them
-        starts = np.flatnonzero(np.diff(owner)) + 1
-        text_at, nominal_at = [0] * len(listed), 0
-        for start, end in zip([0, *starts.tolist()], [*starts.tolist(), len(owner)],
-                              strict=True):
-            if start == end:
-                continue
-            a = int(owner[start])
-            kind = schema.kinds[a]
-            if kind == TEXT:  # the run's tokens are the next ones of its vocabulary
-                slot, at, n = schema.slots[a], text_at[schema.slots[a]], end - start
-                text_at[slot] += n
-                mine = listed[slot]
-                if mine is not None:  # (else registered above)
-                    schema.text_values[slot].register(
-                        mine if n == len(mine) else mine[at:at + n], range(start, end))
-                schema.column_value.extend_text(slot, at, n)
-                continue
-            for j in range(start, end):
-                if kind == TOKEN:
-                    if schema.slots[a] >= 0:
-                        raise ValueError(f"token {schema.attributes.name(a)!r} has two "
-                                         "columns")
-                    schema.slots[a] = j
-                    schema.attributes.set_value(a, j)
-                    value = None
-                elif kind == NOMINAL:
-                    value = decode(nominal[nominal_at])
-                    nominal_at += 1
-                    known = schema.values_of(a)
-                    if value in known:
-                        raise ValueError(f"value {value!r} of attribute {a} appears twice")
-                    known[value] = j
-                else:
-                    raise ValueError(f"numeric attribute {a} cannot own column {j}")
-                schema.column_value.append(value)
-        if any(k == TOKEN and j < 0 for k, j in zip(schema.kinds, schema.slots, strict=True)):
-            raise ValueError("a token attribute has no column")
-        schema._rebuild_arrays(owner)
-        return schema
 
     def _new_arrays(self) -> None:
         # per-column arrays, kept current so estimators never rebuild them; attributes and
@@ -996,20 +548,4 @@ class Schema:
         self._attribute_size.fill(sizes, len(sizes))
         self.version += 1
         self.shape_version += 1
-
-
-def _holds(x: Any, value: Any) -> bool:
-    """Whether record ``x`` has ``value`` as a name, a nominal value or a token of a bag."""
-    if not isinstance(x, Mapping):
-        return False
-    if value in x:
-        return True
-    return any((v.__class__ is value.__class__ and v == value)
-               or (isinstance(v, Mapping | list | tuple | set | frozenset) and value in v)
-               for v in x.values())
-
-
-def _encoded(values: list[Any]) -> list[Any]:
-    # only a tuple value needs encoding: each value's call was a quarter of writing a schema
-    return list(map(encode, values)) if tuple in set(map(type, values)) else values
 
