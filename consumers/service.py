@@ -25,15 +25,16 @@ import signal
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from kafka import KafkaProducer, TopicPartition
+from kafka import TopicPartition
 
 from streamnb.consumers.bounded import BoundedCalls
-from streamnb.consumers.changelog import ChangelogReader, publish_candidates, publish_state
+from streamnb.consumers.changelog import publish_candidates
+from streamnb.consumers.checkpoint import MODEL_FILE, Checkpoint
+from streamnb.consumers.clients import Clients
 from streamnb.consumers.config import ServiceConfig
 from streamnb.consumers.consumer import (
     BROKER_ERRORS,
@@ -46,30 +47,24 @@ from streamnb.consumers.endpoint import MetricsServer
 from streamnb.consumers.logcheck import LogAnchors
 from streamnb.consumers.messages import Record, Rejection, decode_batch
 from streamnb.consumers.metrics import ServiceMetrics
-from streamnb.consumers.publisher import ProcessPublisher, ProducerPublisher
 from streamnb.consumers.redaction import RedactSecrets
 from streamnb.consumers.snapshots import (
     SNAPSHOT_FILE,
     SnapshotsUnreadable,
     probe_directory,
     read_snapshot,
-    write_snapshot,
 )
 from streamnb.consumers.state import PartitionedModel, PartitionState, fingerprint, model_factory
-from streamnb.consumers.topics import ensure_topic
-from streamnb.stats.persist import StateFileError, write_state
+from streamnb.stats.persist import StateFileError
 
 __all__ = ["EXIT_OFFSET_GAP", "EXIT_SHUTDOWN_INCOMPLETE", "MODEL_FILE", "OffsetGapError",
            "Service", "class_label", "find_gap"]
 
 log = logging.getLogger("streamnb.service")
-MODEL_FILE = "model.snb"
-_ERROR_HEADER = "streamnb-error"
 EXIT_OFFSET_GAP = 3  # exit status of --offset-gap-policy fail
 EXIT_SHUTDOWN_INCOMPLETE = 4  # the final flush, publish or commit failed (snapshot written)
 _PROBE_SECONDS = 10.0  # longest wait for the record before a state's offset
 _WATCHDOG_GRACE = 10.0  # seconds past the shutdown timeout before the CLI's process exits
-_CHECKPOINT_RETRY_SECONDS = 5.0  # longest wait before a failed checkpoint is tried again
 
 
 class OffsetGapError(RuntimeError):
@@ -209,17 +204,8 @@ class Service:
         self.snapshot_dir = Path(config.snapshot_dir)
         self.metrics_url = ""
         self._stop = threading.Event()
-        self._consumer: InputConsumer | None = None
-        self._producer: KafkaProducer | None = None
-        self._outputs: ProcessPublisher | ProducerPublisher | None = None
-        self._changelog: ChangelogReader | None = None
         self._restorable: dict[tuple[str, int], PartitionState] = {}
-        # position last sent to the changelog
-        self._published: dict[tuple[str, int], tuple[int, int]] = {}
         self._http = None
-        self._since_snapshot = 0
-        self._changed = False  # states changed since the last snapshot
-        self._last_snapshot = time.monotonic()
         self._last_changelog_poll = 0.0
         self._last_rebuild = 0.0
         self._last_lag = 0.0
@@ -232,13 +218,12 @@ class Service:
         self._assigned = False  # an assignment arrived (standalone: the partitions found)
         self._broker_ok = False
         self._broker_lost = False  # "no Kafka broker reachable" was logged
-        self._failures: list[str] = []  # what failed during shutdown
         self.hard_exit = False  # the CLI: a watchdog bounds the whole shutdown
         self._calls = BoundedCalls(self._stop, "--shutdown-timeout-seconds "
                                    f"{config.shutdown_timeout_seconds:g}")
-        self._checkpoint_failing = ""  # why the last checkpoint was not done ('' if it was)
-        self._retry_checkpoint_at = 0.0
         self._anchors = LogAnchors(config.offset_check_seconds)
+        self.clients = Clients(config, self.metrics)
+        self.checkpoint = Checkpoint(config, self.metrics, self.model, self.clients, self._calls)
         self._shutdown_done = False
 
     # -- lifecycle ------------------------------------------------------------------------------
@@ -265,7 +250,7 @@ class Service:
             kafka_log.setLevel(logging.CRITICAL)
         try:
             try:
-                self._open()
+                self.clients.open(on_assign=self._assign, on_revoke=self._revoke)
                 self._restore()
             finally:
                 kafka_log.setLevel(level)
@@ -293,7 +278,7 @@ class Service:
             if self._unchecked and self._broker_ok:
                 self._checking(lambda: self._check_offsets(list(self._unchecked)))
             try:
-                batch = self._consumer.poll(self.config.max_poll_records,
+                batch = self.clients.consumer.poll(self.config.max_poll_records,
                                             self.config.poll_timeout_ms)
             except OffsetsOutOfRange as exc:
                 out = exc.offsets
@@ -337,7 +322,7 @@ class Service:
             (not self._assigned, "no partitions assigned yet"),
             (bool(self._unchecked), "partitions being checked against the broker's log"),
             (not self._broker_ok, "no broker reachable"),
-            (bool(self._checkpoint_failing), f"checkpoint failing: {self._checkpoint_failing}"),
+            (bool(self.checkpoint.failing), f"checkpoint failing: {self.checkpoint.failing}"),
             (self._stop.is_set(), "stopping")) if bad]
         ready = not missing
         self.metrics.up.set(1 if ready else 0)
@@ -347,35 +332,18 @@ class Service:
         """Whether the consumer has a broker connection (as its client tells). Losing it
         pauses every owned partition until it is checked against the broker's log again: a
         broker back from an outage may hold another log (restarted empty, topics re-created)."""
-        count = self._consumer.connected()
+        count = self.clients.consumer.connected()
         if count != self._broker_ok and self._restored:
             if not count:
                 log.warning("no Kafka broker reachable at %s", self.config.bootstrap_servers)
                 tps = [TopicPartition(*key) for key in self.model.own]
-                self._consumer.pause(*tps)
+                self.clients.consumer.pause(*tps)
                 self._unchecked.update(tps)
             elif self._broker_lost:  # "again" only after it was said to be gone
                 log.info("a Kafka broker is reachable again")
             self._broker_lost = not count
         self._broker_ok = bool(count)
         self.metrics.broker_reachable.set(1 if self._broker_ok else 0)
-
-    def _open(self) -> None:
-        cfg = self.config
-        client = cfg.kafka_options()
-        self._producer = KafkaProducer(**cfg.producer_options())
-        self._outputs = (ProcessPublisher(cfg.producer_options(), cfg.log_level,
-                                          cfg.publisher_client)
-                         if cfg.publisher_process else ProducerPublisher(self._producer))
-        if cfg.changelog_topic:
-            ensure_topic(client, cfg.changelog_topic,
-                         configs={"cleanup.policy": "compact",
-                                  "max.message.bytes": str(cfg.changelog_max_bytes)})
-            self._changelog = ChangelogReader(cfg.changelog_topic, client,
-                                              cfg.changelog_max_bytes)
-        self._consumer = open_consumer(cfg.consumer_options(), cfg.consumer_client,
-                                       on_assign=self._assign, on_revoke=self._revoke)
-        log.info("consuming with %s", self._consumer.client)
 
     def _restore(self) -> None:
         """Load this instance's snapshot and the changelog; partitions are restored from them
@@ -389,7 +357,7 @@ class Service:
             states, meta = read_snapshot(self.snapshot_dir, on_error=self._bad_snapshot)
         except SnapshotsUnreadable as exc:
             where = self.snapshot_dir
-            if self._changelog is None:
+            if self.clients.changelog is None:
                 raise StateFileError(
                     f"{exc}; there is no changelog to fall back on (--changelog-topic ''), so "
                     "the service refuses to start rather than re-learn from scratch. To "
@@ -409,13 +377,13 @@ class Service:
             log.info("snapshot %s: %d partition states (%s)", self.snapshot_dir, len(states),
                      ", ".join(f"{t}:{p}@{s.offset}" for (t, p), s in sorted(states.items())))
         self._restorable = states
-        if self._changelog is not None:
-            self._offer(self._changelog.read_all())
+        if self.clients.changelog is not None:
+            self._offer(self.clients.changelog.read_all())
             self._last_changelog_poll = time.monotonic()
         for version, names in meta.get("candidates", []):  # without a changelog: only here
             self.model.decisions.setdefault(int(version), list(names))
         if self.config.group_id:
-            self._consumer.subscribe(list(self.config.input_topic))
+            self.clients.consumer.subscribe(list(self.config.input_topic))
         else:
             self._assign_all()
 
@@ -434,17 +402,17 @@ class Service:
         for topic in self.config.input_topic:
             partitions = None
             while not partitions and not self._stop.is_set():
-                partitions = self._consumer.partitions_for_topic(topic)
+                partitions = self.clients.consumer.partitions_for_topic(topic)
                 if not partitions:
                     log.info("waiting for topic %s", topic)
                     self._stop.wait(1.0)
             tps += [TopicPartition(topic, p) for p in sorted(partitions or ())]
-        self._consumer.assign(tps)  # which calls _assign
+        self.clients.consumer.assign(tps)  # which calls _assign
         self._assigned = True
 
     def _offer(self, states: dict[tuple[str, int], PartitionState]) -> None:
-        if self._changelog is not None:  # the lists first: the states read may need them
-            for version, names in self._changelog.candidates.items():
+        if self.clients.changelog is not None:  # the lists first: the states read may need them
+            for version, names in self.clients.changelog.candidates.items():
                 if self.model.decisions.setdefault(version, names) != names:
                     raise RuntimeError(f"candidate list {version} differs between the "
                                        f"changelog {self.config.changelog_topic} and this "
@@ -470,13 +438,13 @@ class Service:
                 self.model.factory(), 0)
             self.model.take(key, state)
             if state.offset:
-                self._consumer.seek(tp, state.offset)
+                self.clients.consumer.seek(tp, state.offset)
                 # checked against the broker's log before anything is read (not here: in a
                 # rebalance callback kafka-python allows no blocking call)
-                self._consumer.pause(tp)
+                self.clients.consumer.pause(tp)
                 self._unchecked.add(tp)
             else:
-                self._consumer.seek_to_beginning(tp)
+                self.clients.consumer.seek_to_beginning(tp)
         if self.model.dirty:
             self.model.rebuild()
             self._last_rebuild = time.monotonic()
@@ -493,10 +461,10 @@ class Service:
         if not keys:
             return
         # inside the consumer's IO loop: no blocking consumer call (no commit) here
-        if self._changed:
-            self._checkpoint(publish=keys, commit=False)
+        if self.checkpoint.changed:
+            self.checkpoint.run(publish=keys, commit=False)
         else:
-            self._publish_states(keys)
+            self.checkpoint.publish_states(keys)
         for key in keys:
             self._unchecked.discard(TopicPartition(*key))
             self.model.release(key)
@@ -519,7 +487,7 @@ class Service:
         anchor's record is a ``log_replaced`` gap; then every state is anchored anew."""
         own = self.model.own
         tps = {key: TopicPartition(*key) for key in own}
-        begin = self._consumer.beginning_offsets(list(tps.values()))
+        begin = self.clients.consumer.beginning_offsets(list(tps.values()))
 
         def record_before(key: tuple[str, int], offset: int) -> int | None:
             if offset - 1 < (begin.get(tps[key]) or 0):  # deleted by retention since
@@ -530,7 +498,7 @@ class Service:
         if self._stop.is_set():  # a probe cut short decides nothing
             return
         if replaced:
-            end = self._consumer.end_offsets([tps[key] for key in replaced])
+            end = self.clients.consumer.end_offsets([tps[key] for key in replaced])
             for key in replaced:
                 log.warning("%s:%s: the broker's log no longer holds a record the state read "
                             "in the last %g s: the records read since (up to offset %d) may be "
@@ -551,8 +519,8 @@ class Service:
         if not tps:
             self._unchecked.difference_update(asked)
             return
-        begin = self._consumer.beginning_offsets(tps)
-        end = self._consumer.end_offsets(tps)
+        begin = self.clients.consumer.beginning_offsets(tps)
+        end = self.clients.consumer.end_offsets(tps)
         for tp in tps:
             state = self.model.own[(tp.topic, tp.partition)]
             kind = find_gap(state.offset, begin.get(tp), end.get(tp))
@@ -572,18 +540,18 @@ class Service:
                 log.warning("%s:%s: the broker reported offset %d out of range, but its log "
                             "spans %s..%s; reading on from %d", tp.topic, tp.partition,
                             state.offset, begin.get(tp), end.get(tp), state.offset)
-                self._consumer.seek(tp, state.offset)
+                self.clients.consumer.seek(tp, state.offset)
                 self._stop.wait(1.0)
         if self.model.dirty:
             self.model.rebuild()
             self._last_rebuild = time.monotonic()
             self._update_model_gauges()
-        self._consumer.resume(*tps)
+        self.clients.consumer.resume(*tps)
         for tp in tps:
             # librdkafka does not fetch a partition that was paused across a watermark query
             # for up to a second after it is resumed, unless it is sought (nothing of it has
             # been read: its state's offset is its position)
-            self._consumer.seek(tp, self.model.own[(tp.topic, tp.partition)].offset)
+            self.clients.consumer.seek(tp, self.model.own[(tp.topic, tp.partition)].offset)
         self._unchecked.difference_update(asked)
 
     def _compare_log(self, tp: TopicPartition, state: PartitionState) -> str | None:
@@ -670,8 +638,8 @@ class Service:
                 lost)
             action += f", {lost} records lost"
         log.warning("%s; %s (--offset-gap-policy %s)", head, action, policy)
-        self._consumer.seek(tp, begin)
-        self._changed = True  # the next checkpoint records the moved state
+        self.clients.consumer.seek(tp, begin)
+        self.checkpoint.changed = True  # the next checkpoint records the moved state
 
     # -- the batch ------------------------------------------------------------------------------
     def _process(self, batch: dict[TopicPartition, PartitionRecords]) -> None:
@@ -712,7 +680,7 @@ class Service:
         if len(valid) < len(decoded):
             for i, d in enumerate(decoded):
                 if isinstance(d, Rejection):
-                    self._dead_letter(records.record(i), d.reason, d.detail)
+                    self.clients.dead_letter(records.record(i), d.reason, d.detail)
 
         start = time.perf_counter()
         # with the model's own scores (SpamFilter's spam log-odds), published beside proba
@@ -720,7 +688,7 @@ class Service:
                                                                       for i in valid])
         m.predict_latency.observe(time.perf_counter() - start)
         for j, exc in rejected:
-            self._dead_letter(records.record(valid[j]), "invalid_record", str(exc))
+            self.clients.dead_letter(records.record(valid[j]), "invalid_record", str(exc))
         predicted = {valid[j]: k for k, j in enumerate(rows)}  # batch index -> proba row
         m.predicted.inc(len(predicted))
         if len(rows):
@@ -746,8 +714,7 @@ class Service:
             self.model.advance((tp.topic, tp.partition), recs.offsets[last] + 1,
                                fingerprint(recs.record(last)), ends.get(tp))
         self.processed += len(values)
-        self._since_snapshot += len(values)
-        self._changed = True
+        self.checkpoint.handled(len(values))
         self._update_model_gauges()
 
     def _learn(self, records: _BatchRecords, decoded: list, predicted: dict[int, int],
@@ -774,7 +741,7 @@ class Service:
             for group in groups:
                 label = labels[group[0]]
                 if limit and len(group) == 1 and label not in known and len(known) >= limit:
-                    self._dead_letter(records.record(group[0]), "too_many_classes",
+                    self.clients.dead_letter(records.record(group[0]), "too_many_classes",
                                       f"label {label!r:.100} would be class {len(known) + 1} "
                                       f"of the model; --max-classes is {limit}")
                     continue
@@ -787,7 +754,7 @@ class Service:
                 for j, exc in rejected:
                     # a label the model does not learn (SpamFilter: neither spam nor ham)
                     reason = "invalid_label" if exc.field == "label" else "invalid_record"
-                    self._dead_letter(records.record(group[j]), reason, str(exc))
+                    self.clients.dead_letter(records.record(group[j]), reason, str(exc))
                 learned.update(i for i in group if i not in bad)
                 known.update(labels[i] for i in group if i not in bad)
         if by_partition:
@@ -818,40 +785,26 @@ class Service:
         if not indices:
             return
         rows = [predicted[i] for i in indices]
-        self._outputs.send_predictions(
+        self.clients.outputs.send_predictions(
             self.config.output_topic, [decoded[i].id for i in indices],
             proba[rows] if len(classes) else np.zeros((len(rows), 0)), classes, model_version,
             structure_version, scores=None if scores is None else scores[rows])
-
-    def _dead_letter(self, record: Any, reason: str, detail: str) -> None:
-        self.metrics.dead_letters.labels(reason=reason).inc()
-        headers = [(_ERROR_HEADER, reason.encode()),
-                   ("streamnb-detail", detail.encode("utf-8", "replace")[:1000]),
-                   ("streamnb-source", f"{record.topic}:{record.partition}@{record.offset}"
-                    .encode())]
-        self._producer.send(self.config.dead_letter_topic, key=record.key, value=record.value,
-                            headers=headers).add_errback(self._undelivered)
-
-    def _undelivered(self, exc: BaseException) -> None:
-        """A dead letter or changelog record the producer gave up on: said, and counted."""
-        self.metrics.publish_errors.inc()
-        log.error("a record for the dead-letter or changelog topic was not delivered: %r", exc)
 
     def _propose(self, version: int, names: list, cut: dict[str, int]) -> list:
         """Record candidate list ``version`` (shared candidates, :mod:`.state`) and return the
         recorded one: with a changelog, the first proposal of that version in it, this one or
         another member's, read back."""
-        if self._changelog is None:
+        if self.clients.changelog is None:
             return names
-        publish_candidates(self._producer, self.config.changelog_topic, version, names, cut)
-        self._producer.flush()
+        publish_candidates(self.clients.producer, self.config.changelog_topic, version, names, cut)
+        self.clients.producer.flush()
         deadline = time.monotonic() + 120.0
-        while version not in self._changelog.candidates:
+        while version not in self.clients.changelog.candidates:
             if time.monotonic() > deadline:
                 raise RuntimeError(f"candidate list {version} proposed to the changelog "
                                    f"{self.config.changelog_topic} was not read back")
-            self._offer(self._changelog.poll(200))
-        recorded = self._changelog.candidates[version]
+            self._offer(self.clients.changelog.poll(200))
+        recorded = self.clients.changelog.candidates[version]
         log.info("candidate list %d: %d attributes%s", version, len(recorded),
                  "" if recorded == names else " (another member's proposal)")
         return recorded
@@ -877,17 +830,15 @@ class Service:
     def _maintain(self) -> None:
         now = time.monotonic()
         cfg = self.config
-        if self._changelog is not None and now - self._last_changelog_poll >= 0.5:
+        if self.clients.changelog is not None and now - self._last_changelog_poll >= 0.5:
             self._last_changelog_poll = now
-            self._offer(self._changelog.poll(0))
+            self._offer(self.clients.changelog.poll(0))
         if self.model.dirty and now - self._last_rebuild >= cfg.rebuild_every_seconds:
             self.model.rebuild()
             self._last_rebuild = now
             self._update_model_gauges()
-        if self._changed and now >= self._retry_checkpoint_at and (
-                self._since_snapshot >= cfg.snapshot_every_records
-                or now - self._last_snapshot >= cfg.snapshot_every_seconds):
-            self._checkpoint(publish=list(self.model.own))
+        if self.checkpoint.due(now):
+            self.checkpoint.run(publish=list(self.model.own))
         if self._anchors.due(now) and self._broker_ok and not self._unchecked:
             self._checking(self._recheck_logs)
         if now - self._last_lag >= 1.0:
@@ -895,113 +846,11 @@ class Service:
             self._check_broker()
             self.readiness()
             for key, state in self.model.own.items():
-                high = self._consumer.highwater(TopicPartition(*key))
+                high = self.clients.consumer.highwater(TopicPartition(*key))
                 if high is not None:
                     self.metrics.lag.labels(topic=key[0], partition=str(key[1])).set(
                         max(high - state.offset, 0))
         self.metrics.tick()
-
-    def _publish_states(self, keys: list[tuple[str, int]]) -> None:
-        """Publish the states of ``keys`` that changed since they were last published."""
-        if self._changelog is None:
-            return
-        sent = False
-        for key in keys:
-            state = self.model.own[key]
-            if self._published.get(key) != state.position:
-                publish_state(self._producer, self.config.changelog_topic, key,
-                              state).add_errback(self._undelivered)
-                self._published[key] = state.position
-                sent = True
-        if sent:
-            self._producer.flush()
-
-    def _checkpoint(self, publish: list[tuple[str, int]], commit: bool = True,
-                    deadline: float | None = None,
-                    on_packed: Callable[[dict[int, tuple]], None] | None = None) -> bool:
-        """Flush, snapshot every owned state, publish ``publish`` to the changelog, commit;
-        whether it was done. Each step that needs the brokers gives up at a deadline:
-        ``deadline`` at shutdown, where the failure is recorded and the snapshot written
-        regardless; while serving, ``--shutdown-timeout-seconds`` from now or a stop request,
-        where a flush not done leaves the snapshot unwritten (its offsets would be past
-        predictions not delivered), the service not ready, and the checkpoint retried.
-        ``on_packed``: as :func:`write_snapshot`'s."""
-        serving = deadline is None
-        if serving:
-            deadline = time.monotonic() + self.config.shutdown_timeout_seconds
-
-        def flush() -> None:
-            self._outputs.flush()  # predictions and dead letters of every record before the
-            self._producer.flush()  # offsets below are delivered
-
-        def bounded(what: str, call: Callable[[], Any]) -> bool:
-            return self._calls.run(what, call, deadline, interruptible=serving, reraise=serving)
-
-        try:
-            flushed = bounded("flushing predictions and dead letters", flush)
-        except Exception:
-            self.metrics.publish_errors.inc()
-            raise
-        if not flushed:
-            self.metrics.publish_errors.inc()
-            if serving:
-                return self._checkpoint_failed("predictions and dead letters not delivered")
-            self._failures.append("publish")
-        # the candidate lists the snapshot's states have yet to adopt (a list once adopted
-        # by every one is in their counts)
-        adopted = min((getattr(s.model, "candidate_version", 0)
-                       for s in self.model.own.values()), default=0)
-        try:
-            self.snapshot_dir.mkdir(parents=True, exist_ok=True)
-            write_snapshot(self.snapshot_dir, self.model.own,
-                           {"group_id": self.config.group_id, "model": self.config.model,
-                            "candidates": sorted((v, names) for v, names in
-                                                 self.model.decisions.items() if v > adopted)},
-                           generations=self.config.snapshot_generations,
-                           on_packed=on_packed)
-        except OSError as exc:  # disk full, permissions: the previous snapshot stands
-            self.metrics.snapshot_errors.inc()
-            self.metrics.snapshot_failing.set(1)
-            log.error("snapshot in %s failed: %s; the previous one stands (retrying at the "
-                      "next checkpoint)", self.snapshot_dir, exc)
-            if not serving:
-                self._failures.append("snapshot")
-            return self._checkpoint_failed(f"snapshots failing ({exc.strerror or exc})")
-        self.metrics.snapshot_failing.set(0)
-        failed = []
-        if not bounded("publishing the states to the changelog",
-                       lambda: self._publish_states(publish)):
-            self.metrics.publish_errors.inc()
-            failed.append("publish")
-        if commit and self.config.group_id and self.model.own:
-            offsets = {TopicPartition(*key): state.offset
-                       for key, state in self.model.own.items()}
-            try:
-                if bounded("committing the offsets", lambda: self._consumer.commit(offsets)):
-                    self.metrics.last_commit.set_to_current_time()
-                else:
-                    self.metrics.commit_errors.inc()
-                    failed.append("commit")
-            except Exception as exc:
-                self.metrics.commit_errors.inc()
-                log.warning("offset commit failed (%s); the snapshot holds the offsets", exc)
-        if not serving:
-            self._failures += failed
-        self.metrics.snapshot_written()
-        self._since_snapshot = 0
-        self._changed = False
-        self._last_snapshot = time.monotonic()
-        # the snapshot holds the states: a changelog or a commit behind it is caught up
-        # by the next checkpoint, and costs nothing but a longer restore meanwhile
-        self._checkpoint_failing = ""
-        return True
-
-    def _checkpoint_failed(self, why: str) -> bool:
-        """A checkpoint not done: not ready until one is, the next attempt in a while."""
-        self._checkpoint_failing = why
-        self._retry_checkpoint_at = time.monotonic() + min(
-            self.config.snapshot_every_seconds, _CHECKPOINT_RETRY_SECONDS)
-        return False
 
     def _watchdog(self) -> None:
         """The CLI's last resort: the process exits even if a client hangs in its teardown."""
@@ -1019,62 +868,18 @@ class Service:
             watchdog.daemon = True
             watchdog.start()
         self._stop.set()
-        consumer = self._consumer
         try:
             if self._restored:
-                path = self.snapshot_dir / MODEL_FILE
-                with ThreadPoolExecutor(1, thread_name_prefix="model-file") as pool:
-                    written: list[Future] = []
-
-                    def write_model(packed: dict[int, tuple]) -> None:
-                        # one partition's model is the model: its file is written as it was
-                        # serialised, beside the snapshot (each a hash, a write, an fsync)
-                        model = self.model.model
-                        if not self.model.dirty and id(model) in packed:
-                            written.append(pool.submit(write_state, path, *packed[id(model)]))
-
-                    if self.model.own and (self._changed or not (
-                            self.snapshot_dir / SNAPSHOT_FILE).exists()):
-                        self._checkpoint(publish=list(self.model.own), deadline=deadline,
-                                         on_packed=write_model)
-                    try:
-                        if written:
-                            written[0].result()
-                        else:
-                            if self.model.dirty:
-                                self.model.rebuild()
-                            self.model.model.save(path)
-                    except OSError as exc:  # as a snapshot's: reported, not a traceback
-                        self.metrics.snapshot_errors.inc()
-                        log.error("writing the model file %s failed: %s", path, exc)
-                        self._failures.append("snapshot")
+                self.checkpoint.final(deadline)
         finally:
-            closing = []
-            if self._changelog is not None:
-                closing.append(("closing the changelog reader", self._changelog.close))
-            if self._probe is not None:
-                closing.append(("closing the probe consumer", self._probe.close))
-            if consumer is not None:
-                if self.config.group_id and not consumer.assignment():
-                    # leaving a group while its join is pending leaves tansu unable to assign
-                    # that group again: let the session expire instead
-                    log.info("no partitions assigned yet: not leaving the group")
-                else:
-                    closing.append(("closing the consumer", lambda: consumer.close(
-                        max(deadline - time.monotonic(), 0.001))))
-            if self._outputs is not None:
-                closing.append(("closing the publisher", self._outputs.close))
-            if self._producer is not None:
-                closing.append(("closing the producer", lambda: self._producer.close(
-                    timeout=max(deadline - time.monotonic(), 0.0))))
-            for what, call in closing:
-                # a teardown that outlives the deadline is given up on; nothing is lost then
-                self._calls.run(what, call, max(deadline, time.monotonic() + 1.0))
-            if self._failures and not self.exit_code:
+            probe = [] if self._probe is None else [("closing the probe consumer",
+                                                     self._probe.close)]
+            self.clients.close(self._calls, deadline, before=probe)
+            if self.checkpoint.failures and not self.exit_code:
                 self.exit_code = EXIT_SHUTDOWN_INCOMPLETE
                 log.error("stopped after %d records, but %s failed (the local snapshot holds "
                           "the model and its offsets); exit status %d", self.processed,
-                          " and ".join(sorted(set(self._failures))), self.exit_code)
+                          " and ".join(sorted(set(self.checkpoint.failures))), self.exit_code)
             else:
                 log.info("stopped after %d records", self.processed)
             self._shutdown_done = True
