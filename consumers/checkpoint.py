@@ -165,12 +165,13 @@ class Checkpoint:
         # by every one is in their counts)
         adopted = min((getattr(s.model, "candidate_version", 0)
                        for s in self.model.own.values()), default=0)
+        pending = sorted((v, names) for v, names in self.model.candidates.decisions.items()
+                         if v > adopted)
         try:
             self.snapshot_dir.mkdir(parents=True, exist_ok=True)
             write_snapshot(self.snapshot_dir, self.model.own,
                            {"group_id": self.config.group_id, "model": self.config.model,
-                            "candidates": sorted((v, names) for v, names in
-                                                 self.model.decisions.items() if v > adopted)},
+                            "candidates": pending},
                            generations=self.config.snapshot_generations,
                            on_packed=on_packed)
         except OSError as exc:  # disk full, permissions: the previous snapshot stands

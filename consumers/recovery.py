@@ -137,7 +137,7 @@ class Recovery:
         if self.clients.changelog is not None:
             self.offer(self.clients.changelog.read_all())
         for version, names in meta.get("candidates", []):  # without a changelog: only here
-            self.model.decisions.setdefault(int(version), list(names))
+            self.model.candidates.decisions.setdefault(int(version), list(names))
 
     def _bad_snapshot(self, path: Path, exc: Exception, following: Path | None) -> None:
         if following is not None:
@@ -153,7 +153,7 @@ class Recovery:
         changelog = self.clients.changelog
         if changelog is not None:  # the lists first: the states read may need them
             for version, names in changelog.candidates.items():
-                if self.model.decisions.setdefault(version, names) != names:
+                if self.model.candidates.decisions.setdefault(version, names) != names:
                     raise RuntimeError(f"candidate list {version} differs between the "
                                        f"changelog {self.config.changelog_topic} and this "
                                        f"instance's snapshot {self.snapshot_dir}")

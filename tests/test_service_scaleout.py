@@ -289,7 +289,7 @@ def test_tan_on_text_two_members_one_killed_sum_to_the_same_model(kafka_broker, 
         assert_same_counts(load_model(tmp_path / name / MODEL_FILE), reference)
     factory = model_factory("tan", max_candidates=30)
     total = PartitionedModel(factory)
-    total.decisions.update(decisions)
+    total.candidates.decisions.update(decisions)
     for key, state in latest.items():
         total.offer(key, state)
     total.rebuild()
