@@ -25,7 +25,7 @@ import time
 
 from kafka import TopicPartition
 
-from streamnb.consumers.batch import Batches, class_label
+from streamnb.consumers.batch import Batches
 from streamnb.consumers.bounded import BoundedCalls
 from streamnb.consumers.changelog import publish_candidates
 from streamnb.consumers.checkpoint import MODEL_FILE, Checkpoint
@@ -34,13 +34,13 @@ from streamnb.consumers.config import ServiceConfig
 from streamnb.consumers.consumer import OffsetsOutOfRange
 from streamnb.consumers.health import Health, Watchdog
 from streamnb.consumers.metrics import ServiceMetrics
-from streamnb.consumers.recovery import OffsetGapError, Recovery, find_gap
+from streamnb.consumers.recovery import OffsetGapError, Recovery
 from streamnb.consumers.redaction import RedactSecrets
 from streamnb.consumers.snapshots import probe_directory
 from streamnb.consumers.state import PartitionedModel, model_factory
 
 __all__ = ["EXIT_OFFSET_GAP", "EXIT_SHUTDOWN_INCOMPLETE", "MODEL_FILE", "OffsetGapError",
-           "Service", "class_label", "find_gap"]
+           "Service"]
 
 log = logging.getLogger("streamnb.service")
 EXIT_OFFSET_GAP = 3  # exit status of --offset-gap-policy fail
