@@ -27,7 +27,7 @@ from kafka import TopicPartition
 
 from streamnb.consumers.batch import Batches
 from streamnb.consumers.bounded import BoundedCalls
-from streamnb.consumers.changelog import publish_candidates
+from streamnb.consumers.changelog import record_candidates
 from streamnb.consumers.checkpoint import MODEL_FILE, Checkpoint
 from streamnb.consumers.clients import Clients
 from streamnb.consumers.config import ServiceConfig
@@ -286,23 +286,13 @@ class Service:
         log.info("revoked %s", ", ".join(f"{t}:{p}" for t, p in keys))
 
     def _propose(self, version: int, names: list, cut: dict[str, int]) -> list:
-        """Record candidate list ``version`` (shared candidates, :mod:`.state`) and return the
-        recorded one: with a changelog, the first proposal of that version in it, this one or
-        another member's, read back."""
+        """Record candidate list ``version`` on the changelog, if there is one
+        (:func:`~.changelog.record_candidates`)."""
         if self.clients.changelog is None:
             return names
-        publish_candidates(self.clients.producer, self.config.changelog_topic, version, names, cut)
-        self.clients.producer.flush()
-        deadline = time.monotonic() + 120.0
-        while version not in self.clients.changelog.candidates:
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"candidate list {version} proposed to the changelog "
-                                   f"{self.config.changelog_topic} was not read back")
-            self.recovery.offer(self.clients.changelog.poll(200))
-        recorded = self.clients.changelog.candidates[version]
-        log.info("candidate list %d: %d attributes%s", version, len(recorded),
-                 "" if recorded == names else " (another member's proposal)")
-        return recorded
+        return record_candidates(self.clients.producer, self.clients.changelog,
+                                 self.config.changelog_topic, version, names, cut,
+                                 self.recovery.offer)
 
     def _drifted(self, key: tuple[str, int], offset: int | None) -> None:
         self.metrics.drifts.labels(topic=key[0], partition=str(key[1])).inc()
