@@ -19,6 +19,7 @@ from streamnb.consumers.config import ServiceConfig
 from streamnb.consumers.consumer import PartitionRecords
 from streamnb.consumers.messages import Record, Rejection, decode_batch
 from streamnb.consumers.metrics import ServiceMetrics
+from streamnb.consumers.spam_rates import sum_score_sketches
 from streamnb.consumers.state import PartitionedModel, fingerprint
 
 __all__ = ["Batches", "class_label"]
@@ -150,6 +151,7 @@ class Batches:
         structure_version = getattr(self.model.model, "structure_version", 0)
 
         learned = self._learn(records, decoded, predicted, clocks)
+        sum_score_sketches(self.model)
         self._prequential(decoded, predicted, learned, proba, classes)
         publish = [i for i in predicted if decoded[i].label is None or (
             self.config.publish_labelled and i in learned)]

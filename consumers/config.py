@@ -9,6 +9,7 @@ take a list in the file and a comma-separated list in the environment.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import tomllib
 from collections.abc import Mapping
@@ -18,6 +19,8 @@ from typing import Any
 
 from streamnb.consumers.options import ENV_PREFIX, OPTIONS, ConfigError, coerce, find_option
 from streamnb.consumers.redaction import Secret
+
+_LOG2_E = 1 / math.log(2)  # the total weight of a stream halving every H steps is H/ln 2
 
 __all__ = ["ConfigError", "ServiceConfig", "add_arguments", "dump_config", "load_config"]
 
@@ -152,6 +155,17 @@ def _validate(values: Mapping[str, Any]) -> None:
     if 0 < values["half_life"] < 1:
         raise ConfigError(f"option 'half-life' must be 0 (never forget) or >= 1 offset, got "
                           f"{values['half_life']!r}")
+    if values["max_ham_rate"] and values["model"] != "spam-filter":
+        raise ConfigError(f"option 'max-ham-rate' is one of --model spam-filter, not of "
+                          f"{values['model']!r}")
+    if (values["max_ham_rate"] and values["half_life"]
+            and values["half_life"] * _LOG2_E < 1 / values["max_ham_rate"]):
+        # a state forgetting every H offsets holds at most H/ln 2 messages' weight
+        raise ConfigError(f"option 'half-life' ({values['half_life']:g} offsets) keeps less "
+                          f"weight than the {1 / values['max_ham_rate']:g} ham the threshold "
+                          f"of 'max-ham-rate' {values['max_ham_rate']:g} needs: give a "
+                          f"half-life of at least {math.ceil(1 / values['max_ham_rate'] / _LOG2_E)}"
+                          " offsets, several times more in practice")
     if values["group_instance_id"] and not values["group_id"]:
         raise ConfigError("option 'group-instance-id' needs a 'group-id'")
     topics = set(values["input_topic"])

@@ -16,7 +16,10 @@ Histograms:
 ``streamnb_consumer_lag{topic,partition}``, ``streamnb_ready``, ``streamnb_broker_reachable``,
 ``streamnb_snapshot_failing``,
 ``streamnb_last_poll_timestamp_seconds``, ``streamnb_last_commit_timestamp_seconds``,
-``streamnb_last_snapshot_timestamp_seconds``; ``streamnb_build_info``. docs/service.md has the
+``streamnb_last_snapshot_timestamp_seconds``; a SpamFilter's ``streamnb_spam_threshold``,
+``streamnb_spam_threshold_learned``, ``streamnb_spam_max_ham_rate``,
+``streamnb_spam_error_rate{class}``, ``streamnb_spam_window_errors{class}``,
+``streamnb_spam_window_messages{class}``; ``streamnb_build_info``. docs/service.md has the
 whole table.
 """
 
@@ -26,6 +29,7 @@ import math
 import platform
 import time
 from collections.abc import Hashable, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 from prometheus_client import (
@@ -41,6 +45,9 @@ from prometheus_client import (
 )
 
 from streamnb.consumers.messages import REASONS
+
+if TYPE_CHECKING:
+    from streamnb.consumers.spam_rates import SpamRates
 
 __all__ = ["CLASS_SERIES", "OTHER_CLASSES", "PrequentialWindow", "ServiceMetrics"]
 
@@ -211,6 +218,31 @@ class ServiceMetrics:
         self.predictions = Counter("streamnb_predictions", "Messages classified, by predicted "
                                    "class (none: the model knew no class yet)", ["class"],
                                    registry=r)
+        # the spam filter's operating point (:mod:`.spam_rates`; NaN, and no class series,
+        # for another model)
+        self.spam_threshold = Gauge("streamnb_spam_threshold", "The SpamFilter's decision "
+                                    "threshold in force (spam log-odds; a score above it is "
+                                    "spam)", registry=r)
+        self.spam_threshold_learned = Gauge("streamnb_spam_threshold_learned", "1 once the "
+                                            "threshold is learned for --max-ham-rate (after "
+                                            "the warm-up of 1/rate labelled ham)", registry=r)
+        self.spam_max_ham_rate = Gauge("streamnb_spam_max_ham_rate", "--max-ham-rate: the "
+                                       "share of ham the threshold is to send to spam at "
+                                       "most", registry=r)
+        self.spam_error_rate = Gauge("streamnb_spam_error_rate", "Share of the last "
+                                     "--rate-window labelled messages of the class that were "
+                                     "classified as the other (class=ham: the realised "
+                                     "ham->spam rate; class=spam: spam missed)", ["class"],
+                                     registry=r)
+        self.spam_window_errors = Gauge("streamnb_spam_window_errors", "Messages of the class "
+                                        "classified as the other among its last "
+                                        "--rate-window labelled ones", ["class"], registry=r)
+        self.spam_window_messages = Gauge("streamnb_spam_window_messages", "Labelled messages "
+                                          "of the class in the window (up to --rate-window)",
+                                          ["class"], registry=r)
+        self.spam_threshold.set(math.nan)
+        self.spam_max_ham_rate.set(math.nan)
+        self.spam_rates: SpamRates | None = None  # set by the service for a SpamFilter
         self.build = Info("streamnb_build", "Versions of streamnb, Python and the Kafka client",
                           registry=r)
         from kafka import __version__ as kafka_version
@@ -236,6 +268,8 @@ class ServiceMetrics:
         """Record the prequential outcome of labelled predictions and refresh the gauges."""
         if not len(labels):
             return
+        if self.spam_rates is not None:
+            self.spam_rates.observe(labels, correct)
         labels = [self.class_series(label) for label in labels]
         for size, window in self.windows.items():
             window.add(labels, correct, log_loss)

@@ -112,6 +112,11 @@ OPTIONS: tuple[Option, ...] = (
     Option("drift-decay", float, 0.5,
            "with a drift detector, the factor applied to a partition's counts at a drift, in "
            "(0, 1] (1: re-learn the structure only)", minimum=0.0),
+    Option("max-ham-rate", float, 0.0,
+           "spam-filter: keep the share of ham classified as spam at or below this (0.001: "
+           "one in a thousand), with a threshold learned from the labelled messages' scores "
+           "(after a warm-up of 1/rate labelled ham; 0: the fixed threshold 0)",
+           minimum=0.0, maximum=0.5),
     Option("max-candidates", int, 100,
            "attributes with pairwise counts (tan, aode)", minimum=2, maximum=10_000),
     Option("publisher-process", bool, True,
@@ -185,6 +190,11 @@ OPTIONS: tuple[Option, ...] = (
     Option("windows", list, [1000, 10000],
            "sliding windows (records) of the prequential accuracy and log-loss (each keeps 24 "
            "bytes a record)", item=int, minimum=1, maximum=1_000_000),
+    Option("rate-window", int, 0,
+           "spam-filter: the realised ham->spam and spam->ham rates are read over the last "
+           "this many labelled ham and spam each (0: 10/max-ham-rate, where 10 hams of the "
+           "window are lost at the target; 10000 without one)", minimum=0,
+           maximum=100_000_000),
     Option("log-level", str, "info", "log level", choices=LOG_LEVELS),
     # -- security, passed through to the Kafka client -------------------------------------------
     Option("security-protocol", str, "PLAINTEXT", "how to reach the brokers",

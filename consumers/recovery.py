@@ -31,6 +31,7 @@ from streamnb.consumers.consumer import BROKER_ERRORS
 from streamnb.consumers.logcheck import LogAnchors, LogProbe
 from streamnb.consumers.metrics import ServiceMetrics
 from streamnb.consumers.snapshots import SNAPSHOT_FILE, SnapshotsUnreadable, read_snapshot
+from streamnb.consumers.spam_rates import adopt_rate
 from streamnb.consumers.state import PartitionedModel, PartitionState
 from streamnb.stats.persist import StateFileError
 
@@ -130,6 +131,7 @@ class Recovery:
             raise ValueError(f"{self.snapshot_dir} holds the snapshot of a {meta.get('model')!r} "
                              f"model, not of --model {self.config.model!r}: use another "
                              "--snapshot-dir (or remove this one to start over)")
+        adopt_rate(states, self.config, f"snapshot {self.snapshot_dir}")
         if states:
             log.info("snapshot %s: %d partition states (%s)", self.snapshot_dir, len(states),
                      ", ".join(f"{t}:{p}@{s.offset}" for (t, p), s in sorted(states.items())))
@@ -157,6 +159,7 @@ class Recovery:
                     raise RuntimeError(f"candidate list {version} differs between the "
                                        f"changelog {self.config.changelog_topic} and this "
                                        f"instance's snapshot {self.snapshot_dir}")
+        adopt_rate(states, self.config, f"changelog {self.config.changelog_topic}")
         for key, state in states.items():
             if not self.model.compatible(state):
                 log.warning("changelog %s: the state of %s:%s holds a %s, not this service's "

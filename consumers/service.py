@@ -37,7 +37,8 @@ from streamnb.consumers.metrics import ServiceMetrics
 from streamnb.consumers.recovery import OffsetGapError, Recovery
 from streamnb.consumers.redaction import RedactSecrets
 from streamnb.consumers.snapshots import probe_directory
-from streamnb.consumers.state import PartitionedModel, model_factory
+from streamnb.consumers.spam_rates import SpamRates, model_factory
+from streamnb.consumers.state import PartitionedModel
 
 __all__ = ["EXIT_OFFSET_GAP", "EXIT_SHUTDOWN_INCOMPLETE", "MODEL_FILE", "OffsetGapError",
            "Service"]
@@ -111,7 +112,7 @@ class Service:
                                "'streamnb[pandas]' (or the broker extra)") from None
         self.config = config
         self.metrics = metrics or ServiceMetrics(windows=config.window_sizes)
-        self.model = PartitionedModel(model_factory(config.model, config.max_candidates),
+        self.model = PartitionedModel(model_factory(config),
                                       relearn_every=config.relearn_every,
                                       on_relearn=self._relearned, propose=self._propose,
                                       # by time: milliseconds of record timestamps
@@ -125,6 +126,7 @@ class Service:
                                                       else config.drift_detector),
                                       drift_decay=config.drift_decay,
                                       on_drift=self._drifted)
+        self.metrics.spam_rates = SpamRates.tracking(self.model.model, config, self.metrics)
         self._stop = threading.Event()
         self._calls = BoundedCalls(self._stop, "--shutdown-timeout-seconds "
                                    f"{config.shutdown_timeout_seconds:g}")
@@ -317,6 +319,8 @@ class Service:
         m.model_records.set(model.stats.n_records)
         m.model_version.set(model.n_learned)
         m.structure_version.set(getattr(model, "structure_version", 0))
+        if m.spam_rates is not None:
+            m.spam_rates.model_changed(model)
 
     # -- housekeeping ---------------------------------------------------------------------------
     def _maintain(self) -> None:

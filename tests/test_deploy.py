@@ -81,7 +81,17 @@ OPERATIONS = {
     "streamnb_snapshot_errors": ("counter", set()),
     "streamnb_snapshot_failing": ("gauge", set()),
 }
-METRICS = CONTRACT | OPERATIONS
+# The spam filter's operating point (docs/service.md, "Spam at the ham loss you choose"):
+# StreamnbHamLossAboveTarget reads them, the dashboard shows them.
+SPAM_RATES = {
+    "streamnb_spam_threshold": ("gauge", set()),
+    "streamnb_spam_threshold_learned": ("gauge", set()),
+    "streamnb_spam_max_ham_rate": ("gauge", set()),
+    "streamnb_spam_error_rate": ("gauge", {"class"}),
+    "streamnb_spam_window_errors": ("gauge", {"class"}),
+    "streamnb_spam_window_messages": ("gauge", {"class"}),
+}
+METRICS = CONTRACT | OPERATIONS | SPAM_RATES
 # Labels Prometheus attaches to every scraped series.
 TARGET_LABELS = {"job", "instance"}
 # Series Prometheus writes itself for each scrape target (not exported by the service).
@@ -311,7 +321,8 @@ def test_every_alert_is_unit_tested_firing_and_silent():
                      "StreamnbDeadLetterRateHigh", "StreamnbSnapshotStale", "StreamnbDown",
                      "StreamnbBrokerUnreachable", "StreamnbNotReady", "StreamnbOffsetGap",
                      "StreamnbRecordsLost", "StreamnbPublishOrCommitErrors",
-                     "StreamnbSnapshotFallback", "StreamnbNoPoll", "StreamnbDriftDetected"}
+                     "StreamnbSnapshotFallback", "StreamnbNoPoll", "StreamnbDriftDetected",
+                     "StreamnbHamLossAboveTarget"}
     assert firing == names
     assert silent == names
 
@@ -334,6 +345,8 @@ def test_alert_expressions_use_exported_metrics(exported):
         used |= check_query(rule["expr"], exported, rule["alert"])
     assert used >= {"streamnb_prequential_accuracy", "streamnb_consumer_lag",
                     "streamnb_dead_letters", "streamnb_snapshot_age_seconds"} | set(OPERATIONS)
+    assert used >= {"streamnb_spam_window_errors", "streamnb_spam_window_messages",
+                    "streamnb_spam_max_ham_rate", "streamnb_spam_threshold_learned"}
 
 
 # -- Grafana -----------------------------------------------------------------------------------

@@ -167,3 +167,55 @@ def test_kernel_nb_one_by_one_equals_batch(name):
     stream[10] = ({a: v for a, v in list(stream[10][0].items())[:3]}, stream[10][1])
     worst, _ = _prequential(KernelNB(n_bins=32), stream, 3)
     assert worst <= 1e-9
+
+
+@pytest.mark.parametrize("cls", ["LDA", "QDA", "KernelNB"])
+@pytest.mark.parametrize("change", ["value", "equal value of another type", "bool", "key added",
+                                    "key removed", "key renamed", "none"])
+def test_learn_one_after_predict_one_learns_the_record_as_it_is_then(cls, change):
+    """``learn_one`` reuses the encoding ``predict_proba_one`` made of the same record only
+    while the mapping holds the same keys and values: a record changed in between (even to an
+    equal value of another type, 2 for 2.0, or to True, which a continuous model refuses) is
+    learned as it is when ``learn_one`` sees it, so the state equals that of a model that
+    learned it without predicting first."""
+    import streamnb
+    from streamnb import InvalidRecord
+
+    rng = np.random.default_rng(1)
+    stream = [({"a": float(a), "b": float(b)}, int(a > 0)) for a, b in rng.normal(size=(60, 2))]
+    predicted, plain = getattr(streamnb, cls)(), getattr(streamnb, cls)()
+    for x, y in stream:
+        predicted.predict_proba_one(x)
+        predicted.learn_one(x, y)
+        plain.learn_one(dict(x), y)
+    x = {"a": 2.0, "b": -1.0}
+    predicted.predict_proba_one(x)
+    if change == "value":
+        x["a"] = 3.0
+    elif change == "equal value of another type":
+        x["a"] = 2
+    elif change == "bool":
+        x["a"] = True
+    elif change == "key added":
+        x["c"] = 5.0
+    elif change == "key removed":
+        del x["b"]
+    elif change == "key renamed":
+        x["c"] = x.pop("b")
+    if change == "bool":
+        with pytest.raises(InvalidRecord, match="bool"):
+            predicted.learn_one(x, 1)
+        with pytest.raises(InvalidRecord, match="bool"):
+            plain.learn_one(dict(x), 1)
+    else:
+        predicted.learn_one(x, 1)
+        plain.learn_one(dict(x), 1)
+    assert predicted.stats.attributes.names() == plain.stats.attributes.names()
+    meta, arrays = predicted.stats.to_state()
+    meta_plain, arrays_plain = plain.stats.to_state()
+    assert meta == meta_plain
+    for name, array in arrays.items():
+        np.testing.assert_array_equal(array, arrays_plain[name], err_msg=name)
+    probe = {"a": 0.5, "b": 0.25, "c": 1.0}
+    assert predicted.predict_proba_one(probe) == pytest.approx(plain.predict_proba_one(probe),
+                                                               rel=1e-9)

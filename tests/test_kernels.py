@@ -605,3 +605,53 @@ def test_drawn_once_same():
     assert [_kernels.drawn_once(bag) for bag in bags[:7]] == [True] * 7
     assert not any(_kernels.drawn_once(bag) for bag in bags[7:])
 
+
+
+# --- the numeric path: a class's pairwise moments -------------------------------------------
+
+def _moments(rng: np.random.Generator, p: int) -> list:
+    """A class's pairwise moments after a few records (weights and means per pair, some pairs
+    with fewer records, as missing values leave them), and a record x."""
+    weight = rng.integers(0, 6, size=(p, p)).astype(float)
+    weight = np.minimum(weight, weight.T)
+    if rng.random() < 0.3:
+        weight *= 0.75  # decayed
+    sums = [rng.normal(size=(p, p)) * 10.0 ** rng.integers(-3, 4) for _ in range(5)]
+    comoment = sums[1] + sums[1].T
+    return [weight, sums[0], comoment, np.abs(sums[2]), sums[3], np.abs(sums[4]),
+            rng.normal(size=p) * 10.0 ** rng.integers(-3, 4)]
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_covariance_add_one_same(seed):
+    def build(rng):
+        p = int(rng.integers(0, 9))
+        args = _moments(rng, p)
+        fault = rng.integers(0, 8)
+        if fault == 1:  # a moment of the wrong shape
+            args[int(rng.integers(0, 6))] = np.zeros((p + 1, p))
+        elif fault == 2:  # int64, float32 or read-only
+            i = int(rng.integers(0, 7))
+            args[i] = [args[i].astype(np.int64), args[i].astype(np.float32),
+                       np.frombuffer(args[i].tobytes())][rng.integers(0, 3)]
+        elif fault == 3:  # x not 1-d
+            args[6] = args[6][None]
+        return args
+    same("covariance_add_one", _args(seed, build))
+
+
+def test_covariance_add_one_is_the_moments_of_the_records():
+    """Three complete records added one at a time give their count, means and central sums."""
+    rng = np.random.default_rng(3)
+    rows = rng.normal(size=(3, 4))
+    moments = [np.zeros((4, 4)) for _ in range(6)]
+    for row in rows:
+        kernels.covariance_add_one(*moments, row)
+    d = rows - rows.mean(axis=0)
+    weight, mean, comoment, square, cube, fourth = moments
+    assert np.all(weight == 3.0)
+    np.testing.assert_allclose(mean, np.repeat(rows.mean(axis=0)[:, None], 4, axis=1))
+    np.testing.assert_allclose(comoment, d.T @ d, atol=1e-12)
+    np.testing.assert_allclose(square, np.repeat((d * d).sum(axis=0)[:, None], 4, axis=1))
+    np.testing.assert_allclose(cube, (d * d).T @ d, atol=1e-12)
+    np.testing.assert_allclose(fourth, (d * d).T @ (d * d), atol=1e-12)

@@ -1,9 +1,11 @@
 /*
- * Per-record kernels of the token path (the extension streamnb._accel._kernels).
+ * Per-record kernels (the extension streamnb._accel._kernels): the token path's, and the
+ * numeric moments' one-record update (LDA, QDA).
  *
  * A message touches ~20 of possibly 100k token columns. Every numpy call costs about a
  * microsecond however small its array, so the one-record path (encode a message, add it to the
- * counts, score it) is a few short loops here instead of a dozen tiny numpy operations. Each
+ * counts, score it) is a few short loops here instead of a dozen tiny numpy operations; so is
+ * adding a numeric record to a class's p×p moments (some thirty numpy operations). Each
  * function has a pure-Python twin in streamnb/_accel/kernels.py with the same results (same
  * operations in the same order, libm's log); tests/test_kernels.py checks each against its twin.
  * Names are looked up in the NameTable of streamnb._accel._names through _names.h.
@@ -1499,6 +1501,116 @@ done:
     return result;
 }
 
+/* ---- numeric moments ------------------------------------------------------------------------ */
+
+/*
+ * covariance_add_one(weight, mean, comoment, square, cube, fourth, x) -> None
+ *
+ * One complete record x (p,) added in place to a class's pairwise moments, each a (p, p)
+ * float64 array (streamnb/stats/covariance.py's W, M, C, V, T, Q): its twin's numpy expressions
+ * element by element, in the same order. The old sums are moved to the new means (α = M' − M,
+ * β = αᵀ) and the record's own terms added (α₂ = M' − x_i, β₂ = α₂ᵀ). Element (i, j) reads
+ * (j, i) of α, V and T, so each pair (i, j), (j, i) is computed from the old values and then
+ * written together.
+ */
+typedef struct {
+    double c, v, t, q;
+} moved_sums;
+
+static moved_sums
+moved_one(double w, double alpha, double beta, double c, double v, double v_t, double t,
+          double t_t, double q, double alpha2, double beta2)
+{
+    double ab = alpha * beta, a2 = alpha * alpha;
+    moved_sums m;
+    m.c = c + w * ab;
+    m.v = v + w * a2;
+    m.t = t - beta * v - 2.0 * alpha * c - w * a2 * beta;
+    m.q = (q - 2.0 * beta * t - 2.0 * alpha * t_t + beta * beta * v + a2 * v_t
+           + 4.0 * ab * c + w * a2 * beta * beta);
+    double ab2 = alpha2 * beta2, a22 = alpha2 * alpha2;
+    m.c = m.c + ab2;
+    m.v = m.v + a22;
+    m.t = m.t - a22 * beta2;
+    m.q = m.q + a22 * beta2 * beta2;
+    return m;
+}
+
+static PyObject *
+covariance_add_one(PyObject *Py_UNUSED(self), PyObject *args)
+{
+    static const char *const names[] = {"weight", "mean", "comoment", "square", "cube",
+                                        "fourth", "x"};
+    PyObject *objs[7];
+    if (!PyArg_ParseTuple(args, "OOOOOOO", &objs[0], &objs[1], &objs[2], &objs[3], &objs[4],
+                          &objs[5], &objs[6]))
+        return NULL;
+    Py_buffer b[7];
+    if (get_buffers(objs, b, (Py_ssize_t[]){8, 8, 8, 8, 8, 8, 8}, 7, "covariance_add_one",
+                    names) < 0)
+        return NULL;
+    PyObject *result = NULL;
+    double *scratch = NULL;
+    Py_ssize_t p = b[6].ndim == 1 ? b[6].shape[0] : -1;
+    for (int i = 0; i < 7; i++) {
+        if (strcmp(b[i].format, "d") != 0) {
+            PyErr_Format(PyExc_TypeError, "covariance_add_one: %s must be float64",
+                         names[i]);
+            goto done;
+        }
+    }
+    if (p < 0) {
+        PyErr_SetString(PyExc_ValueError, "covariance_add_one: x must be 1-d");
+        goto done;
+    }
+    for (int i = 0; i < 6; i++) {
+        if (b[i].ndim != 2 || b[i].shape[0] != p || b[i].shape[1] != p) {
+            PyErr_Format(PyExc_ValueError, "covariance_add_one: %s must be %zd x %zd",
+                         names[i], p, p);
+            goto done;
+        }
+    }
+    double *W = b[0].buf, *M = b[1].buf, *C = b[2].buf, *V = b[3].buf, *T = b[4].buf,
+           *Q = b[5].buf;
+    const double *x = b[6].buf;
+    Py_ssize_t n = p * p;
+    scratch = PyMem_Malloc((size_t)(3 * n + 1) * sizeof(double));
+    if (scratch == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    double *mean = scratch, *alpha = scratch + n, *alpha2 = scratch + 2 * n;
+    for (Py_ssize_t i = 0; i < p; i++) {
+        for (Py_ssize_t j = 0; j < p; j++) {
+            Py_ssize_t e = i * p + j;
+            double w = W[e] + 1.0;
+            mean[e] = M[e] + (x[i] - M[e]) * (1.0 / w);
+            alpha[e] = mean[e] - M[e];
+            alpha2[e] = mean[e] - x[i];
+        }
+    }
+    for (Py_ssize_t i = 0; i < p; i++) {
+        for (Py_ssize_t j = i; j < p; j++) {
+            Py_ssize_t e = i * p + j, f = j * p + i;
+            moved_sums m = moved_one(W[e], alpha[e], alpha[f], C[e], V[e], V[f], T[e], T[f],
+                                     Q[e], alpha2[e], alpha2[f]);
+            moved_sums m_t = moved_one(W[f], alpha[f], alpha[e], C[f], V[f], V[e], T[f], T[e],
+                                       Q[f], alpha2[f], alpha2[e]);
+            C[e] = m.c, V[e] = m.v, T[e] = m.t, Q[e] = m.q;
+            C[f] = m_t.c, V[f] = m_t.v, T[f] = m_t.t, Q[f] = m_t.q;
+        }
+    }
+    for (Py_ssize_t e = 0; e < n; e++) {
+        W[e] = W[e] + 1.0;
+        M[e] = mean[e];
+    }
+    result = Py_NewRef(Py_None);
+done:
+    PyMem_Free(scratch);
+    release_buffers(b, 7);
+    return result;
+}
+
 /* ---- module --------------------------------------------------------------------------------- */
 
 static PyMethodDef methods[] = {
@@ -1518,13 +1630,15 @@ static PyMethodDef methods[] = {
     {"class_absent_sum", class_absent_sum, METH_VARARGS, "One class's all-absent log sum."},
     {"class_terms", class_terms, METH_VARARGS, "Class prior + all-absent token sums."},
     {"spam_evidence", spam_evidence, METH_VARARGS, "SpamFilter's score of one message."},
+    {"covariance_add_one", covariance_add_one, METH_VARARGS,
+     "One complete record added to a class's pairwise moments."},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module = {
     .m_base = PyModuleDef_HEAD_INIT,
     .m_name = "streamnb._accel._kernels",
-    .m_doc = "Per-record kernels of the token path.",
+    .m_doc = "Per-record kernels (token path, numeric moments).",
     .m_size = -1,
     .m_methods = methods,
 };

@@ -1,6 +1,7 @@
-"""Per-record kernels of the token path: encoding a message's tokens, counting them, scoring
-them (naive Bayes, SpamFilter), the posterior: the C extension ``streamnb._accel._kernels``
-when built, else the Python twins here.
+"""Per-record kernels: on the token path encoding a message's tokens, counting them, scoring
+them (naive Bayes, SpamFilter), the posterior; on the numeric path adding a record to a class's
+pairwise moments (LDA, QDA): the C extension ``streamnb._accel._kernels`` when built, else the
+Python twins here.
 
 Both implementations give the same results (same operations, same order, libm's ``log``) and
 refuse the same arguments with the same errors; tests/test_kernels.py checks each pair.
@@ -20,7 +21,8 @@ import numpy as np
 
 from streamnb._accel.choose import choose
 
-__all__ = ["class_absent_sum", "class_terms", "drawn_once", "encode_many", "encode_tokens",
+__all__ = ["class_absent_sum", "class_terms", "covariance_add_one", "drawn_once", "encode_many",
+           "encode_tokens",
            "learn_tokens", "posterior", "score_tokens", "spam_evidence", "text_columns",
            "token_increment", "token_increment_many", "token_log_odds", "token_odds_rows"]
 
@@ -502,6 +504,55 @@ def spam_evidence(columns: Any, value_counts: np.ndarray, spam: int, ham: int,
     spam_stat = -2.0 * _pairwise_sum([math.log(f) for f in f_kept])
     ham_stat = -2.0 * _pairwise_sum([math.log1p(-f) for f in f_kept])
     return len(ratios), multinomial, len(f_kept), spam_stat, ham_stat
+
+
+_MOMENTS = ("weight", "mean", "comoment", "square", "cube", "fourth", "x")
+
+
+def covariance_add_one(weight: Any, mean: Any, comoment: Any, square: Any, cube: Any,
+                       fourth: Any, x: Any) -> None:
+    """One complete record ``x`` (p,) added in place to a class's pairwise moments (each
+    (p, p) float64): ``_combine`` of streamnb/stats/covariance.py with a part of one record
+    (weight 1, central sums 0), its zero terms left out."""
+    from streamnb.stats.covariance import _shifted  # that module imports this one
+
+    views = []
+    for name, obj in zip(_MOMENTS, (weight, mean, comoment, square, cube, fourth, x),
+                         strict=True):
+        try:
+            view = memoryview(obj)
+        except TypeError as exc:
+            raise TypeError(f"covariance_add_one: {name}: {exc}") from None
+        if view.readonly or not view.c_contiguous:
+            raise BufferError(f"covariance_add_one: {name}: a writable C-contiguous buffer "
+                              f"is required")
+        if view.itemsize != 8:
+            raise TypeError(f"covariance_add_one: {name} must have 8-byte items, not "
+                            f"{view.itemsize}")
+        views.append(view)
+    for name, view in zip(_MOMENTS, views, strict=True):
+        if view.format != "d":
+            raise TypeError(f"covariance_add_one: {name} must be float64")
+    p = views[6].shape[0] if views[6].ndim == 1 else -1
+    if p < 0:
+        raise ValueError("covariance_add_one: x must be 1-d")
+    for name, view in zip(_MOMENTS[:6], views[:6], strict=True):
+        if view.shape != (p, p):
+            raise ValueError(f"covariance_add_one: {name} must be {p} x {p}")
+    w1, m1, c1, v1, t1, q1, row = (np.asarray(view) for view in views)
+    w = w1 + 1.0
+    means = m1 + (row[:, None] - m1) * (1.0 / w)
+    moved = _shifted(w1, c1, v1, t1, q1, means - m1)
+    alpha = means - row[:, None]
+    beta = alpha.T
+    ab = alpha * beta
+    a2 = alpha * alpha
+    c1[...] = moved[0] + ab
+    v1[...] = moved[1] + a2
+    t1[...] = moved[2] - a2 * beta
+    q1[...] = moved[3] + a2 * beta * beta
+    w1[...] = w
+    m1[...] = means
 
 
 twin, ACCELERATED = choose(globals(), "streamnb._accel._kernels")

@@ -32,7 +32,8 @@ Conventions (documented in docs/continuous.md):
   precision matrices and log-determinants over to the new state by a rank-one update
   (:func:`rank_one_update`) where that gives the batch path's numbers (an unregularised
   factor, tr R⁻¹ ≤ 10⁶, a fresh factorisation every max(32, p) updates), so alternating
-  ``predict_proba_one`` and ``learn_one`` costs O(k·p²) per record. Shrinkage changes the
+  ``predict_proba_one`` and ``learn_one`` costs O(k·p²) per record; ``learn_one`` of the
+  record just predicted reuses its encoding (see ``_encode_to_learn``). Shrinkage changes the
   covariance in every direction with every record (tr Σ moves the identity term): those
   models refactorise once per state version a prediction asks for.
 """
@@ -41,10 +42,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from operator import is_
 from typing import Any, ClassVar
 
 import numpy as np
 from scipy.linalg import solve_triangular
+from scipy.linalg.blas import dtrsv
 from scipy.linalg.lapack import dtrtri
 
 from streamnb.models.base import CountClassifier
@@ -68,6 +71,8 @@ _MAX_TRACE = 1e6
 # rank-one updates between fresh factorisations (at least p of them, so that the O(p³)
 # factorisation costs O(p²) per record amortised): bounds the drift of repeated updates
 _REFRESH = 32
+# rows up to which a triangular solve takes them one at a time (see _solve)
+_VECTOR_SOLVES = 8
 
 
 def rank_one_update(precision: np.ndarray, logdet: float, diag: np.ndarray, u: np.ndarray,
@@ -82,6 +87,18 @@ def rank_one_update(precision: np.ndarray, logdet: float, diag: np.ndarray, u: n
     updated = (precision - np.outer(pu, pu / gain)) / scale
     return (updated, logdet + math.log(gain) + len(u) * math.log(scale),
             scale * (diag + u * u))
+
+
+def _solve(factor: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """L⁻¹ rowsᵀ (q, m) for a lower triangular L (q, q): a few rows one at a time (BLAS level
+    2, never threaded: a multi-column solve of a small matrix can wait milliseconds for BLAS
+    threads on a busy host), many in one solve."""
+    if len(rows) <= _VECTOR_SOLVES:
+        out = np.empty((factor.shape[0], len(rows)))
+        for i, row in enumerate(rows):
+            out[:, i] = dtrsv(factor, row, lower=1)
+        return out
+    return solve_triangular(factor, rows.T, lower=True)
 
 
 def shrink(sigma: np.ndarray, alpha: float) -> np.ndarray:
@@ -174,15 +191,46 @@ class GaussianDiscriminant(CountClassifier):
         changes nothing."""
         record = f"record {self.n_learned + 1}"
         label = self._label(y, record)
-        vector = encode_vector(self.stats.attributes, x, record, grow=True)
-        slots = np.flatnonzero(~np.isnan(vector))
+        vector = self._encode_to_learn(x, record)
         stats = self.stats
         terms = self._cache.peek("terms", (stats, stats.version))
         c = stats.labels.add(label)
-        stats.update(c, slots, vector[slots])
+        missing = np.isnan(vector)
+        complete = not missing.any()
+        if complete:
+            stats.update(c, None, vector)
+        else:
+            slots = np.flatnonzero(~missing)
+            stats.update(c, slots, vector[slots])
         self.n_learned += 1
-        if terms is not None:
+        if terms is not None and complete:
             self._updated_terms(terms, c, vector)
+
+    def _encode_to_predict(self, x: Mapping) -> np.ndarray:
+        """``x`` encoded over the known attributes, remembered for a ``learn_one`` of the same
+        record (the prequential pattern: predict, then learn) when every field of it was a
+        known attribute with a number, i.e. when learning would encode it the same."""
+        attributes = self.stats.attributes
+        vector = encode_vector(attributes, x, "record to predict", grow=False)
+        if len(x) == np.count_nonzero(vector == vector):  # no NaN, no field left out
+            self._cache.put("record", (), (attributes, tuple(x), tuple(x.values()), vector))
+        return vector
+
+    def _encode_to_learn(self, x: Mapping, record: str) -> np.ndarray:
+        """``x`` encoded over the attributes (grown by its new names): the vector
+        ``_encode_to_predict`` made of it, when the mapping holds the very same key and value
+        objects (compared by identity, so a mapping changed in between, even to an equal value
+        of another type, is encoded afresh) and the attributes are the ones it was encoded
+        over; numbers are immutable, so equal identities mean equal encodings."""
+        attributes = self.stats.attributes
+        last = self._cache.peek("record", ())
+        if last is not None:
+            domain, keys, values, vector = last
+            if (domain is attributes and len(vector) == len(attributes)
+                    and isinstance(x, Mapping) and len(x) == len(keys)
+                    and all(map(is_, x, keys)) and all(map(is_, x.values(), values))):
+                return vector
+        return encode_vector(attributes, x, record, grow=True)
 
     def learn_many(self, X: Any, y: Any) -> None:
         """Add a batch (DataFrame or sequence of mappings): the statistics of ``learn_one`` on
@@ -217,14 +265,14 @@ class GaussianDiscriminant(CountClassifier):
 
     # -- the per-state-version terms ------------------------------------------------------------
     def _updated_terms(self, terms: dict[str, Any], c: int, x: np.ndarray) -> None:
-        """Carry the terms of the state before ``learn_one`` added ``x`` to class ``c`` over to
-        the new state by a rank-one update, when that is exact (see :func:`rank_one_update`);
-        otherwise leave them, to be recomputed if a prediction asks. The terms belong to the
-        cache alone, so they are updated in place and re-keyed."""
+        """Carry the terms of the state before ``learn_one`` added the complete record ``x``
+        to class ``c`` over to the new state by a rank-one update, when that is exact (see
+        :func:`rank_one_update`); otherwise leave them, to be recomputed if a prediction asks.
+        The terms belong to the cache alone, so they are updated in place and re-keyed."""
         s = self.stats
         active = terms["active"]
         if (not terms["rank_one"] or c >= len(terms["log_prior"]) or len(x) != len(active)
-                or terms["updates"] >= max(_REFRESH, len(active)) or np.isnan(x).any()):
+                or terms["updates"] >= max(_REFRESH, len(active))):
             return  # not exact, or due a fresh factorisation
         n_c = float(s.class_weight[c]) - 1.0  # the class's records before x
         m = 0 if terms["shared"] else c
@@ -325,7 +373,7 @@ class GaussianDiscriminant(CountClassifier):
         if not self.stats.n_classes:
             return None
         terms = self._terms()
-        vector = encode_vector(self.stats.attributes, x, "record to predict", grow=False)
+        vector = self._encode_to_predict(x)
         v = vector[terms["active"]]
         precisions = terms["precisions"]
         if precisions is None or np.isnan(v).any():
@@ -375,14 +423,14 @@ class GaussianDiscriminant(CountClassifier):
                 means = terms["means"][:, pattern]
                 const = -0.5 * (logdets + pattern.sum() * _LOG_2PI)
                 if terms["shared"]:
-                    zx = solve_triangular(factors[0], d.T, lower=True)        # L⁻¹x  (q, m)
-                    zm = solve_triangular(factors[0], means.T, lower=True)    # L⁻¹μ_y (q, k)
+                    zx = _solve(factors[0], d)                                 # L⁻¹x  (q, m)
+                    zm = _solve(factors[0], means)                             # L⁻¹μ_y (q, k)
                     mahal = ((zx * zx).sum(axis=0)[:, None] - 2.0 * zx.T @ zm
                              + (zm * zm).sum(axis=0)[None, :])
                     finite[rows] += -0.5 * mahal + const[0]
                 else:
                     for c in range(k):
-                        z = solve_triangular(factors[c], (d - means[c]).T, lower=True)
+                        z = _solve(factors[c], d - means[c])
                         finite[rows, c] += -0.5 * (z * z).sum(axis=0) + const[c]
         return self._zero_classes(terms, finite)
 

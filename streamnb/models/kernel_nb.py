@@ -12,7 +12,7 @@ from streamnb.models.params import VAR_SMOOTHING, Integer, validate_params
 from streamnb.stats.binned_density import BinnedDensity
 from streamnb.stats.cache import StateCache
 from streamnb.stats.kde import log_mixture_density, silverman_bandwidth
-from streamnb.stats.vectors import encode_vector, encode_vectors
+from streamnb.stats.vectors import encode_vectors
 
 __all__ = ["KernelNB"]
 
@@ -110,16 +110,22 @@ class KernelNB(GaussianDiscriminant, state_name="KernelNB", presets={"kernel-nb"
 
     def _updated_terms(self, terms: dict[str, Any], c: int, x: np.ndarray) -> None:
         """After ``learn_one`` of a record of class ``c``: only that class's bins moved, so
-        only its rows of the kernel terms are recomputed (O(p·n_bins), not O(k·p·n_bins))."""
+        only its rows of the kernel terms are recomputed (O(p·n_bins), not O(k·p·n_bins)),
+        its bin centres only if its bins were re-placed. The terms belong to the cache alone,
+        so they are updated in place and re-keyed."""
         s = self.stats
         if terms["log_weight"].shape != s.counts.shape:
             return  # a new class or attribute: recomputed in full when a prediction asks
-        new = {"log_weight": terms["log_weight"].copy(), "centres": terms["centres"].copy()}
-        self._cache.put("terms", (s, s.version), self._class_terms([c], new))
+        grid = terms["grid"]
+        placed = (np.array_equal(s.origin[c], grid[0][c])
+                  and np.array_equal(s.exponent[c], grid[1][c]))
+        self._cache.put("terms", (s, s.version), self._class_terms([c], terms, not placed))
 
-    def _class_terms(self, classes: Any, terms: dict[str, Any]) -> dict[str, Any]:
-        """``terms`` with the bin rows of ``classes`` and every per-(class, attribute) term
-        (bandwidths, priors, active attributes) computed from the state."""
+    def _class_terms(self, classes: Any, terms: dict[str, Any], centres: bool = True
+                     ) -> dict[str, Any]:
+        """``terms`` with the bin rows of ``classes`` (their centres only with ``centres``) and
+        every per-(class, attribute) term (bandwidths, priors, active attributes) computed from
+        the state."""
         s = self.stats
         m = s.moments
         n = m.weight
@@ -133,8 +139,11 @@ class KernelNB(GaussianDiscriminant, state_name="KernelNB", presets={"kernel-nb"
             # log(N_b / n): the bins as the kernel estimate's weighted centres
             terms["log_weight"][rows] = np.log(s.counts[rows]) - np.log(
                 np.where(n[rows] > 0, n[rows], 1.0))[..., None]
-        terms["centres"][rows] = np.ldexp(s.origin[rows][..., None] + np.arange(s.n_bins)
-                                          + 0.5, s.exponent[rows][..., None])
+        if centres:
+            terms["centres"][rows] = np.ldexp(s.origin[rows][..., None] + np.arange(s.n_bins)
+                                              + 0.5, s.exponent[rows][..., None])
+            # the bin grid the centres were computed from
+            terms["grid"] = (s.origin.copy(), s.exponent.copy())
         total = float(s.class_weight.sum())
         with np.errstate(divide="ignore"):
             log_prior = np.log(s.class_weight / total) if total > 0 else np.zeros(
@@ -163,15 +172,19 @@ class KernelNB(GaussianDiscriminant, state_name="KernelNB", presets={"kernel-nb"
         if not self.stats.n_classes:
             return None
         terms = self._terms()
-        vector = encode_vector(self.stats.attributes, x, "record to predict", grow=False)
+        vector = self._encode_to_predict(x)
         active = terms["active"]
-        slots = active[~np.isnan(vector[active])]
+        log_weight, centres, h = terms["log_weight"], terms["centres"], terms["h"]
+        if len(active) < len(vector) or np.isnan(vector).any():
+            # some attributes unobserved (or not yet in every class): their factors omitted
+            slots = active[~np.isnan(vector[active])]
+            vector, log_weight, centres, h = (vector[slots], log_weight[:, slots],
+                                              centres[:, slots], h[:, slots])
         finite = terms["log_prior"].copy()
-        if len(slots):
+        if len(vector):
             with np.errstate(divide="ignore"):  # a class without values: log 0
-                finite += log_mixture_density(
-                    vector[slots][None, :], terms["log_weight"][:, slots],
-                    terms["centres"][:, slots], terms["h"][:, slots, None]).sum(axis=1)
+                finite += log_mixture_density(vector[None, :], log_weight, centres,
+                                              h[..., None]).sum(axis=1)
         finite, zeros = self._zero_factors(finite[None])
         return finite[0], zeros[0]
 

@@ -162,10 +162,27 @@ class SpamFilter(CountClassifier, state_name="SpamFilter", presets={"spam-filter
                                       else 2**62)
         self._clip = math.log((1 - 1e-4) / 1e-4)
         #: the scores of the labelled messages per class (spam, ham), with max_ham_rate
-        self.scores: ScoreSketch | None = None
-        if max_ham_rate is not None:
-            self.scores = ScoreSketch(2, half_life=score_half_life if score_half_life is not None
-                                      else 1 / max_ham_rate)
+        self.scores = self._new_scores()
+
+    def _new_scores(self) -> ScoreSketch | None:
+        if self.max_ham_rate is None:
+            return None
+        return ScoreSketch(2, half_life=self.score_half_life if self.score_half_life is not None
+                           else 1 / self.max_ham_rate)
+
+    def keep_ham_rate(self, max_ham_rate: float | None) -> None:
+        """Keep another ``max_ham_rate`` from now on (``None``: the fixed ``threshold``), as
+        if the filter had been made with it: the scores counted so far stay and the threshold
+        for the new rate is read off them at once (a filter that counted none starts its
+        warm-up); from now on they forget at the new rate's pace (``score_half_life`` back to
+        its default, ``1 / max_ham_rate``)."""
+        if max_ham_rate is not None and not 0 < max_ham_rate < 1:
+            raise ValueError(f"max_ham_rate must be in (0, 1) or None, got {max_ham_rate!r}")
+        counted = self.scores
+        self.max_ham_rate, self.score_half_life = max_ham_rate, None
+        self.scores = self._new_scores()  # a new object: the cached threshold is of the old
+        if counted is not None and self.scores is not None:
+            self.scores.counts[:] = counted.counts
 
     @classmethod
     def _unit_test_params(cls):

@@ -116,9 +116,12 @@ class BinnedDensity:
         self.moments.update_many(np.full(len(values), c), np.full(len(values), a), values)
         self.version += 1
 
-    def update(self, c: int, slots: np.ndarray, values: np.ndarray) -> None:
-        """One record of class ``c`` (``values`` of attributes ``slots``)."""
+    def update(self, c: int, slots: np.ndarray | None, values: np.ndarray) -> None:
+        """One record of class ``c`` (``values`` of attributes ``slots``; ``None``: every
+        attribute, in order)."""
         self.resize()
+        if slots is None:
+            slots = np.arange(len(values))
         self.class_weight[c] += 1.0
         if len(slots):
             e = self.exponent[c, slots]

@@ -31,7 +31,8 @@ centred on its own means (Σa = Σb = 0) is moved to the combined means by α = 
     T' = T − βV − 2αC − W α²β
     Q' = Q − 2βT − 2αTᵀ + β²V + α²Vᵀ + 4αβC + W α²β²
 
-and the moved parts add. ``update`` (one record) merges a part of weight one; ``update_many``
+and the moved parts add. ``update`` (one record) merges a part of weight one (the kernel
+``covariance_add_one`` of streamnb/_accel, C when built); ``update_many``
 computes each (class, missing-pattern) group's central sums in two passes and merges them; so
 both give the same statistics up to rounding, ``merge`` is exact (the statistics of the
 concatenated streams), and ``decay(f)`` scales everything but the means by f (exponentially
@@ -45,6 +46,7 @@ from typing import Any
 
 import numpy as np
 
+from streamnb._accel.kernels import covariance_add_one
 from streamnb.stats.domain import Domain
 from streamnb.stats.forgetting import check_decay_factor
 
@@ -81,21 +83,6 @@ def _combine(a: tuple[np.ndarray, ...], b: tuple[np.ndarray, ...]) -> tuple[np.n
     moved1 = _shifted(w1, *s1, mean - m1)
     moved2 = _shifted(w2, *s2, mean - m2)
     return (w, mean, *(x + y for x, y in zip(moved1, moved2, strict=True)))
-
-
-def _add_one(a: tuple[np.ndarray, ...], x: np.ndarray) -> tuple[np.ndarray, ...]:
-    """``_combine(a, part)`` for a part of one record ``x`` (weight 1, central sums 0), with
-    the part's terms that are zero left out: the same numbers, a third of the work."""
-    w1, m1, *s1 = a
-    w = w1 + 1.0
-    mean = m1 + (x[:, None] - m1) * (1.0 / w)
-    moved = _shifted(w1, *s1, mean - m1)
-    alpha = mean - x[:, None]
-    beta = alpha.T
-    ab = alpha * beta
-    a2 = alpha * alpha
-    return (w, mean, moved[0] + ab, moved[1] + a2, moved[2] - a2 * beta,
-            moved[3] + a2 * beta * beta)
 
 
 def _block(values: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -183,20 +170,25 @@ class ClassCovariance:
             setattr(self, name, array)
 
     # -- learning -------------------------------------------------------------------------------
-    def update(self, c: int, slots: Sequence[int], values: Sequence[float]) -> None:
+    def update(self, c: int, slots: Sequence[int] | None, values: Sequence[float]) -> None:
         """Add one record of class ``c`` with ``values`` for attributes ``slots`` (others
-        missing); grows the arrays if ``c`` or a slot is new."""
+        missing; ``None``: every attribute, in order); grows the arrays if ``c`` or a slot is
+        new."""
         self.resize()
+        x = np.array(values, dtype=np.float64)
+        if slots is None and len(x) != self.n_attributes:
+            raise ValueError(f"{len(x)} values for {self.n_attributes} attributes")
         self.class_weight[c] += 1.0
-        q = len(slots)
-        if q:
-            x = np.asarray(values, dtype=np.float64)
-            if q == self.n_attributes and np.array_equal(slots, np.arange(q)):
-                ix: Any = (slice(None), slice(None))  # a complete record in slot order
-            else:
-                ix = np.ix_(slots, slots)
-            current = tuple(a[c][ix] for a in self._parts())
-            for name, value in zip(_ARRAYS, _add_one(current, x), strict=True):
+        if slots is None or (len(slots) == self.n_attributes
+                             and np.array_equal(slots, np.arange(len(slots)))):
+            if len(x):  # a complete record in slot order: the class's (p, p) slices, in place
+                covariance_add_one(self.weight[c], self.mean[c], self.comoment[c],
+                                   self.square[c], self.cube[c], self.fourth[c], x)
+        elif len(slots):
+            ix = np.ix_(slots, slots)
+            current = [a[c][ix] for a in self._parts()]  # copies, contiguous
+            covariance_add_one(*current, x)
+            for name, value in zip(_ARRAYS, current, strict=True):
                 getattr(self, name)[c][ix] = value
         self.version += 1
 
