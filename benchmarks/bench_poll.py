@@ -54,7 +54,7 @@ def run(X: list[dict], y: list[str], model: str, partitions: int, train: int, po
         before: bool = False) -> dict[str, float]:
     pm = PartitionedModel(model_factory(model))
     if before:
-        pm._once = False  # every model encodes the records (the reference of --ab)
+        pm._once = None  # every model encodes the records (the reference of --ab)
     factory = pm.factory
     for p in range(partitions):
         pm.take(("t", p), PartitionState(factory(), 0))

@@ -7,10 +7,11 @@ immediate (and tansu never compacts), so the reader keeps the last value per key
 one with the highest offset, which is the most recent state of that partition whoever wrote it.
 
 The changelog also records the shared candidate lists of pairwise models
-(:mod:`streamnb.consumers.state`): key ``"streamnb-candidates:<version>:<proposal id>"`` (unique, so
-compaction keeps them all), value JSON ``{"version", "names", "cut"}``, always in partition 0.
-Two members may propose a list for the same version at once; the first in the partition's
-order wins, for every reader, so a member adopts a list only once it has read it back.
+(:mod:`streamnb.consumers.candidates`): key ``"streamnb-candidates:<version>:<proposal id>"``
+(unique, so compaction keeps them all), value JSON ``{"version", "names", "cut"}``, always in
+partition 0. Two members may propose a list for the same version at once; the first in the
+partition's order wins, for every reader, so a member adopts a list only once it has read it
+back (:func:`record_candidates`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import json
 import logging
 import time
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 from kafka import KafkaConsumer, TopicPartition
@@ -27,7 +29,7 @@ from streamnb.consumers.snapshots import decode_partition, encode_partition
 from streamnb.consumers.state import PartitionState
 from streamnb.stats.persist import INT64_MAX, StateFileError
 
-__all__ = ["ChangelogReader", "publish_candidates", "publish_state"]
+__all__ = ["ChangelogReader", "publish_candidates", "publish_state", "record_candidates"]
 
 log = logging.getLogger("streamnb.service")
 OFFSET_HEADER = "streamnb-offset"
@@ -49,6 +51,27 @@ def publish_candidates(producer: Any, topic: str, version: int, names: list,
     value = json.dumps({"version": version, "names": names, "cut": cut}).encode()
     return producer.send(topic, key=f"{CANDIDATES_KEY}{version}:{uuid.uuid4().hex}".encode(),
                          value=value, partition=0)
+
+
+def record_candidates(producer: Any, reader: ChangelogReader, topic: str, version: int,
+                      names: list, cut: dict[str, int],
+                      offer: Callable[[dict[tuple[str, int], PartitionState]], None],
+                      wait: float = 120.0) -> list:
+    """Propose candidate list ``version`` and return the recorded one: the first proposal of
+    that version on the changelog, this one or another member's, read back by ``reader``
+    (the states it reads meanwhile go to ``offer``)."""
+    publish_candidates(producer, topic, version, names, cut)
+    producer.flush()
+    deadline = time.monotonic() + wait
+    while version not in reader.candidates:
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"candidate list {version} proposed to the changelog {topic} "
+                               "was not read back")
+        offer(reader.poll(200))
+    recorded = reader.candidates[version]
+    log.info("candidate list %d: %d attributes%s", version, len(recorded),
+             "" if recorded == names else " (another member's proposal)")
+    return recorded
 
 
 def _candidates(value: bytes | None) -> tuple[int, list[str]] | None:

@@ -8,10 +8,14 @@ written as JSON numbers, never pickled. Only detectors whose state is numbers an
 
 from __future__ import annotations
 
+import logging
 import math
+from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
-__all__ = ["DETECTORS", "detector_state", "load_detector", "make_detector"]
+__all__ = ["DETECTORS", "DriftWatch", "detector_state", "load_detector", "make_detector"]
+
+log = logging.getLogger("streamnb.service")
 
 
 # river's detectors fed with the prequential error (0 or 1) of each learned record, imported
@@ -81,3 +85,79 @@ def load_detector(name: str, state: dict[str, Any]) -> Any:
             value = float(value)  # "inf", "-inf"
         setattr(detector, field, value)
     return detector
+
+
+class DriftWatch:
+    """A detector per own partition, reading the prequential error of each record its state
+    learns (predicted first, one by one, so that the errors are those of the partition's own
+    records whatever the batching). The detector's state travels in the partition state's
+    ``drift`` field.
+
+    Parameters
+    ----------
+    detector
+        A name of :data:`DETECTORS`.
+    decay
+        The factor a drift multiplies the partition's counts by, in (0, 1] (1: re-learn the
+        structure only).
+
+    """
+
+    def __init__(self, detector: str, decay: float = 0.5) -> None:
+        # the models and statistics are imported when a watch is made: the configuration
+        # imports this module for DETECTORS, and the publisher process for the configuration
+        from streamnb.stats.forgetting import check_decay_factor
+
+        if detector not in DETECTORS:
+            raise ValueError(f"unknown drift detector {detector!r}; choose one of "
+                             f"{sorted(DETECTORS)}")
+        self.detector = detector
+        self.decay = check_decay_factor(decay)
+        self._detectors: dict[Hashable, Any] = {}  # own partitions' live detectors
+
+    def take(self, key: Hashable, state: Any) -> None:
+        """Watch ``key`` from ``state`` on (its saved detector, or a fresh one)."""
+        saved = state.drift or {}
+        try:
+            if saved.get("detector") != self.detector:
+                raise ValueError(f"a {saved.get('detector')} detector's state")
+            self._detectors[key] = load_detector(self.detector, saved["state"])
+        except ValueError as exc:
+            # none yet, another kind (a restart with another option), or fields another
+            # river version does not have: a fresh detector
+            if state.drift is not None:
+                log.warning("partition %s: a new %s drift detector (the saved one cannot "
+                            "go on: %s)", key, self.detector, exc)
+            self._detectors[key] = make_detector(self.detector)
+            self._saved(key, state)
+
+    def release(self, key: Hashable) -> None:
+        self._detectors.pop(key, None)
+
+    def learn(self, key: Hashable, state: Any, X: Sequence[dict], y: Sequence[Any],
+              rows: list[int], offsets: Sequence[int] | None, rejected: list,
+              drifted: Callable[[int | None], None]) -> int:
+        """Learn ``rows`` into ``state``'s model one by one, each predicted first and its error
+        given to the detector, ``drifted(offset)`` called at each drift; how many learned (the
+        rows the model rejects appended to ``rejected`` as ``(row, error)``)."""
+        from streamnb.models.schedule import learn_watching_drift
+        from streamnb.stats import InvalidRecord
+
+        detector = self._detectors[key]
+        learned = 0
+        for i in rows:
+            try:
+                drift = learn_watching_drift(state.model, detector, X[i], y[i],
+                                             lambda i=i: state.model.learn_one(X[i], y[i]))
+            except InvalidRecord as exc:
+                rejected.append((i, exc))
+                continue
+            learned += 1
+            if drift:
+                drifted(None if offsets is None else offsets[i])
+        self._saved(key, state)
+        return learned
+
+    def _saved(self, key: Hashable, state: Any) -> None:
+        state.drift = {"detector": self.detector,
+                       "state": detector_state(self._detectors[key])}

@@ -1,7 +1,7 @@
 """The periodic check of the owned partitions against the broker's log while serving.
 
 At assignment and after every outage the service checks each partition state against the log
-before it reads on (:meth:`streamnb.consumers.service.Service._check_offsets`: the record
+before it reads on (:meth:`streamnb.consumers.recovery.Recovery.check_offsets`: the record
 before the state's offset must be the one the state read last). A log replaced while the
 connection stayed up (a topic deleted and re-created, refilled past the state's offset) is read
 on from the old offset without any error, so the check is also run every ``every`` seconds.
@@ -12,12 +12,16 @@ had at the previous check, which the new log holds no more. One fetch per partit
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Mapping
 
-from streamnb.consumers.state import PartitionState
+from kafka import TopicPartition
 
-__all__ = ["LogAnchors"]
+from streamnb.consumers.consumer import InputConsumer, OffsetsOutOfRange, open_consumer
+from streamnb.consumers.state import PartitionState, fingerprint
+
+__all__ = ["LogAnchors", "LogProbe"]
 
 Key = tuple[str, int]
 
@@ -76,3 +80,66 @@ class LogAnchors:
             if found is not None and found != last:
                 out.append(key)
         return out
+
+
+class LogProbe:
+    """Reads the broker's record before an offset with a consumer of its own (opened once, at
+    the first read or by :meth:`open`), so that the service's own positions and buffers are
+    untouched.
+
+    Parameters
+    ----------
+    options
+        The consumer's options (the service's Kafka options).
+    client
+        Which consumer client (``--consumer-client``).
+    stop
+        Ends any wait early (a read cut short finds nothing).
+    wait
+        Longest wait, in seconds, for the record.
+
+    """
+
+    def __init__(self, options: dict, client: str, stop: threading.Event,
+                 wait: float = 10.0) -> None:
+        self._options = {**options, "enable_auto_commit": False, "auto_offset_reset": "none"}
+        self._client = client
+        self._stop = stop
+        self._wait = wait
+        self._consumer: InputConsumer | None = None
+        self._at = 0  # where the probe reads next
+
+    def open(self) -> InputConsumer:
+        if self._consumer is None:
+            probe: InputConsumer = open_consumer(
+                self._options, self._client,
+                on_assign=lambda tps: [probe.seek(t, self._at) for t in tps])
+            self._consumer = probe
+        return self._consumer
+
+    def record_before(self, tp: TopicPartition, offset: int) -> int | None:
+        """The fingerprint of the broker's record at ``offset - 1``, or ``None`` when it has
+        none there for ``wait`` seconds. An out-of-range answer is asked again until then (a
+        broker's end offset can lag behind records it already served)."""
+        probe = self.open()
+        deadline = time.monotonic() + self._wait
+        self._at = offset - 1
+        try:
+            while time.monotonic() < deadline and not self._stop.is_set():
+                probe.assign([tp])  # at offset - 1 (its on_assign)
+                try:
+                    records = probe.poll(1, 500).get(tp)
+                except OffsetsOutOfRange:
+                    self._stop.wait(0.2)
+                    continue
+                if records and records.offsets[0] == offset - 1:
+                    return fingerprint(records.record(0))
+        finally:
+            probe.assign([])
+        return None
+
+    def closing(self) -> list[tuple[str, Callable[[], None]]]:
+        """Its teardown, as ``(what, call)`` (none if it was never opened)."""
+        if self._consumer is None:
+            return []
+        return [("closing the probe consumer", self._consumer.close)]

@@ -11,6 +11,9 @@
   imports a top-level ``consumers`` (the service is installed as ``streamnb.consumers`` only).
 - Models register themselves: ``models/base.py`` imports no model and not the registry (only
   ``models/persistence.py``, which imports no model), and ``models/registry.py`` lists none.
+- The service stays in parts a newcomer can read one at a time: no class of ``consumers/``
+  over :data:`MAX_CLASS_LINES` lines and no module over :data:`MAX_MODULE_LINES`
+  (docs/architecture.md, "The service's parts").
 """
 
 from __future__ import annotations
@@ -36,6 +39,10 @@ ALL_CODE = sorted(p for folder in (PACKAGE, SERVICE, PACKAGE.parent / "tests",
                                    PACKAGE.parent / "benchmarks")
                   for p in folder.rglob("*.py"))
 # names under which code holds stats-layer objects (an instance or its class)
+# the size of one concern: a class to read in one sitting, a module of one such class and its
+# helpers (docs/architecture.md)
+MAX_CLASS_LINES = 300
+MAX_MODULE_LINES = 600
 STATS_OBJECTS = {"stats", "schema", "pairs", "Schema", "PairCounts", "CountStatistics",
                  "EncodedBatch", "Encoded", "reservoir", "sample", "tokens", "moments"}
 
@@ -133,6 +140,37 @@ def service_imports(source: str, module_level_only: bool = False) -> list[str]:
                     or name == "streamnb.consumers" or name.startswith("streamnb.consumers.")):
                 found.add((node.lineno, ast.unparse(node)))
     return [f"line {line}: {text}" for line, text in sorted(found)]
+
+
+def oversized(source: str) -> list[str]:
+    """The classes of ``source`` over :data:`MAX_CLASS_LINES` lines (from ``class`` to their
+    last line, nested classes included in their own count too), and the module itself if it is
+    over :data:`MAX_MODULE_LINES`."""
+    found = [f"class {node.name}: {node.end_lineno - node.lineno + 1} lines"
+             for node in ast.walk(ast.parse(source)) if isinstance(node, ast.ClassDef)
+             and node.end_lineno - node.lineno + 1 > MAX_CLASS_LINES]
+    lines = len(source.splitlines())
+    return found + ([f"module: {lines} lines"] if lines > MAX_MODULE_LINES else [])
+
+
+def test_the_size_scanner_counts_every_line_of_a_class():
+    def cls(name: str, body_lines: int, indent: str = "") -> str:
+        return (f"{indent}class {name}:\n"
+                + "".join(f"{indent}    x{i} = {i}\n" for i in range(body_lines)))
+
+    assert oversized(cls("Fits", MAX_CLASS_LINES - 1)) == []
+    assert oversized(cls("Big", MAX_CLASS_LINES)) == [f"class Big: {MAX_CLASS_LINES + 1} lines"]
+    nested = "class Outer:\n" + cls("Inner", MAX_CLASS_LINES, "    ")
+    assert oversized(nested) == [f"class Outer: {MAX_CLASS_LINES + 2} lines",
+                                 f"class Inner: {MAX_CLASS_LINES + 1} lines"]
+    assert oversized("x = 1\n" * (MAX_MODULE_LINES + 1)) == [
+        f"module: {MAX_MODULE_LINES + 1} lines"]
+
+
+@pytest.mark.parametrize("path", sorted(SERVICE.glob("*.py")),
+                         ids=lambda p: str(p.relative_to(PACKAGE.parent)))
+def test_no_class_or_module_of_the_service_is_over_its_size(path: Path):
+    assert oversized(path.read_text(encoding="utf-8")) == []
 
 
 def test_the_scanners_find_what_they_look_for():

@@ -146,7 +146,7 @@ def test_pairwise_states_over_different_candidates_refuse_to_sum():
     b.learn_one({"u": "1", "v": "2"}, "c")
     a.adopt_candidates(["x", "y"])
     b.adopt_candidates(["u", "v"])  # not the recorded list: such states cannot add up
-    pm.decisions[1] = ["x", "y"]
+    pm.candidates.decisions[1] = ["x", "y"]
     pm.offer(("t", 0), PartitionState(a, 1))
     pm.offer(("t", 1), PartitionState(b, 1))
     with pytest.raises(ValueError, match="cannot be summed exactly"):
@@ -203,8 +203,9 @@ def test_shared_candidates_sum_exactly_and_replay_to_the_same_states(name):
         pm = PartitionedModel(model_factory(name, max_candidates=12), relearn_every=50,
                               propose=propose if recorded is None else None)
         if recorded:
-            pm.decisions.update(runs[0].decisions)
-            pm.propose = lambda *args: pytest.fail(f"a recorded list was proposed again: {args}")
+            pm.candidates.decisions.update(runs[0].candidates.decisions)
+            pm.candidates.propose = lambda *args: pytest.fail(
+                f"a recorded list was proposed again: {args}")
         for p in partitions:
             pm.take(("t", p), PartitionState(pm.factory(), 0))
         pm.rebuild()
@@ -214,8 +215,9 @@ def test_shared_candidates_sum_exactly_and_replay_to_the_same_states(name):
             # many batches went straight into the sum; at the end it is up to date
             assert direct > len(data) / 3 and not pm.dirty
     first, replay = runs
-    assert len(first.decisions) == len(proposals) >= 10
-    assert len({tuple(names) for names in first.decisions.values()}) > 3  # they do change
+    assert len(first.candidates.decisions) == len(proposals) >= 10
+    # they do change
+    assert len({tuple(names) for names in first.candidates.decisions.values()}) > 3
     for version, names, cut in proposals:  # a function of the counts at the recorded offsets
         stats = None
         for key, offset in cut.items():
@@ -231,7 +233,7 @@ def test_shared_candidates_sum_exactly_and_replay_to_the_same_states(name):
         pm.rebuild()
     assert_same_counts(kept_up, first.model)
     assert_same_counts(first.model, replay.model)
-    assert first.model.candidate_version == len(first.decisions)
+    assert first.model.candidate_version == len(first.candidates.decisions)
 
 
 def one_pairwise(name, rows):

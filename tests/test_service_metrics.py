@@ -30,10 +30,10 @@ from kafka_helpers import (
 )
 from prometheus_client import CollectorRegistry
 
+from streamnb.consumers.candidates import candidate_point
 from streamnb.consumers.config import load_config
 from streamnb.consumers.metrics import PrequentialWindow, ServiceMetrics
 from streamnb.consumers.service import Service
-from streamnb.consumers.state import candidate_point
 
 CONTRACT = {
     "counter": ["streamnb_messages_consumed", "streamnb_messages_learned",

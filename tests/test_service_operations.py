@@ -51,13 +51,13 @@ from streamnb import IndifferentNB
 from streamnb.cli import main
 from streamnb.consumers.broker import EmbeddedBroker
 from streamnb.consumers.config import ConfigError, load_config
+from streamnb.consumers.recovery import find_gap
 from streamnb.consumers.service import (
     EXIT_OFFSET_GAP,
     EXIT_SHUTDOWN_INCOMPLETE,
     MODEL_FILE,
     Service,
     _serving_heap,
-    find_gap,
 )
 from streamnb.consumers.snapshots import (
     read_snapshot,

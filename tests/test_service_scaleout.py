@@ -32,16 +32,12 @@ from kafka_helpers import (
 )
 
 from streamnb import TAN, IndifferentNB
+from streamnb.consumers.candidates import candidate_point
 from streamnb.consumers.changelog import ChangelogReader
 from streamnb.consumers.messages import decode_one
 from streamnb.consumers.service import MODEL_FILE
 from streamnb.consumers.snapshots import decode_partition
-from streamnb.consumers.state import (
-    PartitionedModel,
-    PartitionState,
-    candidate_point,
-    model_factory,
-)
+from streamnb.consumers.state import PartitionedModel, PartitionState, model_factory
 from streamnb.consumers.testing import CONSUMER_CLIENTS
 from streamnb.datasets import iter_spamassassin_stream
 from streamnb.models.persistence import load_model
@@ -289,7 +285,7 @@ def test_tan_on_text_two_members_one_killed_sum_to_the_same_model(kafka_broker, 
         assert_same_counts(load_model(tmp_path / name / MODEL_FILE), reference)
     factory = model_factory("tan", max_candidates=30)
     total = PartitionedModel(factory)
-    total.decisions.update(decisions)
+    total.candidates.decisions.update(decisions)
     for key, state in latest.items():
         total.offer(key, state)
     total.rebuild()

@@ -1,6 +1,6 @@
 """One encoding per learned batch in the service's model (issue 15 item 2): a count-only model's
 partition state and the sum learn the batch encoded once, for the state, and translated to the
-sum's columns (consumers/state.py ``_SumColumns``). Every test compares with the path that
+sum's columns (consumers/translation.py ``SumColumns``). Every test compares with the path that
 encodes the records for each model (the sum first), which the same ``PartitionedModel`` takes
 for the other models and when the translation cannot apply: the counts, the order attributes and
 values were registered in, the rejections and the predictions must be the same."""
@@ -13,14 +13,8 @@ import numpy as np
 import pytest
 
 from streamnb import TAN, IndifferentNB, NaiveBayes, SpamFilter
-from streamnb.consumers.state import (
-    PartitionedModel,
-    PartitionState,
-    _SumColumns,
-    copy_model,
-    learns_counts_only,
-    model_factory,
-)
+from streamnb.consumers.state import PartitionedModel, PartitionState, copy_model, model_factory
+from streamnb.consumers.translation import SumColumns, learns_counts_only
 from streamnb.models.registry import MODELS
 from streamnb.stats import EncodedBatch
 
@@ -71,7 +65,7 @@ def same_model(a, b) -> None:
 
 def twins(factory, **options) -> tuple[PartitionedModel, PartitionedModel]:
     new, old = PartitionedModel(factory, **options), PartitionedModel(factory, **options)
-    old._once = False  # the reference: each model encodes the records (as before issue 15)
+    old._once = None  # the reference: each model encodes the records
     return new, old
 
 
@@ -108,7 +102,7 @@ def test_one_encoding_learns_what_encoding_for_each_model_learned(model, half_li
         before = {key: s.model.n_learned for key, s in new.own.items()}
         rejected = [new.learn(("t", p), X, y, where), old.learn(("t", p), X, y, where)]
         assert [(i, str(e)) for i, e in rejected[0]] == [(i, str(e)) for i, e in rejected[1]]
-        once += len(new._sum_columns) > 0 and new.own[("t", p)].model.n_learned > before[("t", p)]
+        once += len(new._once) > 0 and new.own[("t", p)].model.n_learned > before[("t", p)]
         for pm in (new, old):
             pm.advance(("t", p), offsets[p])
         event = rng.random()
@@ -174,7 +168,7 @@ def test_the_translated_batch_is_the_sums_own_encoding():
         keep = [i for i, x in enumerate(X) if x and y[i] and x.get("colour") != 2.5]
         other.learn_many([X[i] for i in keep], [y[i] for i in keep])
     total.merge(other)
-    sums = _SumColumns(state, total)
+    sums = SumColumns(state, total)
     X, y = records(rng, 0, 60)
     keep = [i for i, x in enumerate(X) if x and y[i] and x.get("colour") != 2.5]
     X, y = [X[i] for i in keep], [y[i] for i in keep]
