@@ -3,7 +3,7 @@
 # (streamnb/__init__.py's __version__, which pyproject.toml reads too), so that an image tag
 # never repeats it:
 #
-#   STREAMNB_VERSION=$(deploy/streamnb-version.sh) docker compose -f deploy/docker-compose.yml up -d --build
+#   IMAGE_TAG=$(deploy/streamnb-version.sh) docker compose -f deploy/docker-compose.yml up -d --build
 #   docker build -f deploy/Dockerfile -t "streamnb:$(deploy/streamnb-version.sh)" .
 set -euo pipefail
 init="$(dirname "$0")/../streamnb/__init__.py"

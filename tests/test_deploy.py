@@ -485,7 +485,7 @@ def test_the_image_tag_is_the_package_version_written_nowhere_in_deploy(compose,
     version = run(DEPLOY / "streamnb-version.sh")
     assert version.returncode == 0, version.stderr
     assert version.stdout.strip() == streamnb.__version__
-    tagged = resolved_compose(tmp_path, STREAMNB_VERSION=version.stdout.strip())
+    tagged = resolved_compose(tmp_path, IMAGE_TAG=version.stdout.strip())
     assert tagged["services"]["streamnb"]["image"] == f"streamnb:{streamnb.__version__}"
     assert compose["services"]["streamnb"]["image"] == "streamnb:latest"
     written = re.compile(rf"(?<![\w.]){re.escape(streamnb.__version__)}(?![\w.])")
