@@ -2,10 +2,15 @@
 
 Prequential (predict, then learn, message by message in time order) and a time-ordered holdout
 (learn the first 70% in one batch, score the last 30%). Run:
-``python benchmarks/accuracy_spamassassin.py``.
+``python benchmarks/accuracy_spamassassin.py``; it writes
+``benchmarks/results/accuracy_spamassassin.json`` (``--results``, ``--no-results``).
 """
 
 from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
 
 import numpy as np
 
@@ -13,6 +18,9 @@ from streamnb import Dirichlet, IndifferentNB, MEstimate, NaiveBayes
 from streamnb.datasets import iter_spamassassin_stream
 from streamnb.evaluate import exact_auc, prequential
 from streamnb.features import tokenize_email
+
+sys.path.insert(0, str(Path(__file__).parent))
+import _results  # a sibling script, not a package
 
 MODELS = {
     "ml (MAPNB)": lambda: NaiveBayes(estimator="ml"),
@@ -25,16 +33,25 @@ MODELS = {
 }
 
 
-def main() -> None:
+COLUMNS = [_results.column("estimator"),
+           _results.column("prequential accuracy", fmt=".4f"),
+           _results.column("prequential AUC", fmt=".4f"),
+           _results.column("prequential LogScore", fmt=",.1f"),
+           _results.column("holdout accuracy", fmt=".4f"),
+           _results.column("holdout AUC", fmt=".4f")]
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    _results.add_arguments(parser, "accuracy_spamassassin")
+    args = parser.parse_args(argv)
     messages = list(iter_spamassassin_stream())
     stream = [({t: True for t in tokenize_email(m.text)}, m.label) for m in messages]
     cut = int(0.7 * len(stream))
     train, test = stream[:cut], stream[cut:]
     truth = np.array([y for _, y in test])
     print(f"{len(stream)} messages; holdout: first {cut} learned, last {len(test)} scored\n")
-    print("| estimator | prequential accuracy | prequential AUC | prequential LogScore "
-          "| holdout accuracy | holdout AUC |")
-    print("|---|---|---|---|---|---|")
+    rows = []
     for name, make in MODELS.items():
         result = prequential(make(), stream, positive="spam", every=len(stream))
         model = make()
@@ -42,9 +59,14 @@ def main() -> None:
         logs = [model.predict_log_proba_one(x) for x, _ in test]
         predicted = np.array([max(lp, key=lp.__getitem__) for lp in logs])
         log_odds = [lp["spam"] - lp["ham"] for lp in logs]
-        print(f"| {name} | {result.accuracy():.4f} | {result.auc():.4f} | "
-              f"{result.log_score():,.1f} | {np.mean(predicted == truth):.4f} | "
-              f"{exact_auc(truth == 'spam', log_odds):.4f} |")
+        row = {"estimator": name, "prequential accuracy": result.accuracy(),
+               "prequential AUC": result.auc(), "prequential LogScore": result.log_score(),
+               "holdout accuracy": float(np.mean(predicted == truth)),
+               "holdout AUC": exact_auc(truth == "spam", log_odds)}
+        rows.append(row)
+        print(_results.render_row(COLUMNS, row), flush=True)
+    tables = {"estimators": _results.table(COLUMNS, rows)}
+    _results.write_from_args(args, "accuracy_spamassassin", tables, argv=argv, script=__file__)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
-"""Speed and token quality of the e-mail tokeniser: `streamnb.features.tokenize_email` against the
-implementation it replaced (the `email` package and an `html.parser` per HTML part, frozen below
-as `old_tokenize_email`) and against bogofilter on the same bytes (the "Tokeniser" section of
-docs/benchmarks.md).
+"""Speed and token quality of the e-mail tokeniser: `streamnb.features.tokenize_email` against a
+reference tokeniser built on the standard library (the `email` package and an `html.parser` per
+HTML part, `reference_tokenize_email` below) and against bogofilter on the same bytes (the
+"Tokeniser" section of docs/benchmarks.md).
 
 * Speed: every SpamAssassin message's raw bytes (``m.raw``), tokenised by each implementation
   in interleaved chunks of 250 messages, ``--repeat`` times: messages/s and MB/s of CPU time
@@ -14,9 +14,10 @@ docs/benchmarks.md).
   ham-called-spam % of `streamnb.SpamFilter` on SpamAssassin (``m.raw``) and on the SMS
   collection (``m.text``; `tokenize_text` routes each text by `is_email`), and of
   `IndifferentNB` on SpamAssassin ``{token: True}`` (Bernoulli) and ``{"tokens": set}``
-  (binary multinomial) records from ``m.text``; old tokens against new, same run.
+  (binary multinomial) records from ``m.text``; reference tokens against streamnb's, same run.
 
-Run: ``python benchmarks/bench_tokenizer.py [--repeat 3] [--no-quality] [--no-bogofilter]``.
+Run: ``python benchmarks/bench_tokenizer.py [--repeat 3] [--no-quality] [--no-bogofilter]``; it
+writes ``benchmarks/results/bench_tokenizer.json`` (``--results``, ``--no-results``).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import re
 import resource
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -44,10 +46,15 @@ from streamnb.datasets import iter_sms_spam_stream, iter_spamassassin_stream
 from streamnb.evaluate import exact_auc, prequential
 from streamnb.features import is_email, tokenize_email, tokenize_sms
 
+sys.path.insert(0, str(Path(__file__).parent))
+import _results  # a sibling script, not a package
+
 CHUNK = 250
+REFERENCE = "reference (email + html.parser)"
+STREAMNB = "streamnb tokenize_email"
 
 
-# -- the previous tokeniser (reference for this benchmark only) ----------------------------------
+# -- the reference tokeniser (the standard library's parsers; for this benchmark only) ----------
 # compat32 rather than policy.default: header values stay plain strings, which we scan with
 # regexes. policy.default parses every header it hands out into a structured object, which
 # costs more and whose parsers have raised on malformed headers.
@@ -92,8 +99,8 @@ _HEADER_FIELDS = frozenset(
 )
 
 
-def old_tokenize_email(raw: str | bytes) -> frozenset[str]:
-    """The previous `streamnb.features.tokenize_email` (same token kinds), kept verbatim."""
+def reference_tokenize_email(raw: str | bytes) -> frozenset[str]:
+    """The same token kinds as `streamnb.features.tokenize_email`, from the `email` object model."""
     eight_bit = isinstance(raw, bytes) and not raw.isascii()
     if isinstance(raw, bytes):
         # What email.message_from_bytes does: 8-bit bytes become lone surrogates, turned back
@@ -334,7 +341,7 @@ def tokeniser_speed(raws: list[bytes], repeat: int) -> dict[str, tuple[float, fl
     """Seconds of CPU and wall-clock time per tokeniser over ``repeat`` passes of ``raws``, in
     interleaved chunks so that both see the same machine load."""
     tokenisers: dict[str, Callable[[bytes], frozenset[str]]] = {
-        "old (email + html.parser)": old_tokenize_email, "new": tokenize_email}
+        REFERENCE: reference_tokenize_email, STREAMNB: tokenize_email}
     cpu = dict.fromkeys(tokenisers, 0.0)
     wall = dict.fromkeys(tokenisers, 0.0)
     for _ in range(repeat):
@@ -420,10 +427,10 @@ def spam_filter_measures(messages: list, text_of: Callable) -> tuple[float, floa
             100 * float(called[~spam].mean()))
 
 
-def old_tokenize_text(text: str | bytes) -> frozenset[str]:
-    """`streamnb.features.tokenize_text` with the previous e-mail tokeniser."""
+def reference_tokenize_text(text: str | bytes) -> frozenset[str]:
+    """`streamnb.features.tokenize_text` with the reference e-mail tokeniser."""
     if is_email(text):
-        return old_tokenize_email(text)
+        return reference_tokenize_email(text)
     return tokenize_sms(text.decode("utf-8", "replace") if isinstance(text, bytes) else text)
 
 
@@ -431,9 +438,10 @@ def quality() -> list[tuple[str, str, tuple[float, float, float]]]:
     spamassassin = list(iter_spamassassin_stream())
     sms = list(iter_sms_spam_stream())
     rows = []
-    for name, tokenise, tokenise_text in (("old", old_tokenize_email, old_tokenize_text),
-                                          ("new", tokenize_email, None)):
-        # The new tokeniser through SpamFilter's own path (the raw text); the old one as the
+    for name, tokenise, tokenise_text in (
+            (REFERENCE, reference_tokenize_email, reference_tokenize_text),
+            (STREAMNB, tokenize_email, None)):
+        # streamnb's tokeniser through SpamFilter's own path (the raw text); the reference as the
         # {token: 1} mappings SpamFilter also accepts, which it learns as the same token sets.
         raw_of = (lambda m: m.raw) if tokenise_text is None else \
             (lambda m, t=tokenise: dict.fromkeys(t(m.raw), 1))
@@ -452,12 +460,23 @@ def quality() -> list[tuple[str, str, tuple[float, float, float]]]:
     return rows
 
 
-def main() -> None:
+SPEED = [_results.column("tokeniser"), _results.column("msg/s (CPU)", fmt=",.0f"),
+         _results.column("MB/s (CPU)", fmt=".1f"), _results.column("msg/s (wall)", fmt=",.0f"),
+         _results.column("MB/s (wall)", fmt=".1f")]
+RATIOS = [_results.column("ratio"), _results.column("CPU", fmt=".2f"),
+          _results.column("wall", fmt=".2f")]
+QUALITY = [_results.column("tokeniser"), _results.column("model, corpus"),
+           _results.column("accuracy", fmt=".5f"), _results.column("AUC", fmt=".6f"),
+           _results.column("ham→spam %", fmt=".3f")]
+
+
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--no-quality", action="store_true")
     parser.add_argument("--no-bogofilter", action="store_true")
-    args = parser.parse_args()
+    _results.add_arguments(parser, "bench_tokenizer")
+    args = parser.parse_args(argv)
     messages = list(iter_spamassassin_stream())
     raws, labels = [m.raw for m in messages], [m.label for m in messages]
     n, megabytes = len(raws) * args.repeat, sum(map(len, raws)) * args.repeat / 1e6
@@ -466,19 +485,23 @@ def main() -> None:
     seconds = tokeniser_speed(raws, args.repeat)
     if not args.no_bogofilter and shutil.which("bogofilter") and shutil.which("bogolexer"):
         seconds |= bogofilter_speed(raws, labels, args.repeat)
-    print("| tokeniser | msg/s (CPU) | MB/s (CPU) | msg/s (wall) | MB/s (wall) |")
-    print("|---|---|---|---|---|")
-    for name, (cpu, wall) in seconds.items():
-        print(f"| {name} | {n / cpu:,.0f} | {megabytes / cpu:.1f} | {n / wall:,.0f} | "
-              f"{megabytes / wall:.1f} |")
-    (old_cpu, old_wall), (new_cpu, new_wall) = list(seconds.values())[:2]
-    print(f"\nnew / old: {old_cpu / new_cpu:.2f}x (CPU), {old_wall / new_wall:.2f}x (wall)")
+    speed = [{"tokeniser": name, "msg/s (CPU)": n / cpu, "MB/s (CPU)": megabytes / cpu,
+              "msg/s (wall)": n / wall, "MB/s (wall)": megabytes / wall}
+             for name, (cpu, wall) in seconds.items()]
+    ours = seconds[STREAMNB]
+    ratios = [{"ratio": f"{STREAMNB} / {name}", "CPU": cpu / ours[0], "wall": wall / ours[1]}
+              for name, (cpu, wall) in seconds.items() if name != STREAMNB]
+    tables = {"speed": _results.table(SPEED, speed), "ratios": _results.table(RATIOS, ratios)}
     if not args.no_quality:
-        print("\n| tokeniser | model, corpus | accuracy | AUC | ham→spam % |")
-        print("|---|---|---|---|---|")
-        for name, what, (accuracy, auc, ham_spam) in quality():
-            print(f"| {name} | {what} | {accuracy:.5f} | {auc:.6f} | {ham_spam:.3f} |",
-                  flush=True)
+        tables["quality"] = _results.table(QUALITY, (
+            {"tokeniser": name, "model, corpus": what, "accuracy": accuracy, "AUC": auc,
+             "ham→spam %": ham_spam} for name, what, (accuracy, auc, ham_spam) in quality()))
+    print("\n\n".join(_results.render(t) for t in tables.values()))
+    notes = []
+    if args.no_bogofilter or "bogolexer -q (tokenise only)" not in seconds:
+        notes.append("bogofilter not run.")
+    _results.write_from_args(args, "bench_tokenizer", tables, argv=argv, script=__file__,
+                             notes=" ".join(notes))
 
 
 if __name__ == "__main__":

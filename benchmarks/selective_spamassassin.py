@@ -13,7 +13,8 @@ Reported: accuracy, AUC, LogScore (Σ −log P(true class)), the size of the las
 time.
 
 Run: ``python benchmarks/selective_spamassassin.py [--candidates 100] [--relearn-every 500]
-[--event-model text|bernoulli|both]``.
+[--event-model text|bernoulli|both]``; it writes
+``benchmarks/results/selective_spamassassin.json`` (``--results``, ``--no-results``).
 """
 
 from __future__ import annotations
@@ -21,14 +22,21 @@ from __future__ import annotations
 import argparse
 import time
 
+import _results  # benchmarks/_results.py
 from spam_streams import event_model_streams  # benchmarks/spam_streams.py
 
 from streamnb import TAN, IndifferentNB, NaiveBayes, SelectiveBN, SelectiveNB, SelectiveTAN
 from streamnb.estimators import MEstimate
 from streamnb.evaluate import prequential
 
+COLUMNS = [_results.column("model"), _results.column("event model"),
+           _results.column("accuracy", fmt=".4f"), _results.column("AUC", fmt=".4f"),
+           _results.column("LogScore", fmt=",.1f"),
+           _results.column("selected", "selected (last relearn)"),
+           _results.column("seconds", fmt=".1f")]
 
-def main() -> None:
+
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--candidates", type=int, default=100, help="top-K tokens")
@@ -36,7 +44,8 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=0, help="first N messages only")
     parser.add_argument("--event-model", choices=("text", "bernoulli", "both"), default="both")
     parser.add_argument("--only", default="", help="models whose name contains this only")
-    args = parser.parse_args()
+    _results.add_arguments(parser, "selective_spamassassin")
+    args = parser.parse_args(argv)
     k, every = args.candidates, args.relearn_every
     models = {
         "Indifferent NB (all tokens)": IndifferentNB,
@@ -67,9 +76,7 @@ def main() -> None:
     print(f"{len(messages)} messages in time order, "
           f"{sum(m.label == 'spam' for m in messages)} spam; "
           f"top-{k} token candidates, relearn every {every}\n")
-    print("| model | event model | accuracy | AUC | LogScore | selected (last relearn) | "
-          "seconds |")
-    print("|---|---|---|---|---|---|---|")
+    rows = []
     for name, make in models.items():
         if args.only not in name:
             continue
@@ -84,8 +91,18 @@ def main() -> None:
             structure = getattr(model, "structure", None)
             selected = (len(structure.selected) if hasattr(structure, "selected")
                         else "all" if structure is None else len(structure.parents))
-            print(f"| {name} | {event_model} | {result.accuracy():.4f} | {result.auc():.4f} | "
-                  f"{result.log_score():,.1f} | {selected} | {seconds:.1f} |", flush=True)
+            rows.append({"model": name, "event model": event_model,
+                         "accuracy": result.accuracy(), "AUC": result.auc(),
+                         "LogScore": result.log_score(), "selected": selected,
+                         "seconds": seconds})
+            print(_results.render_row(COLUMNS, rows[-1]), flush=True)
+    limited = [f"the first {len(messages):,} messages" if args.limit else "",
+               f"models named *{args.only}*" if args.only else "",
+               f"{args.event_model} event model only" if args.event_model != "both" else ""]
+    limited = [x for x in limited if x]
+    _results.write_from_args(
+        args, "selective_spamassassin", {"models": _results.table(COLUMNS, rows)}, argv=argv,
+        script=__file__, notes=f"Limited run: {', '.join(limited)}." if limited else "")
 
 
 if __name__ == "__main__":

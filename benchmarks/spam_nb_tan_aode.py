@@ -6,7 +6,8 @@ the others multinomial; docs/tan.md "On the text event model"). Tokens are
 ``tokenize_email(message.raw)``, sorted so that the order tokens are first registered in does
 not follow the process's string hashing. Run:
 ``python benchmarks/spam_nb_tan_aode.py [--limit N] [--event-model text|bernoulli|both]
-[--plot docs/img/spam_nb_tan_aode.png]``.
+[--plot docs/img/spam_nb_tan_aode.png]``; it writes ``benchmarks/results/spam_nb_tan_aode.json``
+(``--results``, ``--no-results``).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 import argparse
 import time
 
+import _results  # benchmarks/_results.py
 from spam_streams import event_model_streams  # benchmarks/spam_streams.py
 
 from streamnb import AODE, TAN, IndifferentNB, NaiveBayes
@@ -40,16 +42,21 @@ MODELS = [
 ]
 
 
-def main() -> None:
+COLUMNS = [_results.column("model"), _results.column("event model"),
+           _results.column("accuracy", fmt=".4f"), _results.column("AUC", fmt=".4f"),
+           _results.column("LogScore", fmt=",.0f"), _results.column("messages/s", fmt=",.0f")]
+
+
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--limit", type=int, default=None, help="first N messages only")
     parser.add_argument("--plot", default=None, help="write the learning curves to this PNG")
     parser.add_argument("--event-model", choices=("text", "bernoulli", "both"), default="both")
-    args = parser.parse_args()
+    _results.add_arguments(parser, "spam_nb_tan_aode")
+    args = parser.parse_args(argv)
     messages, streams = event_model_streams(args.limit)
     print(f"{len(messages)} messages, prequential, one by one\n")
-    print("| model | event model | accuracy | AUC | LogScore | messages/s |")
-    print("|---|---|---|---|---|---|")
+    rows = []
     curves = {}
     for name, event_model, make in MODELS:
         if args.event_model not in ("both", event_model):
@@ -59,8 +66,13 @@ def main() -> None:
         result = prequential(make(), stream, positive="spam", every=100)
         rate = len(stream) / (time.perf_counter() - start)
         curves[f"{name}, {event_model}"] = result.curve
-        print(f"| {name} | {event_model} | {result.accuracy():.4f} | {result.auc():.4f} | "
-              f"{result.log_score():,.0f} | {rate:,.0f} |", flush=True)
+        rows.append({"model": name, "event model": event_model, "accuracy": result.accuracy(),
+                     "AUC": result.auc(), "LogScore": result.log_score(), "messages/s": rate})
+        print(_results.render_row(COLUMNS, rows[-1]), flush=True)
+    _results.write_from_args(
+        args, "spam_nb_tan_aode", {"models": _results.table(COLUMNS, rows)}, argv=argv,
+        script=__file__, notes=f"Limited run: the first {len(messages):,} messages."
+        if args.limit else "")
     if args.plot:
         import matplotlib
 

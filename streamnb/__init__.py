@@ -2,8 +2,8 @@
 
 The names below are imported when first used (PEP 562), so ``import streamnb`` alone costs
 nothing: a process that needs one part (the service's publisher process, a command of the
-CLI) does not import scipy and every model to start (the publisher process started in 0.6 s
-of CPU, now 0.17 s).
+CLI) does not import scipy and every model to start, which would be most of its start-up
+time.
 
 >>> import streamnb
 >>> streamnb.SpamFilter.__module__

@@ -86,3 +86,19 @@ def test_a_missing_table_or_file_is_one_clear_error(tmp_path):
     with pytest.raises(SystemExit, match=r"table nonesuch\.main: no results file"):
         tables.generate("<!-- table:nonesuch.main -->\n<!-- /table:nonesuch.main -->",
                         tmp_path)
+
+
+def test_the_poll_benchmark_writes_the_table_the_docs_show(tmp_path):
+    """bench_poll.py's results file holds one row per workload and partition count, with the
+    columns of the committed file (the table in docs/service.md)."""
+    bench = load_script("bench_poll")
+    path = tmp_path / "bench_poll.json"
+    bench.main(["--workload", "zipf", "--partitions", "1", "2", "--train", "30", "--measure",
+                "30", "--poll", "10", "--repeats", "1", "--ab", "--results", str(path)])
+    written = json.loads(path.read_text())["tables"]["poll_step"]
+    committed = results.load("bench_poll")["tables"]["poll_step"]
+    assert written["columns"] == committed["columns"]
+    assert [(r["workload"], r["partitions"]) for r in written["rows"]] == [("zipf", 1),
+                                                                           ("zipf", 2)]
+    for row in written["rows"]:
+        assert row["step"] >= row["learn"] > 0 and row["step ratio"] > 0

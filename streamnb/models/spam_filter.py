@@ -370,7 +370,7 @@ class SpamFilter(CountClassifier, state_name="SpamFilter", presets={"spam-filter
         scores: list[float] = []
         with paused_collector():  # each message's lookup is kept until the batch is learned
             # each message scored as it is read (tokenised, its shape checked), while its
-            # tokens are in the CPU caches: reading the whole batch first cost 4 µs a message
+            # tokens are in the CPU caches: reading the whole batch first would evict them
             bags = self._batch_tokens(texts, lambda bag: scores.append(
                 self._compute_score(bag)))
             if len(scores) != len(bags):  # the batch's tokens were kept: none scored yet

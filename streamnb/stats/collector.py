@@ -16,9 +16,9 @@ def paused_collector() -> Iterator[None]:
     attribute and per column, 10⁵ and more for a vocabulary), a batch's rows encoded (an
     ``Encoded`` of lists per row, alive until the batch is counted). Such objects cannot
     feed the collector, but their allocation would run it again and again over the whole
-    heap: saving a 10⁵-token vocabulary's schema took 5× as long, loading it 1.5× (a
-    service's snapshot and restart are these calls), and learning SpamAssassin in batches of
-    250 token sets took 40 µs a message instead of 23. The collections skipped are not
+    heap: saving a 10⁵-token vocabulary's schema would take several times as long and loading
+    it half as long again (a service's snapshot and restart are these calls), and learning
+    SpamAssassin in batches of token sets nearly twice as long. The collections skipped are not
     deferred work: the objects are alive or freed by their reference counts when it resumes."""
     collecting = gc.isenabled()
     gc.disable()

@@ -28,7 +28,7 @@ def _add_at(table: np.ndarray, rows: np.ndarray, columns: np.ndarray,
     order: the sums ``update`` on each record in turn gives, bit for bit even for fractional
     counts (after a decay); O(cells), whatever the table's size. numpy's unbuffered
     ``add.at`` on the flat table, fast with float64 weights (sorting the cells to sum repeats
-    first cost 20× more on a text batch)."""
+    first would cost an order of magnitude more on a text batch)."""
     if not len(columns):
         return
     flat = table.view()

@@ -141,7 +141,8 @@ class EncodedBatch:
                 return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=dtype)
             lists = [getattr(e, part) for e in encs]
             lengths = list(map(len, lists))
-            # chained in C: a generator's frame per value was a third of a text batch's learning
+            # chained in C: a generator frame per value would be a third of a text batch's
+            # learning
             values = np.fromiter(chain.from_iterable(lists), dtype, sum(lengths))
             return np.repeat(np.asarray(rows, dtype=np.int64), lengths), values
 

@@ -4,8 +4,8 @@ A nominal value's column and a text token's column stand for that value; a token
 "present" column stands for no value (``None``). Tokens are most of a large vocabulary, so
 their columns cost 4 bytes here (a place, −1) rather than a list slot each, and a text token is
 not kept here at all: its column holds its place in its attribute's vocabulary, whose table
-already holds its UTF-8 (as str objects here they were ≈ 60 B a token more, and a saved
-vocabulary had to be read back into 10⁵–10⁶ of them).
+already holds its UTF-8 (as str objects here they would cost ≈ 60 B a token more, and a saved
+vocabulary would have to be read back into 10⁵–10⁶ of them).
 """
 
 from __future__ import annotations
@@ -82,7 +82,7 @@ class ValuesByColumn:
 
     def _read(self, places: np.ndarray, sources: np.ndarray | None) -> list[Any]:
         # read in C: a token's place −1 indexes the None appended last (a Python step per
-        # column was most of saving a large vocabulary), a text token's run of places one
+        # column would be most of saving a large vocabulary), a text token's run of places one
         # slice of its vocabulary
         lookup = [*self._values, None]
         if sources is None or not sources.any():
