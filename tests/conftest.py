@@ -331,6 +331,18 @@ MIXED = [
     ({"colour": "blue", "egg": 2, "len": 6.0, "ratio": 1.25}, "b"),
 ]
 
+# Short SMS-like texts for the spam filters: four spam, four ham.
+SMS = [
+    ("WINNER!! Claim your £900 prize: call 09061701461", "spam"),
+    ("ok see u at 7 then", "ham"),
+    ("FREE entry to win a prize, txt WIN to 87121", "spam"),
+    ("are we still on for lunch tomorrow?", "ham"),
+    ("u coming to the pub tonight?", "ham"),
+    ("URGENT! your mobile number has won £2000, call 09061701234 now", "spam"),
+    ("see you at the station at 6", "ham"),
+    ("Congratulations, you have been selected for a FREE holiday, call now", "spam"),
+]
+
 
 # -- Kafka: one real broker (tansu, the `broker` extra) for the whole session --------------------
 import pytest  # noqa: E402
