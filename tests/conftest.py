@@ -331,40 +331,82 @@ MIXED = [
     ({"colour": "blue", "egg": 2, "len": 6.0, "ratio": 1.25}, "b"),
 ]
 
+# Short SMS-like texts for the spam filters: four spam, four ham.
+SMS = [
+    ("WINNER!! Claim your £900 prize: call 09061701461", "spam"),
+    ("ok see u at 7 then", "ham"),
+    ("FREE entry to win a prize, txt WIN to 87121", "spam"),
+    ("are we still on for lunch tomorrow?", "ham"),
+    ("u coming to the pub tonight?", "ham"),
+    ("URGENT! your mobile number has won £2000, call 09061701234 now", "spam"),
+    ("see you at the station at 6", "ham"),
+    ("Congratulations, you have been selected for a FREE holiday, call now", "spam"),
+]
+
 
 # -- Kafka: one real broker (tansu, the `broker` extra) for the whole session --------------------
 import pytest  # noqa: E402
 
 # tests of 1.5 s or more on a 2-core machine (pytest --durations), outside the broker ones
 SLOW = {
+    "test_aode.py::test_candidates_refreshed_after_a_batch_count_that_batch",
     "test_aode.py::test_river_check_estimator",
-    "test_ccica.py::test_river_check_estimator",
     "test_ccica.py::test_cc_ica_beats_original_naive_bayes_on_letter_with_few_components",
     "test_ccica.py::test_digits_accuracy_far_above_the_majority_class",
+    "test_ccica.py::test_reduction_rotates_the_subspace_that_cc_pca_selects",
+    "test_ccica.py::test_river_check_estimator",
+    "test_ccica.py::test_whitening_from_moments_whitens_the_sample_exactly",
     "test_cli.py::test_demo_all_runs_every_registered_model",
     "test_cli.py::test_demo_reports_scores_and_writes_the_learning_curve",
-    "test_cli_spam.py::test_train_then_score_equals_the_library",
+    "test_cli.py::test_demo_runs_the_spam_filter_on_raw_text_and_prints_the_trec_measures",
+    "test_cli_evaluate_options.py::test_mistakes_are_one_line_before_the_run",
     "test_cli_spam.py::test_train_keeps_the_ham_rate_the_operator_chose",
+    "test_cli_spam.py::test_train_then_score_equals_the_library",
+    "test_cli_usage.py::test_a_path_that_cannot_be_written_is_one_line",
+    "test_cli_usage.py::test_a_river_model_that_needs_numbers_is_refused_with_the_pipeline_that_works",
+    "test_cli_usage.py::test_a_streamnb_model_that_needs_numbers_is_refused_in_one_line",
+    "test_cli_usage.py::test_every_mistake_is_one_line",
     "test_consumers_messages.py::test_fuzz_a_batch_decodes_as_its_messages_one_by_one",
     "test_consumers_messages.py::test_fuzz_every_payload_gets_the_oracles_outcome",
     "test_continuous.py::test_river_check_estimator",
     "test_discrete_only.py::test_evaluate_discretises_for_discrete_only_models",
+    "test_discrete_only.py::test_evaluate_says_in_one_line_when_it_cannot_discretise",
+    "test_discriminant_updates.py::test_one_by_one_equals_batch_near_singular",
+    "test_discriminant_updates.py::test_one_by_one_equals_batch_on_uci",
+    "test_discriminant_updates.py::test_tiny_classes_and_missing_values",
+    "test_discriminant_updates.py::test_updated_terms_track_a_fresh_factorisation_over_10000_records",
+    "test_k2.py::test_cb_recovers_the_child_skeleton",
     "test_k2.py::test_k2_score_equals_pgmpy",
-    "test_models.py::test_river_check_estimator",
     "test_model_registration.py::test_a_new_model_is_saved_loaded_and_found_by_name_with_no_other_edit",
+    "test_models.py::test_river_check_estimator",
+    "test_network.py::test_matches_pgmpy_variable_elimination_on_asia",
+    "test_registry.py::test_cli_check_reports_the_tabular_sources",
     "test_registry.py::test_documented_sizes",
+    "test_reproduce_singh_provan.py::test_every_method_on_voting",
+    "test_scan.py::test_header_fields_same_on_random_headers",
+    "test_scan.py::test_header_tokens_same_on_random_fields",
+    "test_scan.py::test_host_tokens_same_on_random_hosts",
+    "test_scan.py::test_html_signals_same_on_random_markup",
+    "test_scan.py::test_html_text_same_on_random_markup",
+    "test_scan.py::test_url_hosts_same_on_random_links",
     "test_selective.py::test_river_check_estimator",
+    "test_service_soak.py::test_a_short_soak_loses_and_duplicates_nothing",
     "test_sms_spam.py::test_wheel_with_altered_data_file_is_refused",
+    "test_spam_compression_bench.py::test_ppm_equals_the_byte_by_byte_reference",
     "test_spam_filter.py::test_kernel_scores_equal_the_numpy_path",
     "test_spam_filter.py::test_prequential_sms_as_documented",
     "test_spam_filter.py::test_prequential_spamassassin_as_documented",
     "test_spam_filter.py::test_river_check_estimator",
     "test_spam_filters_bench.py::test_bogofilter_spamprobe_and_a_streamnb_model_score_every_message",
+    "test_spamassassin.py::test_cli_fetch",
+    "test_spamassassin.py::test_cli_fetch_failure",
     "test_spamassassin.py::test_corrupt_cache_is_an_error_that_fetch_repairs",
+    "test_spamassassin.py::test_raw_bytes_match_the_corpus_checksums",
     "test_structure.py::test_cmi_tree_matches_pgmpy_tan",
+    "test_structure.py::test_cmi_weights_match_pgmpy_conditional_weights",
     "test_tan.py::test_river_check_estimator",
     "test_text_models.py::test_text_event_model_beats_bernoulli_on_spamassassin",
-    "test_service_soak.py::test_a_short_soak_loses_and_duplicates_nothing",
+    "test_trec_measures.py::test_compare_prequential_passes_the_feedback_modes_on",
 }
 # the demo runs through the embedded broker unless --no-kafka
 BROKER = {"test_cli.py::test_demo_runs_the_kafka_pipeline_by_default"}
@@ -409,7 +451,9 @@ def pytest_collection_modifyitems(config, items) -> None:
 @pytest.fixture(scope="session")
 def kafka_broker(tmp_path_factory):
     """A tansu broker on a free loopback port, in memory, for the whole test session; its
-    ``bootstrap_servers`` is ``"127.0.0.1:PORT"``. Tests use their own topics and group ids."""
+    ``bootstrap_servers`` is ``"127.0.0.1:PORT"``. Tests use their own topics and group ids
+    (``unique``). Under pytest-xdist each worker has its own: the port comes from the OS, the
+    log goes to the worker's own temporary directory."""
     from streamnb.consumers.broker import BrokerUnavailable, EmbeddedBroker
 
     log = tmp_path_factory.mktemp("tansu") / "tansu.log"

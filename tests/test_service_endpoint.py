@@ -13,13 +13,13 @@ from pathlib import Path
 
 import pytest
 from kafka_helpers import (
-    GROUP_FLAGS,
     ServiceProcess,
     create_topic,
     free_port,
     labelled_messages,
     produce,
     scrape,
+    service_args,
     unique,
     wait_for,
 )
@@ -52,11 +52,8 @@ def service(kafka_broker, tmp_path_factory):
     produce(bootstrap, topic, labelled_messages(0, 100))
     port = free_port()
     tmp = tmp_path_factory.mktemp("endpoint")
-    process = ServiceProcess(
-        ["--bootstrap-servers", bootstrap, "--input-topic", topic, "--group-id", "",
-         "--model", "indifferent", "--changelog-topic", "", "--output-topic", f"{topic}-out",
-         "--dead-letter-topic", f"{topic}-dlq", "--snapshot-dir", str(tmp / "state"),
-         "--metrics-address", f"127.0.0.1:{port}"], tmp / "service.log")
+    process = ServiceProcess(service_args(bootstrap, topic, tmp / "state", port),
+                             tmp / "service.log")
     base = f"http://127.0.0.1:{port}"
     try:
         wait_for(lambda: scrape(f"{base}/metrics", "streamnb_ready") == 1, 60, "ready",
@@ -156,12 +153,10 @@ def test_an_outage_logs_each_client_line_once_and_reachable_again_only_after_it(
         metrics_port = free_port()
         url = f"http://127.0.0.1:{metrics_port}/metrics"
         service = ServiceProcess(
-            ["--bootstrap-servers", bootstrap, "--input-topic", topic, "--group-id",
-             unique("outage-group"), *GROUP_FLAGS, "--model", "indifferent",
-             "--changelog-topic", "", "--output-topic", f"{topic}-out",
-             "--dead-letter-topic", f"{topic}-dlq", "--snapshot-dir", str(tmp_path / "state"),
-             "--snapshot-every-seconds", "3600", "--offset-gap-policy", "continue-from-earliest",
-             "--metrics-address", f"127.0.0.1:{metrics_port}"], tmp_path / "service.log")
+            service_args(bootstrap, topic, tmp_path / "state", metrics_port,
+                         "--snapshot-every-seconds", "3600",
+                         "--offset-gap-policy", "continue-from-earliest",
+                         group_id=unique("outage-group")), tmp_path / "service.log")
         wait_for(lambda: scrape(url, "streamnb_model_records") == 100, 60, "100 records",
                  alive=service.alive)
         assert "reachable again" not in service.logs()

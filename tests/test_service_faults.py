@@ -13,8 +13,6 @@ import os
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 
 import pytest
 from kafka_helpers import (
@@ -23,6 +21,7 @@ from kafka_helpers import (
     create_topic,
     dumps,
     free_port,
+    http_get,
     label_of,
     labelled_features,
     labelled_messages,
@@ -30,6 +29,7 @@ from kafka_helpers import (
     produce,
     read_topic,
     scrape,
+    service_args,
     unique,
     wait_for,
 )
@@ -52,23 +52,6 @@ def reference(*ranges: tuple[int, int]) -> IndifferentNB:
         for i in range(start, stop):
             model.learn_one(labelled_features(i), label_of(i))
     return model
-
-
-def http_get(url: str) -> tuple[int, str]:
-    try:
-        with urllib.request.urlopen(url, timeout=5) as response:
-            return response.status, response.read().decode()
-    except urllib.error.HTTPError as exc:
-        return exc.code, exc.read().decode()
-    except OSError:
-        return 0, ""
-
-
-def service_args(bootstrap: str, topic: str, state, port: int, *extra: str) -> list[str]:
-    return ["--bootstrap-servers", bootstrap, "--input-topic", topic, "--group-id", "",
-            "--model", "indifferent", "--output-topic", f"{topic}-out",
-            "--dead-letter-topic", f"{topic}-dlq", "--snapshot-dir", str(state),
-            "--changelog-topic", "", "--metrics-address", f"127.0.0.1:{port}", *extra]
 
 
 def create_topics(bootstrap: str, topic: str, partitions: int) -> None:

@@ -17,8 +17,6 @@ import signal
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 import weakref
 from collections.abc import Callable
 
@@ -34,6 +32,7 @@ from kafka_helpers import (
     create_topic,
     dumps,
     free_port,
+    http_get,
     label_of,
     labelled_features,
     labelled_messages,
@@ -42,6 +41,7 @@ from kafka_helpers import (
     produce,
     read_topic,
     scrape,
+    service_args,
     unique,
     wait_for,
 )
@@ -125,10 +125,7 @@ def old_topic(bootstrap: str, name: str, tmp_path) -> tuple[str, str, Callable[.
     port = free_port()
 
     def args(state: str, *extra: str) -> list[str]:
-        return ["--bootstrap-servers", bootstrap, "--input-topic", topic, "--group-id", "",
-                "--model", "indifferent", "--output-topic", f"{topic}-out",
-                "--dead-letter-topic", f"{topic}-dlq", "--snapshot-dir", str(tmp_path / state),
-                "--changelog-topic", "", "--metrics-address", f"127.0.0.1:{port}", *extra]
+        return service_args(bootstrap, topic, tmp_path / state, port, *extra)
 
     return topic, f"http://127.0.0.1:{port}/metrics", args
 
@@ -454,16 +451,6 @@ def test_labels_are_strings_and_new_classes_beyond_max_classes_are_dead_letters(
 
 
 # -- health ---------------------------------------------------------------------------------
-def http_get(url: str) -> tuple[int, str]:
-    try:
-        with urllib.request.urlopen(url, timeout=5) as response:
-            return response.status, response.read().decode()
-    except urllib.error.HTTPError as exc:
-        return exc.code, exc.read().decode()
-    except OSError:
-        return 0, ""
-
-
 def test_health_endpoints_and_operational_metrics(kafka_broker, tmp_path):
     bootstrap = kafka_broker.bootstrap_servers
     topic, group = unique("health"), unique("health-group")
@@ -473,11 +460,8 @@ def test_health_endpoints_and_operational_metrics(kafka_broker, tmp_path):
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     service = ServiceProcess(
-        ["--bootstrap-servers", bootstrap, "--input-topic", topic, "--group-id", group,
-         *GROUP_FLAGS, "--model", "indifferent", "--changelog-topic", "",
-         "--output-topic", f"{topic}-out", "--dead-letter-topic", f"{topic}-dlq",
-         "--snapshot-dir", str(tmp_path / "state"), "--snapshot-every-records", "100",
-         "--max-poll-records", "50", "--metrics-address", f"127.0.0.1:{port}"],
+        service_args(bootstrap, topic, tmp_path / "state", port, "--snapshot-every-records",
+                     "100", "--max-poll-records", "50", group_id=group),
         tmp_path / "health.log")
     try:
         wait_for(lambda: http_get(f"{base}/healthz")[0] == 200, 30, "/healthz",
@@ -530,12 +514,10 @@ def test_sigterm_with_the_broker_gone_is_bounded_and_reports_failure(tmp_path):
         port = free_port()
         url = f"http://127.0.0.1:{port}/metrics"
         service = ServiceProcess(
-            ["--bootstrap-servers", bootstrap, "--input-topic", topic, "--group-id", "",
-             "--model", "indifferent", "--changelog-topic", f"{topic}-changelog",
-             "--output-topic", f"{topic}-out", "--dead-letter-topic", f"{topic}-dlq",
-             "--snapshot-dir", str(tmp_path / "state"), "--snapshot-every-records", "100000",
-             "--snapshot-every-seconds", "3600", "--shutdown-timeout-seconds", "4",
-             "--metrics-address", f"127.0.0.1:{port}"], tmp_path / "gone.log")
+            service_args(bootstrap, topic, tmp_path / "state", port,
+                         "--snapshot-every-records", "100000", "--snapshot-every-seconds",
+                         "3600", "--shutdown-timeout-seconds", "4",
+                         changelog_topic=f"{topic}-changelog"), tmp_path / "gone.log")
         wait_for(lambda: scrape(url, "streamnb_model_records") == 500, 60, "500 records",
                  alive=service.alive)
     finally:

@@ -6,20 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from conftest import SMS
 from streamnb import SpamFilter, load_model
 from streamnb.datasets import iter_sms_spam_stream, iter_spamassassin_stream
 from streamnb.stats.score_sketch import ScoreSketch
-
-SMS = [
-    ("WINNER!! Claim your £900 prize: call 09061701461", "spam"),
-    ("ok see u at 7 then", "ham"),
-    ("FREE entry to win a prize, txt WIN to 87121", "spam"),
-    ("are we still on for lunch tomorrow?", "ham"),
-    ("u coming to the pub tonight?", "ham"),
-    ("URGENT! your mobile number has won £2000, call 09061701234 now", "spam"),
-    ("see you at the station at 6", "ham"),
-    ("Congratulations, you have been selected for a FREE holiday, call now", "spam"),
-]
 
 
 @pytest.mark.parametrize("seed", range(5))
