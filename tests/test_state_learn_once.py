@@ -203,7 +203,8 @@ def test_which_models_learn_one_encoding():
     assert learns_counts_only(IndifferentNB()) and learns_counts_only(NaiveBayes())
     assert not learns_counts_only(SpamFilter()) and not learns_counts_only(TAN())
     taken = {name for name, factory in MODELS.items() if learns_counts_only(factory())}
-    assert taken == {"indifferent", "ml", "laplace", "m-estimate", "bibl"}
+    assert taken == {"indifferent", "ml", "laplace", "m-estimate", "bibl", "laplace-bins",
+                     "indifferent-bins"}
     for factory, X, once in ((IndifferentNB, [{"a": True}, {"b": True}], True),
                              (SpamFilter, ["free money now", "lunch at noon"], False)):
         pm = PartitionedModel(factory)
