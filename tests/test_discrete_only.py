@@ -111,6 +111,24 @@ def test_two_shards_merged_equal_the_union(cls):
         assert left.predict_proba_one(x) == pytest.approx(whole.predict_proba_one(x), rel=1e-12)
 
 
+@pytest.mark.parametrize("factory", [lambda: NaiveBayes(numeric="bins"), TAN, AODE],
+                         ids=["NaiveBayes-bins", "TAN", "AODE"])
+def test_a_batch_encoded_once_learns_its_bins(factory):
+    """encode_many then learn_many (the prequential order) registers a float attribute as
+    binned, as learn_many of the records does; predicting and learning go on alike."""
+    records = _mixed(IRIS.records[:40])
+    once, twice = factory(), factory()
+    batch = once.encode_many(records)
+    once.learn_many(batch, IRIS.labels[:40])
+    twice.learn_many(records, IRIS.labels[:40])
+    assert once.stats.schema.binned == twice.stats.schema.binned != set()
+    assert once.to_state()[0] == twice.to_state()[0]
+    once.learn_one({"petallength": 6.5}, "Iris-virginica")
+    twice.learn_one({"petallength": 6.5}, "Iris-virginica")
+    query = _mixed(IRIS.records[100:101])[0]
+    assert once.predict_proba_one(query) == twice.predict_proba_one(query)
+
+
 def test_binned_and_nominal_attributes_do_not_merge():
     binned, nominal = TAN(), TAN()
     binned.learn_one({"x": 1.5}, "a")

@@ -80,7 +80,7 @@ def same(new: PartitionedModel, old: PartitionedModel, probe: list) -> None:
     assert [(i, str(e)) for i, e in got[3]] == [(i, str(e)) for i, e in want[3]]
 
 
-@pytest.mark.parametrize("model", ["indifferent", "laplace"])
+@pytest.mark.parametrize("model", ["indifferent", "laplace", "laplace-bins"])
 @pytest.mark.parametrize("half_life", [0, 40])
 @pytest.mark.parametrize("seed", [0, 1])
 def test_one_encoding_learns_what_encoding_for_each_model_learned(model, half_life, seed):
