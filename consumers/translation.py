@@ -63,11 +63,11 @@ class SumColumns:
         return {NOMINAL: schema.nominal_attributes, NUMERIC: schema.numeric_attributes,
                 TEXT: schema.text_attributes}
 
-    def _attribute(self, name: Any, kind: int) -> int:
-        """The sum's attribute ``name``, of kind ``kind``."""
+    def _attribute(self, name: Any, kind: int, binned: bool) -> int:
+        """The sum's attribute ``name``, of kind ``kind`` (of binned floats or not)."""
         total = self.total.stats.schema
         a = total.attributes.get(name)
-        if a is None or total.kinds[a] != kind:
+        if a is None or total.kinds[a] != kind or (a in total.binned) != binned:
             raise Unmapped(name)
         return a
 
@@ -86,7 +86,7 @@ class SumColumns:
         self._reserve(n)
         for j in range(self.n_columns, n):
             a = state.column_attribute[j]
-            mine = self._attribute(name(a), kinds[a])
+            mine = self._attribute(name(a), kinds[a], a in state.binned)
             column = (total.slots[mine] if kinds[a] == TOKEN
                       else total.values_of(mine).get(state.column_value[j]))
             if column is None:
@@ -96,7 +96,7 @@ class SumColumns:
         for kind, attributes in self._kind_slots(state).items():
             slots = self.slots[kind]
             for a in attributes[len(slots):]:
-                slots.append(total.slots[self._attribute(name(a), kind)])
+                slots.append(total.slots[self._attribute(name(a), kind, a in state.binned)])
 
     def translate(self, batch: EncodedBatch) -> EncodedBatch:
         """``batch`` (the state's ``encode_many``, not learned yet) as the sum's
@@ -112,22 +112,26 @@ class SumColumns:
         if batch.registrations.tokens is not None:
             return self._translate_tokens(batch, batch.registrations.tokens)
         new_attributes, new_columns = batch.registrations
+        binned = batch.registrations.binned
         # the sum's attribute of each of the state's new ones (past the sum's for one new to it)
         known, kinds, places = total.attributes.get, total.kinds, total.slots
         n_attributes, n_columns = total.n_attributes, total.n_columns
         where: list[int] = []
         added: list[tuple[Any, int]] = []
+        added_binned: list[int] = []
         counts = {kind: len(a) for kind, a in self._kind_slots(total).items()}
         slots = {kind: list(s) for kind, s in self.slots.items()}
-        for name, kind in new_attributes:
+        for i, (name, kind) in enumerate(new_attributes):
             mine = known(name)
             if mine is None:
                 mine = n_attributes + len(added)
+                if i in binned:
+                    added_binned.append(len(added))
                 added.append((name, kind))
                 if kind != TOKEN:
                     slots[kind].append(counts[kind])
                     counts[kind] += 1
-            elif kinds[mine] != kind:
+            elif kinds[mine] != kind or (mine in total.binned) != (i in binned):
                 raise Unmapped(name)
             elif kind != TOKEN:
                 slots[kind].append(places[mine])
@@ -141,7 +145,7 @@ class SumColumns:
                 kind, mine = new_attributes[a - first_attribute][1], where[a - first_attribute]
             else:
                 kind = state.kinds[a]
-                mine = self._attribute(state.attributes.name(a), kind)
+                mine = self._attribute(state.attributes.name(a), kind, a in state.binned)
             column = None
             if mine < n_attributes:  # an attribute the sum has: maybe the value too
                 column = places[mine] if kind == TOKEN else total.values_of(mine).get(value)
@@ -149,7 +153,8 @@ class SumColumns:
                 column = n_columns + len(registered)
                 registered.append((mine, value))
             columns.append(column)
-        return self._translated(batch, columns, slots, Registrations(added, registered))
+        return self._translated(batch, columns, slots, Registrations(added, registered,
+                                                                      added_binned))
 
     def _translate_tokens(self, batch: EncodedBatch, tokens: list[Any]) -> EncodedBatch:
         """:meth:`translate` of a batch whose registrations are new tokens only (the common

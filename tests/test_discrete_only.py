@@ -13,7 +13,16 @@ import pandas as pd
 import pytest
 
 from conftest import snapshot
-from streamnb import AODE, TAN, NaiveBayes, SelectiveBN, SelectiveNB, SelectiveTAN, load_model
+from streamnb import (
+    AODE,
+    TAN,
+    IndifferentNB,
+    NaiveBayes,
+    SelectiveBN,
+    SelectiveNB,
+    SelectiveTAN,
+    load_model,
+)
 from streamnb.datasets import load
 from streamnb.evaluate import cross_validate
 from streamnb.features import MDLDiscretizer
@@ -102,6 +111,24 @@ def test_two_shards_merged_equal_the_union(cls):
         assert left.predict_proba_one(x) == pytest.approx(whole.predict_proba_one(x), rel=1e-12)
 
 
+@pytest.mark.parametrize("factory", [lambda: NaiveBayes(numeric="bins"), TAN, AODE],
+                         ids=["NaiveBayes-bins", "TAN", "AODE"])
+def test_a_batch_encoded_once_learns_its_bins(factory):
+    """encode_many then learn_many (the prequential order) registers a float attribute as
+    binned, as learn_many of the records does; predicting and learning go on alike."""
+    records = _mixed(IRIS.records[:40])
+    once, twice = factory(), factory()
+    batch = once.encode_many(records)
+    once.learn_many(batch, IRIS.labels[:40])
+    twice.learn_many(records, IRIS.labels[:40])
+    assert once.stats.schema.binned == twice.stats.schema.binned != set()
+    assert once.to_state()[0] == twice.to_state()[0]
+    once.learn_one({"petallength": 6.5}, "Iris-virginica")
+    twice.learn_one({"petallength": 6.5}, "Iris-virginica")
+    query = _mixed(IRIS.records[100:101])[0]
+    assert once.predict_proba_one(query) == twice.predict_proba_one(query)
+
+
 def test_binned_and_nominal_attributes_do_not_merge():
     binned, nominal = TAN(), TAN()
     binned.learn_one({"x": 1.5}, "a")
@@ -120,6 +147,49 @@ def test_naive_bayes_keeps_its_gaussian():
     model = NaiveBayes()
     model.learn_many(IRIS.records, IRIS.labels)
     assert model.stats.schema.n_numeric == 4
+
+
+@pytest.mark.parametrize("cls", [NaiveBayes, IndifferentNB], ids=lambda c: c.__name__)
+def test_naive_bayes_reads_floats_in_bins_when_asked(cls, tmp_path):
+    """numeric="bins": the float attributes are TAN's binned nominal ones, the reading is saved
+    with the model, and only a model of the same reading merges."""
+    data = load("diabetes")
+    records, labels = data.records, data.labels
+    half = len(records) // 2
+    whole, left, right = (cls(numeric="bins") for _ in range(3))
+    whole.learn_many(records, labels)
+    left.learn_many(records[:half], labels[:half])
+    for x, y in zip(records[half:], labels[half:], strict=True):
+        right.learn_one(x, y)
+    schema = whole.stats.schema
+    assert schema.n_numeric == 0 and schema.binned == set(range(len(records[0])))
+    a = schema.attributes.get("plas")
+    assert bin_of(records[0]["plas"]) in schema.values_of(a)
+    # the binned counts are TAN's, whose bins depend on the value alone
+    tan = TAN(relearn_every=0)
+    tan.learn_many(records, labels)
+    assert whole.stats.to_dict() == tan.stats.to_dict()
+    left.merge(right)
+    assert left.stats.to_dict() == whole.stats.to_dict()
+    # the reading survives a save and load: a new float is still counted in its bin
+    whole.save(tmp_path / "m.snb")
+    loaded = load_model(tmp_path / "m.snb")
+    assert type(loaded) is cls and loaded.numeric == "bins"
+    for x in records[:20]:
+        assert loaded.predict_proba_one(x) == whole.predict_proba_one(x)
+    loaded.learn_one({**records[0], "plas": 1234.5}, labels[0])
+    assert bin_of(1234.5) in loaded.stats.schema.values_of(a)
+    gaussian = cls()
+    gaussian.learn_many(records[:half], labels[:half])
+    assert gaussian.stats.schema.n_numeric == len(records[0])
+    before = snapshot(whole.stats)
+    with pytest.raises(ValueError, match=r"numeric='gaussian'.*numeric='bins'.*models differ"):
+        whole.merge(gaussian)
+    with pytest.raises(ValueError, match="models differ"):
+        gaussian.merge(whole)
+    assert snapshot(whole.stats) == before
+    with pytest.raises(ValueError, match=r"^numeric must be one of \['gaussian', 'bins'\]"):
+        cls(numeric="kde")
 
 
 def _cv_accuracy(factory, data, k: int = 5) -> float:
@@ -154,15 +224,33 @@ def test_binned_tan_and_aode_accuracy_on_numeric_uci_sets(name):
             assert accuracy >= gaussian + 0.15
 
 
+@pytest.mark.parametrize("name", ["diabetes", "Vehicle"])
+def test_binned_naive_bayes_accuracy_on_numeric_uci_sets(name):
+    """docs/attribute-kinds.md: 5-fold on diabetes (Pima) and Vehicle, NaiveBayes(numeric=
+    "bins") beats always-majority by 5 points or more, is at most 2 points below the Gaussian
+    reading, and on Vehicle, whose attributes are far from Gaussian within a class, 5 points
+    above it (measured: 75.8 / 75.7 % on diabetes, 57.1 / 46.5 % on Vehicle)."""
+    data = load(name)
+    majority = max(np.unique(data.labels, return_counts=True)[1]) / len(data.labels)
+    gaussian = _cv_accuracy(NaiveBayes, data)
+    binned = _cv_accuracy(lambda: NaiveBayes(numeric="bins"), data)
+    assert binned >= majority + 0.05
+    assert binned >= gaussian - 0.02
+    if name == "Vehicle":
+        assert binned >= gaussian + 0.05
+
+
 def test_evaluate_takes_numeric_attributes_in_every_protocol(tmp_path):
-    """`streamnb evaluate` runs TAN on iris as it is, prequentially too."""
+    """`streamnb evaluate` runs TAN, AODE and binned naive Bayes on iris as it is,
+    prequentially too."""
     done = subprocess.run([sys.executable, "-m", "streamnb", "evaluate", "--dataset", "iris",
-                           "--model", "tan", "--model", "aode", "--protocol", "prequential",
+                           "--model", "tan", "--model", "aode", "--model", "laplace-bins",
+                           "--protocol", "prequential",
                            "--out", str(tmp_path), "--no-progress"],
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     scores = pd.read_csv(tmp_path / "scores.csv")
-    assert set(scores.model) == {"tan", "aode"}
+    assert set(scores.model) == {"tan", "aode", "laplace-bins"}
 
 
 def test_evaluate_discretises_when_asked(tmp_path):

@@ -185,8 +185,9 @@ def test_model_merge_equals_learning_everything(make):
         (NaiveBayes(), NaiveBayes(domains={"o": ["s", "c"]})),
         (NaiveBayes(), NaiveBayes(nominal=["o"])),
         (IndifferentNB(), IndifferentNB(var_smoothing=1e-3)),
+        (NaiveBayes(), NaiveBayes(numeric="bins")),
     ],
-    ids=["estimator", "class", "domains", "nominal", "var_smoothing"],
+    ids=["estimator", "class", "domains", "nominal", "var_smoothing", "numeric"],
 )
 def test_merge_models_with_different_params_raises(a, b):
     """Merging models that differ (class or any parameter) raises and changes nothing."""
@@ -533,8 +534,11 @@ def test_classes_in_order_of_appearance():
         NaiveBayes(estimator=MEstimate(m=2)),
         NaiveBayes(estimator=Dirichlet(class_prior=2.0)),
         IndifferentNB(),
+        NaiveBayes(numeric="bins"),
+        IndifferentNB(numeric="bins"),
     ],
-    ids=[*ESTIMATOR_NAMES, "MEstimate(2)", "Dirichlet(2)", "IndifferentNB"],
+    ids=[*ESTIMATOR_NAMES, "MEstimate(2)", "Dirichlet(2)", "IndifferentNB", "NaiveBayes-bins",
+         "IndifferentNB-bins"],
 )
 def test_river_check_estimator(model):
     """river's own estimator checks (interfaces.md: every model passes them)."""

@@ -80,7 +80,7 @@ def same(new: PartitionedModel, old: PartitionedModel, probe: list) -> None:
     assert [(i, str(e)) for i, e in got[3]] == [(i, str(e)) for i, e in want[3]]
 
 
-@pytest.mark.parametrize("model", ["indifferent", "laplace"])
+@pytest.mark.parametrize("model", ["indifferent", "laplace", "laplace-bins"])
 @pytest.mark.parametrize("half_life", [0, 40])
 @pytest.mark.parametrize("seed", [0, 1])
 def test_one_encoding_learns_what_encoding_for_each_model_learned(model, half_life, seed):
@@ -203,7 +203,8 @@ def test_which_models_learn_one_encoding():
     assert learns_counts_only(IndifferentNB()) and learns_counts_only(NaiveBayes())
     assert not learns_counts_only(SpamFilter()) and not learns_counts_only(TAN())
     taken = {name for name, factory in MODELS.items() if learns_counts_only(factory())}
-    assert taken == {"indifferent", "ml", "laplace", "m-estimate", "bibl"}
+    assert taken == {"indifferent", "ml", "laplace", "m-estimate", "bibl", "laplace-bins",
+                     "indifferent-bins"}
     for factory, X, once in ((IndifferentNB, [{"a": True}, {"b": True}], True),
                              (SpamFilter, ["free money now", "lunch at noon"], False)):
         pm = PartitionedModel(factory)

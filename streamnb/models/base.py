@@ -45,7 +45,8 @@ class CountClassifier(base.MiniBatchClassifier):
     #: the class of ``stats`` (its ``from_state`` restores a saved model's statistics)
     _statistics: ClassVar[type] = CountStatistics
     #: False for models of discrete attributes: a float is counted in its fixed bin
-    #: (:mod:`streamnb.stats.binning`), not modelled as a Gaussian
+    #: (:mod:`streamnb.stats.binning`), not modelled as a Gaussian (NaiveBayes sets it per
+    #: model from its ``numeric`` parameter)
     _numeric: ClassVar[bool] = True
     #: True for a model that takes a text message as the frozenset of its tokens (the service
     #: then decodes one into that, not into ``{token: True}``)
@@ -232,9 +233,18 @@ class CountClassifier(base.MiniBatchClassifier):
 
     def merge(self, other: CountClassifier) -> CountClassifier:
         """Add the statistics ``other`` learned (e.g. on another shard). Returns ``self``."""
-        if type(other) is not type(self) or (persistence.params_state(other)
-                                             != persistence.params_state(self)):
+        if type(other) is not type(self):
             raise ValueError(f"cannot merge {other!r} into {self!r}: models differ")
+        # compared as saved (an estimator by its name and parameters), one at a time so that
+        # the message names the parameter (e.g. numeric="bins" against "gaussian")
+        params = persistence.init_params(self)
+        for name in params:
+            others = set(params) - {name}
+            if (persistence.params_state(self, others)
+                    != persistence.params_state(other, others)):
+                raise ValueError(f"cannot merge {type(other).__name__}({name}="
+                                 f"{getattr(other, name)!r}) into {type(self).__name__}({name}="
+                                 f"{params[name]!r}): models differ")
         self.stats.merge(other.stats)
         self.n_learned += other.n_learned
         return self

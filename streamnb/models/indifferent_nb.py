@@ -9,7 +9,8 @@ from streamnb.models.naive_bayes import NaiveBayes
 __all__ = ["IndifferentNB"]
 
 
-class IndifferentNB(NaiveBayes, state_name="IndifferentNB", presets={"indifferent": {}}):
+class IndifferentNB(NaiveBayes, state_name="IndifferentNB", presets={
+        "indifferent": {}, "indifferent-bins": {"numeric": "bins"}}):
     """Naive Bayes averaged over all naive Bayes models under a uniform prior (eq. 16–17).
 
     ``NaiveBayes(estimator="indifferent")`` under its own name: the posterior is the closed-form
@@ -25,6 +26,8 @@ class IndifferentNB(NaiveBayes, state_name="IndifferentNB", presets={"indifferen
         Declared value domains ``{attribute: [values]}`` (they fix ``#A_i`` up front).
     var_smoothing
         Variance smoothing of numeric attributes (see :class:`NaiveBayes`).
+    numeric
+        ``"gaussian"`` or ``"bins"``: how a float attribute is read (see :class:`NaiveBayes`).
 
     Examples
     --------
@@ -47,10 +50,11 @@ class IndifferentNB(NaiveBayes, state_name="IndifferentNB", presets={"indifferen
     """
 
     def __init__(self, nominal: Iterable | None = None, domains: Mapping | None = None,
-                 var_smoothing: float = 1e-9) -> None:
+                 var_smoothing: float = 1e-9, numeric: str = "gaussian") -> None:
         super().__init__(estimator="indifferent", nominal=nominal, domains=domains,
-                         var_smoothing=var_smoothing)
+                         var_smoothing=var_smoothing, numeric=numeric)
 
     @classmethod
     def _unit_test_params(cls):
         yield {}
+        yield {"numeric": "bins"}

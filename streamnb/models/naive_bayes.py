@@ -11,7 +11,7 @@ import numpy as np
 from streamnb._accel.kernels import score_tokens
 from streamnb.estimators import Estimator, make_estimator
 from streamnb.models.base import CountClassifier
-from streamnb.models.params import VAR_SMOOTHING, validate_params
+from streamnb.models.params import NUMERIC_READING, VAR_SMOOTHING, validate_params
 from streamnb.stats.encoder import encode, encode_batch
 from streamnb.stats.frames import n_rows
 
@@ -22,13 +22,15 @@ _LOG_2PI = float(np.log(2 * np.pi))
 
 class NaiveBayes(CountClassifier, state_name="NaiveBayes", presets={
         "ml": {"estimator": "ml"}, "laplace": {"estimator": "laplace"},
-        "m-estimate": {"estimator": "m-estimate"}, "bibl": {"estimator": "bibl"}}):
+        "m-estimate": {"estimator": "m-estimate"}, "bibl": {"estimator": "bibl"},
+        "laplace-bins": {"estimator": "laplace", "numeric": "bins"}}):
     """Naive Bayes whose parameters are read from live counts at prediction time.
 
     P(c | x) ∝ α_c · Π_i θ_{i,x_i,c}: nominal attributes through their value counts, binary
     token attributes (a message's words: ``{token: True}`` or counts from river's
     ``BagOfWords``) through presence/absence counts, numeric (float) attributes through
-    per-class Gaussian moments. Missing values are skipped (exact for naive Bayes).
+    per-class Gaussian moments, or (``numeric="bins"``) through the counts of fixed bins.
+    Missing values are skipped (exact for naive Bayes).
 
     Token prediction costs O(tokens in the message + classes), not O(vocabulary): the
     per-class log-likelihood of "every token absent" is computed once per model state and each
@@ -49,6 +51,11 @@ class NaiveBayes(CountClassifier, state_name="NaiveBayes", presets={
     var_smoothing
         Fraction of the largest numeric variance added to every variance (as scikit-learn's
         GaussianNB), so that constant attributes do not give infinite densities.
+    numeric
+        How a float attribute is read: ``"gaussian"`` (per-class mean and variance) or
+        ``"bins"`` (a nominal attribute of fixed, data-independent bins, four per octave of
+        ``|x|``, as TAN and AODE count it: :mod:`streamnb.stats.binning`), which follows any
+        shape of distribution. Only models of the same reading merge.
 
     Attributes
     ----------
@@ -86,21 +93,26 @@ class NaiveBayes(CountClassifier, state_name="NaiveBayes", presets={
 
     """
 
-    _parameter_constraints: ClassVar[dict[str, list]] = {"var_smoothing": VAR_SMOOTHING}
+    _parameter_constraints: ClassVar[dict[str, list]] = {"var_smoothing": VAR_SMOOTHING,
+                                                         "numeric": NUMERIC_READING}
 
     def __init__(self, estimator: str | Estimator = "laplace", nominal: Iterable | None = None,
-                 domains: Mapping | None = None, var_smoothing: float = 1e-9) -> None:
-        super().__init__(nominal=nominal, domains=domains)
+                 domains: Mapping | None = None, var_smoothing: float = 1e-9,
+                 numeric: str = "gaussian") -> None:
         self.estimator = estimator
-        self._estimator = make_estimator(estimator)
         self.var_smoothing = var_smoothing
-        validate_params(self)
+        self.numeric = numeric
+        validate_params(self)  # the schema is built from ``numeric``
+        self._numeric = numeric == "gaussian"
+        super().__init__(nominal=nominal, domains=domains)
+        self._estimator = make_estimator(estimator)
 
     @classmethod
     def _unit_test_params(cls):
         yield {"estimator": "laplace"}
         yield {"estimator": "indifferent"}
         yield {"estimator": "ml"}
+        yield {"estimator": "laplace", "numeric": "bins"}
 
     # -- parameters that depend on the state only: computed once per state version ------------
     def _state_terms(self) -> dict[str, np.ndarray]:

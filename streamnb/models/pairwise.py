@@ -94,15 +94,14 @@ class PairwiseNaiveBayes(NaiveBayes):
     most ``max_candidates`` attributes (the first ones seen, then the most informative about
     the class at each :meth:`refresh_candidates`). Subclasses say how they use the pairs."""
 
-    _numeric = False  # dependences among discrete values: a float is counted in its bin
-
     _parameter_constraints: ClassVar[dict[str, list]] = {"max_candidates": [Integer(2)]}
 
     def __init__(self, estimator: str | Estimator = "indifferent", max_candidates: int = 200,
                  nominal: Iterable | None = None, domains: Mapping | None = None,
                  var_smoothing: float = 1e-9) -> None:
+        # dependences among discrete values: a float is counted in its bin
         super().__init__(estimator=estimator, nominal=nominal, domains=domains,
-                         var_smoothing=var_smoothing)
+                         var_smoothing=var_smoothing, numeric="bins")
         a, a_absent = self._estimator.cell_pseudocounts(self.stats)
         if not (isinstance(a, float) and a > 0 and a == a_absent):
             raise ValueError(f"{type(self).__name__} needs an estimator with one positive "

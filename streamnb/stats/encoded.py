@@ -4,7 +4,7 @@ schema.Schema`: what every count, pair table and model reads (the record encoder
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from itertools import chain
 from typing import TYPE_CHECKING, Any
 
@@ -24,14 +24,17 @@ class Registrations:
     ``(attribute, value)`` (value None for a token's column); unpacks as that pair. A batch
     that registered only new tokens, each with its own column (a stream's usual growth,
     thousands a batch), keeps their names alone (``tokens``, the first numbered ``first``):
-    the pairs are built only if read."""
+    the pairs are built only if read. ``binned``: the positions in ``attributes`` of the
+    nominal attributes of binned floats (a schema with ``numeric=False``), which their kind
+    alone does not tell apart from nominal ones."""
 
-    __slots__ = ("_attributes", "_columns", "first", "tokens")
+    __slots__ = ("_attributes", "_columns", "binned", "first", "tokens")
 
-    def __init__(self, attributes: list[tuple[Any, int]], columns: list[tuple[int, Any]]
-                 ) -> None:
+    def __init__(self, attributes: list[tuple[Any, int]], columns: list[tuple[int, Any]],
+                 binned: Iterable[int] = ()) -> None:
         self._attributes: list[tuple[Any, int]] | None = attributes
         self._columns: list[tuple[int, Any]] | None = columns
+        self.binned = frozenset(binned)
         self.tokens: list[Any] | None = None
         self.first = -1
 
@@ -40,6 +43,7 @@ class Registrations:
         """New token attributes ``names``, numbered from ``first``, each with its column."""
         registrations = cls.__new__(cls)
         registrations._attributes = registrations._columns = None
+        registrations.binned = frozenset()
         registrations.tokens, registrations.first = names, first
         return registrations
 
@@ -68,12 +72,14 @@ class Registrations:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Registrations):
             return NotImplemented
-        return (self.attributes, self.columns) == (other.attributes, other.columns)
+        return ((self.attributes, self.columns, self.binned)
+                == (other.attributes, other.columns, other.binned))
 
     __hash__ = None  # type: ignore[assignment]  # mutable lists inside
 
     def __repr__(self) -> str:
-        return f"Registrations({self.attributes!r}, {self.columns!r})"
+        binned = f", binned={sorted(self.binned)!r}" if self.binned else ""
+        return f"Registrations({self.attributes!r}, {self.columns!r}{binned})"
 
 
 class Encoded:

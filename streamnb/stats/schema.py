@@ -423,7 +423,8 @@ class Schema:
         return Registrations(list(zip(self.attributes.names(n_attributes),
                                       self.kinds[n_attributes:], strict=True)),
                              list(zip(self.column_attribute[n_columns:].tolist(),
-                                      self.column_value[n_columns:], strict=True)))
+                                      self.column_value[n_columns:], strict=True)),
+                             [a - n_attributes for a in self.binned if a >= n_attributes])
 
     def replay(self, registrations: Registrations) -> None:
         """Register again what :meth:`registered_since` returned, after a rollback to its mark:
@@ -445,7 +446,9 @@ class Schema:
                 else:
                     self.add_tokens(tokens)
                     tokens.clear()
-                    self._add_attribute(name, kind)
+                    new = self._add_attribute(name, kind)
+                    if added in registrations.binned:
+                        self.binned.add(new)
                 added += 1
 
         for a, value in columns:
