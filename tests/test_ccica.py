@@ -30,8 +30,11 @@ def iris() -> tuple[pd.DataFrame, np.ndarray]:
 
 
 def _fitted(frame: pd.DataFrame, labels: np.ndarray, **params) -> CCICANB:
+    """A model with its structure re-learned from the whole batch (``learn_many`` re-learns
+    where ``learn_one`` would, at the schedule's points inside the batch)."""
     model = CCICANB(seed=0, **params)
     model.learn_many(frame, pd.Series(labels))
+    model.relearn()
     return model
 
 
