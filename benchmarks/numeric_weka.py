@@ -24,10 +24,10 @@ import numpy as np
 from weka_comparison import (
     WEKA_AODE,
     WEKA_TAN,
-    discretised_fold,
+    accuracy,
+    fold_files,
     mean_se,
     weka_predictions,
-    write_arff,
 )
 
 from streamnb import AODE, TAN
@@ -50,17 +50,11 @@ def fold_accuracies(name: str, train: np.ndarray, test: np.ndarray, directory: P
         if isinstance(model, TAN):
             model.relearn()
         predicted = model.predict_many([data.records[i] for i in test])
-        out[column] = float(np.mean([p == y for p, y in zip(predicted, labels, strict=True)]))
-    fold = discretised_fold(data, train, test)
-    classes = list(data.classes)
-    train_file, test_file = directory / "train.arff", directory / "test.arff"
-    write_arff(train_file, data.name, fold.domains, data.target, classes, fold.train_records,
-               fold.train_labels)
-    write_arff(test_file, data.name, fold.domains, data.target, classes, fold.test_records,
-               fold.test_labels)
+        out[column] = accuracy(predicted, labels)
+    _, train_file, test_file = fold_files(data, train, test, directory)
     for column, args in WEKA.items():
-        predicted = weka_predictions(args, train_file, test_file, classes)
-        out[column] = float(np.mean([p == y for p, y in zip(predicted, labels, strict=True)]))
+        predicted = weka_predictions(args, train_file, test_file, list(data.classes))
+        out[column] = accuracy(predicted, labels)
     train_labels = [data.labels[i] for i in train]
     majority = max(set(train_labels), key=train_labels.count)
     out["majority"] = float(np.mean([y == majority for y in labels]))

@@ -184,12 +184,10 @@ def accuracy(predicted: Sequence, labels: Sequence) -> float:
     return sum(p == y for p, y in zip(predicted, labels, strict=True)) / len(labels)
 
 
-def run_fold(data: TabularDataset, train: np.ndarray, test: np.ndarray, directory: Path,
-             aode_candidates: int | None = None, weka: bool = True) -> dict[str, float]:
-    """Accuracy of every column on one fold, and the share of test records on which each
-    streamnb model predicts what the Weka model it is judged against predicts (keys
-    ``"streamnb … = Weka …"``). ``aode_candidates`` caps streamnb AODE's candidate parents;
-    ``weka=False`` runs only the streamnb columns."""
+def fold_files(data: TabularDataset, train: np.ndarray, test: np.ndarray, directory: Path
+               ) -> tuple[Fold, Path, Path]:
+    """The fold discretised on its training part, and its training and test ARFF files for
+    Weka in ``directory``."""
     fold = discretised_fold(data, train, test)
     classes = list(data.classes)
     train_file, test_file = directory / "train.arff", directory / "test.arff"
@@ -197,6 +195,17 @@ def run_fold(data: TabularDataset, train: np.ndarray, test: np.ndarray, director
                fold.train_labels)
     write_arff(test_file, data.name, fold.domains, data.target, classes, fold.test_records,
                fold.test_labels)
+    return fold, train_file, test_file
+
+
+def run_fold(data: TabularDataset, train: np.ndarray, test: np.ndarray, directory: Path,
+             aode_candidates: int | None = None, weka: bool = True) -> dict[str, float]:
+    """Accuracy of every column on one fold, and the share of test records on which each
+    streamnb model predicts what the Weka model it is judged against predicts (keys
+    ``"streamnb … = Weka …"``). ``aode_candidates`` caps streamnb AODE's candidate parents;
+    ``weka=False`` runs only the streamnb columns."""
+    fold, train_file, test_file = fold_files(data, train, test, directory)
+    classes = list(data.classes)
     predictions = {name: weka_predictions(args, train_file, test_file, classes)
                    for name, args in WEKA_MODELS.items()} if weka else {}
     for name, make in _streamnb_models(fold.domains, aode_candidates).items():
