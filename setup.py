@@ -21,4 +21,5 @@ setup(ext_modules=[
     _optional("streamnb._accel._kernels", "streamnb/_accel/_kernels.c",
               ("streamnb/_accel/_names.h",)),
     _optional("streamnb.features._scan", "streamnb/features/_scan.c"),
+    _optional("streamnb._accel._ppm", "streamnb/_accel/_ppm.c"),
 ])

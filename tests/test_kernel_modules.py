@@ -15,7 +15,8 @@ from streamnb._accel.choose import choose
 # each twin module and its extension
 MODULES = [("streamnb._accel.names", "streamnb._accel._names"),
            ("streamnb._accel.kernels", "streamnb._accel._kernels"),
-           ("streamnb.features.scan", "streamnb.features._scan")]
+           ("streamnb.features.scan", "streamnb.features._scan"),
+           ("streamnb._accel.ppm", "streamnb._accel._ppm")]
 
 
 @pytest.mark.parametrize(("twin", "extension"), MODULES)

@@ -22,6 +22,7 @@ from streamnb.stats import InvalidRecord, RecordName
 from streamnb.stats.collector import paused_collector
 from streamnb.stats.encoder import encode, text_lookup
 from streamnb.stats.frames import records_of
+from streamnb.stats.ppm import ByteContexts
 from streamnb.stats.score_sketch import ScoreSketch
 from streamnb.stats.values import drawn_once, text_draws
 
@@ -42,7 +43,17 @@ def _messages(X: Any) -> list:
 _NO_ZERO_FACTORS = array("q", (0, 0))
 _ALL = sys.maxsize  # top_tokens=None: the mean over every known token
 _IMMUTABLE = frozenset((str, bytes, frozenset))  # messages a batch's tokens can be kept for
-_SPAM, _HAM = 0, 1  # the rows of the score sketch
+_SPAM, _HAM = 0, 1  # the rows of the score sketch (and the byte contexts' classes)
+PPM_BYTES = 2500  # what the byte-context model reads of a message: its first 2,500 bytes
+
+
+def ppm_bytes(text: str | bytes) -> bytes:
+    """What the byte-context part reads of a message: its first ``PPM_BYTES`` bytes (a str in
+    UTF-8), without an mbox ``From `` envelope line (the receiving side's, dated)."""
+    raw = text.encode("utf-8", "surrogateescape") if isinstance(text, str) else text
+    if raw.startswith(b"From "):
+        raw = raw[raw.find(b"\n") + 1:] if b"\n" in raw else b""
+    return raw[:PPM_BYTES]
 
 
 class SpamFilter(CountClassifier, state_name="SpamFilter", presets={"spam-filter": {}}):
@@ -105,6 +116,15 @@ class SpamFilter(CountClassifier, state_name="SpamFilter", presets={"spam-filter
         (``None``: ``1 / max_ham_rate``, so the histogram holds about the last 1.44/r ham):
         the scores drift as the filter learns, and old ones would hold the threshold where
         the filter was. Only read with ``max_ham_rate``.
+    ppm_order, ppm_weight, ppm_memory
+        With ``ppm_order`` (0..6), the score also adds ``ppm_weight`` times a byte-level
+        compression model's evidence: ``(ln P_spam(x) − ln P_ham(x)) / 2500`` for the first
+        2,500 bytes x of the raw message (without an mbox ``From `` line), each class's model
+        an adaptive interpolated PPM-D over contexts of 0..``ppm_order`` bytes
+        (:class:`~streamnb.stats.ppm.ByteContexts`) held in ``ppm_memory`` bytes (it forgets
+        its rarest contexts at that budget). Its counts are part of the state (merged, decayed,
+        saved). It reads the raw text: a message given as tokens is rejected. docs/spam.md
+        gives the settings and what they gain.
 
     Examples
     --------
@@ -139,15 +159,18 @@ class SpamFilter(CountClassifier, state_name="SpamFilter", presets={"spam-filter
         "top_tokens": [None, Integer(1)], "tokenizer": [OneOf(tuple(sorted(_TOKENIZERS)))],
         "threshold": [Real()], "unsure": [Real(0)],
         "max_ham_rate": [None, Real(0, 1, closed="neither")],
-        "score_half_life": [None, Real(0, closed="neither")]}
+        "score_half_life": [None, Real(0, closed="neither")],
+        "ppm_order": [None, Integer(0, 6)], "ppm_weight": [Real(0)],
+        "ppm_memory": [Integer(1 << 16)]}
 
     def __init__(self, alpha: float = 0.1, fisher_weight: float = 0.125, s: float = 0.1,
                  x: float = 0.5, min_dev: float = 0.2, max_tokens: int | None = None,
                  top_tokens: int | None = 25,
                  tokenizer: str = "auto", spam_label: Any = "spam", ham_label: Any = "ham",
                  threshold: float = 0.0, unsure: float = 0.5,
-                 max_ham_rate: float | None = None, score_half_life: float | None = None
-                 ) -> None:
+                 max_ham_rate: float | None = None, score_half_life: float | None = None,
+                 ppm_order: int | None = None, ppm_weight: float = 4.0,
+                 ppm_memory: int = 1 << 26) -> None:
         super().__init__()
         if spam_label == ham_label:
             raise ValueError("spam_label and ham_label must differ")
@@ -156,6 +179,7 @@ class SpamFilter(CountClassifier, state_name="SpamFilter", presets={"spam-filter
         self.tokenizer, self.spam_label, self.ham_label = tokenizer, spam_label, ham_label
         self.threshold, self.unsure, self.max_ham_rate = threshold, unsure, max_ham_rate
         self.score_half_life = score_half_life
+        self.ppm_order, self.ppm_weight, self.ppm_memory = ppm_order, ppm_weight, ppm_memory
         validate_params(self)  # s, x, min_dev and max_tokens: RobinsonFisher checks them
         self._lidstone = Dirichlet(value_prior=alpha)  # θ = (N + α) / (T + α|V|)
         self._fisher = RobinsonFisher(s=s, x=x, min_dev=min_dev,
@@ -164,6 +188,12 @@ class SpamFilter(CountClassifier, state_name="SpamFilter", presets={"spam-filter
         self._clip = math.log((1 - 1e-4) / 1e-4)
         #: the scores of the labelled messages per class (spam, ham), with max_ham_rate
         self.scores = self._new_scores()
+        #: the byte-context counts per class (spam, ham), with ppm_order
+        self.contexts = (ByteContexts(ppm_order, ppm_memory) if ppm_order is not None
+                         else None)
+        if self.contexts is not None and self.contexts.max_bytes() < PPM_BYTES:
+            raise ValueError(f"ppm_memory={ppm_memory} cannot hold a message of {PPM_BYTES} "
+                             f"bytes at ppm_order={ppm_order}")
 
     def _new_scores(self) -> ScoreSketch | None:
         if self.max_ham_rate is None:
@@ -257,9 +287,13 @@ class SpamFilter(CountClassifier, state_name="SpamFilter", presets={"spam-filter
         where = f"record {self.n_learned + 1}"
         label = self._label(y, where)
         tokens = self.tokens(x, where)
-        score = self._score(tokens) if self.scores is not None else 0.0  # kept from scoring
+        data = self._ppm_bytes(x, where)
+        score = (self._score(tokens) + self._ppm_score(data) if self.scores is not None
+                 else 0.0)  # kept from scoring
         self.stats.update({_ATTRIBUTE: tokens}, label, self.n_learned + 1)
         self.n_learned += 1
+        if self.contexts is not None:
+            self.contexts.learn(data, _SPAM if label == self.spam_label else _HAM)
         if self.scores is not None:
             self.scores.add_many(np.array([score]), np.array(
                 [_SPAM if label == self.spam_label else _HAM]))
@@ -271,10 +305,14 @@ class SpamFilter(CountClassifier, state_name="SpamFilter", presets={"spam-filter
         if len(texts) != len(labels):
             raise ValueError(f"{len(texts)} texts but {len(labels)} labels")
         labels = [self._label(v, RecordName("row", i)) for i, v in enumerate(labels)]
-        scores = self._batch_scores(texts) if self.scores is not None else None
+        data = [self._ppm_bytes(t, RecordName("row", i)) for i, t in enumerate(texts)]
+        scores = self.score_many(texts) if self.scores is not None else None
         records = [{_ATTRIBUTE: tokens} for tokens in self._batch_tokens(texts)]
         self.stats.update_many(records, labels, record="row")
         self.n_learned += len(texts)
+        if self.contexts is not None:
+            for message, label in zip(data, labels, strict=True):
+                self.contexts.learn(message, _SPAM if label == self.spam_label else _HAM)
         if self.scores is not None:
             self.scores.add_many(scores, np.array(
                 [_SPAM if label == self.spam_label else _HAM for label in labels]))
@@ -360,11 +398,39 @@ class SpamFilter(CountClassifier, state_name="SpamFilter", presets={"spam-filter
 
     def score_one(self, x: str | bytes) -> float:
         """The spam log-odds of a message (unbounded; 0 for a message with no known token)."""
-        return self._score(self.tokens(x, "message to score"))
+        return (self._score(self.tokens(x, "message to score"))
+                + self._ppm_score(self._ppm_bytes(x, "message to score")))
 
     def score_many(self, X: Iterable[str | bytes]) -> np.ndarray:
         texts = _messages(X)
-        return self._batch_scores(texts) if self.scores is not None else self._score_batch(texts)
+        data = [self._ppm_bytes(t, RecordName("row", i)) for i, t in enumerate(texts)]
+        z = self._batch_scores(texts) if self.scores is not None else self._score_batch(texts)
+        if self.contexts is None:
+            return z
+        return z + np.array([self._ppm_score(message) for message in data])
+
+    # -- the byte-context part ----------------------------------------------------------------
+    def _ppm_bytes(self, x: Any, where: str) -> bytes:
+        """What the byte-context model reads of a message (b"" without ``ppm_order``)."""
+        if self.contexts is None:
+            return b""
+        if not isinstance(x, (str, bytes)):
+            raise InvalidRecord(where, None, f"ppm_order reads the raw message text (str or "
+                                f"bytes), got {type(x).__name__}")
+        return ppm_bytes(x)
+
+    def _ppm_score(self, data: bytes) -> float:
+        """``ppm_weight · (ln P_spam − ln P_ham) / PPM_BYTES`` under the counts now (kept until
+        they change: a message scored and then learned is coded once)."""
+        contexts = self.contexts
+        if contexts is None or not data:
+            return 0.0
+
+        def compute() -> float:
+            spam, ham = contexts.score(data)
+            return self.ppm_weight * (spam - ham) / PPM_BYTES
+
+        return self._cache.get("ppm", (contexts, contexts.version, data), compute)
 
     def _score_batch(self, texts: list) -> np.ndarray:
         scores: list[float] = []
@@ -459,23 +525,34 @@ class SpamFilter(CountClassifier, state_name="SpamFilter", presets={"spam-filter
         super().merge(other)
         if self.scores is not None:
             self.scores.merge(other.scores)
+        if self.contexts is not None:
+            self.contexts.merge(other.contexts)
         return self
 
     def decay(self, factor: float) -> None:
         super().decay(factor)
         if self.scores is not None:
             self.scores.decay(factor)
+        if self.contexts is not None:
+            self.contexts.decay(factor)
 
     def _extra_state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-        if self.scores is None:
-            return {}, {}
-        meta, arrays = self.scores.to_state()
-        return {"scores": meta}, {f"scores.{k}": v for k, v in arrays.items()}
+        meta: dict[str, Any] = {}
+        arrays: dict[str, np.ndarray] = {}
+        for name, part in (("scores", self.scores), ("contexts", self.contexts)):
+            if part is not None:
+                meta[name], own = part.to_state()
+                arrays.update({f"{name}.{k}": v for k, v in own.items()})
+        return meta, arrays
 
     def _restore_extra(self, meta: Mapping[str, Any], arrays: Mapping[str, np.ndarray]) -> None:
+        def own(name: str) -> dict[str, np.ndarray]:
+            return {k[len(name) + 1:]: v for k, v in arrays.items() if k.startswith(name + ".")}
+
         if self.scores is not None and "scores" in meta:
-            self.scores = ScoreSketch.from_state(meta["scores"], {
-                k[len("scores."):]: v for k, v in arrays.items() if k.startswith("scores.")})
+            self.scores = ScoreSketch.from_state(meta["scores"], own("scores"))
+        if self.contexts is not None and "contexts" in meta:
+            self.contexts = ByteContexts.from_state(meta["contexts"], own("contexts"))
 
     # -- diagnostics --------------------------------------------------------------------------
     def explain_one(self, x: str | bytes) -> list[dict[str, Any]]:
