@@ -124,7 +124,7 @@ def main(argv: list[str] | None = None) -> None:
                                     ".3f" if k == "1-ROCA %" else ".2f") for k in POINTS]
     _results.write_from_args(args, "spam_compression",
                              {"grid": _results.table(columns, rows.values())},
-                             argv=argv, script="benchmarks/spam_compression.py")
+                             argv=argv, script=__file__)
 
 
 if __name__ == "__main__":

@@ -169,7 +169,7 @@ class SpamFilter(CountClassifier, state_name="SpamFilter", presets={"spam-filter
                  tokenizer: str = "auto", spam_label: Any = "spam", ham_label: Any = "ham",
                  threshold: float = 0.0, unsure: float = 0.5,
                  max_ham_rate: float | None = None, score_half_life: float | None = None,
-                 ppm_order: int | None = None, ppm_weight: float = 4.0,
+                 ppm_order: int | None = None, ppm_weight: float = 0.5,
                  ppm_memory: int = 1 << 26) -> None:
         super().__init__()
         if spam_label == ham_label:
