@@ -99,14 +99,14 @@ def test_scores_are_the_documented_adaptive_ppm_d(sms):
 
 def test_two_shards_merged_equal_one_model(sms):
     one, shards = ByteContexts(4, 1 << 25), (ByteContexts(4, 1 << 25), ByteContexts(4, 1 << 25))
-    for i, (data, cls) in enumerate(sms[:600]):
+    for i, (data, cls) in enumerate(sms[:300]):
         one.learn(data, cls)
         shards[i % 2].learn(data, cls)
     merged = shards[0].merge(shards[1])
     assert one.used < one.slots // 4  # nothing forgotten: the sum is exact
     assert _entries(merged) == _entries(one)
     assert merged.used == one.used
-    for data, _ in sms[600:650]:
+    for data, _ in sms[300:340]:
         assert merged.score(data) == one.score(data)
 
 
