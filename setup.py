@@ -3,7 +3,8 @@
 Each extension is optional: without a C compiler the install still succeeds and streamnb uses
 its Python twin module instead (same results, slower one-record path): the name table
 (streamnb/_accel/_names.c, twin names.py), the token kernels (streamnb/_accel/_kernels.c,
-twin kernels.py) and the tokenisers' text scans (streamnb/features/_scan.c, twin scan.py).
+twin kernels.py), the tokenisers' text scans (streamnb/features/_scan.c, twin scan.py) and the
+byte-context (PPM) counts (streamnb/_accel/_ppm.c, twin ppm.py).
 """
 
 from setuptools import Extension, setup
