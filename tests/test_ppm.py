@@ -209,3 +209,19 @@ def test_each_byte_is_coded_by_a_distribution_over_the_256_bytes(sms):
         total = math.fsum(math.exp(model.score(prefix + bytes([b]))[cls] - before[cls])
                           for b in range(256))
         assert total == pytest.approx(1.0, abs=1e-12)
+
+
+def test_decay_scales_c_and_n_and_keeps_d(sms):
+    """Forgetting by a factor: every c and n multiplied (so each P_k's first term is unchanged
+    up to the −½ and the escape mass grows), d kept: no byte becomes unseen."""
+    model = ByteContexts(3, 1 << 22)
+    for data, cls in sms[:100]:
+        model.learn(data, cls)
+    before = _entries(model)
+    f = SpamFilter(ppm_order=3)
+    f.contexts = model
+    f.decay(0.5)
+    after = _entries(model)
+    assert after.keys() == before.keys()
+    for key, (c0, c1, d0, d1) in before.items():
+        assert after[key] == (c0 * 0.5, c1 * 0.5, d0, d1)
