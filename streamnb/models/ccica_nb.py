@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import numpy as np
 
-from streamnb.models.base import CountClassifier
 from streamnb.models.discriminant import GaussianDiscriminant
+from streamnb.models.factors import Factors
 from streamnb.models.params import RELEARN_EVERY, Integer, OneOf, Real, validate_params
 from streamnb.models.schedule import next_relearn, relearn_due
 from streamnb.stats.cache import StateCache
@@ -31,7 +31,7 @@ from streamnb.stats.kde import log_mixture_density, silverman_bandwidth
 from streamnb.stats.persist import header_int
 from streamnb.stats.values import RecordName
 from streamnb.stats.vector_sample import ClassSample
-from streamnb.stats.vectors import encode_vector, encode_vectors
+from streamnb.stats.vectors import encode_vectors
 
 __all__ = ["CCICANB", "fast_ica", "fit_gaussian_mixtures", "fit_kernel_densities"]
 
@@ -383,6 +383,7 @@ class CCICANB(GaussianDiscriminant, state_name="CCICANB", presets={"ccica-nb": {
         self.stats = ClassCovariance()
         self.sample = ClassSample(capacity, None if seed is None else int(seed))
         self.n_learned = 0
+        self.factors = Factors()
         self._since = 0
         self._structure: dict[str, np.ndarray] | None = None
         self._structure_version = 0  # the cache's key: the structure dict has no identity ==
@@ -415,7 +416,7 @@ class CCICANB(GaussianDiscriminant, state_name="CCICANB", presets={"ccica-nb": {
         Invalid input raises :class:`~streamnb.InvalidRecord` and changes nothing."""
         record = f"record {self.n_learned + 1}"
         label = self._label(y, record)
-        vector = encode_vector(self.stats.attributes, x, record, grow=True)
+        vector = self._encode_learning(x, record, label)
         slots = np.flatnonzero(~np.isnan(vector))
         c = self.stats.labels.add(label)
         self.stats.update(c, slots, vector[slots])
@@ -431,7 +432,7 @@ class CCICANB(GaussianDiscriminant, state_name="CCICANB", presets={"ccica-nb": {
         if len(ys) != len(X):
             raise ValueError(f"{len(X)} records but {len(ys)} labels")
         labels = [self._label(v, RecordName("row", i)) for i, v in enumerate(ys)]
-        values = encode_vectors(self.stats.attributes, X, "row", grow=True)
+        values = self._encode_learning_many(X, labels)
         # validated: from here on nothing raises. A new label gets its index when its piece is
         # learned (the class count at a re-learning is that of learn_one), in order of appearance
         index = dict(self.stats.labels.index)
@@ -476,6 +477,7 @@ class CCICANB(GaussianDiscriminant, state_name="CCICANB", presets={"ccica-nb": {
         boosted by 1/``factor``; the structure follows at the next re-learning."""
         self.stats.decay(factor)
         self.sample.decay(factor)
+        self.factors.decay(factor)
 
     def merge(self, other: CCICANB) -> CCICANB:
         """Add ``other``'s moments (exact) and sample (a priority sample of both streams, if
@@ -486,7 +488,10 @@ class CCICANB(GaussianDiscriminant, state_name="CCICANB", presets={"ccica-nb": {
             other, CCICANB) else None
         if type(other) is not type(self) or mine != theirs:
             raise ValueError(f"cannot merge {other!r} into {self!r}: models differ")
+        factors = self.factors.merged(other.factors, self.stats.attributes,
+                                      other.stats.attributes)
         self.stats.merge(other.stats)
+        self.factors = factors
         class_map = np.array([self.stats.labels.index[v] for v in other.stats.labels.values],
                              dtype=np.int64)
         column_map = np.array([self.stats.attributes.get(v)
@@ -713,11 +718,13 @@ class CCICANB(GaussianDiscriminant, state_name="CCICANB", presets={"ccica-nb": {
                 **{name: structure[name][:, used] for name in
                    ("mix_weight", "mix_mean", "mix_var")}}
 
-    # its terms are not a Gaussian's precisions: one record is the batch path on one row
-    _log_likelihood_one = CountClassifier._log_likelihood_one
+    def _numeric_log_likelihood_one(self, x: Mapping) -> tuple[Any, Any]:
+        # its terms are not a Gaussian's precisions: one record is the batch path on one row
+        finite, zeros = self._numeric_joint_log_likelihood([x], "record to predict")
+        return finite[0], zeros[0]
 
-    def _joint_log_likelihood(self, records: Sequence[Mapping], where: str
-                              ) -> tuple[np.ndarray, np.ndarray]:
+    def _numeric_joint_log_likelihood(self, records: Any, where: str
+                                      ) -> tuple[np.ndarray, np.ndarray]:
         values = encode_vectors(self.stats.attributes, records, where, grow=False)
         structure = self._structure
         terms = self._terms()
@@ -774,13 +781,15 @@ class CCICANB(GaussianDiscriminant, state_name="CCICANB", presets={"ccica-nb": {
     # -- persistence ----------------------------------------------------------------------------
     def _extra_state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         meta, arrays = self.sample.to_state()
-        out = {f"sample.{k}": v for k, v in arrays.items()}
+        factors, out = self.factors.to_state()
+        out.update({f"sample.{k}": v for k, v in arrays.items()})
         if self._structure is not None:
             out.update({f"structure.{k}": np.asarray(self._structure[k])
                         for k in (*_STRUCTURE, *_PCA_STRUCTURE) if k in self._structure})
-        return {"sample": meta, "since": self._since}, out
+        return {"sample": meta, "since": self._since, **factors}, out
 
     def _restore_extra(self, meta: Mapping[str, Any], arrays: Mapping[str, np.ndarray]) -> None:
+        self.factors = Factors.from_state(meta, arrays)
         self.sample = ClassSample.from_state(
             meta["sample"], {k[len("sample."):]: v for k, v in arrays.items()
                              if k.startswith("sample.")})
