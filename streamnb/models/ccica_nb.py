@@ -519,6 +519,8 @@ class CCICANB(GaussianDiscriminant, state_name="CCICANB", presets={"ccica-nb": {
         """D^(−½) Eᵀ (p, p; eigenvalues in decreasing order, rows beyond the rank zero) and
         the rank r: eigenvalues below ``_RANK_TOL`` × the largest are dropped."""
         p = cov.shape[0]
+        if not p:  # no numeric attribute (a record of nominal fields only)
+            return np.zeros((0, 0)), 0
         values, vectors = np.linalg.eigh(cov)
         values, vectors = values[::-1], vectors[:, ::-1]
         top = float(values[0]) if p else 0.0
