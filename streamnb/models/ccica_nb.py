@@ -756,8 +756,10 @@ class CCICANB(GaussianDiscriminant, state_name="CCICANB", presets={"ccica-nb": {
     # -- derived, for users ---------------------------------------------------------------------
     def component_log_densities(self, X: Any) -> np.ndarray:
         """log p_k(s_m) of records ``X`` for every class k and component m, (n, k, p): the
-        terms that eq. 5 sums over the selected components (missing values at the centre)."""
-        values = encode_vectors(self.stats.attributes, X, "row", grow=False)
+        terms that eq. 5 sums over the selected components (missing values at the centre;
+        fields other than numbers, the factors', left out)."""
+        numeric, _ = self.factors.split_many(self.stats.attributes, X, grow=False)
+        values = encode_vectors(self.stats.attributes, numeric, "row", grow=False)
         s = self._structure
         active = s["active"]
         x = np.full((values.shape[0], len(active)), math.nan)
