@@ -332,8 +332,8 @@ def test_bad_input_names_record_and_field_and_changes_nothing(iris):
     frame, labels = iris
     model = _fitted(frame[:30], labels[:30])
     before = dumps_state(*model.to_state())
-    with pytest.raises(InvalidRecord, match=r"record 31.*'petal'"):
-        model.learn_one({"sepallength": 1.0, "petal": "wide"}, "setosa")
+    with pytest.raises(InvalidRecord, match=r"record 31.*'petalwidth'"):
+        model.learn_one({"sepallength": 1.0, "petalwidth": "wide"}, "setosa")
     bad = frame[30:40].astype(object)
     bad.iloc[3, 1] = float("inf")
     with pytest.raises(InvalidRecord, match=r"row 3.*sepalwidth"):

@@ -86,8 +86,8 @@ class Factors:
         batch (a batch is split as its records would be one by one)."""
         if not isinstance(x, Mapping):
             return x, None  # the numeric encoder names the record
-        if self.empty and all(type(v) is float for v in x.values()):
-            return x, None  # the common, all-numeric record
+        if self.empty and all(type(v) is float and v == v for v in x.values()):
+            return x, None  # the common record: numbers, none missing
         decided = {} if decided is None else decided
         sides = [self._side(numeric, k, v, grow, decided) for k, v in x.items()]
         if all(s == _NUMERIC for s in sides):
