@@ -66,6 +66,7 @@ def _curve(train: pd.DataFrame, train_y: np.ndarray, test: pd.DataFrame, test_y:
     start = time.perf_counter()
     model = CCICANB(n_mixture=n_mixture, seed=0, capacity=100_000, relearn_every=0, **params)
     model.learn_many(train, pd.Series(train_y))
+    model.relearn()  # the structure of the whole training set
     right = []
     for n in counts:
         model.select(n)

@@ -51,8 +51,9 @@ class CountClassifier(base.MiniBatchClassifier):
     #: True for a model that takes a text message as the frozenset of its tokens (the service
     #: then decodes one into that, not into ``{token: True}``)
     reads_token_sets: ClassVar[bool] = False
-    #: True for a model of numeric attributes only (it refuses nominal, token and text values;
-    #: the demo's ``--model all``, which streams messages, leaves it out)
+    #: True for a model built for numeric attributes (the continuous models, which read other
+    #: fields only as naive-Bayes factors; the demo's ``--model all``, which streams messages,
+    #: leaves it out)
     _numeric_only: ClassVar[bool] = False
 
     def __init_subclass__(cls, /, state_name: str | None = None,

@@ -16,22 +16,22 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import numpy as np
 
-from streamnb.models.base import CountClassifier
 from streamnb.models.discriminant import GaussianDiscriminant
+from streamnb.models.factors import Factors
 from streamnb.models.params import RELEARN_EVERY, Integer, OneOf, Real, validate_params
-from streamnb.models.schedule import relearn_due
+from streamnb.models.schedule import next_relearn, relearn_due
 from streamnb.stats.cache import StateCache
 from streamnb.stats.covariance import ClassCovariance
 from streamnb.stats.kde import log_mixture_density, silverman_bandwidth
 from streamnb.stats.persist import header_int
 from streamnb.stats.values import RecordName
 from streamnb.stats.vector_sample import ClassSample
-from streamnb.stats.vectors import encode_vector, encode_vectors
+from streamnb.stats.vectors import encode_vectors
 
 __all__ = ["CCICANB", "fast_ica", "fit_gaussian_mixtures", "fit_kernel_densities"]
 
@@ -93,7 +93,7 @@ def fast_ica(z: np.ndarray, w_init: np.ndarray, max_iter: int = 200, tol: float 
     whitened data ``z`` (n, r): the orthogonal W (r, r) whose rows make W z maximally
     non-Gaussian. Fixed point W⁺ = E[g(Wz) zᵀ] − diag(E[g'(Wz)]) W, g = tanh, then
     symmetric decorrelation; stops when no row turns by more than ``tol`` (|diag W⁺Wᵀ| ≥ 1 − tol),
-    as scikit-learn's ``FastICA(algorithm="parallel", whiten=False)``.
+    returning W⁺, as scikit-learn's ``FastICA(algorithm="parallel", whiten=False)``.
 
     If ``max_iter`` iterations do not converge, up to ``max_iter`` more take half steps,
     W ← decorrelate(½ W + ½ W⁺) (rows of W⁺ signed to agree with W; shorter where the half step
@@ -101,12 +101,19 @@ def fast_ica(z: np.ndarray, w_init: np.ndarray, max_iter: int = 200, tol: float 
     cycle without converging (on Letter's 16,000 training records it did for about half of the
     26 classes, rows still turning by up to 0.98 after 200 iterations, so W was wherever the cycle
     stopped); a fixed point of W⁺ is one of the half step, and the half steps reach one (all 26
-    classes)."""
+    classes). Half steps stop on the same test of the full step W⁺, not on how far the
+    (possibly shortened) half step itself moved W."""
     w = _sym_decorrelate(w_init)
     n = z.shape[0]
     for it in range(2 * max_iter):
         g, g_prime = _contrast(fun, z @ w.T)                   # (n, r)
         w_new = _sym_decorrelate(g.T @ z / n - g_prime.mean(axis=0)[:, None] * w)
+        # convergence is judged on the full step W → W⁺ in both phases: a shortened half step
+        # turns W by little even where W⁺ swaps two of its rows, so its own size says nothing
+        # about a fixed point
+        turn = float(np.max(np.abs(np.abs(np.einsum("ij,ij->i", w_new, w)) - 1.0)))
+        if turn < tol:
+            return w_new
         if it >= max_iter:
             sign = np.where(np.einsum("ij,ij->i", w_new, w) < 0.0, -1.0, 1.0)
             step = sign[:, None] * w_new - w
@@ -119,10 +126,7 @@ def fast_ica(z: np.ndarray, w_init: np.ndarray, max_iter: int = 200, tol: float 
             if mu <= _MIN_STEP:
                 break
             w_new = _sym_decorrelate(w + mu * step)
-        change = float(np.max(np.abs(np.abs(np.einsum("ij,ij->i", w_new, w)) - 1.0)))
         w = w_new
-        if change < tol:
-            break
     return w
 
 
@@ -379,6 +383,7 @@ class CCICANB(GaussianDiscriminant, state_name="CCICANB", presets={"ccica-nb": {
         self.stats = ClassCovariance()
         self.sample = ClassSample(capacity, None if seed is None else int(seed))
         self.n_learned = 0
+        self.factors = Factors()
         self._since = 0
         self._structure: dict[str, np.ndarray] | None = None
         self._structure_version = 0  # the cache's key: the structure dict has no identity ==
@@ -411,7 +416,7 @@ class CCICANB(GaussianDiscriminant, state_name="CCICANB", presets={"ccica-nb": {
         Invalid input raises :class:`~streamnb.InvalidRecord` and changes nothing."""
         record = f"record {self.n_learned + 1}"
         label = self._label(y, record)
-        vector = encode_vector(self.stats.attributes, x, record, grow=True)
+        vector = self._encode_learning(x, record, label)
         slots = np.flatnonzero(~np.isnan(vector))
         c = self.stats.labels.add(label)
         self.stats.update(c, slots, vector[slots])
@@ -419,18 +424,44 @@ class CCICANB(GaussianDiscriminant, state_name="CCICANB", presets={"ccica-nb": {
         self._learned(1)
 
     def learn_many(self, X: Any, y: Any) -> None:
-        """Add a batch: the moments and sample of ``learn_one`` on each row (moments up to
-        rounding); the structure is re-learned once, at the end, when due. A bad row rejects
-        the whole batch and changes nothing."""
+        """Add a batch: the model ``learn_one`` on each row in order gives (moments up to
+        rounding). The batch is learned in pieces that end where ``learn_one`` would re-learn
+        the structure: at the schedule's points and where a class, or an attribute of a class,
+        appears. A bad row rejects the whole batch and changes nothing."""
         ys = list(y)
         if len(ys) != len(X):
             raise ValueError(f"{len(X)} records but {len(ys)} labels")
         labels = [self._label(v, RecordName("row", i)) for i, v in enumerate(ys)]
-        values = encode_vectors(self.stats.attributes, X, "row", grow=True)
-        classes = np.array([self.stats.labels.add(v) for v in labels], dtype=np.int64)
-        self.stats.update_many(classes, values)
-        self.sample.add_many(classes, values)
-        self._learned(len(ys))
+        values = self._encode_learning_many(X, labels)
+        # validated: from here on nothing raises. A new label gets its index when its piece is
+        # learned (the class count at a re-learning is that of learn_one), in order of appearance
+        index = dict(self.stats.labels.index)
+        classes = np.array([index.setdefault(v, len(index)) for v in labels], dtype=np.int64)
+        cut = np.zeros(len(ys), dtype=bool)       # learn_one may re-learn after these rows
+        seen = np.zeros((len(index), values.shape[1]), dtype=bool)
+        self.stats.resize()
+        k0, p0 = self.stats.n_classes, self.stats.n_attributes
+        seen[:k0, :p0] = np.diagonal(self.stats.weight, axis1=1, axis2=2) > 0
+        for c in np.unique(classes):
+            rows = np.flatnonzero(classes == c)
+            cut[rows[0]] |= c >= k0
+            observed = ~np.isnan(values[rows]) & ~seen[c]
+            firsts = observed.argmax(axis=0)
+            cut[rows[firsts[observed.any(axis=0)]]] = True
+        lo = 0
+        while lo < len(ys):
+            hi = len(ys)
+            if self.relearn_every:
+                hi = min(hi, lo + next_relearn(self.n_learned - self._since,
+                                               self.relearn_every) - self.n_learned)
+            marked = np.flatnonzero(cut[lo: hi])
+            hi = lo + int(marked[0]) + 1 if len(marked) else hi
+            for v in labels[lo:hi]:
+                self.stats.labels.add(v)
+            self.stats.update_many(classes[lo:hi], values[lo:hi])
+            self.sample.add_many(classes[lo:hi], values[lo:hi])
+            self._learned(hi - lo)
+            lo = hi
 
     def _learned(self, n: int) -> None:
         self.n_learned += n
@@ -446,6 +477,7 @@ class CCICANB(GaussianDiscriminant, state_name="CCICANB", presets={"ccica-nb": {
         boosted by 1/``factor``; the structure follows at the next re-learning."""
         self.stats.decay(factor)
         self.sample.decay(factor)
+        self.factors.decay(factor)
 
     def merge(self, other: CCICANB) -> CCICANB:
         """Add ``other``'s moments (exact) and sample (a priority sample of both streams, if
@@ -456,7 +488,10 @@ class CCICANB(GaussianDiscriminant, state_name="CCICANB", presets={"ccica-nb": {
             other, CCICANB) else None
         if type(other) is not type(self) or mine != theirs:
             raise ValueError(f"cannot merge {other!r} into {self!r}: models differ")
+        factors = self.factors.merged(other.factors, self.stats.attributes,
+                                      other.stats.attributes)
         self.stats.merge(other.stats)
+        self.factors = factors
         class_map = np.array([self.stats.labels.index[v] for v in other.stats.labels.values],
                              dtype=np.int64)
         column_map = np.array([self.stats.attributes.get(v)
@@ -484,6 +519,8 @@ class CCICANB(GaussianDiscriminant, state_name="CCICANB", presets={"ccica-nb": {
         """D^(−½) Eᵀ (p, p; eigenvalues in decreasing order, rows beyond the rank zero) and
         the rank r: eigenvalues below ``_RANK_TOL`` × the largest are dropped."""
         p = cov.shape[0]
+        if not p:  # no numeric attribute (a record of nominal fields only)
+            return np.zeros((0, 0)), 0
         values, vectors = np.linalg.eigh(cov)
         values, vectors = values[::-1], vectors[:, ::-1]
         top = float(values[0]) if p else 0.0
@@ -683,11 +720,13 @@ class CCICANB(GaussianDiscriminant, state_name="CCICANB", presets={"ccica-nb": {
                 **{name: structure[name][:, used] for name in
                    ("mix_weight", "mix_mean", "mix_var")}}
 
-    # its terms are not a Gaussian's precisions: one record is the batch path on one row
-    _log_likelihood_one = CountClassifier._log_likelihood_one
+    def _numeric_log_likelihood_one(self, x: Mapping) -> tuple[Any, Any]:
+        # its terms are not a Gaussian's precisions: one record is the batch path on one row
+        finite, zeros = self._numeric_joint_log_likelihood([x], "record to predict")
+        return finite[0], zeros[0]
 
-    def _joint_log_likelihood(self, records: Sequence[Mapping], where: str
-                              ) -> tuple[np.ndarray, np.ndarray]:
+    def _numeric_joint_log_likelihood(self, records: Any, where: str
+                                      ) -> tuple[np.ndarray, np.ndarray]:
         values = encode_vectors(self.stats.attributes, records, where, grow=False)
         structure = self._structure
         terms = self._terms()
@@ -717,8 +756,10 @@ class CCICANB(GaussianDiscriminant, state_name="CCICANB", presets={"ccica-nb": {
     # -- derived, for users ---------------------------------------------------------------------
     def component_log_densities(self, X: Any) -> np.ndarray:
         """log p_k(s_m) of records ``X`` for every class k and component m, (n, k, p): the
-        terms that eq. 5 sums over the selected components (missing values at the centre)."""
-        values = encode_vectors(self.stats.attributes, X, "row", grow=False)
+        terms that eq. 5 sums over the selected components (missing values at the centre;
+        fields other than numbers, the factors', left out)."""
+        numeric, _ = self.factors.split_many(self.stats.attributes, X, grow=False)
+        values = encode_vectors(self.stats.attributes, numeric, "row", grow=False)
         s = self._structure
         active = s["active"]
         x = np.full((values.shape[0], len(active)), math.nan)
@@ -744,13 +785,15 @@ class CCICANB(GaussianDiscriminant, state_name="CCICANB", presets={"ccica-nb": {
     # -- persistence ----------------------------------------------------------------------------
     def _extra_state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         meta, arrays = self.sample.to_state()
-        out = {f"sample.{k}": v for k, v in arrays.items()}
+        factors, out = self.factors.to_state()
+        out.update({f"sample.{k}": v for k, v in arrays.items()})
         if self._structure is not None:
             out.update({f"structure.{k}": np.asarray(self._structure[k])
                         for k in (*_STRUCTURE, *_PCA_STRUCTURE) if k in self._structure})
-        return {"sample": meta, "since": self._since}, out
+        return {"sample": meta, "since": self._since, **factors}, out
 
     def _restore_extra(self, meta: Mapping[str, Any], arrays: Mapping[str, np.ndarray]) -> None:
+        self.factors = Factors.from_state(meta, arrays)
         self.sample = ClassSample.from_state(
             meta["sample"], {k[len("sample."):]: v for k, v in arrays.items()
                              if k.startswith("sample.")})

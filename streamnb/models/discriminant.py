@@ -51,6 +51,7 @@ from scipy.linalg.blas import dtrsv
 from scipy.linalg.lapack import dtrtri
 
 from streamnb.models.base import CountClassifier
+from streamnb.models.factors import Factors
 from streamnb.models.params import OneOf, Real, validate_params
 from streamnb.stats.cache import StateCache
 from streamnb.stats.codec import normalize_label
@@ -170,6 +171,7 @@ class GaussianDiscriminant(CountClassifier):
         self.shrinkage = shrinkage
         validate_params(self)
         self.stats = ClassCovariance()
+        self.factors = Factors()
         self.n_learned = 0
         self._cache = StateCache()
 
@@ -191,7 +193,7 @@ class GaussianDiscriminant(CountClassifier):
         changes nothing."""
         record = f"record {self.n_learned + 1}"
         label = self._label(y, record)
-        vector = self._encode_to_learn(x, record)
+        vector = self._encode_learning(x, record, label)
         stats = self.stats
         terms = self._cache.peek("terms", (stats, stats.version))
         c = stats.labels.add(label)
@@ -205,6 +207,35 @@ class GaussianDiscriminant(CountClassifier):
         self.n_learned += 1
         if terms is not None and complete:
             self._updated_terms(terms, c, vector)
+
+    def _encode_learning(self, x: Mapping, record: str, label: Any) -> np.ndarray:
+        """``x``'s numeric fields as a vector (attributes grown by their new names), its other
+        fields counted by the factors: all or nothing (what a bad field registered is taken
+        back). The caller adds the vector to the numeric block, which cannot fail."""
+        attributes = self.stats.attributes
+        size = len(attributes)
+        numeric, other = self.factors.split_one(attributes, x, grow=True)
+        vector = self._encode_to_learn(numeric, record)
+        try:
+            self.factors.learn_one(other, label, self.n_learned + 1)
+        except BaseException:
+            attributes.truncate(size)
+            raise
+        return vector
+
+    def _encode_learning_many(self, X: Any, labels: Sequence) -> np.ndarray:
+        """A batch's numeric fields as an (n, p) array, its other fields counted by the
+        factors: all or nothing, as :meth:`_encode_learning`."""
+        attributes = self.stats.attributes
+        size = len(attributes)
+        numeric, other = self.factors.split_many(attributes, X, grow=True)
+        values = encode_vectors(attributes, numeric, "row", grow=True)
+        try:
+            self.factors.learn_many(other, labels)
+        except BaseException:
+            attributes.truncate(size)
+            raise
+        return values
 
     def _encode_to_predict(self, x: Mapping) -> np.ndarray:
         """``x`` encoded over the known attributes, remembered for a ``learn_one`` of the same
@@ -239,10 +270,43 @@ class GaussianDiscriminant(CountClassifier):
         if len(ys) != len(X):
             raise ValueError(f"{len(X)} records but {len(ys)} labels")
         labels = [self._label(v, RecordName("row", i)) for i, v in enumerate(ys)]
-        values = encode_vectors(self.stats.attributes, X, "row", grow=True)
+        values = self._encode_learning_many(X, labels)
         classes = np.array([self.stats.labels.add(v) for v in labels], dtype=np.int64)
         self.stats.update_many(classes, values)
         self.n_learned += len(ys)
+
+    # -- the factors beside the numeric block (models/factors.py) --------------------------------
+    def _log_likelihood_one(self, x: Mapping) -> tuple[Any, Any] | None:
+        self._check_record(x, "record to predict")
+        if not self.stats.n_classes:
+            return None
+        numeric, other = self.factors.split_one(self.stats.attributes, x, grow=False)
+        finite, zeros = self._numeric_log_likelihood_one(numeric)
+        return self.factors.add_one(self.stats.labels.values, other, finite, zeros)
+
+    def _joint_log_likelihood(self, records: Sequence[Mapping], where: str
+                              ) -> tuple[np.ndarray, np.ndarray]:
+        numeric, other = self.factors.split_many(self.stats.attributes, records, grow=False)
+        finite, zeros = self._numeric_joint_log_likelihood(numeric, where)
+        return self.factors.add_many(self.stats.labels.values, other, where, finite, zeros)
+
+    def decay(self, factor: float) -> None:
+        super().decay(factor)
+        self.factors.decay(factor)
+
+    def merge(self, other: CountClassifier) -> CountClassifier:
+        factors = self.factors.merged(other.factors, self.stats.attributes,
+                                      other.stats.attributes) if isinstance(
+            other, GaussianDiscriminant) else self.factors
+        super().merge(other)
+        self.factors = factors
+        return self
+
+    def _extra_state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+        return self.factors.to_state()
+
+    def _restore_extra(self, meta: Mapping[str, Any], arrays: Mapping[str, np.ndarray]) -> None:
+        self.factors = Factors.from_state(meta, arrays)
 
     # -- what a subclass defines ----------------------------------------------------------------
     def _covariances(self, active: np.ndarray) -> tuple[np.ndarray, bool]:
@@ -366,7 +430,7 @@ class GaussianDiscriminant(CountClassifier):
         return patterns[key]
 
     # -- prediction -----------------------------------------------------------------------------
-    def _log_likelihood_one(self, x: Mapping) -> tuple[Any, Any] | None:
+    def _numeric_log_likelihood_one(self, x: Mapping) -> tuple[Any, Any] | None:
         """One record: with every active attribute observed, −½ δᵀ Σ⁻¹ δ from the precision
         matrices (O(k·p²), no factorisation); otherwise the batch path on one row."""
         self._check_record(x, "record to predict")
@@ -398,8 +462,8 @@ class GaussianDiscriminant(CountClassifier):
         finite[:, empty] = 0.0
         return finite, zeros
 
-    def _joint_log_likelihood(self, records: Sequence[Mapping], where: str
-                              ) -> tuple[np.ndarray, np.ndarray]:
+    def _numeric_joint_log_likelihood(self, records: Any, where: str
+                                      ) -> tuple[np.ndarray, np.ndarray]:
         terms = self._terms()
         values = encode_vectors(self.stats.attributes, records, where, grow=False)
         return self._encoded_log_likelihood(terms, values)

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import numpy as np
 
 from streamnb.models.discriminant import GaussianDiscriminant
+from streamnb.models.factors import Factors
 from streamnb.models.params import VAR_SMOOTHING, Integer, validate_params
 from streamnb.stats.binned_density import BinnedDensity
 from streamnb.stats.cache import StateCache
@@ -91,6 +92,7 @@ class KernelNB(GaussianDiscriminant, state_name="KernelNB", presets={"kernel-nb"
         self.var_smoothing = var_smoothing
         validate_params(self)
         self.stats = BinnedDensity(n_bins)
+        self.factors = Factors()
         self.n_learned = 0
         self._cache = StateCache()
 
@@ -165,7 +167,7 @@ class KernelNB(GaussianDiscriminant, state_name="KernelNB", presets={"kernel-nb"
         c, a = self.stats.labels.index[label], self.stats.attributes.get(attribute)
         return float(self._log_density(terms, a, np.array([float(value)]))[0, c])
 
-    def _log_likelihood_one(self, x: Mapping) -> tuple[Any, Any] | None:
+    def _numeric_log_likelihood_one(self, x: Mapping) -> tuple[Any, Any] | None:
         """One record: every observed active attribute's density in one vectorised step,
         O(k·p·n_bins)."""
         self._check_record(x, "record to predict")
@@ -197,8 +199,8 @@ class KernelNB(GaussianDiscriminant, state_name="KernelNB", presets={"kernel-nb"
         finite[bad] = 0.0
         return finite, zeros
 
-    def _joint_log_likelihood(self, records: Sequence[Mapping], where: str
-                              ) -> tuple[np.ndarray, np.ndarray]:
+    def _numeric_joint_log_likelihood(self, records: Any, where: str
+                                      ) -> tuple[np.ndarray, np.ndarray]:
         terms = self._terms()
         values = encode_vectors(self.stats.attributes, records, where, grow=False)
         n = values.shape[0]

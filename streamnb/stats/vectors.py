@@ -26,8 +26,9 @@ from streamnb.stats.values import NUMERIC_LIMIT, numeric_out_of_range, refuse_un
 
 __all__ = ["encode_vector", "encode_vectors"]
 
-_HINT = ("continuous models take numbers only (encode nominal attributes, e.g. one-hot, or use "
-         "NaiveBayes)")
+# a field first met with a number is numeric for good (the continuous models read the others
+# as naive-Bayes factors: models/factors.py)
+_HINT = "the attribute is numeric, it takes numbers only"
 
 
 def _number(value: Any, record: str, name: Any) -> float:
