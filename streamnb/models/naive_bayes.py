@@ -98,13 +98,15 @@ class NaiveBayes(CountClassifier, state_name="NaiveBayes", presets={
 
     def __init__(self, estimator: str | Estimator = "laplace", nominal: Iterable | None = None,
                  domains: Mapping | None = None, var_smoothing: float = 1e-9,
-                 numeric: str = "gaussian") -> None:
+                 numeric: str = "gaussian", half_life: float | None = None,
+                 drift_detector: Any = None, drift_decay: float = 0.5) -> None:
         self.estimator = estimator
         self.var_smoothing = var_smoothing
         self.numeric = numeric
         validate_params(self)  # the schema is built from ``numeric``
         self._numeric = numeric == "gaussian"
-        super().__init__(nominal=nominal, domains=domains)
+        super().__init__(nominal=nominal, domains=domains, half_life=half_life,
+                         drift_detector=drift_detector, drift_decay=drift_decay)
         self._estimator = make_estimator(estimator)
 
     @classmethod

@@ -111,11 +111,13 @@ class SelectiveNB(SelectiveClassifier, state_name="SelectiveNB", presets={
                  max_candidates: int = 100, reservoir_size: int = 10_000,
                  relearn_every: int = 1000, drift_detector: Any = None, alpha: float = 1.0,
                  seed: int | None = None, nominal: Iterable | None = None,
-                 domains: Mapping | None = None) -> None:
+                 domains: Mapping | None = None, half_life: float | None = None,
+                 drift_decay: float = 0.5) -> None:
         super().__init__(metric=metric, significance=significance,
                          max_candidates=max_candidates, reservoir_size=reservoir_size,
                          relearn_every=relearn_every, drift_detector=drift_detector,
-                         alpha=alpha, seed=seed, nominal=nominal, domains=domains)
+                         alpha=alpha, seed=seed, nominal=nominal, domains=domains,
+                         half_life=half_life, drift_decay=drift_decay)
 
     @classmethod
     def _unit_test_params(cls):

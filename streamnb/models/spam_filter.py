@@ -146,9 +146,11 @@ class SpamFilter(CountClassifier, state_name="SpamFilter", presets={"spam-filter
                  top_tokens: int | None = 25,
                  tokenizer: str = "auto", spam_label: Any = "spam", ham_label: Any = "ham",
                  threshold: float = 0.0, unsure: float = 0.5,
-                 max_ham_rate: float | None = None, score_half_life: float | None = None
-                 ) -> None:
-        super().__init__()
+                 max_ham_rate: float | None = None, score_half_life: float | None = None,
+                 half_life: float | None = None, drift_detector: Any = None,
+                 drift_decay: float = 0.5) -> None:
+        super().__init__(half_life=half_life, drift_detector=drift_detector,
+                         drift_decay=drift_decay)
         if spam_label == ham_label:
             raise ValueError("spam_label and ham_label must differ")
         self.alpha, self.fisher_weight, self.top_tokens = alpha, fisher_weight, top_tokens
