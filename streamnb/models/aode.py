@@ -47,6 +47,9 @@ class AODE(PairwiseNaiveBayes, state_name="AODE", presets={"aode": {}}):
         candidate's pair counts start then; its one-dependence factors read the records since.
     estimator, nominal, domains, var_smoothing
         As in :class:`~streamnb.models.tan.TAN`.
+    half_life, drift_detector, drift_decay
+        Forgetting, as every model takes it (:class:`~streamnb.NaiveBayes`;
+        docs/recipes/forgetting.md).
 
     Notes
     -----

@@ -298,6 +298,9 @@ class CCICANB(GaussianDiscriminant, state_name="CCICANB", presets={"ccica-nb": {
         Seed of the samples' priorities (``None``: from the operating system; samples to be
         merged must draw independent priorities). FastICA starts from a fixed rotation, so the
         structure is a function of the samples and moments.
+    half_life, drift_detector, drift_decay
+        Forgetting, as every model takes it (:class:`~streamnb.NaiveBayes`;
+        docs/recipes/forgetting.md).
 
     Attributes
     ----------

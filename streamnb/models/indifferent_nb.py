@@ -29,6 +29,9 @@ class IndifferentNB(NaiveBayes, state_name="IndifferentNB", presets={
         Variance smoothing of numeric attributes (see :class:`NaiveBayes`).
     numeric
         ``"gaussian"`` or ``"bins"``: how a float attribute is read (see :class:`NaiveBayes`).
+    half_life, drift_detector, drift_decay
+        Forgetting, as every model takes it (:class:`~streamnb.NaiveBayes`;
+        docs/recipes/forgetting.md).
 
     Examples
     --------

@@ -42,6 +42,9 @@ class KernelNB(GaussianDiscriminant, state_name="KernelNB", presets={"kernel-nb"
     var_smoothing
         Fraction of the attribute's largest class variance added to every σ̂² (as
         :class:`~streamnb.NaiveBayes`), so a constant attribute does not give a zero bandwidth.
+    half_life, drift_detector, drift_decay
+        Forgetting, as every model takes it (:class:`~streamnb.NaiveBayes`;
+        docs/recipes/forgetting.md).
 
     Attributes
     ----------

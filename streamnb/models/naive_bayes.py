@@ -56,6 +56,11 @@ class NaiveBayes(CountClassifier, state_name="NaiveBayes", presets={
         ``"bins"`` (a nominal attribute of fixed, data-independent bins, four per octave of
         ``|x|``, as TAN and AODE count it: :mod:`streamnb.stats.binning`), which follows any
         shape of distribution. Only models of the same reading merge.
+    half_life, drift_detector, drift_decay
+        Forgetting, as every model takes it (``CountClassifier._adapt``,
+        docs/recipes/forgetting.md): counts halve every ``half_life`` learned records (None:
+        never), as the service's ``--half-life``; a river drift detector fed the prequential
+        error of ``learn_one``, at whose drift the counts are multiplied by ``drift_decay``.
 
     Attributes
     ----------

@@ -58,7 +58,8 @@ class SelectiveBN(SelectiveClassifier, state_name="SelectiveBN", presets={
         Where CB puts the class in the ordering it gives K2: ``"first"`` or ``"learned"``
         (:func:`~streamnb.structure.cb`; our reading of the paper is ``"first"``, see there).
         ``search="k2"`` always puts it first.
-    max_candidates, reservoir_size, relearn_every, drift_detector, alpha, seed, nominal, domains
+    max_candidates, reservoir_size, relearn_every, drift_detector, alpha, seed, nominal, domains,
+    half_life, drift_decay
         As in :class:`SelectiveNB`.
 
     Attributes

@@ -53,8 +53,10 @@ class SelectiveNB(SelectiveClassifier, state_name="SelectiveNB", presets={
         Re-select after 1, 2, 4, … records, then every this many (0: only on :meth:`relearn`
         or a drift): the schedule of TAN and AODE too (``streamnb.models.schedule``).
     drift_detector
-        A river drift detector fed with the prequential error (``learn_one`` only); a relearn
-        follows when it fires.
+        A river drift detector fed with the prequential error (``learn_one`` only); when it
+        fires, the counts are multiplied by ``drift_decay`` and a relearn follows.
+    half_life, drift_decay
+        Forgetting, as in :class:`NaiveBayes`.
     alpha
         Dirichlet pseudo-count per cell of every conditional table.
     seed

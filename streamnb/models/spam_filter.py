@@ -105,6 +105,9 @@ class SpamFilter(CountClassifier, state_name="SpamFilter", presets={"spam-filter
         (``None``: ``1 / max_ham_rate``, so the histogram holds about the last 1.44/r ham):
         the scores drift as the filter learns, and old ones would hold the threshold where
         the filter was. Only read with ``max_ham_rate``.
+    half_life, drift_detector, drift_decay
+        Forgetting, as every model takes it (:class:`~streamnb.NaiveBayes`;
+        docs/recipes/forgetting.md).
 
     Examples
     --------

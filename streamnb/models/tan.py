@@ -102,7 +102,8 @@ class TAN(PairwiseNaiveBayes, state_name="TAN", presets={
         as there are counts (after the first ``learn_many`` too).
     drift_detector
         A river drift detector (e.g. ``river.drift.ADWIN()``) fed with the prequential error
-        (each record is predicted before it is learned): the tree is re-learned when it fires.
+        (each record is predicted before it is learned): when it fires, the counts are
+        multiplied by ``drift_decay`` and the tree is re-learned.
     max_candidates
         At most this many attributes get a tree parent (pairwise counts grow with its square):
         the first ones seen, then at each relearn the top ones by class information I(X; C).
@@ -122,6 +123,8 @@ class TAN(PairwiseNaiveBayes, state_name="TAN", presets={
         that a value is missing out of the model; filling helps where missing values are
         frequent and the mode is a good guess (the soybean data), and hurts where they are
         rare and informative (Weka's vote: docs/weka.md).
+    half_life, drift_decay
+        Forgetting, as in :class:`NaiveBayes`.
     nominal, domains, var_smoothing
         As in :class:`NaiveBayes`. A numeric (float) attribute is counted in fixed bins of
         its values (:mod:`streamnb.stats.binning`), a nominal attribute of the model.
