@@ -9,8 +9,8 @@ The sources are the repository's top-level folder ``consumers/``, installed as
   :mod:`.recovery` (restore, the offset-gap check; :mod:`.logcheck` reads the log back);
 - health: :mod:`.health` (readiness, the endpoint of :mod:`.endpoint`, the shutdown watchdog);
 - the model (pure statistics): :mod:`.state`, per-partition states and their sum, with
-  :mod:`.ownership`, :mod:`.translation`, :mod:`.forgetting`, :mod:`.drift`,
-  :mod:`.candidates` and :mod:`.classify`;
+  :mod:`.ownership`, :mod:`.translation`, :mod:`.drift`, :mod:`.candidates` and
+  :mod:`.classify` (forgetting: :mod:`streamnb.stats.forgetting`);
 - persistence: :mod:`.snapshots` (files and changelog records) and :mod:`.changelog` (the
   changelog topic);
 - the edges: :mod:`.config`, :mod:`.messages` (decoding and dead-letter reasons),

@@ -15,8 +15,8 @@ encoded once, for the state, and the sum learns that encoding translated to its 
 (:mod:`.translation`).
 
 Pairwise models (TAN, AODE) share their candidate lists across partitions
-(:mod:`.candidates`); forgetting (:mod:`.forgetting`) and drift detection (:mod:`.drift`) act on
-each own partition's state, and the sum follows.
+(:mod:`.candidates`); forgetting (:mod:`streamnb.stats.forgetting`) and drift detection
+(:mod:`.drift`) act on each own partition's state, and the sum follows.
 
 Nothing here reads Kafka or files: the service feeds records in and the persistence layer
 (:mod:`streamnb.consumers.snapshots`, :mod:`streamnb.consumers.changelog`) moves states out.
@@ -36,16 +36,16 @@ import numpy as np
 from streamnb.consumers.candidates import SharedCandidates
 from streamnb.consumers.classify import classify, rejected_row, scores_of
 from streamnb.consumers.drift import DriftWatch
-from streamnb.consumers.forgetting import Forgetting
 from streamnb.consumers.ownership import PartitionStates
 from streamnb.consumers.translation import OneEncoding, learns_counts_only
 from streamnb.models.aode import AODE
 from streamnb.models.base import CountClassifier
 from streamnb.models.pairwise import PairwiseNaiveBayes
 from streamnb.models.registry import MODELS
-from streamnb.models.schedule import next_relearn
+from streamnb.models.schedule import next_relearn, react_to_drift
 from streamnb.models.tan import TAN
 from streamnb.stats import InvalidRecord
+from streamnb.stats.forgetting import Forgetting
 
 __all__ = ["PartitionState", "PartitionedModel", "copy_model", "fingerprint", "model_factory"]
 
@@ -288,7 +288,7 @@ class PartitionedModel(SummedStates):
     on_relearn
         Called with the duration in seconds after each re-learning.
     half_life, decay_every, by_time
-        Forget exponentially (:class:`~streamnb.consumers.forgetting.Forgetting`; ``half_life``
+        Forget exponentially (:class:`~streamnb.stats.forgetting.Forgetting`; ``half_life``
         0: never). With a half-life, :meth:`learn` needs the records' offsets (``by_time``:
         their clocks).
     drift_detector, drift_decay, on_drift
@@ -476,10 +476,7 @@ class PartitionedModel(SummedStates):
 
     def _react(self, key: Key, state: PartitionState, offset: int | None) -> None:
         """A drift in ``key``'s records: forget harder, re-learn the structure."""
-        if self.drift.decay < 1:
-            state.model.decay(self.drift.decay)
-        if not self.shared and hasattr(state.model, "relearn"):
-            state.model.relearn()
+        react_to_drift(state.model, self.drift.decay, relearn=not self.shared)
         if state.model is not self.model:
             self._stale = True  # the sum holds the counts before the reaction: re-summed later
         elif self.shared and hasattr(self.model, "relearn"):

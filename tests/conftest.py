@@ -378,6 +378,7 @@ SLOW = {
     "test_k2.py::test_cb_recovers_the_child_skeleton",
     "test_k2.py::test_k2_score_equals_pgmpy",
     "test_model_registration.py::test_a_new_model_is_saved_loaded_and_found_by_name_with_no_other_edit",
+    "test_model_forgetting.py::test_forgetting_recovers_after_a_concept_flip",
     "test_models.py::test_river_check_estimator",
     "test_network.py::test_matches_pgmpy_variable_elimination_on_asia",
     "test_ppm.py::test_c_kernels_equal_their_twins_on_real_messages",

@@ -242,7 +242,11 @@ def test_the_model_base_imports_no_model_and_no_registry():
     def scan(name: str) -> list[str]:
         return model_imports((PACKAGE / "models" / name).read_text(encoding="utf-8"))
 
-    assert scan("base.py") == ["streamnb.models.persistence"]
+    # besides persistence, the helpers every model shares: parameter checks and the schedule
+    # of relearns and drift reactions (neither imports a model)
+    assert scan("base.py") == ["streamnb.models.params", "streamnb.models.persistence",
+                               "streamnb.models.schedule"]
+    assert scan("params.py") == [] and scan("schedule.py") == []
     assert scan("persistence.py") == []
     assert scan("registry.py") == ["streamnb.models.base", "streamnb.models.persistence"]
 

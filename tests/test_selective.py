@@ -401,11 +401,13 @@ def test_river_check_estimator(model):
 
 def test_drift_detector_triggers_relearn():
     """ADWIN on the prequential error fires soon after the concept flips at record 600, and a
-    relearn follows (besides the scheduled ones)."""
+    relearn follows (besides the scheduled ones). ``drift_decay=1``: a relearn only, no
+    forgetting, so the counts of the flip stay and ADWIN sees one change."""
     from river import drift
 
     rng = np.random.default_rng(1)
-    model = SelectiveNB(relearn_every=500, drift_detector=drift.ADWIN(), seed=0)
+    model = SelectiveNB(relearn_every=500, drift_detector=drift.ADWIN(), drift_decay=1.0,
+                        seed=0)
     versions = [0]
     for i in range(1000):
         a, b = (str(v) for v in rng.choice(["x", "y"], 2))

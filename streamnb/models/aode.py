@@ -47,6 +47,9 @@ class AODE(PairwiseNaiveBayes, state_name="AODE", presets={"aode": {}}):
         candidate's pair counts start then; its one-dependence factors read the records since.
     estimator, nominal, domains, var_smoothing
         As in :class:`~streamnb.models.tan.TAN`.
+    half_life, drift_detector, drift_decay
+        Forgetting, as every model takes it (:class:`~streamnb.NaiveBayes`;
+        docs/recipes/forgetting.md).
 
     Notes
     -----
@@ -80,9 +83,11 @@ class AODE(PairwiseNaiveBayes, state_name="AODE", presets={"aode": {}}):
     def __init__(self, min_frequency: int = 1, estimator: str | Estimator = "laplace",
                  max_candidates: int = 50, refresh_every: int = 1000,
                  nominal: Iterable | None = None, domains: Mapping | None = None,
-                 var_smoothing: float = 1e-9) -> None:
+                 var_smoothing: float = 1e-9, half_life: float | None = None,
+                 drift_detector: Any = None, drift_decay: float = 0.5) -> None:
         super().__init__(estimator=estimator, max_candidates=max_candidates, nominal=nominal,
-                         domains=domains, var_smoothing=var_smoothing)
+                         domains=domains, var_smoothing=var_smoothing, half_life=half_life,
+                         drift_detector=drift_detector, drift_decay=drift_decay)
         self.min_frequency = min_frequency
         self.refresh_every = refresh_every
         validate_params(self)

@@ -9,9 +9,10 @@ loading are ``models/persistence.py``'s.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, ClassVar
 
@@ -20,12 +21,76 @@ from river import base
 
 import streamnb.models.persistence as persistence
 from streamnb._accel.kernels import posterior
+from streamnb.models.params import DRIFT_DECAY, DRIFT_DETECTOR, HALF_LIFE, validate_params
+from streamnb.models.schedule import learn_watching_drift, react_to_drift
 from streamnb.stats import CountStatistics, InvalidRecord, Schema
 from streamnb.stats.cache import StateCache
 from streamnb.stats.encoded import EncodedBatch
-from streamnb.stats.frames import n_rows
+from streamnb.stats.forgetting import Forgetting
+from streamnb.stats.frames import is_frame, is_sparse, labels_of, n_rows
 
 __all__ = ["CountClassifier"]
+
+
+def _indexable(X: Any) -> Any:
+    """A batch that can be cut into runs of rows (a one-pass iterable becomes a list)."""
+    if is_frame(X) or is_sparse(X) or isinstance(X, EncodedBatch | Sequence):
+        return X
+    return list(X)
+
+
+def _rows(X: Any, start: int, end: int) -> Any:
+    """Rows ``start:end`` of a batch of :func:`_indexable`."""
+    if isinstance(X, EncodedBatch):
+        raise TypeError("a model with a half_life learns a batch in runs between its decay "
+                        "points: give it the records, not an EncodedBatch")
+    return X.iloc[start:end] if hasattr(X, "iloc") else X[start:end]  # a DataFrame, a Series
+
+
+def _adapting_one(learn: Callable[..., None]) -> Callable[..., None]:
+    """``learn_one`` with the model's ``drift_detector`` fed and its ``half_life`` applied,
+    once per record: the calls it makes to its bases' ``learn_one`` learn only."""
+    @functools.wraps(learn)
+    def learn_one(self: CountClassifier, x: Any, y: Any) -> None:
+        if self.__dict__.get("_adapting"):
+            return learn(self, x, y)
+        self._adapting = True
+        try:
+            start = self.n_learned
+            if learn_watching_drift(self, self.drift_detector, x, y, lambda: learn(self, x, y)):
+                react_to_drift(self, self.drift_decay)
+            if self._forgetting is not None:
+                self._forgetting.decay(self, start, self.n_learned)
+        finally:
+            del self._adapting
+        return None
+    return learn_one
+
+
+def _adapting_many(learn: Callable[..., None]) -> Callable[..., None]:
+    """``learn_many`` with the model's ``half_life`` applied: the batch is learned in runs
+    between decay points, each after the decays before its first record, so its counts are
+    those of ``learn_one`` on each row (the service's arithmetic). The drift detector is not
+    fed (it reads one-by-one prequential errors)."""
+    @functools.wraps(learn)
+    def learn_many(self: CountClassifier, X: Any, y: Any) -> None:
+        forgetting = self._forgetting
+        if forgetting is None or self.__dict__.get("_adapting"):
+            return learn(self, X, y)
+        self._adapting = True
+        try:
+            X, labels = _indexable(X), labels_of(y)
+            start = done = self.n_learned
+            n = n_rows(X)
+            for a, b in forgetting.segments(range(start, start + n)):
+                forgetting.decay(self, done, start + a)
+                done = max(done, start + a)
+                learn(self, *((X, labels) if b - a == n else (_rows(X, a, b), labels[a:b])))
+            forgetting.decay(self, done, start + n)
+        finally:
+            del self._adapting
+        return None
+    return learn_many
 
 
 class CountClassifier(base.MiniBatchClassifier):
@@ -55,6 +120,9 @@ class CountClassifier(base.MiniBatchClassifier):
     #: fields only as naive-Bayes factors; the demo's ``--model all``, which streams messages,
     #: leaves it out)
     _numeric_only: ClassVar[bool] = False
+    #: the parameters every model takes: forgetting (:meth:`_adapt`)
+    _parameter_constraints: ClassVar[dict[str, list]] = {
+        "half_life": HALF_LIFE, "drift_detector": DRIFT_DETECTOR, "drift_decay": DRIFT_DECAY}
 
     def __init_subclass__(cls, /, state_name: str | None = None,
                           presets: Mapping[str, Mapping[str, Any]] | None = None,
@@ -81,8 +149,15 @@ class CountClassifier(base.MiniBatchClassifier):
         if state_name is not None:
             persistence.register(cls, state_name)
         cls._presets = MappingProxyType(own)
+        # every model forgets and watches for drift the same way, whatever its learning does
+        for name, adapting in (("learn_one", _adapting_one), ("learn_many", _adapting_many)):
+            if name in cls.__dict__:
+                setattr(cls, name, adapting(cls.__dict__[name]))
 
-    def __init__(self, nominal: Iterable | None = None, domains: Mapping | None = None) -> None:
+    def __init__(self, nominal: Iterable | None = None, domains: Mapping | None = None,
+                 half_life: float | None = None, drift_detector: Any = None,
+                 drift_decay: float = 0.5) -> None:
+        self._adapt(half_life, drift_detector, drift_decay)
         self.nominal = nominal
         self.domains = domains
         if nominal is not None and (isinstance(nominal, str) or not isinstance(nominal, Iterable)):
@@ -93,6 +168,23 @@ class CountClassifier(base.MiniBatchClassifier):
                                             numeric=self._numeric))
         self.n_learned = 0
         self._cache = StateCache()  # values derived from the state, once per state version
+
+    def _adapt(self, half_life: float | None, drift_detector: Any, drift_decay: float) -> None:
+        """Take the parameters of forgetting that every model's constructor passes on.
+
+        ``half_life``: records over which a count halves (None: never forget), applied as the
+        service's ``--half-life`` is (:class:`~streamnb.stats.forgetting.Forgetting`, a decay
+        every ``half_life / 16`` records, positions counted by ``n_learned``).
+        ``drift_detector``: a river drift detector fed the prequential error of each record
+        ``learn_one`` learns; when it signals a drift, the counts are multiplied by
+        ``drift_decay`` and a structure is re-learned
+        (:func:`~streamnb.models.schedule.react_to_drift`, as the service's ``--drift-detector``
+        and ``--drift-decay``)."""
+        self.half_life = half_life
+        self.drift_detector = drift_detector
+        self.drift_decay = drift_decay
+        validate_params(self)
+        self._forgetting = Forgetting(half_life) if half_life is not None else None
 
     @property
     def _multiclass(self) -> bool:
@@ -110,6 +202,7 @@ class CountClassifier(base.MiniBatchClassifier):
         raise NotImplementedError
 
     # -- learning -----------------------------------------------------------------------------
+    @_adapting_one
     def learn_one(self, x: Mapping, y: Any) -> None:
         self.stats.update(x, y, self.n_learned + 1)
         self.n_learned += 1
@@ -132,6 +225,7 @@ class CountClassifier(base.MiniBatchClassifier):
         """
         return self.stats.encode(X, "row")
 
+    @_adapting_many
     def learn_many(self, X: Any, y: Any) -> None:
         """Learn a batch (DataFrame, sequence of mappings or :meth:`encode_many`'s batch); same
         counts as ``learn_one`` on each row in order. A bad row rejects the whole batch and

@@ -23,7 +23,7 @@ import numpy as np
 
 from streamnb.models.discriminant import GaussianDiscriminant
 from streamnb.models.factors import Factors
-from streamnb.models.params import RELEARN_EVERY, Integer, OneOf, Real, validate_params
+from streamnb.models.params import RELEARN_EVERY, Integer, OneOf, Real
 from streamnb.models.schedule import next_relearn, relearn_due
 from streamnb.stats.cache import StateCache
 from streamnb.stats.covariance import ClassCovariance
@@ -302,6 +302,9 @@ class CCICANB(GaussianDiscriminant, state_name="CCICANB", presets={"ccica-nb": {
         Seed of the samples' priorities (``None``: from the operating system; samples to be
         merged must draw independent priorities). FastICA starts from a fixed rotation, so the
         structure is a function of the samples and moments.
+    half_life, drift_detector, drift_decay
+        Forgetting, as every model takes it (:class:`~streamnb.NaiveBayes`;
+        docs/recipes/forgetting.md).
 
     Attributes
     ----------
@@ -368,7 +371,8 @@ class CCICANB(GaussianDiscriminant, state_name="CCICANB", presets={"ccica-nb": {
                  density: str = "mixture", n_mixture: int = 2, selection: str | None = None,
                  reduction: str = "divergence", capacity: int = 1000,
                  relearn_every: int = 1000, var_floor: float = 1e-2,
-                 seed: int | None = None) -> None:
+                 seed: int | None = None, half_life: float | None = None,
+                 drift_detector: Any = None, drift_decay: float = 0.5) -> None:
         self.n_features = n_features
         self.representation = representation
         self.reduction = reduction
@@ -379,7 +383,7 @@ class CCICANB(GaussianDiscriminant, state_name="CCICANB", presets={"ccica-nb": {
         self.relearn_every = relearn_every
         self.var_floor = var_floor
         self.seed = seed
-        validate_params(self)
+        self._adapt(half_life, drift_detector, drift_decay)
         self.stats = ClassCovariance()
         self.sample = ClassSample(capacity, None if seed is None else int(seed))
         self.n_learned = 0

@@ -52,7 +52,7 @@ from scipy.linalg.lapack import dtrtri
 
 from streamnb.models.base import CountClassifier
 from streamnb.models.factors import Factors
-from streamnb.models.params import OneOf, Real, validate_params
+from streamnb.models.params import OneOf, Real
 from streamnb.stats.cache import StateCache
 from streamnb.stats.codec import normalize_label
 from streamnb.stats.covariance import ClassCovariance, ledoit_wolf_intensity
@@ -167,9 +167,10 @@ class GaussianDiscriminant(CountClassifier):
     _parameter_constraints: ClassVar[dict[str, list]] = {
         "shrinkage": [None, OneOf(("ledoit-wolf",)), Real(0, 1)]}
 
-    def __init__(self, shrinkage: float | str | None = None) -> None:
+    def __init__(self, shrinkage: float | str | None = None, half_life: float | None = None,
+                 drift_detector: Any = None, drift_decay: float = 0.5) -> None:
         self.shrinkage = shrinkage
-        validate_params(self)
+        self._adapt(half_life, drift_detector, drift_decay)
         self.stats = ClassCovariance()
         self.factors = Factors()
         self.n_learned = 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from typing import Any
 
 from streamnb.models.naive_bayes import NaiveBayes
 
@@ -28,6 +29,9 @@ class IndifferentNB(NaiveBayes, state_name="IndifferentNB", presets={
         Variance smoothing of numeric attributes (see :class:`NaiveBayes`).
     numeric
         ``"gaussian"`` or ``"bins"``: how a float attribute is read (see :class:`NaiveBayes`).
+    half_life, drift_detector, drift_decay
+        Forgetting, as every model takes it (:class:`~streamnb.NaiveBayes`;
+        docs/recipes/forgetting.md).
 
     Examples
     --------
@@ -50,9 +54,12 @@ class IndifferentNB(NaiveBayes, state_name="IndifferentNB", presets={
     """
 
     def __init__(self, nominal: Iterable | None = None, domains: Mapping | None = None,
-                 var_smoothing: float = 1e-9, numeric: str = "gaussian") -> None:
+                 var_smoothing: float = 1e-9, numeric: str = "gaussian",
+                 half_life: float | None = None, drift_detector: Any = None,
+                 drift_decay: float = 0.5) -> None:
         super().__init__(estimator="indifferent", nominal=nominal, domains=domains,
-                         var_smoothing=var_smoothing, numeric=numeric)
+                         var_smoothing=var_smoothing, numeric=numeric, half_life=half_life,
+                         drift_detector=drift_detector, drift_decay=drift_decay)
 
     @classmethod
     def _unit_test_params(cls):

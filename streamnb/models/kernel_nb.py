@@ -9,7 +9,7 @@ import numpy as np
 
 from streamnb.models.discriminant import GaussianDiscriminant
 from streamnb.models.factors import Factors
-from streamnb.models.params import VAR_SMOOTHING, Integer, validate_params
+from streamnb.models.params import VAR_SMOOTHING, Integer
 from streamnb.stats.binned_density import BinnedDensity
 from streamnb.stats.cache import StateCache
 from streamnb.stats.kde import log_mixture_density, silverman_bandwidth
@@ -43,6 +43,9 @@ class KernelNB(GaussianDiscriminant, state_name="KernelNB", presets={"kernel-nb"
     var_smoothing
         Fraction of the attribute's largest class variance added to every σ̂² (as
         :class:`~streamnb.NaiveBayes`), so a constant attribute does not give a zero bandwidth.
+    half_life, drift_detector, drift_decay
+        Forgetting, as every model takes it (:class:`~streamnb.NaiveBayes`;
+        docs/recipes/forgetting.md).
 
     Attributes
     ----------
@@ -87,10 +90,12 @@ class KernelNB(GaussianDiscriminant, state_name="KernelNB", presets={"kernel-nb"
     _parameter_constraints: ClassVar[dict[str, list]] = {
         "n_bins": [Integer(2)], "var_smoothing": VAR_SMOOTHING}
 
-    def __init__(self, n_bins: int = 128, var_smoothing: float = 1e-9) -> None:
+    def __init__(self, n_bins: int = 128, var_smoothing: float = 1e-9,
+                 half_life: float | None = None, drift_detector: Any = None,
+                 drift_decay: float = 0.5) -> None:
         self.n_bins = n_bins
         self.var_smoothing = var_smoothing
-        validate_params(self)
+        self._adapt(half_life, drift_detector, drift_decay)
         self.stats = BinnedDensity(n_bins)
         self.factors = Factors()
         self.n_learned = 0

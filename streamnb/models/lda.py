@@ -29,6 +29,9 @@ class LDA(GaussianDiscriminant, state_name="LDA", presets={"lda": {}}):
         computed from the same moments. A fixed α is exactly scikit-learn's ``shrinkage=α``
         (``solver="lsqr"`` or ``"eigen"``); ``"ledoit-wolf"`` differs from its ``"auto"``, which
         shrinks each class's *standardised* covariance towards the identity and re-weights.
+    half_life, drift_detector, drift_decay
+        Forgetting, as every model takes it (:class:`~streamnb.NaiveBayes`;
+        docs/recipes/forgetting.md).
 
     Attributes
     ----------

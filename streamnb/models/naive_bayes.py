@@ -56,6 +56,11 @@ class NaiveBayes(CountClassifier, state_name="NaiveBayes", presets={
         ``"bins"`` (a nominal attribute of fixed, data-independent bins, four per octave of
         ``|x|``, as TAN and AODE count it: :mod:`streamnb.stats.binning`), which follows any
         shape of distribution. Only models of the same reading merge.
+    half_life, drift_detector, drift_decay
+        Forgetting, as every model takes it (``CountClassifier._adapt``,
+        docs/recipes/forgetting.md): counts halve every ``half_life`` learned records (None:
+        never), as the service's ``--half-life``; a river drift detector fed the prequential
+        error of ``learn_one``, at whose drift the counts are multiplied by ``drift_decay``.
 
     Attributes
     ----------
@@ -98,13 +103,15 @@ class NaiveBayes(CountClassifier, state_name="NaiveBayes", presets={
 
     def __init__(self, estimator: str | Estimator = "laplace", nominal: Iterable | None = None,
                  domains: Mapping | None = None, var_smoothing: float = 1e-9,
-                 numeric: str = "gaussian") -> None:
+                 numeric: str = "gaussian", half_life: float | None = None,
+                 drift_detector: Any = None, drift_decay: float = 0.5) -> None:
         self.estimator = estimator
         self.var_smoothing = var_smoothing
         self.numeric = numeric
         validate_params(self)  # the schema is built from ``numeric``
         self._numeric = numeric == "gaussian"
-        super().__init__(nominal=nominal, domains=domains)
+        super().__init__(nominal=nominal, domains=domains, half_life=half_life,
+                         drift_detector=drift_detector, drift_decay=drift_decay)
         self._estimator = make_estimator(estimator)
 
     @classmethod

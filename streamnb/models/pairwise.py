@@ -98,10 +98,12 @@ class PairwiseNaiveBayes(NaiveBayes):
 
     def __init__(self, estimator: str | Estimator = "indifferent", max_candidates: int = 200,
                  nominal: Iterable | None = None, domains: Mapping | None = None,
-                 var_smoothing: float = 1e-9) -> None:
+                 var_smoothing: float = 1e-9, half_life: float | None = None,
+                 drift_detector: Any = None, drift_decay: float = 0.5) -> None:
         # dependences among discrete values: a float is counted in its bin
         super().__init__(estimator=estimator, nominal=nominal, domains=domains,
-                         var_smoothing=var_smoothing, numeric="bins")
+                         var_smoothing=var_smoothing, numeric="bins", half_life=half_life,
+                         drift_detector=drift_detector, drift_decay=drift_decay)
         a, a_absent = self._estimator.cell_pseudocounts(self.stats)
         if not (isinstance(a, float) and a > 0 and a == a_absent):
             raise ValueError(f"{type(self).__name__} needs an estimator with one positive "

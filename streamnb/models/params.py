@@ -118,6 +118,10 @@ def validate_params(obj: Any) -> None:
 # parameters several models share: one meaning, one check
 RELEARN_EVERY = [Integer(0)]
 DRIFT_DETECTOR = [None, DriftDetector()]
+#: records over which a count halves (None: never forget), as the service's ``--half-life``
+HALF_LIFE = [None, Real(1)]
+#: the factor a drift multiplies the counts by, as the service's ``--drift-decay``
+DRIFT_DECAY = [Real(0, 1, closed="right")]
 VAR_SMOOTHING = [Real(0)]
 #: how NaiveBayes reads a float attribute: per-class Gaussian or counts of fixed bins
 NUMERIC_READING = [OneOf(["gaussian", "bins"])]

@@ -16,6 +16,7 @@ imported, as pickle would need it.
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import os
 from collections.abc import Collection, Mapping
@@ -88,7 +89,16 @@ def init_params(obj: Any) -> dict[str, Any]:
     return {name: getattr(obj, name) for name in names}
 
 
+#: where a drift detector saved as a parameter may come from (a class is imported by name)
+_DETECTOR_MODULES = "river.drift"
+
+
 def _encode_param(value: Any) -> Any:
+    if type(value).__module__.startswith(_DETECTOR_MODULES + "."):
+        # a model's drift_detector, by its class and parameters: a loaded model watches with
+        # a fresh one (its running state is not saved; ADWIN's is not plain data)
+        return {"drift_detector": f"{type(value).__module__}:{type(value).__qualname__}",
+                "params": _encode_param(value._get_params())}
     if isinstance(value, Estimator):
         return {"estimator": value.name, "params": _encode_param(init_params(value))}
     if isinstance(value, dict):
@@ -97,6 +107,15 @@ def _encode_param(value: Any) -> Any:
 
 
 def _decode_param(value: Any) -> Any:
+    if isinstance(value, dict) and "drift_detector" in value:
+        module, _, name = str(value["drift_detector"]).partition(":")
+        if not module.startswith(_DETECTOR_MODULES + "."):
+            raise ValueError(f"drift detector {value['drift_detector']!r} is not river's")
+        try:
+            cls = getattr(importlib.import_module(module), name)
+        except (ImportError, AttributeError) as exc:
+            raise ValueError(f"no drift detector {value['drift_detector']!r}: {exc}") from None
+        return cls(**_decode_param(value["params"]))
     if isinstance(value, dict) and "estimator" in value:
         cls = ESTIMATORS[value["estimator"]]
         return cls(**_decode_param(value["params"]))

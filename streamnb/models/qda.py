@@ -32,6 +32,9 @@ class QDA(GaussianDiscriminant, state_name="QDA", presets={"qda": {}}):
         scikit-learn's ``QuadraticDiscriminantAnalysis(solver="eigen", shrinkage=α)``; its
         ``reg_param=r`` (``solver="svd"``) is (1 − r) Σ_y + r I instead, the same only where
         tr Σ_y / p = 1.
+    half_life, drift_detector, drift_decay
+        Forgetting, as every model takes it (:class:`~streamnb.NaiveBayes`;
+        docs/recipes/forgetting.md).
 
     Attributes
     ----------

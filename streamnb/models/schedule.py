@@ -7,8 +7,10 @@ from collections.abc import Callable
 from typing import Any
 
 from streamnb.stats import InvalidRecord
+from streamnb.stats.forgetting import check_decay_factor
 
-__all__ = ["learn_watching_drift", "next_relearn", "relearn_due", "relearn_point"]
+__all__ = ["learn_watching_drift", "next_relearn", "react_to_drift", "relearn_due",
+           "relearn_point"]
 
 
 def relearn_point(k: int, every: int) -> int:
@@ -92,3 +94,23 @@ def learn_watching_drift(model: Any, detector: Any, x: Any, y: Any,
         return False
     detector.update(int(predicted != y))
     return bool(detector.drift_detected)
+
+
+def react_to_drift(model: Any, decay: float, relearn: bool = True) -> None:
+    """What a drift does to ``model``, for every model's ``drift_detector`` and the service's
+    ``--drift-detector``: its counts are multiplied by ``decay`` in (0, 1] (the evidence of the
+    old concept weighs less, so the records after the drift soon outweigh it), then its
+    structure is re-learned from them (a model with ``relearn``, unless ``relearn`` is False:
+    the service's shared candidate lists re-learn the sum's instead).
+
+    >>> from streamnb import TAN
+    >>> model = TAN(relearn_every=0)
+    >>> model.learn_one({"a": "x", "b": "x"}, "+")
+    >>> react_to_drift(model, 0.25)
+    >>> model.stats.class_counts.tolist(), model.structure_version
+    ([0.25], 1)
+    """
+    if check_decay_factor(decay) < 1:
+        model.decay(decay)
+    if relearn and hasattr(model, "relearn"):
+        model.relearn()

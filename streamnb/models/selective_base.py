@@ -56,7 +56,6 @@ import numpy as np
 from streamnb.models.base import CountClassifier
 from streamnb.models.pairwise import _presence_information
 from streamnb.models.params import (
-    DRIFT_DETECTOR,
     RELEARN_EVERY,
     Integer,
     OneOf,
@@ -64,7 +63,7 @@ from streamnb.models.params import (
     validate_params,
 )
 from streamnb.models.persistence import params_state
-from streamnb.models.schedule import learn_watching_drift, relearn_due
+from streamnb.models.schedule import relearn_due
 from streamnb.models.selective_evidence import NetworkEvidence, batch_cells
 from streamnb.models.selective_families import FamilyTables
 from streamnb.models.selective_text import add_text_terms, text_log_denominators
@@ -104,21 +103,22 @@ class SelectiveClassifier(CountClassifier):
         "metric": [OneOf(tuple(sorted(METRICS)))],
         "significance": [None, Real(0, 1, closed="neither")],
         "max_candidates": [Integer(1)], "reservoir_size": [Integer(1)],
-        "relearn_every": RELEARN_EVERY, "drift_detector": DRIFT_DETECTOR,
+        "relearn_every": RELEARN_EVERY,
         "alpha": [Real(0, closed="neither")], "seed": [None, Integer()]}
 
     def __init__(self, metric: str = "cgr", significance: float | None = None,
                  max_candidates: int = 100, reservoir_size: int = 10_000,
                  relearn_every: int = 1000, drift_detector: Any = None, alpha: float = 1.0,
                  seed: int | None = None, nominal: Iterable | None = None,
-                 domains: Mapping | None = None) -> None:
-        super().__init__(nominal=nominal, domains=domains)
+                 domains: Mapping | None = None, half_life: float | None = None,
+                 drift_decay: float = 0.5) -> None:
+        super().__init__(nominal=nominal, domains=domains, half_life=half_life,
+                         drift_detector=drift_detector, drift_decay=drift_decay)
         self.metric = metric
         self.significance = significance
         self.max_candidates = max_candidates
         self.reservoir_size = reservoir_size
         self.relearn_every = relearn_every
-        self.drift_detector = drift_detector
         self.alpha = alpha
         self.seed = seed
         validate_params(self)
@@ -238,10 +238,8 @@ class SelectiveClassifier(CountClassifier):
 
     # -- learning ------------------------------------------------------------------------------
     def learn_one(self, x: Mapping, y: Any) -> None:
-        if learn_watching_drift(self, self.drift_detector, x, y, lambda: self._learn_one(x, y)):
-            self.relearn()
-        else:
-            self._count_towards_relearn(1)
+        self._learn_one(x, y)
+        self._count_towards_relearn(1)
 
     def _learn_one(self, x: Mapping, y: Any) -> None:
         stats = self.stats

@@ -58,7 +58,8 @@ class SelectiveBN(SelectiveClassifier, state_name="SelectiveBN", presets={
         Where CB puts the class in the ordering it gives K2: ``"first"`` or ``"learned"``
         (:func:`~streamnb.structure.cb`; our reading of the paper is ``"first"``, see there).
         ``search="k2"`` always puts it first.
-    max_candidates, reservoir_size, relearn_every, drift_detector, alpha, seed, nominal, domains
+    max_candidates, reservoir_size, relearn_every, drift_detector, alpha, seed, nominal, domains,
+    half_life, drift_decay
         As in :class:`SelectiveNB`.
 
     Attributes
@@ -129,7 +130,8 @@ class SelectiveBN(SelectiveClassifier, state_name="SelectiveBN", presets={
                  max_candidates: int = 100,
                  reservoir_size: int = 10_000, relearn_every: int = 1000,
                  drift_detector: Any = None, alpha: float = 1.0, seed: int | None = None,
-                 nominal: Iterable | None = None, domains: Mapping | None = None) -> None:
+                 nominal: Iterable | None = None, domains: Mapping | None = None,
+                 half_life: float | None = None, drift_decay: float = 0.5) -> None:
         self.search = search  # checked, with the base's parameters, by its constructor
         self.max_parents = max_parents
         self.ci_significance = ci_significance
@@ -137,7 +139,8 @@ class SelectiveBN(SelectiveClassifier, state_name="SelectiveBN", presets={
         super().__init__(metric=metric, significance=significance,
                          max_candidates=max_candidates, reservoir_size=reservoir_size,
                          relearn_every=relearn_every, drift_detector=drift_detector,
-                         alpha=alpha, seed=seed, nominal=nominal, domains=domains)
+                         alpha=alpha, seed=seed, nominal=nominal, domains=domains,
+                         half_life=half_life, drift_decay=drift_decay)
 
     @classmethod
     def _unit_test_params(cls):

@@ -53,8 +53,10 @@ class SelectiveNB(SelectiveClassifier, state_name="SelectiveNB", presets={
         Re-select after 1, 2, 4, … records, then every this many (0: only on :meth:`relearn`
         or a drift): the schedule of TAN and AODE too (``streamnb.models.schedule``).
     drift_detector
-        A river drift detector fed with the prequential error (``learn_one`` only); a relearn
-        follows when it fires.
+        A river drift detector fed with the prequential error (``learn_one`` only); when it
+        fires, the counts are multiplied by ``drift_decay`` and a relearn follows.
+    half_life, drift_decay
+        Forgetting, as in :class:`NaiveBayes`.
     alpha
         Dirichlet pseudo-count per cell of every conditional table.
     seed
@@ -111,11 +113,13 @@ class SelectiveNB(SelectiveClassifier, state_name="SelectiveNB", presets={
                  max_candidates: int = 100, reservoir_size: int = 10_000,
                  relearn_every: int = 1000, drift_detector: Any = None, alpha: float = 1.0,
                  seed: int | None = None, nominal: Iterable | None = None,
-                 domains: Mapping | None = None) -> None:
+                 domains: Mapping | None = None, half_life: float | None = None,
+                 drift_decay: float = 0.5) -> None:
         super().__init__(metric=metric, significance=significance,
                          max_candidates=max_candidates, reservoir_size=reservoir_size,
                          relearn_every=relearn_every, drift_detector=drift_detector,
-                         alpha=alpha, seed=seed, nominal=nominal, domains=domains)
+                         alpha=alpha, seed=seed, nominal=nominal, domains=domains,
+                         half_life=half_life, drift_decay=drift_decay)
 
     @classmethod
     def _unit_test_params(cls):

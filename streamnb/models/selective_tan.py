@@ -53,7 +53,8 @@ class SelectiveTAN(SelectiveClassifier, state_name="SelectiveTAN", presets={
         Attributes with pairwise counts, which Info-AS chooses from: the first ones seen, then
         at each relearn the top ones by I(X; C) (a newly chosen one's pair counts start then).
         Pairwise counts grow with its square: for text, the top-K token preselection.
-    reservoir_size, relearn_every, drift_detector, alpha, seed, nominal, domains
+    reservoir_size, relearn_every, drift_detector, alpha, seed, nominal, domains, half_life,
+    drift_decay
         As in :class:`SelectiveNB`.
 
     Attributes
@@ -110,13 +111,15 @@ class SelectiveTAN(SelectiveClassifier, state_name="SelectiveTAN", presets={
                  reservoir_size: int = 10_000, relearn_every: int = 1000,
                  drift_detector: Any = None, root: Any = None, alpha: float = 1.0,
                  seed: int | None = None, nominal: Iterable | None = None,
-                 domains: Mapping | None = None) -> None:
+                 domains: Mapping | None = None, half_life: float | None = None,
+                 drift_decay: float = 0.5) -> None:
         self.weight = weight  # checked, with the base's parameters, by its constructor
         self.root = root
         super().__init__(metric=metric, significance=significance,
                          max_candidates=max_candidates, reservoir_size=reservoir_size,
                          relearn_every=relearn_every, drift_detector=drift_detector,
-                         alpha=alpha, seed=seed, nominal=nominal, domains=domains)
+                         alpha=alpha, seed=seed, nominal=nominal, domains=domains,
+                         half_life=half_life, drift_decay=drift_decay)
         self.pairs = PairCounts(self.stats.schema, limit=max_candidates, text_tokens=True)
 
     @classmethod

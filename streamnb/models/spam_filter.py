@@ -125,6 +125,9 @@ class SpamFilter(CountClassifier, state_name="SpamFilter", presets={"spam-filter
         its rarest contexts at that budget). Its counts are part of the state (merged, decayed,
         saved). It reads the raw text: a message given as tokens is rejected. docs/spam.md
         gives the settings and what they gain.
+    half_life, drift_detector, drift_decay
+        Forgetting, as every model takes it (:class:`~streamnb.NaiveBayes`;
+        docs/recipes/forgetting.md).
 
     Examples
     --------
@@ -170,8 +173,11 @@ class SpamFilter(CountClassifier, state_name="SpamFilter", presets={"spam-filter
                  threshold: float = 0.0, unsure: float = 0.5,
                  max_ham_rate: float | None = None, score_half_life: float | None = None,
                  ppm_order: int | None = None, ppm_weight: float = 0.5,
-                 ppm_memory: int = 1 << 26) -> None:
-        super().__init__()
+                 ppm_memory: int = 1 << 26,
+                 half_life: float | None = None, drift_detector: Any = None,
+                 drift_decay: float = 0.5) -> None:
+        super().__init__(half_life=half_life, drift_detector=drift_detector,
+                         drift_decay=drift_decay)
         if spam_label == ham_label:
             raise ValueError("spam_label and ham_label must differ")
         self.alpha, self.fisher_weight, self.top_tokens = alpha, fisher_weight, top_tokens

@@ -10,8 +10,7 @@ import numpy as np
 from streamnb.estimators import Estimator
 from streamnb.models.explanation import Explanation, theorem2_holds
 from streamnb.models.pairwise import PairwiseNaiveBayes
-from streamnb.models.params import DRIFT_DETECTOR, RELEARN_EVERY, OneOf, validate_params
-from streamnb.models.schedule import learn_watching_drift
+from streamnb.models.params import RELEARN_EVERY, OneOf, validate_params
 from streamnb.stats.codec import from_json_value, to_json_value
 from streamnb.stats.encoded import EncodedBatch
 from streamnb.stats.frames import labels_of
@@ -103,7 +102,8 @@ class TAN(PairwiseNaiveBayes, state_name="TAN", presets={
         as there are counts (after the first ``learn_many`` too).
     drift_detector
         A river drift detector (e.g. ``river.drift.ADWIN()``) fed with the prequential error
-        (each record is predicted before it is learned): the tree is re-learned when it fires.
+        (each record is predicted before it is learned): when it fires, the counts are
+        multiplied by ``drift_decay`` and the tree is re-learned.
     max_candidates
         At most this many attributes get a tree parent (pairwise counts grow with its square):
         the first ones seen, then at each relearn the top ones by class information I(X; C).
@@ -123,6 +123,8 @@ class TAN(PairwiseNaiveBayes, state_name="TAN", presets={
         that a value is missing out of the model; filling helps where missing values are
         frequent and the mode is a good guess (the soybean data), and hurts where they are
         rare and informative (Weka's vote: docs/weka.md).
+    half_life, drift_decay
+        Forgetting, as in :class:`NaiveBayes`.
     nominal, domains, var_smoothing
         As in :class:`NaiveBayes`. A numeric (float) attribute is counted in fixed bins of
         its values (:mod:`streamnb.stats.binning`), a nominal attribute of the model.
@@ -168,18 +170,19 @@ class TAN(PairwiseNaiveBayes, state_name="TAN", presets={
 
     _parameter_constraints: ClassVar[dict[str, list]] = {
         "weight": [OneOf(TAN_WEIGHTS)], "relearn_every": RELEARN_EVERY,
-        "drift_detector": DRIFT_DETECTOR, "missing": [OneOf(MISSING_POLICIES)]}
+        "missing": [OneOf(MISSING_POLICIES)]}
 
     def __init__(self, weight: str = "cmi", estimator: str | Estimator = "indifferent",
                  relearn_every: int = 1000, drift_detector: Any = None,
                  max_candidates: int = 200, root: Any = None, missing: str = "skip",
                  nominal: Iterable | None = None, domains: Mapping | None = None,
-                 var_smoothing: float = 1e-9) -> None:
+                 var_smoothing: float = 1e-9, half_life: float | None = None,
+                 drift_decay: float = 0.5) -> None:
         super().__init__(estimator=estimator, max_candidates=max_candidates, nominal=nominal,
-                         domains=domains, var_smoothing=var_smoothing)
+                         domains=domains, var_smoothing=var_smoothing, half_life=half_life,
+                         drift_detector=drift_detector, drift_decay=drift_decay)
         self.weight = weight
         self.relearn_every = relearn_every
-        self.drift_detector = drift_detector
         self.root = root
         self.missing = missing
         validate_params(self)
@@ -226,10 +229,8 @@ class TAN(PairwiseNaiveBayes, state_name="TAN", presets={
 
     def learn_one(self, x: Mapping, y: Any) -> None:
         x = self._imputed_one(x)
-        if learn_watching_drift(self, self.drift_detector, x, y, lambda: self._learn_one(x, y)):
-            self.relearn()
-        else:
-            self._count_towards_relearn(1)
+        self._learn_one(x, y)
+        self._count_towards_relearn(1)
 
     def _learn_one(self, x: Mapping, y: Any) -> None:
         c = self._count_one(x, y)
