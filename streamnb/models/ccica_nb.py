@@ -27,11 +27,11 @@ from streamnb.models.params import RELEARN_EVERY, Integer, OneOf, Real, validate
 from streamnb.models.schedule import relearn_due
 from streamnb.stats.cache import StateCache
 from streamnb.stats.covariance import ClassCovariance
+from streamnb.stats.encoder import encode, encode_batch
 from streamnb.stats.kde import log_mixture_density, silverman_bandwidth
 from streamnb.stats.persist import header_int
 from streamnb.stats.values import RecordName
 from streamnb.stats.vector_sample import ClassSample
-from streamnb.stats.vectors import encode_vector, encode_vectors
 
 __all__ = ["CCICANB", "fast_ica", "fit_gaussian_mixtures", "fit_kernel_densities"]
 
@@ -411,7 +411,8 @@ class CCICANB(GaussianDiscriminant, state_name="CCICANB", presets={"ccica-nb": {
         Invalid input raises :class:`~streamnb.InvalidRecord` and changes nothing."""
         record = f"record {self.n_learned + 1}"
         label = self._label(y, record)
-        vector = encode_vector(self.stats.attributes, x, record, grow=True)
+        attributes = self.stats.attributes
+        vector = encode(attributes, x, record, grow=True).vector(len(attributes))
         slots = np.flatnonzero(~np.isnan(vector))
         c = self.stats.labels.add(label)
         self.stats.update(c, slots, vector[slots])
@@ -426,7 +427,8 @@ class CCICANB(GaussianDiscriminant, state_name="CCICANB", presets={"ccica-nb": {
         if len(ys) != len(X):
             raise ValueError(f"{len(X)} records but {len(ys)} labels")
         labels = [self._label(v, RecordName("row", i)) for i, v in enumerate(ys)]
-        values = encode_vectors(self.stats.attributes, X, "row", grow=True)
+        values = encode_batch(self.stats.attributes, X, "row", grow=True).numeric_matrix(
+            len(self.stats.attributes))
         classes = np.array([self.stats.labels.add(v) for v in labels], dtype=np.int64)
         self.stats.update_many(classes, values)
         self.sample.add_many(classes, values)
@@ -688,7 +690,8 @@ class CCICANB(GaussianDiscriminant, state_name="CCICANB", presets={"ccica-nb": {
 
     def _joint_log_likelihood(self, records: Sequence[Mapping], where: str
                               ) -> tuple[np.ndarray, np.ndarray]:
-        values = encode_vectors(self.stats.attributes, records, where, grow=False)
+        values = encode_batch(self.stats.attributes, records, where, grow=False).numeric_matrix(
+            len(self.stats.attributes))
         structure = self._structure
         terms = self._terms()
         active = structure["active"]
@@ -718,7 +721,8 @@ class CCICANB(GaussianDiscriminant, state_name="CCICANB", presets={"ccica-nb": {
     def component_log_densities(self, X: Any) -> np.ndarray:
         """log p_k(s_m) of records ``X`` for every class k and component m, (n, k, p): the
         terms that eq. 5 sums over the selected components (missing values at the centre)."""
-        values = encode_vectors(self.stats.attributes, X, "row", grow=False)
+        values = encode_batch(self.stats.attributes, X, "row", grow=False).numeric_matrix(
+            len(self.stats.attributes))
         s = self._structure
         active = s["active"]
         x = np.full((values.shape[0], len(active)), math.nan)

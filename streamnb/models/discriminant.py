@@ -55,8 +55,8 @@ from streamnb.models.params import OneOf, Real, validate_params
 from streamnb.stats.cache import StateCache
 from streamnb.stats.codec import normalize_label
 from streamnb.stats.covariance import ClassCovariance, ledoit_wolf_intensity
+from streamnb.stats.encoder import encode, encode_batch
 from streamnb.stats.schema import InvalidRecord, RecordName
-from streamnb.stats.vectors import encode_vector, encode_vectors
 
 __all__ = ["GaussianDiscriminant", "cholesky_with_jitter", "rank_one_update", "shrink"]
 
@@ -211,7 +211,7 @@ class GaussianDiscriminant(CountClassifier):
         record (the prequential pattern: predict, then learn) when every field of it was a
         known attribute with a number, i.e. when learning would encode it the same."""
         attributes = self.stats.attributes
-        vector = encode_vector(attributes, x, "record to predict", grow=False)
+        vector = encode(attributes, x, "record to predict", grow=False).vector(len(attributes))
         if len(x) == np.count_nonzero(vector == vector):  # no NaN, no field left out
             self._cache.put("record", (), (attributes, tuple(x), tuple(x.values()), vector))
         return vector
@@ -230,7 +230,7 @@ class GaussianDiscriminant(CountClassifier):
                     and isinstance(x, Mapping) and len(x) == len(keys)
                     and all(map(is_, x, keys)) and all(map(is_, x.values(), values))):
                 return vector
-        return encode_vector(attributes, x, record, grow=True)
+        return encode(attributes, x, record, grow=True).vector(len(attributes))
 
     def learn_many(self, X: Any, y: Any) -> None:
         """Add a batch (DataFrame or sequence of mappings): the statistics of ``learn_one`` on
@@ -239,7 +239,8 @@ class GaussianDiscriminant(CountClassifier):
         if len(ys) != len(X):
             raise ValueError(f"{len(X)} records but {len(ys)} labels")
         labels = [self._label(v, RecordName("row", i)) for i, v in enumerate(ys)]
-        values = encode_vectors(self.stats.attributes, X, "row", grow=True)
+        values = encode_batch(self.stats.attributes, X, "row", grow=True).numeric_matrix(
+            len(self.stats.attributes))
         classes = np.array([self.stats.labels.add(v) for v in labels], dtype=np.int64)
         self.stats.update_many(classes, values)
         self.n_learned += len(ys)
@@ -401,7 +402,8 @@ class GaussianDiscriminant(CountClassifier):
     def _joint_log_likelihood(self, records: Sequence[Mapping], where: str
                               ) -> tuple[np.ndarray, np.ndarray]:
         terms = self._terms()
-        values = encode_vectors(self.stats.attributes, records, where, grow=False)
+        values = encode_batch(self.stats.attributes, records, where, grow=False).numeric_matrix(
+            len(self.stats.attributes))
         return self._encoded_log_likelihood(terms, values)
 
     def _encoded_log_likelihood(self, terms: dict[str, Any], values: np.ndarray

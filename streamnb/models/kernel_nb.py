@@ -11,8 +11,8 @@ from streamnb.models.discriminant import GaussianDiscriminant
 from streamnb.models.params import VAR_SMOOTHING, Integer, validate_params
 from streamnb.stats.binned_density import BinnedDensity
 from streamnb.stats.cache import StateCache
+from streamnb.stats.encoder import encode_batch
 from streamnb.stats.kde import log_mixture_density, silverman_bandwidth
-from streamnb.stats.vectors import encode_vectors
 
 __all__ = ["KernelNB"]
 
@@ -200,7 +200,8 @@ class KernelNB(GaussianDiscriminant, state_name="KernelNB", presets={"kernel-nb"
     def _joint_log_likelihood(self, records: Sequence[Mapping], where: str
                               ) -> tuple[np.ndarray, np.ndarray]:
         terms = self._terms()
-        values = encode_vectors(self.stats.attributes, records, where, grow=False)
+        values = encode_batch(self.stats.attributes, records, where, grow=False).numeric_matrix(
+            len(self.stats.attributes))
         n = values.shape[0]
         finite = np.tile(terms["log_prior"], (n, 1))
         for a in terms["active"]:
