@@ -21,6 +21,13 @@ new tokens registered in bulk), a text bag drawing each token once looked up in 
 in one call (:func:`text_columns`; a batch of such messages joined, :func:`_encode_texts`),
 DataFrames a column at a time and sparse token matrices as arrays (``stats/frames.py``).
 
+The registry is a :class:`Schema`, or a :class:`~streamnb.stats.Domain` of numeric attributes
+only (the continuous models'): every field a number by the numeric kind's rule (a str or a bool
+is refused, saying what such a model takes), the domain rolled back here on error (a batch:
+all or nothing). Callers read views of the result: the columns, the numeric block as dense
+vectors (:meth:`Encoded.vector`, :meth:`EncodedBatch.numeric_matrix`), the nominal block as
+value ranks (:meth:`EncodedBatch.nominal_matrix`, the structure layer's).
+
 :func:`text_lookup` keeps the lookups of the frozensets first met at one schema version, so that
 scoring a message and then learning it looks its tokens up once (SpamFilter, a scored batch).
 """
