@@ -4,7 +4,9 @@ or predicting. The general path (a mapping that is not a dict, text bags as list
 field through the value rules) is the reference each fast path is compared with: the token
 kernels (one record, a batch), the text lookups (one message, a batch, a batch scored first),
 DataFrames, sparse matrices, an :class:`EncodedBatch` encoded once for predict then learn, and
-the counting fast paths of ``CountStatistics.update``."""
+the counting fast paths of ``CountStatistics.update``. The callers' views of an encoding are
+checked against the general path too: the pair tables' candidate rows, the continuous models'
+numeric vectors (a numeric-only ``Domain``) and the structure layer's matrix of value ranks."""
 
 from __future__ import annotations
 
@@ -336,6 +338,9 @@ def test_numeric_vectors_take_numbers_of_every_type_and_refuse_the_rest_whole():
         encode_batch(domain, _frame([{"z0": 1.0, "new": 2.0}, {"z0": float("inf")}]), "row",
                      grow=True)
     assert (info.value.row, info.value.field, len(domain)) == (1, "z0", size)
+    with pytest.raises(InvalidRecord, match="out of range") as info:
+        encode(domain, {"new": 1.0, "z0": 1e70}, "record", grow=True)
+    assert "numbers only" not in str(info.value) and len(domain) == size
 
 
 def _nominal(seed: int, n: int) -> list[dict[Any, Any]]:

@@ -435,10 +435,12 @@ def _number(value: Any, record: str, name: Any) -> float:
     if value.__class__ is float and -NUMERIC_LIMIT <= value <= NUMERIC_LIMIT:
         return value
     try:
-        value = numeric_value(value, record, name)
+        number = numeric_value(value, record, name)
     except InvalidRecord as exc:
+        if isinstance(value, int | float | np.number) and not isinstance(value, bool):
+            raise  # a number out of range: the hint would mislead
         raise InvalidRecord(record, name, f"{exc.reason}; {_HINT}") from None
-    return np.nan if value is MISSING else value
+    return np.nan if number is MISSING else number
 
 
 def _encode_numbers(attributes: Domain, x: Any, record: str, grow: bool,
