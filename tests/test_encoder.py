@@ -4,7 +4,9 @@ or predicting. The general path (a mapping that is not a dict, text bags as list
 field through the value rules) is the reference each fast path is compared with: the token
 kernels (one record, a batch), the text lookups (one message, a batch, a batch scored first),
 DataFrames, sparse matrices, an :class:`EncodedBatch` encoded once for predict then learn, and
-the counting fast paths of ``CountStatistics.update``."""
+the counting fast paths of ``CountStatistics.update``. The callers' views of an encoding are
+checked against the general path too: the pair tables' candidate rows, the continuous models'
+numeric vectors (a numeric-only ``Domain``) and the structure layer's matrix of value ranks."""
 
 from __future__ import annotations
 
@@ -17,9 +19,12 @@ import pandas as pd
 import pytest
 import scipy.sparse as sp
 
-from streamnb.stats import CountStatistics, Schema
+from streamnb.stats import CountStatistics, Domain, InvalidRecord, Schema
 from streamnb.stats.encoded import Encoded, EncodedBatch
 from streamnb.stats.encoder import encode, encode_batch, text_lookup
+from streamnb.stats.pairs import CandidateRows, PairCounts
+from streamnb.stats.values import NUMERIC, TOKEN
+from streamnb.structure.discrete_data import DiscreteData, index_records
 
 
 def _general(x: dict) -> MappingProxyType:
@@ -217,3 +222,171 @@ def test_counting_fast_paths_count_as_the_general_path(make):
     assert fast.to_dict() == general.to_dict()
     for name in ("value_counts", "class_counts", "draw_counts"):
         assert np.array_equal(getattr(fast, name), getattr(general, name)), name
+
+
+# -- the callers' views: pair-table candidates, numeric vectors, structure-layer matrices --------
+@pytest.mark.parametrize("seed", [0, 1])
+def test_candidate_rows_are_the_value_rows_of_the_general_paths_columns(seed):
+    """A candidate's value row (TAN's edges, AODE's parents) is the place, among its columns,
+    of the column the general path encodes the record with: for one record in any form and
+    for an encoded batch (keys in any order; unseen nominal values −1, absent tokens 1)."""
+    records = _mixed(seed, 160)
+    stats = CountStatistics()
+    pairs = PairCounts(stats.schema, text_tokens=True)
+    for i, x in enumerate(records[:100]):
+        stats.update(x, "+-"[i % 2])
+        pairs.observe_schema(stats)
+    kinds = {"text" if a < 0 else stats.schema.kinds[a] for a in pairs.candidates}
+    assert {"text", TOKEN} < kinds and len(kinds) == 3  # text tokens, tokens, nominal
+    probes = [dict(x, colour="violet") if i % 5 == 0 else x
+              for i, x in enumerate(records[100:])]
+    keys = pairs.candidates[::-1]
+    rows = CandidateRows(pairs, keys)
+    table = rows.batch(encode_batch(stats.schema, probes, "row", grow=False))
+    seen = set()
+    for r, x in enumerate(probes):
+        enc = encode(stats.schema, _general(x), "probe", grow=False)
+        present = {*enc.token_columns, *enc.text_columns, *enc.nominal_columns}
+        want = []
+        for a in keys:
+            hit = [i for i, j in enumerate(pairs.attribute_columns(a)) if j in present]
+            want.append(hit[0] if hit else 1 if pairs.kind(a) == TOKEN else -1)
+        seen.update(want)
+        assert rows.record(x).tolist() == want
+        assert rows.record(_general(x)).tolist() == want
+        assert table[:, r].tolist() == want
+    assert seen >= {-1, 0, 1, 2}  # missing, present / first value, absent, later values
+
+
+def _numbers(seed: int, n: int, ints: bool = True) -> list[dict[str, Any]]:
+    """Records of numbers (some missing) whose attributes arrive in no sorted order."""
+    rng = random.Random(seed)
+    choices: list[Any] = [1.5, -2.0, 0.25, 1e3, None, float("nan")]
+    if ints:
+        choices += [7, np.int64(-3), np.float32(0.5)]
+    records = []
+    for i in range(n):
+        names = [f"z{j}" for j in range(2 + i // 8)][::-1]
+        records.append({name: rng.choice(choices)
+                        for name in rng.sample(names, rng.randrange(1, len(names) + 1))})
+    return records
+
+
+def _padded(vectors: list[np.ndarray], width: int) -> np.ndarray:
+    out = np.full((len(vectors), width), np.nan)
+    for i, v in enumerate(vectors):
+        out[i, : len(v)] = v
+    return out
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_numeric_vectors_are_the_general_paths_numeric_block(seed):
+    """A numeric-only domain (the continuous models') numbers its attributes and reads their
+    values as the general path's numeric block does, one record at a time, as a batch of
+    records and as a DataFrame, learning and predicting."""
+    records = _numbers(seed, 120, ints=False)
+    schema, one = Schema(), Domain()
+    general = [encode(schema, _general(x), f"record {i}", grow=True) for i, x in
+               enumerate(records[:80])]
+    numeric = [a for a in range(len(schema.kinds)) if schema.kinds[a] == NUMERIC]
+    width = len(numeric)
+    want = np.array([e.vector(width) for e in general])
+    assert [schema.slots[a] for a in numeric] == list(range(width))
+    names = [schema.attributes.name(a) for a in numeric]
+    assert names != sorted(names)  # an order of arrival a sort would not keep
+    got = _padded([encode(one, x, f"record {i}", grow=True).vector(len(one))
+                   for i, x in enumerate(records[:80])], width)
+    np.testing.assert_array_equal(got, want)
+    assert one.values == names
+    for form in (records[:80], _frame(records[:80])):
+        domain = Domain()
+        batch = encode_batch(domain, form, "row", grow=True)
+        np.testing.assert_array_equal(batch.numeric_matrix(len(domain)), want)
+        assert domain.values == names
+    frame = _frame(records[80:])
+    assert all(t == np.float64 for t in frame.dtypes)  # the frame's path, not the records'
+    want = np.array([encode(schema, _general(x), "probe", grow=False).vector(width)
+                     for x in records[80:]])
+    assert not np.isnan(want).all(axis=0).any()
+    for form in (records[80:], frame):
+        np.testing.assert_array_equal(
+            encode_batch(one, form, "row", grow=False).numeric_matrix(len(one)), want)
+    np.testing.assert_array_equal(
+        [encode(one, x, "probe", grow=False).vector(len(one)) for x in records[80:]], want)
+    assert one.values == names
+
+
+def test_numeric_vectors_take_numbers_of_every_type_and_refuse_the_rest_whole():
+    """Ints and numpy numbers are numbers; a str or a bool is refused naming the record and
+    the field, and the batch (or record) registers nothing."""
+    records = _numbers(2, 60)
+    domain = Domain()
+    matrix = encode_batch(domain, records, "row", grow=True).numeric_matrix(len(domain))
+    for i, x in enumerate(records):
+        for name, v in x.items():
+            j = domain.get(name)
+            assert (np.isnan(matrix[i, j]) if v is None or v != v else matrix[i, j] == v)
+    size = len(domain)
+    for bad in ("red", True):
+        with pytest.raises(InvalidRecord, match="numbers only") as info:
+            encode_batch(domain, [{"new": 1.0}, {"z0": 2.0, "z1": bad}], "row", grow=True)
+        assert (info.value.row, info.value.field) == (1, "z1")
+        with pytest.raises(InvalidRecord, match="numbers only"):
+            encode(domain, {"new": 1.0, "z1": bad}, "record", grow=True)
+        assert len(domain) == size
+    with pytest.raises(InvalidRecord) as info:
+        encode_batch(domain, _frame([{"z0": 1.0, "new": 2.0}, {"z0": float("inf")}]), "row",
+                     grow=True)
+    assert (info.value.row, info.value.field, len(domain)) == (1, "z0", size)
+    with pytest.raises(InvalidRecord, match="out of range") as info:
+        encode(domain, {"new": 1.0, "z0": 1e70}, "record", grow=True)
+    assert "numbers only" not in str(info.value) and len(domain) == size
+
+
+def _nominal(seed: int, n: int) -> list[dict[Any, Any]]:
+    """Records of nominal values of every type (an integral float is its int), some missing,
+    some records empty, keys in varying order."""
+    rng = random.Random(seed)
+    values = ["x", "y", 3, 1, True, 2.0, None, float("nan")]
+    records = []
+    for _ in range(n):
+        names = rng.sample(["c", "a", "b", 7, "d"], rng.randrange(0, 5))
+        records.append({name: rng.choice(values) for name in names})
+    return records
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_structure_records_index_as_the_general_path_numbers_their_values(seed):
+    """The structure layer's matrix (``index_records``, ``DiscreteData.from_records``) holds
+    each value's place in its attribute's values as the general path registers them, every
+    attribute nominal, columns in the order of ``names`` (keys outside it left out)."""
+    records = _nominal(seed, 200)
+    keys = list(dict.fromkeys(k for x in records for k in x))
+    for names in (None, ["b", 7, "a"], keys[::-1]):
+        chosen = keys if names is None else names
+        general = Schema(nominal=chosen)
+        want = np.full((len(records), len(chosen)), -1)
+        for i, x in enumerate(records):
+            enc = encode(general, _general({k: v for k, v in x.items() if k in chosen}),
+                         f"record {i}", grow=True)
+            for column, slot in zip(enc.nominal_columns, enc.nominal_slots, strict=True):
+                name = general.attributes.name(general.column_attribute[column])
+                want[i, chosen.index(name)] = list(
+                    general.nominal_values[slot].values()).index(column)
+        got_names, matrix, domains = index_records(records, names)
+        assert got_names == chosen
+        np.testing.assert_array_equal(matrix, want)
+        assert (matrix >= 1).any() and (matrix == -1).any()
+        for name, domain in zip(chosen, domains, strict=True):
+            a = general.attributes.get(name)
+            assert list(domain) == ([] if a is None else list(
+                general.nominal_values[general.slots[a]]))
+            assert list(domain.values()) == list(range(len(domain)))
+        data = DiscreteData.from_records(records, ["+"] * len(records), names)
+        np.testing.assert_array_equal(data.values, want)
+
+
+def test_structure_records_refuse_a_value_no_nominal_attribute_takes():
+    with pytest.raises(InvalidRecord) as info:
+        index_records([{"a": "x"}, {"b": 1}, {"a": 0.5}])
+    assert (info.value.row, info.value.field) == (2, "a")

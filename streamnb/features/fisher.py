@@ -12,8 +12,8 @@ from scipy.linalg import eigh
 
 from streamnb.stats.cache import StateCache
 from streamnb.stats.covariance import ClassCovariance
+from streamnb.stats.encoder import encode
 from streamnb.stats.schema import InvalidRecord
-from streamnb.stats.vectors import encode_vector
 
 __all__ = ["FisherDiscriminant"]
 
@@ -72,7 +72,8 @@ class FisherDiscriminant(base.SupervisedTransformer):
         record = f"record {self.n_learned + 1}"
         if y is None or (isinstance(y, float) and not np.isfinite(y)):
             raise InvalidRecord(record, "label", f"label {y!r} is not a class")
-        vector = encode_vector(self.stats.attributes, x, record, grow=True)
+        attributes = self.stats.attributes
+        vector = encode(attributes, x, record, grow=True).vector(len(attributes))
         slots = np.flatnonzero(~np.isnan(vector))
         self.stats.update(self.stats.labels.add(y), slots, vector[slots])
         self.n_learned += 1
@@ -115,7 +116,8 @@ class FisherDiscriminant(base.SupervisedTransformer):
         return vectors[:, order[:m]], grand
 
     def transform_one(self, x: Mapping) -> dict[str, float]:
-        vector = encode_vector(self.stats.attributes, x, "record to transform", grow=False)
+        attributes = self.stats.attributes
+        vector = encode(attributes, x, "record to transform", grow=False).vector(len(attributes))
         directions, grand = self._directions()
         if not directions.shape[0]:
             return {}

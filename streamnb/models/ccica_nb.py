@@ -27,11 +27,11 @@ from streamnb.models.params import RELEARN_EVERY, Integer, OneOf, Real
 from streamnb.models.schedule import next_relearn, relearn_due
 from streamnb.stats.cache import StateCache
 from streamnb.stats.covariance import ClassCovariance
+from streamnb.stats.encoder import encode_batch
 from streamnb.stats.kde import log_mixture_density, silverman_bandwidth
 from streamnb.stats.persist import header_int
 from streamnb.stats.values import RecordName
 from streamnb.stats.vector_sample import ClassSample
-from streamnb.stats.vectors import encode_vectors
 
 __all__ = ["CCICANB", "fast_ica", "fit_gaussian_mixtures", "fit_kernel_densities"]
 
@@ -731,7 +731,8 @@ class CCICANB(GaussianDiscriminant, state_name="CCICANB", presets={"ccica-nb": {
 
     def _numeric_joint_log_likelihood(self, records: Any, where: str
                                       ) -> tuple[np.ndarray, np.ndarray]:
-        values = encode_vectors(self.stats.attributes, records, where, grow=False)
+        values = encode_batch(self.stats.attributes, records, where, grow=False).numeric_matrix(
+            len(self.stats.attributes))
         structure = self._structure
         terms = self._terms()
         active = structure["active"]
@@ -763,7 +764,8 @@ class CCICANB(GaussianDiscriminant, state_name="CCICANB", presets={"ccica-nb": {
         terms that eq. 5 sums over the selected components (missing values at the centre;
         fields other than numbers, the factors', left out)."""
         numeric, _ = self.factors.split_many(self.stats.attributes, X, grow=False)
-        values = encode_vectors(self.stats.attributes, numeric, "row", grow=False)
+        values = encode_batch(self.stats.attributes, numeric, "row", grow=False).numeric_matrix(
+            len(self.stats.attributes))
         s = self._structure
         active = s["active"]
         x = np.full((values.shape[0], len(active)), math.nan)

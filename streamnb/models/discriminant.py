@@ -56,8 +56,8 @@ from streamnb.models.params import OneOf, Real
 from streamnb.stats.cache import StateCache
 from streamnb.stats.codec import normalize_label
 from streamnb.stats.covariance import ClassCovariance, ledoit_wolf_intensity
+from streamnb.stats.encoder import encode, encode_batch
 from streamnb.stats.schema import InvalidRecord, RecordName
-from streamnb.stats.vectors import encode_vector, encode_vectors
 
 __all__ = ["GaussianDiscriminant", "cholesky_with_jitter", "rank_one_update", "shrink"]
 
@@ -230,7 +230,7 @@ class GaussianDiscriminant(CountClassifier):
         attributes = self.stats.attributes
         size = len(attributes)
         numeric, other = self.factors.split_many(attributes, X, grow=True)
-        values = encode_vectors(attributes, numeric, "row", grow=True)
+        values = encode_batch(attributes, numeric, "row", grow=True).numeric_matrix(len(attributes))
         try:
             self.factors.learn_many(other, labels)
         except BaseException:
@@ -243,7 +243,7 @@ class GaussianDiscriminant(CountClassifier):
         record (the prequential pattern: predict, then learn) when every field of it was a
         known attribute with a number, i.e. when learning would encode it the same."""
         attributes = self.stats.attributes
-        vector = encode_vector(attributes, x, "record to predict", grow=False)
+        vector = encode(attributes, x, "record to predict", grow=False).vector(len(attributes))
         if len(x) == np.count_nonzero(vector == vector):  # no NaN, no field left out
             self._cache.put("record", (), (attributes, tuple(x), tuple(x.values()), vector))
         return vector
@@ -262,7 +262,7 @@ class GaussianDiscriminant(CountClassifier):
                     and isinstance(x, Mapping) and len(x) == len(keys)
                     and all(map(is_, x, keys)) and all(map(is_, x.values(), values))):
                 return vector
-        return encode_vector(attributes, x, record, grow=True)
+        return encode(attributes, x, record, grow=True).vector(len(attributes))
 
     def learn_many(self, X: Any, y: Any) -> None:
         """Add a batch (DataFrame or sequence of mappings): the statistics of ``learn_one`` on
@@ -466,7 +466,8 @@ class GaussianDiscriminant(CountClassifier):
     def _numeric_joint_log_likelihood(self, records: Any, where: str
                                       ) -> tuple[np.ndarray, np.ndarray]:
         terms = self._terms()
-        values = encode_vectors(self.stats.attributes, records, where, grow=False)
+        values = encode_batch(self.stats.attributes, records, where, grow=False).numeric_matrix(
+            len(self.stats.attributes))
         return self._encoded_log_likelihood(terms, values)
 
     def _encoded_log_likelihood(self, terms: dict[str, Any], values: np.ndarray

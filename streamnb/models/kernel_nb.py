@@ -12,8 +12,8 @@ from streamnb.models.factors import Factors
 from streamnb.models.params import VAR_SMOOTHING, Integer
 from streamnb.stats.binned_density import BinnedDensity
 from streamnb.stats.cache import StateCache
+from streamnb.stats.encoder import encode_batch
 from streamnb.stats.kde import log_mixture_density, silverman_bandwidth
-from streamnb.stats.vectors import encode_vectors
 
 __all__ = ["KernelNB"]
 
@@ -207,7 +207,8 @@ class KernelNB(GaussianDiscriminant, state_name="KernelNB", presets={"kernel-nb"
     def _numeric_joint_log_likelihood(self, records: Any, where: str
                                       ) -> tuple[np.ndarray, np.ndarray]:
         terms = self._terms()
-        values = encode_vectors(self.stats.attributes, records, where, grow=False)
+        values = encode_batch(self.stats.attributes, records, where, grow=False).numeric_matrix(
+            len(self.stats.attributes))
         n = values.shape[0]
         finite = np.tile(terms["log_prior"], (n, 1))
         for a in terms["active"]:

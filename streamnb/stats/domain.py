@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Hashable, Iterable
 from typing import Any
 
-import numpy as np
-
 from streamnb.stats.codec import decode, encode
-from streamnb.stats.values import is_missing
 
-__all__ = ["Domain", "index_records"]
+__all__ = ["Domain"]
 
 
 class Domain:
@@ -90,38 +87,3 @@ class Domain:
             raise ValueError("domain holds duplicate values")
         return domain
 
-
-def index_records(records: Sequence[Mapping[Hashable, Any]],
-                  names: Sequence[Hashable] | None = None
-                  ) -> tuple[list[Hashable], np.ndarray, list[dict[Any, int]]]:
-    """Records of nominal values as an ``(m, n)`` matrix of value indices, with no kinds and
-    no coercion (any hashable is a value): the encoding of the structure layer's reference
-    counts (``PairwiseCounts.from_records``, ``DiscreteData.from_records``).
-
-    Returns the attribute names (default: every key, in order of first appearance), the
-    matrix (−1 where the value is missing: an absent key, None or NaN, as
-    :func:`~streamnb.stats.values.is_missing` says) and each attribute's ``{value: index}``
-    in order of first appearance.
-
-    Examples
-    --------
-    >>> names, matrix, domains = index_records([{"a": "x", "b": 1}, {"a": None, "b": 2},
-    ...                                         {"b": 1, "a": "y"}])
-    >>> names, matrix.tolist(), domains
-    (['a', 'b'], [[0, 0], [-1, 1], [1, 0]], [{'x': 0, 'y': 1}, {1: 0, 2: 1}])
-
-    """
-    if names is None:
-        seen: dict[Hashable, None] = {}
-        for r in records:
-            seen.update(dict.fromkeys(r))
-        names = list(seen)
-    names = list(names)
-    domains: list[dict[Any, int]] = [{} for _ in names]
-    matrix = np.full((len(records), len(names)), -1, dtype=np.int64)
-    for row, r in enumerate(records):
-        for i, name in enumerate(names):
-            v = r.get(name)
-            if not is_missing(v):
-                matrix[row, i] = domains[i].setdefault(v, len(domains[i]))
-    return names, matrix, domains

@@ -108,6 +108,13 @@ class Encoded:
     def columns(self) -> list[int]:
         return self.nominal_columns + self.token_columns
 
+    def vector(self, width: int) -> np.ndarray:
+        """The numeric block as a dense vector over ``width`` numeric slots, NaN where the
+        value is missing (the continuous models' view)."""
+        out = np.full(width, np.nan)
+        out[self.numeric_slots] = self.numeric_values
+        return out
+
     def is_empty(self) -> bool:
         return not (self.nominal_columns or self.token_columns or self.numeric_slots
                     or self.text_columns)
@@ -186,6 +193,30 @@ class EncodedBatch:
 
     def __len__(self) -> int:
         return self.n
+
+    def numeric_matrix(self, width: int) -> np.ndarray:
+        """The numeric block as a dense ``(n, width)`` array over ``width`` numeric slots, NaN
+        where a value is missing (the continuous models' view)."""
+        out = np.full((self.n, width), np.nan)
+        out[self.numeric_rows, self.numeric_slots] = self.numeric_values
+        return out
+
+    def nominal_matrix(self, schema: Schema, slots: Iterable[int]) -> np.ndarray:
+        """The nominal block as an ``(n, len(slots))`` array of value ranks (a value's index in
+        its attribute's domain, in order of registration) of nominal ``slots`` of ``schema``,
+        −1 where a value is missing (the structure layer's view)."""
+        slots = list(slots)
+        out = np.full((self.n, len(slots)), -1, dtype=np.int64)
+        place = np.full(len(schema.nominal_values), -1, dtype=np.int64)
+        place[slots] = np.arange(len(slots))
+        rank = np.full(schema.n_columns, -1, dtype=np.int64)
+        for slot in slots:
+            columns = list(schema.nominal_values[slot].values())
+            rank[columns] = np.arange(len(columns))
+        j = place[self.nominal_slots]
+        mine = j >= 0
+        out[self.nominal_rows[mine], j[mine]] = rank[self.nominal_columns[mine]]
+        return out
 
     def known(self, schema: Schema) -> EncodedBatch:
         """The batch as an encoding without growth would give it: the cells of attributes and

@@ -21,6 +21,13 @@ new tokens registered in bulk), a text bag drawing each token once looked up in 
 in one call (:func:`text_columns`; a batch of such messages joined, :func:`_encode_texts`),
 DataFrames a column at a time and sparse token matrices as arrays (``stats/frames.py``).
 
+The registry is a :class:`Schema`, or a :class:`~streamnb.stats.Domain` of numeric attributes
+only (the continuous models'): every field a number by the numeric kind's rule (a str or a bool
+is refused, saying what such a model takes), the domain rolled back here on error (a batch:
+all or nothing). Callers read views of the result: the columns, the numeric block as dense
+vectors (:meth:`Encoded.vector`, :meth:`EncodedBatch.numeric_matrix`), the nominal block as
+value ranks (:meth:`EncodedBatch.nominal_matrix`, the structure layer's).
+
 :func:`text_lookup` keeps the lookups of the frozensets first met at one schema version, so that
 scoring a message and then learning it looks its tokens up once (SpamFilter, a scored batch).
 """
@@ -36,6 +43,7 @@ import numpy as np
 from streamnb._accel.kernels import encode_many, encode_tokens
 from streamnb.stats.codec import normalize_name
 from streamnb.stats.collector import paused_collector
+from streamnb.stats.domain import Domain
 from streamnb.stats.encoded import Encoded, EncodedBatch
 from streamnb.stats.frames import (
     canonical_csr,
@@ -52,6 +60,7 @@ from streamnb.stats.values import (
     MISSING,
     NOMINAL,
     NUMERIC,
+    NUMERIC_LIMIT,
     TEXT,
     TOKEN,
     UNNAMED,
@@ -59,7 +68,9 @@ from streamnb.stats.values import (
     RecordName,
     kind_of,
     named,
+    numeric_out_of_range,
     numeric_value,
+    refuse_unencodable,
     text_draws,
     token_present,
 )
@@ -71,10 +82,14 @@ __all__ = ["encode", "encode_batch", "text_columns", "text_lookup"]
 _KEPT_LOOKUPS = 1024
 
 
-def encode(schema: Schema, x: Any, where: str, grow: bool,
+def encode(schema: Schema | Domain, x: Any, where: str, grow: bool,
            fields: Iterable[Any] | None = None) -> Encoded:
     """Column indices of record ``x`` (``where`` names it in errors); ``fields``: only those
-    of its fields (a caller that scored the others in a kernel, NaiveBayes' prediction)."""
+    of its fields (a caller that scored the others in a kernel, NaiveBayes' prediction; the
+    pair tables' candidates). A :class:`Domain` for ``schema``: numeric attributes only
+    (the continuous models'), rolled back here on error."""
+    if isinstance(schema, Domain):
+        return _encode_numbers(schema, x, where, grow, fields)
     if fields is None:
         return _encode(schema, x, where, grow)
     out = Encoded()
@@ -88,11 +103,14 @@ def encode(schema: Schema, x: Any, where: str, grow: bool,
     return out
 
 
-def encode_batch(schema: Schema, X: Any, where: str, grow: bool) -> EncodedBatch:
+def encode_batch(schema: Schema | Domain, X: Any, where: str, grow: bool) -> EncodedBatch:
     """Encode a batch (``where i`` names row i in errors), the same columns and registrations
     as :func:`encode` on each record in turn. The collector is paused meanwhile: the rows'
-    encodings live until the batch is whole."""
+    encodings live until the batch is whole. A :class:`Domain`: all or nothing, rolled back
+    here on error."""
     with paused_collector():
+        if isinstance(schema, Domain):
+            return _encode_number_batch(schema, X, where, grow)
         if isinstance(X, EncodedBatch):  # encoded once already (CountStatistics.encode)
             if grow:
                 raise TypeError("learn an EncodedBatch with CountStatistics.update_many")
@@ -374,9 +392,12 @@ def _encode_field(schema: Schema, out: Encoded, name: Any, value: Any, record: s
             out.text_counts += counts
             out.text_slots += [slot] * len(found)
     elif kind == NOMINAL:
-        value = schema.stored_value(a, value, record, name)
-        if value is MISSING:
-            return
+        # a str of a nominal attribute (not a binned one's) is stored as it is: the common
+        # case, without the value rules' type tests
+        if value.__class__ is not str or a in schema.binned:
+            value = schema.stored_value(a, value, record, name)
+            if value is MISSING:
+                return
         column = schema.nominal_values[schema.slots[a]].get(value)
         if column is None:
             if not grow:
@@ -400,3 +421,106 @@ def _holds(x: Any, value: Any) -> bool:
     return any((v.__class__ is value.__class__ and v == value)
                or (isinstance(v, Mapping | list | tuple | set | frozenset) and value in v)
                for v in x.values())
+
+
+# -- numeric attributes only (a Domain: the continuous models) -----------------------------------
+# a field first met with a number is numeric for good (the continuous models read the others
+# as naive-Bayes factors: models/factors.py)
+_HINT = "the attribute is numeric, it takes numbers only"
+
+
+def _number(value: Any, record: str, name: Any) -> float:
+    """A field's value for a numeric-only domain: the numeric kind's rule, its refusals
+    saying what such a model takes."""
+    # the common case, before the rule's type tests (NaN fails the comparison: the rule's)
+    if value.__class__ is float and -NUMERIC_LIMIT <= value <= NUMERIC_LIMIT:
+        return value
+    try:
+        number = numeric_value(value, record, name)
+    except InvalidRecord as exc:
+        if isinstance(value, int | float | np.number) and not isinstance(value, bool):
+            raise  # a number out of range: the hint would mislead
+        raise InvalidRecord(record, name, f"{exc.reason}; {_HINT}") from None
+    return np.nan if number is MISSING else number
+
+
+def _encode_numbers(attributes: Domain, x: Any, record: str, grow: bool,
+                    fields: Iterable[Any] | None = None, batch: bool = False) -> Encoded:
+    """Record ``x`` over a numeric-only domain: its numeric slots are the attributes' indices
+    (unknown ones left out without ``grow``). Rolls ``attributes`` back on error."""
+    if not isinstance(x, Mapping):
+        raise InvalidRecord(record, None, f"expected a mapping of features, got "
+                            f"{type(x).__name__}")
+    out = Encoded(batch)
+    size = len(attributes)
+    try:
+        for name, value in (x.items() if fields is None else ((f, x[f]) for f in fields)):
+            try:
+                key = normalize_name(name)
+            except TypeError as exc:
+                raise InvalidRecord(record, name, str(exc)) from None
+            v = _number(value, record, name)
+            j = attributes.get(key)
+            if j is None and grow:  # a new name: one a state file can hold
+                refuse_unencodable([key], record=record)
+                j = attributes.add(key)
+            if j is not None and v == v:
+                out.numeric_slots.append(j)
+                out.numeric_values.append(v)
+    except BaseException:
+        attributes.truncate(size)
+        raise
+    return out
+
+
+def _encode_number_batch(attributes: Domain, X: Any, where: str, grow: bool) -> EncodedBatch:
+    """:func:`_encode_numbers` of each row of a batch (a DataFrame of numbers column by
+    column); all or nothing."""
+    size = len(attributes)
+    try:
+        batch = _number_frame(attributes, X, where, grow)
+        if batch is None:
+            records = records_of(X)
+            rows = {i: _encode_numbers(attributes, x, RecordName(where, i), grow, batch=True)
+                    for i, x in enumerate(records)}
+            empty = np.zeros(0, dtype=np.int64)
+            batch = EncodedBatch(len(records), empty, empty, rows)
+    except BaseException:
+        attributes.truncate(size)
+        raise
+    return batch
+
+
+def _number_frame(attributes: Domain, X: Any, where: str, grow: bool) -> EncodedBatch | None:
+    """A DataFrame whose columns are all numeric, as arrays (None for any other batch)."""
+    if not is_frame(X):
+        return None
+    import pandas as pd  # (is_frame: pandas is there)
+
+    if not all(pd.api.types.is_numeric_dtype(t) and not pd.api.types.is_bool_dtype(t)
+               and not isinstance(t, pd.SparseDtype) for t in X.dtypes):
+        return None
+    values = X.to_numpy(dtype=np.float64, na_value=np.nan)
+    bad = np.abs(values) > NUMERIC_LIMIT  # NaN (missing) compares False
+    if bad.any():
+        i, j = map(int, np.argwhere(bad)[0])
+        raise InvalidRecord(RecordName(where, i), X.columns[j],
+                            numeric_out_of_range(values[i, j]))
+    slots = []
+    for j, name in enumerate(X.columns):
+        try:
+            key = normalize_name(name)
+        except TypeError as exc:
+            raise InvalidRecord(where, name, str(exc)) from None
+        if grow and key not in attributes:  # named by the first row with a value there
+            observed = np.flatnonzero(~np.isnan(values[:, j]))
+            refuse_unencodable([key], record=RecordName(
+                where, int(observed[0]) if len(observed) else 0))
+        slots.append(attributes.add(key) if grow else attributes.get(key))
+    keep = [j for j, slot in enumerate(slots) if slot is not None]
+    values = values[:, keep]
+    rows, js = np.nonzero(~np.isnan(values))  # row by row, each row's in column order
+    return EncodedBatch.from_arrays(
+        len(X), numeric_rows=rows.astype(np.int64),
+        numeric_slots=np.asarray([slots[j] for j in keep], dtype=np.int64)[js],
+        numeric_values=values[rows, js])

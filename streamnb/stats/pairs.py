@@ -46,9 +46,10 @@ import numpy as np
 
 from streamnb.stats.codec import from_json_value, to_json_value
 from streamnb.stats.encoded import EncodedBatch
+from streamnb.stats.encoder import encode
 from streamnb.stats.persist import header_int
 from streamnb.stats.schema import Schema
-from streamnb.stats.values import NOMINAL, TEXT, TOKEN, text_draws, token_present
+from streamnb.stats.values import NOMINAL, TEXT, TOKEN
 
 __all__ = ["CandidateRows", "PairCounts"]
 
@@ -660,9 +661,10 @@ class CandidateRows:
     in :meth:`PairCounts.value_list` (0 present / 1 absent for a token or text token, a
     nominal value's rank), −1 where the value is missing or was not registered when the rows
     were built. The one reading of records for the models that look cells up in pair tables
-    (TAN's edges, AODE's one-dependence models): one record through the value rules of
-    :mod:`streamnb.stats.values`, an :class:`~streamnb.stats.schema.EncodedBatch` through its
-    columns, with the same rows.
+    (TAN's edges, AODE's one-dependence models): a record is encoded by the record encoder
+    (:func:`~streamnb.stats.encoder.encode`, its candidate fields only, without growth), a
+    batch comes encoded (:class:`~streamnb.stats.encoded.EncodedBatch`), and both are read
+    through one map of schema columns to (candidate, row).
 
     The nominal domains are taken when the rows are built: :meth:`stale` says when one of
     them grew since (new values would be −1).
@@ -690,24 +692,21 @@ class CandidateRows:
 
     def __init__(self, pairs: PairCounts, keys: Sequence[int]) -> None:
         schema = self.schema = pairs.schema
-        name_of = schema.attributes.name
         self.keys = list(keys)
         self.n_keys = len(self.keys)
-        self.tokens: list[tuple[int, Any, int]] = []  # (i, name, present column)
-        self.nominal: list[tuple[int, Any, dict[Any, int], np.ndarray]] = []
-        self.text: dict[Any, list[tuple[int, Any, int]]] = {}  # name -> [(i, token, column)]
-        for i, a in enumerate(self.keys):
-            if a < 0:
-                name, token = pairs.name_of(a)
-                self.text.setdefault(name, []).append((i, token, -1 - a))
-            elif schema.kinds[a] == TOKEN:
-                self.tokens.append((i, name_of(a), schema.slots[a]))
-            else:
-                values = pairs.value_list(a)
-                self.nominal.append((i, name_of(a), {v: r for r, v in enumerate(values)},
-                                     np.asarray(pairs.attribute_columns(a), dtype=np.int64)))
-        self._domains = [(schema.slots[self.keys[i]], len(rows))
-                         for i, _, rows, _ in self.nominal]
+        # the record fields the candidates read (a text token's: its text attribute's)
+        self._fields = list(dict.fromkeys(
+            schema.attributes.name(schema.column_attribute[-1 - a] if a < 0 else a)
+            for a in self.keys))
+        # a record's row where none of a candidate's columns is in its encoding: a token
+        # (or text token) is then absent, a nominal value missing
+        self._default = np.array([1 if pairs.kind(a) == TOKEN else -1 for a in self.keys],
+                                 dtype=np.int64)
+        self._columns = [np.asarray(pairs.attribute_columns(a), dtype=np.int64)
+                         for a in self.keys]
+        self._domains = [(schema.slots[a], len(columns))
+                         for a, columns in zip(self.keys, self._columns, strict=True)
+                         if pairs.kind(a) != TOKEN]
         self._lookup: tuple[np.ndarray, np.ndarray] | None = None
 
     def stale(self, schema: Schema) -> bool:
@@ -717,61 +716,45 @@ class CandidateRows:
 
     def record(self, x: Any) -> np.ndarray:
         """Each candidate's value row in record ``x`` (a mapping; anything else has every
-        value missing, every token absent: validation is the encoder's)."""
-        # a list, one array at the end: a numpy item assignment costs several list ones
-        out = [-1] * self.n_keys
-        get = x.get if isinstance(x, Mapping) else (lambda name, default=None: default)
-        for i, name, _ in self.tokens:
-            value = get(name)
-            # True and absent first: the common cases, without a call
-            out[i] = 0 if value is True or (value is not None and value is not False
-                                            and token_present(value, "record", name)) else 1
-        for i, name, rows, _ in self.nominal:
-            value = get(name)
-            if value.__class__ is str:  # its own nominal value (or a binned attribute's
-                out[i] = rows.get(value, -1)  # foreign str, not a bin): the common case
-            elif value is not None:
-                out[i] = rows.get(self.schema.stored_value(self.keys[i], value, "record",
-                                                           name), -1)
-        for name, tokens in self.text.items():
-            bag = get(name)
-            drawn = text_draws(bag, "record", name) if bag else {}
-            for i, token, _ in tokens:
-                out[i] = 0 if token in drawn else 1
-        return np.array(out, dtype=np.int64)
+        value missing, every token absent: validation is the encoder's, of the candidates'
+        fields)."""
+        fields = [name for name in self._fields if name in x] if isinstance(
+            x, Mapping) else []
+        enc = encode(self.schema, x, "record", grow=False, fields=fields)
+        cells = np.array(enc.token_columns + enc.text_columns + enc.nominal_columns,
+                         dtype=np.int64)
+        return self._rows(1, np.zeros(len(cells), dtype=np.int64), cells)[:, 0]
 
     def batch(self, batch: EncodedBatch) -> np.ndarray:
         """:meth:`record` of every record of an encoded batch, from its columns: ``(keys,
         records)``."""
-        n = batch.n
-        out = np.full((self.n_keys, n), -1, dtype=np.int64)
-        for i, _, column in self.tokens:
-            out[i] = 1
-            out[i, batch.token_rows[batch.token_columns == column]] = 0
-        for tokens in self.text.values():
-            for i, _, column in tokens:
-                out[i] = 1
-                out[i, batch.text_rows[batch.text_columns == column]] = 0
-        if self.nominal and len(batch.nominal_columns):
-            # every nominal cell at once: each column's candidate and rank (columns belong to
-            # one attribute each), −1 for the columns of other attributes and newer values
-            cells = batch.nominal_columns
-            top = int(cells.max()) + 1
-            key, rank = self._column_lookup(top)
+        return self._rows(batch.n,
+                          np.concatenate([batch.token_rows, batch.text_rows, batch.nominal_rows]),
+                          np.concatenate([batch.token_columns, batch.text_columns,
+                                          batch.nominal_columns]))
+
+    def _rows(self, n: int, rows: np.ndarray, cells: np.ndarray) -> np.ndarray:
+        """The ``(keys, n)`` value rows of ``n`` encoded records whose present columns are
+        ``cells`` (record ``rows``): every cell at once, through each column's candidate and
+        row (columns belong to one attribute each; those of other attributes and newer
+        values are no candidate's)."""
+        out = np.repeat(self._default[:, None], n, axis=1)
+        if len(cells):
+            key, rank = self._column_lookup(int(cells.max()) + 1)
             mine = key[cells]
             hit = mine >= 0
-            out[mine[hit], batch.nominal_rows[hit]] = rank[cells[hit]]
+            out[mine[hit], rows[hit]] = rank[cells[hit]]
         return out
 
     def _column_lookup(self, size: int) -> tuple[np.ndarray, np.ndarray]:
-        """Per schema column below ``size``: its nominal candidate's index (−1: none) and its
-        value row (built once, again only for a batch with newer columns)."""
+        """Per schema column below ``size``: its candidate's index (−1: none) and its value
+        row (built once, again only for records with newer columns)."""
         if self._lookup is not None and len(self._lookup[0]) >= size:
             return self._lookup[0][:size], self._lookup[1][:size]
-        width = max([size] + [int(c.max(initial=-1)) + 1 for *_, c in self.nominal])
+        width = max([size] + [int(c.max(initial=-1)) + 1 for c in self._columns])
         key = np.full(width, -1, dtype=np.int64)
         rank = np.full(width, -1, dtype=np.int64)
-        for i, _, _, columns in self.nominal:
+        for i, columns in enumerate(self._columns):
             key[columns] = i
             rank[columns] = np.arange(len(columns))
         self._lookup = key, rank

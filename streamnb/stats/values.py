@@ -192,7 +192,9 @@ def numeric_value(value: Any, record: str, name: Any) -> Any:
     ±:data:`NUMERIC_LIMIT` (infinities included) and other types are refused."""
     if value is None:
         return MISSING
-    if isinstance(value, int | float | np.integer | np.floating) and not isinstance(
+    if isinstance(value, np.floating):  # (a float32 compared with the limit overflows)
+        value = float(value)
+    if isinstance(value, int | float | np.integer) and not isinstance(
             value, bool | np.bool_):
         # compared before float(): an int too large for a float is out of range, not an error
         if -NUMERIC_LIMIT <= value <= NUMERIC_LIMIT:

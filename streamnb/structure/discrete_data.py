@@ -14,9 +14,48 @@ from typing import Any
 
 import numpy as np
 
-from streamnb.stats.domain import index_records
+from streamnb.stats.codec import normalize_name
+from streamnb.stats.encoder import encode_batch
+from streamnb.stats.schema import Schema
 
-__all__ = ["DiscreteData"]
+__all__ = ["DiscreteData", "index_records"]
+
+
+def index_records(records: Sequence[Mapping[Hashable, Any]],
+                  names: Sequence[Hashable] | None = None
+                  ) -> tuple[list[Hashable], np.ndarray, list[dict[Any, int]]]:
+    """Records of nominal values as an ``(m, n)`` matrix of value indices: the encoding of the
+    structure layer's reference counts (``PairwiseCounts.from_records``,
+    ``DiscreteData.from_records``). The record encoder's, every attribute nominal whatever its
+    values' type (str, int, bool; an integral float is its int): another value is refused
+    with an :class:`~streamnb.stats.InvalidRecord` naming the record and the field.
+
+    Returns the attribute names (default: every key, in order of first appearance; keys not
+    in ``names`` are ignored), the matrix (−1 where the value is missing: an absent key, None
+    or NaN) and each attribute's ``{value: index}`` in order of first appearance.
+
+    Examples
+    --------
+    >>> names, matrix, domains = index_records([{"a": "x", "b": 1}, {"a": None, "b": 2},
+    ...                                         {"b": 1, "a": "y"}])
+    >>> names, matrix.tolist(), domains
+    (['a', 'b'], [[0, 0], [-1, 1], [1, 0]], [{'x': 0, 'y': 1}, {1: 0, 2: 1}])
+
+    """
+    records = list(records)
+    names = list(dict.fromkeys(k for r in records for k in r) if names is None else names)
+    # declared up front, so that each attribute is nominal and its slot is its place here
+    schema = Schema(domains=dict.fromkeys(names, ()))
+    wanted = set(names)
+    kept = [{k: v for k, v in r.items() if k in wanted} for r in records]
+    # a record with none of the attributes is all missing (the encoder refuses to learn one)
+    some = [i for i, r in enumerate(kept) if r]
+    batch = encode_batch(schema, [kept[i] for i in some], "record", grow=True)
+    slots = [schema.slots[schema.attributes.get(normalize_name(name))] for name in names]
+    matrix = np.full((len(records), len(names)), -1, dtype=np.int64)
+    matrix[some] = batch.nominal_matrix(schema, slots)
+    domains = [{v: r for r, v in enumerate(schema.nominal_values[slot])} for slot in slots]
+    return names, matrix, domains
 
 
 @dataclass(frozen=True, eq=False)

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from streamnb.stats.domain import index_records
+from streamnb.structure.discrete_data import index_records
 
 __all__ = ["PairwiseCounts"]
 
