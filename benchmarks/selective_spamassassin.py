@@ -99,8 +99,8 @@ def main(argv: list[str] | None = None) -> None:
                          "seconds": seconds})
             print(_results.render_row(COLUMNS, rows[-1]), flush=True)
     limited = [f"the first {len(messages):,} messages" if args.limit else "",
-               f"models named *{args.only}*" if args.only else "",
-               f"models named *{args.exclude}* left out" if args.exclude else "",
+               f"models named `{args.only}`" if args.only else "",
+               f"models named `{args.exclude}` left out" if args.exclude else "",
                f"{args.event_model} event model only" if args.event_model != "both" else ""]
     limited = [x for x in limited if x]
     _results.write_from_args(
