@@ -42,7 +42,7 @@ SELECTION = [_results.column("attributes"),
              _results.column("eval ratio", "K2-AS / Info-AS, per evaluation", ".0f")]
 RELEARN_MODELS = ("SelectiveNB", "SelectiveTAN", "SelectiveBN (CB)")
 RELEARN = ([_results.column("seen", "records seen", ",")]
-           + [_results.column(name, f"{name} relearn ms", ".0f") for name in RELEARN_MODELS]
+           + [_results.column(name, f"{name} relearn ms", ",.0f") for name in RELEARN_MODELS]
            + [_results.column("rate", "learn_many records/s", ",.0f")])
 
 
