@@ -16,7 +16,9 @@ noise. Reported in one run:
    time must not grow with the records seen. SelectiveNB, SelectiveTAN and SelectiveBN (CB),
    learn_many in batches of 50,000.
 
-Run: ``python benchmarks/bench_selective.py`` (``--quick`` for a smaller run).
+Run: ``python benchmarks/bench_selective.py`` (``--quick`` for a smaller run); it writes
+``benchmarks/results/bench_selective.json`` (``--results``, ``--no-results``), the tables of
+docs/selective.md "Cost".
 """
 
 from __future__ import annotations
@@ -24,8 +26,24 @@ from __future__ import annotations
 import argparse
 import time
 
+import _results  # benchmarks/_results.py
 import numpy as np
 import pandas as pd
+
+SELECTION = [_results.column("attributes"),
+             _results.column("info", "Info-AS CGR", ".3f"), _results.column("info sel", "selected"),
+             _results.column("info eval", "ms/eval", ".2f"),
+             _results.column("tested", "Info-AS χ² 0.01", ".3f"),
+             _results.column("tested sel", "selected"),
+             _results.column("naive", "naive-AS", ".3f"), _results.column("naive sel", "selected"),
+             _results.column("k2", "K2-AS", ".2f"), _results.column("k2 sel", "selected"),
+             _results.column("k2 eval", "ms/eval", ".2f"),
+             _results.column("total ratio", "K2-AS / Info-AS, total", ".0f"),
+             _results.column("eval ratio", "K2-AS / Info-AS, per evaluation", ".0f")]
+RELEARN_MODELS = ("SelectiveNB", "SelectiveTAN", "SelectiveBN (CB)")
+RELEARN = ([_results.column("seen", "records seen", ",")]
+           + [_results.column(name, f"{name} relearn ms", ",.0f") for name in RELEARN_MODELS]
+           + [_results.column("rate", "learn_many records/s", ",.0f")])
 
 
 def sample(n_records: int, n_attributes: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -67,14 +85,12 @@ def evaluations(n: int, selected: int) -> int:
     return sum(n - s for s in steps)
 
 
-def selection_phase(records: int, sizes: list[int]) -> None:
+def selection_phase(records: int, sizes: list[int]) -> list[dict]:
     from streamnb.structure import DiscreteData, info_as, k2_as, naive_as
 
     print(f"Selection phase on {records} records (2 classes, attributes of 3 values); "
-          "s = seconds, sel = attributes selected, ms/eval = per candidate evaluated:")
-    print("| attributes | Info-AS CGR s | sel | ms/eval | Info-AS χ² 0.01 s | sel "
-          "| naive-AS s | sel | K2-AS s | sel | ms/eval | K2-AS / Info-AS: total, per eval |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "seconds, attributes selected, ms per candidate evaluated:")
+    rows = []
     for n in sizes:
         values, y = sample(records, n, seed=n)
         data = DiscreteData(values, y, [3] * n, 2, [f"a{i}" for i in range(n)])
@@ -84,30 +100,28 @@ def selection_phase(records: int, sizes: list[int]) -> None:
         k2sel, t_k2 = timed(k2_as, data)
         e_info = t_info / evaluations(n, len(info.selected)) * 1e3
         e_k2 = t_k2 / evaluations(n, len(k2sel.selected)) * 1e3
-        print(f"| {n} | {t_info:.3f} | {len(info.selected)} | {e_info:.2f} | {t_tested:.3f} | "
-              f"{len(tested.selected)} | {t_naive:.3f} | {len(naive.selected)} | {t_k2:.2f} | "
-              f"{len(k2sel.selected)} | {e_k2:.2f} | {t_k2 / t_info:.0f}x, {e_k2 / e_info:.0f}x |",
-              flush=True)
+        rows.append({"attributes": n, "info": t_info, "info sel": len(info.selected),
+                     "info eval": e_info, "tested": t_tested,
+                     "tested sel": len(tested.selected), "naive": t_naive,
+                     "naive sel": len(naive.selected), "k2": t_k2, "k2 sel": len(k2sel.selected),
+                     "k2 eval": e_k2, "total ratio": t_k2 / t_info, "eval ratio": e_k2 / e_info})
+        print(_results.render_row(SELECTION, rows[-1]), flush=True)
+    return rows
 
 
-def relearn_time(n_attributes: int, targets: list[int], reservoir: int) -> None:
+def relearn_time(n_attributes: int, targets: list[int], reservoir: int) -> list[dict]:
     from streamnb import SelectiveBN, SelectiveNB, SelectiveTAN
 
     print(f"\nRelearn time against records seen ({n_attributes} attributes, reservoir "
           f"{reservoir:,} records):")
-    makers = {
-        "SelectiveNB": lambda: SelectiveNB(relearn_every=0, reservoir_size=reservoir, seed=0),
-        "SelectiveTAN": lambda: SelectiveTAN(relearn_every=0, reservoir_size=reservoir,
-                                             seed=0),
-        "SelectiveBN (CB)": lambda: SelectiveBN(relearn_every=0, reservoir_size=reservoir,
-                                                seed=0),
-    }
-    print("| records seen | " + " | ".join(f"{name} relearn ms" for name in makers)
-          + " | learn_many records/s |")
-    print("|---|" + "---|" * (len(makers) + 1))
+    makers = dict(zip(RELEARN_MODELS, (
+        lambda: SelectiveNB(relearn_every=0, reservoir_size=reservoir, seed=0),
+        lambda: SelectiveTAN(relearn_every=0, reservoir_size=reservoir, seed=0),
+        lambda: SelectiveBN(relearn_every=0, reservoir_size=reservoir, seed=0)), strict=True))
     models = {name: make() for name, make in makers.items()}
     seen = 0
     learn_seconds = 0.0
+    rows = []
     for target in targets:
         while seen < target:
             take = min(50_000, target - seen)
@@ -116,27 +130,32 @@ def relearn_time(n_attributes: int, targets: list[int], reservoir: int) -> None:
                 _, t = timed(model.learn_many, X, y)
                 learn_seconds += t
             seen += take
-        row = []
-        for model in models.values():  # the median of 3: the machine is shared
-            t = sorted(timed(model.relearn)[1] for _ in range(3))[1]
-            row.append(f"{t * 1e3:.0f}")
-        rate = seen * len(models) / learn_seconds
-        print(f"| {seen:,} | " + " | ".join(row) + f" | {rate:,.0f} |", flush=True)
+        row: dict = {"seen": seen, "rate": seen * len(models) / learn_seconds}
+        for name, model in models.items():  # the median of 3: the machine is shared
+            row[name] = sorted(timed(model.relearn)[1] for _ in range(3))[1] * 1e3
+        rows.append(row)
+        print(_results.render_row(RELEARN, row), flush=True)
     for name, model in models.items():
         print(f"  {name}: selected {model.structure.selected}")
+    return rows
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--records", type=int, default=1000)
     parser.add_argument("--reservoir", type=int, default=10_000)
     parser.add_argument("--quick", action="store_true")
-    args = parser.parse_args()
+    _results.add_arguments(parser, "bench_selective")
+    args = parser.parse_args(argv)
     sizes = [5, 10, 20] if args.quick else [5, 10, 20, 40]
     targets = [10_000, 100_000] if args.quick else [10_000, 100_000, 1_000_000]
-    selection_phase(args.records, sizes)
-    relearn_time(20, targets, args.reservoir)
+    selection = selection_phase(args.records, sizes)
+    relearn = relearn_time(20, targets, args.reservoir)
+    _results.write_from_args(
+        args, "bench_selective", {"selection": _results.table(SELECTION, selection),
+                                  "relearn": _results.table(RELEARN, relearn)},
+        argv=argv, script=__file__, notes="Limited run (--quick)." if args.quick else "")
 
 
 if __name__ == "__main__":

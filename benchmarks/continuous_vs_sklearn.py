@@ -19,15 +19,18 @@ with its batch method (``learn_many`` / ``fit``) on the training fold and scored
 over the 50 folds. Throughput: records per second of learning and of predicting, summed over
 folds; the ratio is streamnb / scikit-learn (> 1: streamnb faster).
 
-Usage: PYTHONPATH=. python benchmarks/continuous_vs_sklearn.py [--datasets iris,wdbc] [--out F]
+Run: ``python benchmarks/continuous_vs_sklearn.py [--datasets iris,wdbc] [--seeds 5]``; it writes
+``benchmarks/results/continuous_vs_sklearn.json`` (``--results``, ``--no-results``), the table of
+docs/continuous.md.
 """
 
 from __future__ import annotations
 
 import argparse
-import datetime
+import math
 import time
 
+import _results  # benchmarks/_results.py
 import numpy as np
 import pandas as pd
 from sklearn.discriminant_analysis import LinearDiscriminantAnalysis, QuadraticDiscriminantAnalysis
@@ -53,6 +56,17 @@ PAIRS = {
     "Gaussian NB": (lambda: NaiveBayes(), GaussianNB),
     "KernelNB / GaussianNB": (KernelNB, GaussianNB),
 }
+
+
+COLUMNS = [_results.column("dataset"), _results.column("pair"),
+           _results.column("streamnb", "streamnb accuracy %", ".2f"),
+           _results.column("streamnb se", "±", ".2f"),
+           _results.column("sklearn", "scikit-learn accuracy %", ".2f"),
+           _results.column("sklearn se", "±", ".2f"),
+           _results.column("refused", "folds scikit-learn refused"),
+           _results.column("learn ratio", fmt=".2f"), _results.column("predict ratio", fmt=".2f"),
+           _results.column("learn rate", "streamnb learn rec/s", ",.0f"),
+           _results.column("predict rate", "streamnb predict rec/s", ",.0f")]
 
 
 def run(name: str, seeds: int = 5, folds: int = 10) -> list[dict]:
@@ -94,53 +108,40 @@ def run(name: str, seeds: int = 5, folds: int = 10) -> list[dict]:
             acc["sklearn"].append(float((reference.classes_[p.argmax(axis=1)]
                                          == labels[test]).mean()))
         a, b = np.array(acc["streamnb"]), np.array(acc["sklearn"])
+        compared = len(b) > 1  # the folds sklearn accepted
         rows.append({
             "dataset": name, "pair": pair,
-            "streamnb": f"{100 * a.mean():.2f} ± {100 * a.std(ddof=1) / np.sqrt(len(a)):.2f}",
-            "sklearn": (f"{100 * b.mean():.2f} ± {100 * b.std(ddof=1) / np.sqrt(len(b)):.2f}"
-                        if len(b) > 1 else "—") + (f" ({failed} folds refused)" if failed else ""),
+            "streamnb": 100 * a.mean(), "streamnb se": 100 * a.std(ddof=1) / math.sqrt(len(a)),
+            "sklearn": 100 * b.mean() if compared else None,
+            "sklearn se": 100 * b.std(ddof=1) / math.sqrt(len(b)) if compared else None,
+            "refused": failed or None,
+            # per fold, over the folds both ran
             "learn ratio": secs["sklearn", "learn"] / secs["streamnb", "learn"] * len(a)
-            / max(len(b), 1),
+            / len(b) if compared else None,
             "predict ratio": secs["sklearn", "predict"] / secs["streamnb", "predict"] * len(a)
-            / max(len(b), 1),
-            "streamnb learn rec/s": n_learn / secs["streamnb", "learn"],
-            "streamnb predict rec/s": n_predict / secs["streamnb", "predict"],
+            / len(b) if compared else None,
+            "learn rate": n_learn / secs["streamnb", "learn"],
+            "predict rate": n_predict / secs["streamnb", "predict"],
         })
-        print(rows[-1], flush=True)
+        print(_results.render_row(COLUMNS, rows[-1]), flush=True)
     return rows
 
 
-def markdown(rows: list[dict]) -> str:
-    """The rows as a markdown table (no tabulate dependency)."""
-    head = ["dataset", "pair", "streamnb accuracy %", "scikit-learn accuracy %",
-            "learn ratio", "predict ratio", "streamnb learn rec/s", "streamnb predict rec/s"]
-
-    def ratio(v: float) -> str:
-        return f"{v:.2f}" if v > 0 else "—"
-
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for r in rows:
-        lines.append("| " + " | ".join([
-            r["dataset"], r["pair"], r["streamnb"], r["sklearn"], ratio(r["learn ratio"]),
-            ratio(r["predict ratio"]), f"{r['streamnb learn rec/s']:,.0f}",
-            f"{r['streamnb predict rec/s']:,.0f}"]) + " |")
-    return "\n".join(lines) + "\n"
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--datasets", default=",".join(DATASETS))
     parser.add_argument("--seeds", type=int, default=5)
-    parser.add_argument("--out", default=None, help="write the markdown table here")
-    args = parser.parse_args()
-    rows = [r for name in args.datasets.split(",") for r in run(name, seeds=args.seeds)]
-    text = (f"Run {datetime.date.today().isoformat()}: `PYTHONPATH=. python "
-            f"benchmarks/continuous_vs_sklearn.py --datasets {args.datasets}`\n\n"
-            + markdown(rows))
-    print(text)
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write(text)
+    _results.add_arguments(parser, "continuous_vs_sklearn")
+    args = parser.parse_args(argv)
+    names = args.datasets.split(",")
+    rows = [r for name in names for r in run(name, seeds=args.seeds)]
+    limited = [f"data sets {', '.join(names)} only" if set(names) != set(DATASETS) else "",
+               f"{args.seeds} seeds" if args.seeds != 5 else ""]
+    limited = [x for x in limited if x]
+    _results.write_from_args(
+        args, "continuous_vs_sklearn", {"pairs": _results.table(COLUMNS, rows)}, argv=argv,
+        script=__file__, notes=f"Limited run: {', '.join(limited)}." if limited else "")
 
 
 if __name__ == "__main__":

@@ -6,8 +6,9 @@ accuracy and LogScore (eq. 18). The paper reports its results as win counts over
 (its Figures 4–5); we count wins over every data set of its Table 1 that an installed package
 ships, with a paired t-test per data set.
 
-Run: ``python benchmarks/reproduce_cerquides.py [--folds 10] [--repeats 5]
-[--out docs/results/cerquides_table.md]``.
+Run: ``python benchmarks/reproduce_cerquides.py [--folds 10] [--repeats 5]``; it writes
+``benchmarks/results/reproduce_cerquides.json`` (``--results``, ``--no-results``), the tables of
+docs/results/cerquides.md.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from __future__ import annotations
 import argparse
 import math
 import time
+
+import _results  # benchmarks/_results.py
 
 from streamnb import IndifferentNB, NaiveBayes
 from streamnb.datasets import PAPER_DATASETS, load
@@ -33,30 +36,32 @@ PAPER_CLAIMS = [
 ]
 
 
-def _cell(mean: float, se: float, scale: float, digits: int) -> str:
-    if not math.isfinite(mean):
-        return "∞"
-    return f"{mean * scale:.{digits}f} ± {se * scale:.{digits}f}"
+COLUMNS = [_results.column("paper", "data set (paper)"), _results.column("copy", "copy used"),
+           _results.column("training", fmt=".0%")]
+for _metric, _label, _scale, _fmt in (("accuracy", "acc %", 100, ".2f"),
+                                      ("log_score", "LogScore", 1, ".1f")):
+    for _model in MODELS:
+        COLUMNS += [_results.column(f"{_model} {_metric}", f"{_model} {_label}", _fmt),
+                    _results.column(f"{_model} {_metric} se", "±", _fmt)]
+SCALE = {"accuracy": 100, "log_score": 1}
+WIN_COLUMNS = [_results.column("comparison"), _results.column("paper", "paper (16 data sets)"),
+               _results.column("better", "better here on"), _results.column("of", "of"),
+               _results.column("gain", "best gain", "+.0%")]
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--folds", type=int, default=10)
     parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--out", default=None, help="write the markdown tables here too")
-    args = parser.parse_args()
+    _results.add_arguments(parser, "reproduce_cerquides")
+    args = parser.parse_args(argv)
     entries = [e for e in PAPER_DATASETS if e.paper.startswith("Cerquides")]
-    lines = [f"{args.folds}-fold CV × {args.repeats} (seeded), 5 equal-frequency intervals "
-             "fitted on each training fold; mean ± standard error over the folds; LogScore "
-             "summed over each test fold\n",
-             "| data set (paper) | copy used | training | MAPNB acc % | BIBL acc % | "
-             "IndifferentNB acc % | MAPNB LogScore | BIBL LogScore | IndifferentNB LogScore |",
-             "|---|---|---|---|---|---|---|---|---|"]
+    rows: list[dict] = []
     wins = {claim: [0, 0, 0.0] for claim, _ in PAPER_CLAIMS}  # wins, data sets, best gain
     for entry in entries:
         if entry.dataset is None:
-            lines.append(f"| {entry.name} | not shipped by any installed package | | | | | "
-                         "| | |")
+            rows.append({"paper": entry.name, "copy": "not shipped by any installed package"})
             continue
         data = load(entry.dataset)
         for fraction in (1.0, 0.1):
@@ -65,13 +70,14 @@ def main() -> None:
                                     repeats=args.repeats, seed=0, train_fraction=fraction,
                                     discretizer=lambda: EqualFrequencyDiscretizer(bins=5),
                                     dataset=data.name)
-            accuracy = result.summary("accuracy")
-            log_score = result.summary("log_score")
-            cells = ([_cell(*accuracy[m], 100, 2) for m in MODELS]
-                     + [_cell(*log_score[m], 1, 1) for m in MODELS])
-            lines.append(f"| {entry.name} | {data.name} | {fraction:.0%} | "
-                         + " | ".join(cells) + " |")
-            print(lines[-1], f"({time.perf_counter() - start:.0f} s)", flush=True)
+            row = {"paper": entry.name, "copy": data.name, "training": fraction}
+            for metric, scale in SCALE.items():
+                for model, (mean, se) in result.summary(metric).items():
+                    row[f"{model} {metric}"] = mean * scale
+                    row[f"{model} {metric} se"] = se * scale if math.isfinite(mean) else None
+            rows.append(row)
+            print(_results.render_row(COLUMNS, row), f"({time.perf_counter() - start:.0f} s)",
+                  flush=True)
             if fraction == 0.1:
                 for rival in ("MAPNB", "BIBL"):
                     for metric, higher in (("accuracy", True), ("log_score", False)):
@@ -85,17 +91,17 @@ def main() -> None:
                         wins[name][0] += better
                         wins[name][1] += 1
                         wins[name][2] = max(wins[name][2], gain)
-    lines += ["", "With 10% of the learning fold:", "",
-              "| comparison | paper (16 data sets) | here |", "|---|---|---|"]
-    for claim, paper in PAPER_CLAIMS:
-        won, total, best = wins[claim]
-        lines.append(f"| {claim} | {paper} | better on {won} of {total} "
-                     f"(up to {best:+.0%}) |")
-    table = "\n".join(lines)
-    print("\n" + table)
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write(table + "\n")
+    win_rows = [{"comparison": claim, "paper": paper, "better": wins[claim][0],
+                 "of": wins[claim][1], "gain": wins[claim][2]} for claim, paper in PAPER_CLAIMS]
+    for row in win_rows:
+        print(_results.render_row(WIN_COLUMNS, row))
+    _results.write_from_args(
+        args, "reproduce_cerquides",
+        {"accuracy": _results.table(COLUMNS, rows), "wins": _results.table(WIN_COLUMNS, win_rows)},
+        argv=argv, script=__file__,
+        notes=(f"{args.folds}-fold CV × {args.repeats} (seeded), 5 equal-frequency intervals "
+               "fitted on each training fold; mean ± standard error over the folds; LogScore "
+               "summed over each test fold; wins with 10% of the learning fold."))
 
 
 if __name__ == "__main__":

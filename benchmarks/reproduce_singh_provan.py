@@ -12,7 +12,10 @@ Every data set of the paper that an installed package ships, prepared as the pap
 (the models do exact inference over them). Mushroom is shipped by no installed package.
 
 Run: ``python benchmarks/reproduce_singh_provan.py [--repeats 30] [--datasets voting chess]
-[--methods ...] [--out docs/results/singh_provan_table.md]``.
+[--methods ...] [--out docs/results/singh_provan_table.md]``; it writes
+``benchmarks/results/reproduce_singh_provan.json`` (``--results``, ``--no-results``): per data
+set the accuracy of every method with the paper's, the paired t-tests of Tables 4–9 and the
+seconds per split.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import _results  # benchmarks/_results.py
 import numpy as np
 
 from streamnb import NaiveBayes, SelectiveBN, SelectiveNB, SelectiveTAN
@@ -394,27 +398,80 @@ def accuracy_table(results: Sequence[Result]) -> str:
     return "\n".join(lines)
 
 
-def tests_table(results: Sequence[Result], methods: Sequence[str]) -> str:
-    """Tables 4–9: other − X (t) verdict, ours / paper, for X an Info-AS method."""
+def tests_results(results: Sequence[Result], methods: Sequence[str]) -> dict[str, Any]:
+    """Tables 4–9: per X (an Info-AS method) and data set, a cell per other method:
+    "other − X (t) verdict, ours / paper"."""
     targets = [m for m in ("CIG-AS", "CGR-AS", "CDC-AS", "SelectiveTAN", "CIG-AS/K2",
                            "CGR-AS/K2", "CDC-AS/K2", "CIG-AS/learned", "CGR-AS/learned",
                            "CDC-AS/learned") if m in methods]
     others = [o for o in ("naive-ALL", "naive-AS", "K2-AS", "K2-AS<", "CB") if o in methods]
-    lines = ["Paired two-tailed t-tests, 95%: other − X in accuracy points, (t), and − when X "
-             "is significantly more accurate than the other method, + when significantly less "
-             "(the paper's convention). Each cell: ours / paper.\n",
-             "| X | data set | " + " | ".join(f"vs {o}" for o in others) + " |",
-             "|---|---|" + "---|" * len(others)]
+    rows = []
     for x in targets:
         for r in results:
-            cells = []
+            row = {"X": x, "data set": r.task.name}
             for o in others:
                 paper = PAPER_TESTS.get((x, o), {}).get(r.task.name)
                 theirs = f"{paper[0]:+.2f} ({paper[1]:.2f}) {paper[2]}".rstrip() if paper \
                     else "—"
-                cells.append(f"{_test_cell(r, x, o)} / {theirs}")
-            lines.append(f"| {x} | {r.task.name} | " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+                row[f"vs {o}"] = f"{_test_cell(r, x, o)} / {theirs}"
+            rows.append(row)
+    columns = [_results.column("X"), _results.column("data set"),
+               *(_results.column(f"vs {o}") for o in others)]
+    return _results.table(columns, rows)
+
+
+TESTS_NOTE = ("Paired two-tailed t-tests, 95%: other − X in accuracy points, (t), and − when X "
+              "is significantly more accurate than the other method, + when significantly less "
+              "(the paper's convention). Each cell: ours / paper.")
+
+
+def tests_table(results: Sequence[Result], methods: Sequence[str]) -> str:
+    """Tables 4–9 in Markdown."""
+    return f"{TESTS_NOTE}\n\n{_results.render(tests_results(results, methods))}"
+
+
+ACCURACY = [_results.column("method"), _results.column("splits"),
+            _results.column("ours", "ours: accuracy %", ".2f"),
+            _results.column("ours sd", "± sd", ".2f"),
+            _results.column("paper", "paper", ".2f"), _results.column("paper sd", "± sd", ".2f"),
+            _results.column("network", "attributes in the network (mean)", ".1f"),
+            _results.column("network min", "min"), _results.column("network max", "max"),
+            _results.column("blanket", "in the class's Markov blanket (mean)", ".1f"),
+            _results.column("vs naive-ALL", "− naive-ALL (t)"),
+            _results.column("vs CDC-AS", "− CDC-AS (t)"),
+            _results.column("learn", "seconds per split: learn", ".2f"),
+            _results.column("predict", "predict", ".2f")]
+
+
+def results_tables(results: Sequence[Result], methods: Sequence[str]) -> dict[str, Any]:
+    """The results file's tables: ``accuracy-<data set>`` (Tables 2–3, ours and the paper's,
+    with each method's attributes, tests and time) and ``tests`` (Tables 4–9)."""
+    tables = {}
+    for r in results:
+        rows = []
+        for m in methods:
+            if m not in r.methods:
+                continue
+            used = [n for n, _ in r.selected[m]]
+            ours = r.accuracy(m)
+            paper = PAPER_ACCURACY.get(r.task.name, {}).get(m)
+            rows.append({
+                "method": m, "splits": r.splits(m), "ours": ours[0], "ours sd": ours[1],
+                "paper": paper[0] if paper else None, "paper sd": paper[1] if paper else None,
+                "network": float(np.mean(used)), "network min": min(used),
+                "network max": max(used),
+                "blanket": float(np.mean([b for _, b in r.selected[m]])),
+                "vs naive-ALL": _test_cell(r, m, "naive-ALL", paper_convention=False)
+                if m != "naive-ALL" else "",
+                "vs CDC-AS": _test_cell(r, m, "CDC-AS", paper_convention=False)
+                if m != "CDC-AS" else "",
+                "learn": float(r.evaluation.values(m, "learn_seconds").mean()),
+                "predict": float(r.evaluation.values(m, "predict_seconds").mean())})
+        tables[f"accuracy-{r.task.name}"] = _results.table(
+            ACCURACY, rows, title=f"{r.task.name}: train {r.task.train_size}, test "
+            f"{r.task.test_size} ({r.seconds:.0f} s)")
+    tables["tests"] = tests_results(results, methods)
+    return tables
 
 
 def report(results: Sequence[Result], methods: Sequence[str], skipped: Sequence[str],
@@ -449,6 +506,7 @@ def main(argv: Sequence[str] | None = None) -> str:
                              "at all (for a method too slow there; repeatable)")
     parser.add_argument("--out", default="docs/results/singh_provan_table.md",
                         help="write the markdown tables here ('-': print only)")
+    _results.add_arguments(parser, "reproduce_singh_provan")
     args = parser.parse_args(argv)
     methods = [m for m in METHODS if m in args.methods]
     results, skipped = [], []
@@ -472,6 +530,9 @@ def main(argv: Sequence[str] | None = None) -> str:
     if args.out != "-":
         with open(args.out, "w") as out:
             out.write(text)
+    _results.write_from_args(
+        args, "reproduce_singh_provan", results_tables(results, methods), argv=argv,
+        script=__file__, notes="Not run: " + "; ".join(skipped) + "." if skipped else "")
     return text
 
 

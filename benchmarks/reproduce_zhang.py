@@ -4,13 +4,17 @@ protocol: Fayyad–Irani MDL discretisation fitted on each training fold, 5-fold
 cross-validation repeated 20 times, two-tailed unpaired t-test at 95%. Every data set of the
 table that an installed package ships (see ``streamnb.datasets.PAPER_DATASETS``).
 
-Run: ``python benchmarks/reproduce_zhang.py [--repeats 20] [--out docs/results/zhang.md]``.
+Run: ``python benchmarks/reproduce_zhang.py [--repeats 20]``; it writes
+``benchmarks/results/reproduce_zhang.json`` (``--results``, ``--no-results``), the table of
+docs/results/zhang.md.
 """
 
 from __future__ import annotations
 
 import argparse
 import time
+
+import _results  # benchmarks/_results.py
 
 from streamnb import TAN
 from streamnb.datasets import PAPER_DATASETS, load
@@ -35,46 +39,54 @@ def paper_copy(entry):
     return data
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+COLUMNS = [_results.column("paper", "data set (paper)"), _results.column("copy", "copy used"),
+           _results.column("records"), _results.column("paper ChowLiu", fmt=".1f"),
+           _results.column("paper ddr", fmt=".1f"),
+           _results.column("ChowLiu", "ChowLiu %", ".1f"),
+           _results.column("ChowLiu se", "±", ".1f"),
+           _results.column("ddr-ChowLiu", "ddr-ChowLiu %", ".1f"),
+           _results.column("ddr-ChowLiu se", "±", ".1f"),
+           _results.column("verdict", "t-test"), _results.column("p", fmt=".3g"),
+           _results.column("seconds", fmt=".0f")]
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeats", type=int, default=20)
     parser.add_argument("--folds", type=int, default=5)
-    parser.add_argument("--out", default=None, help="write the markdown table here too")
-    args = parser.parse_args()
+    _results.add_arguments(parser, "reproduce_zhang")
+    args = parser.parse_args(argv)
     # learn_many on a fold learns the tree from the whole training fold (the first relearn
     # comes as soon as there are counts)
     models = {"ChowLiu": lambda: TAN(weight="cmi"), "ddr-ChowLiu": lambda: TAN(weight="ddr")}
-    lines = [f"{args.folds}-fold CV × {args.repeats}, MDL discretisation on each training "
-             "fold, unpaired two-tailed t-test at 95% (ddr-ChowLiu against ChowLiu)\n",
-             "| data set (paper) | copy used | records | paper ChowLiu | paper ddr | "
-             "ChowLiu | ddr-ChowLiu | t-test | seconds |", "|---|---|---|---|---|---|---|---|---|"]
+    rows = []
     for entry in PAPER_DATASETS:
-        if entry.paper.startswith("Zhang") and entry.name in PAPER:
-            if entry.dataset is None:
-                cl, ddr = PAPER[entry.name]
-                lines.append(f"| {entry.name} | not shipped by any installed package | | "
-                             f"{cl} | {ddr} | | | | |")
-                continue
-            data = paper_copy(entry)
-            start = time.perf_counter()
-            result = cross_validate(models, data.records, data.labels, k=args.folds,
-                                    repeats=args.repeats, seed=0, discretizer=MDLDiscretizer,
-                                    dataset=data.name)
-            seconds = time.perf_counter() - start
-            summary = result.summary("accuracy")
-            t = result.compare("ddr-ChowLiu", "ChowLiu", test="unpaired")
-            cells = [f"{100 * m:.1f} ± {100 * se:.1f}" for m, se in
-                     (summary["ChowLiu"], summary["ddr-ChowLiu"])]
-            cl, ddr = PAPER[entry.name]
-            lines.append(f"| {entry.name} | {data.name} | {data.n_rows} | {cl} | {ddr} | "
-                         f"{cells[0]} | {cells[1]} | {t.verdict()} (p = {t.p_value:.3g}) | "
-                         f"{seconds:.0f} |")
-            print(lines[-1], flush=True)
-    table = "\n".join(lines)
-    print("\n" + table)
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write(table + "\n")
+        if not (entry.paper.startswith("Zhang") and entry.name in PAPER):
+            continue
+        cl, ddr = PAPER[entry.name]
+        row = {"paper": entry.name, "paper ChowLiu": cl, "paper ddr": ddr}
+        if entry.dataset is None:
+            rows.append(row | {"copy": "not shipped by any installed package"})
+            continue
+        data = paper_copy(entry)
+        start = time.perf_counter()
+        result = cross_validate(models, data.records, data.labels, k=args.folds,
+                                repeats=args.repeats, seed=0, discretizer=MDLDiscretizer,
+                                dataset=data.name)
+        seconds = time.perf_counter() - start
+        t = result.compare("ddr-ChowLiu", "ChowLiu", test="unpaired")
+        row |= {"copy": data.name, "records": data.n_rows, "verdict": t.verdict(),
+                "p": t.p_value, "seconds": seconds}
+        for model, (mean, se) in result.summary("accuracy").items():
+            row |= {model: 100 * mean, f"{model} se": 100 * se}
+        rows.append(row)
+        print(_results.render_row(COLUMNS, row), flush=True)
+    _results.write_from_args(
+        args, "reproduce_zhang", {"accuracy": _results.table(COLUMNS, rows)}, argv=argv,
+        script=__file__,
+        notes=(f"{args.folds}-fold CV × {args.repeats}, MDL discretisation on each training "
+               "fold, unpaired two-tailed t-test at 95% (ddr-ChowLiu against ChowLiu)."))
 
 
 if __name__ == "__main__":

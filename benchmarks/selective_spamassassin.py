@@ -13,7 +13,7 @@ Reported: accuracy, AUC, LogScore (Σ −log P(true class)), the size of the las
 time.
 
 Run: ``python benchmarks/selective_spamassassin.py [--candidates 100] [--relearn-every 500]
-[--event-model text|bernoulli|both]``; it writes
+[--event-model text|bernoulli|both] [--only NAME] [--exclude NAME]``; it writes
 ``benchmarks/results/selective_spamassassin.json`` (``--results``, ``--no-results``).
 """
 
@@ -44,6 +44,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--limit", type=int, default=0, help="first N messages only")
     parser.add_argument("--event-model", choices=("text", "bernoulli", "both"), default="both")
     parser.add_argument("--only", default="", help="models whose name contains this only")
+    parser.add_argument("--exclude", default="", help="leave out the models whose name "
+                        "contains this (e.g. 'SelectiveBN': CB's search is most of the time)")
     _results.add_arguments(parser, "selective_spamassassin")
     args = parser.parse_args(argv)
     k, every = args.candidates, args.relearn_every
@@ -78,7 +80,7 @@ def main(argv: list[str] | None = None) -> None:
           f"top-{k} token candidates, relearn every {every}\n")
     rows = []
     for name, make in models.items():
-        if args.only not in name:
+        if args.only not in name or (args.exclude and args.exclude in name):
             continue
         for event_model, stream in streams.items():
             if (args.event_model not in ("both", event_model)
@@ -97,7 +99,8 @@ def main(argv: list[str] | None = None) -> None:
                          "seconds": seconds})
             print(_results.render_row(COLUMNS, rows[-1]), flush=True)
     limited = [f"the first {len(messages):,} messages" if args.limit else "",
-               f"models named *{args.only}*" if args.only else "",
+               f"models named `{args.only}`" if args.only else "",
+               f"models named `{args.exclude}` left out" if args.exclude else "",
                f"{args.event_model} event model only" if args.event_model != "both" else ""]
     limited = [x for x in limited if x]
     _results.write_from_args(

@@ -26,7 +26,9 @@ intervals). Both tools read those files:
 Reported per data set: mean accuracy ± standard error over the 50 folds, and whether streamnb is
 within one standard error (Weka's) of Weka's mean or better. ``--quick`` runs 1 seed.
 
-Run: ``python benchmarks/weka_comparison.py [--jobs 2] [--markdown FILE]``.
+Run: ``python benchmarks/weka_comparison.py [--datasets vote,DNA] [--jobs 2]``; it writes
+``benchmarks/results/weka_comparison.json`` (``--results``, ``--no-results``), the tables of
+docs/weka.md.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import _results  # benchmarks/_results.py
 import numpy as np
 
 from streamnb import AODE, TAN
@@ -157,6 +160,13 @@ def discretised_fold(data: TabularDataset, train: np.ndarray, test: np.ndarray) 
 _PREDICTION = re.compile(r"^\s*\d+\s+\d+:\S*\s+(\d+):")
 
 
+def weka_version() -> str:
+    """The version of the Weka the comparison runs (its first line of ``weka.core.Version``)."""
+    done = subprocess.run(["java", "-cp", str(WEKA_JAR), "weka.core.Version"],
+                          capture_output=True, text=True, check=False, timeout=120)
+    return (done.stdout.strip().splitlines() or ["unknown"])[0]
+
+
 def weka_predictions(classifier: Sequence[str], train: Path, test: Path,
                      classes: Sequence[str]) -> list[str]:
     """Weka's predicted class of each test record (``-p 0``: one line per record)."""
@@ -249,39 +259,47 @@ def verdict(ours: Sequence[float], weka: Sequence[float]) -> str:
     return "yes" if m >= w - se - 1e-12 else "NO"
 
 
-def markdown_table(results: dict[str, dict[str, list[float]]]) -> str:
+def accuracy_table(results: dict[str, dict[str, list[float]]]) -> dict[str, Any]:
+    """Mean accuracy (%) ± standard error per data set and column, and the verdicts."""
     present = next(iter(results.values()))
     shown = [c for c in COLUMNS if c in present]
     verdicts = [(o, w) for o, w in VERDICTS if w in present]
-    header = ["data set", *shown,
-              *(f"{ours.removeprefix('streamnb ')} ≥ Weka − SE" for ours, _ in verdicts)]
-    rows = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    for name, columns in results.items():
-        cells = [name]
-        for column in shown:
-            m, se = mean_se(columns[column])
-            cells.append(f"{100 * m:.2f} ± {100 * se:.2f}")
-        cells += [verdict(columns[ours], columns[weka]) for ours, weka in verdicts]
-        rows.append("| " + " | ".join(cells) + " |")
-    return "\n".join(rows)
+    columns = [_results.column("data set")]
+    for c in shown:
+        columns += [_results.column(c, fmt=".2f"), _results.column(f"{c} se", "±", ".2f")]
+    columns += [_results.column(f"{ours} ≥", f"{ours.removeprefix('streamnb ')} ≥ Weka − SE")
+                for ours, _ in verdicts]
+    rows = []
+    for name, folds in results.items():
+        row: dict[str, Any] = {"data set": name}
+        for c in shown:
+            m, se = mean_se(folds[c])
+            row |= {c: 100 * m, f"{c} se": 100 * se}
+        row |= {f"{ours} ≥": verdict(folds[ours], folds[weka]) for ours, weka in verdicts}
+        rows.append(row)
+    return _results.table(columns, rows)
 
 
-def paired_table(results: dict[str, dict[str, list[float]]]) -> str:
+def paired_table(results: dict[str, dict[str, list[float]]]) -> dict[str, Any]:
     """Mean per-fold difference streamnb − Weka (percentage points) ± its standard error, and
     the share of test records on which the two predict the same class."""
     pairs = [(o, w) for o, w in PAIRS if w in next(iter(results.values()))]
-    header = ["data set", *(f"{ours} − {weka}" for ours, weka in pairs),
-              *(f"same prediction as {weka}: {ours.removeprefix('streamnb ')}"
-                for ours, weka in pairs)]
-    rows = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    for name, columns in results.items():
-        cells = [name]
+    columns = [_results.column("data set")]
+    for ours, weka in pairs:
+        columns += [_results.column(f"{ours} − {weka}", fmt="+.2f"),
+                    _results.column(f"{ours} − {weka} se", "±", ".2f")]
+    columns += [_results.column(f"{ours} = {weka}", f"same prediction as {weka}: "
+                                f"{ours.removeprefix('streamnb ')}", ".2%")
+                for ours, weka in pairs]
+    rows = []
+    for name, folds in results.items():
+        row: dict[str, Any] = {"data set": name}
         for ours, weka in pairs:
-            m, se = mean_se(np.subtract(columns[ours], columns[weka]))
-            cells.append(f"{100 * m:+.2f} ± {100 * se:.2f}")
-        cells += [f"{100 * np.mean(columns[f'{ours} = {weka}']):.2f}%" for ours, weka in pairs]
-        rows.append("| " + " | ".join(cells) + " |")
-    return "\n".join(rows)
+            m, se = mean_se(np.subtract(folds[ours], folds[weka]))
+            row |= {f"{ours} − {weka}": 100 * m, f"{ours} − {weka} se": 100 * se,
+                    f"{ours} = {weka}": float(np.mean(folds[f"{ours} = {weka}"]))}
+        rows.append(row)
+    return _results.table(columns, rows)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -298,8 +316,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--only-folds", type=int, help="run only the first N folds")
     parser.add_argument("--no-weka", action="store_true",
                         help="run only the streamnb columns")
-    parser.add_argument("--markdown", help="also write the tables to this file")
     parser.add_argument("--json", help="also write every fold's results to this file")
+    _results.add_arguments(parser, "weka_comparison")
     args = parser.parse_args(argv)
     if not WEKA_JAR.exists():
         print(f"error: {WEKA_JAR} is missing: apt-get install --no-install-recommends weka",
@@ -318,16 +336,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     n_folds = len(next(iter(results.values()))[WEKA_SETTINGS])
     options = [f"streamnb AODE with at most {args.aode_max_candidates} candidate parents"
                ] if args.aode_max_candidates else []
-    text = (f"{args.folds}-fold stratified CV × {len(seeds)} seed(s), mean accuracy (%) ± "
-            f"standard error over {n_folds} folds{''.join('; ' + o for o in options)}:\n\n"
-            f"{markdown_table(results)}\n\nPaired per-fold differences (percentage points):\n\n"
-            f"{paired_table(results)}\n")
-    print()
-    print(text)
-    if args.markdown:
-        Path(args.markdown).write_text(text, encoding="utf-8")
+    tables = {"accuracy": accuracy_table(results), "paired": paired_table(results)}
+    for table in tables.values():
+        print("\n" + _results.render(table))
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=1), encoding="utf-8")
+    _results.write_from_args(
+        args, "weka_comparison", tables, argv=argv, script=__file__,
+        notes=f"{args.folds}-fold stratified CV × {len(seeds)} seed(s), {n_folds} folds per data "
+              f"set{''.join('; ' + o for o in options)}.", extra_machine={"weka": weka_version()})
     return 0
 
 

@@ -20,6 +20,41 @@ def test_committed_docs_tables_equal_what_the_results_files_give():
     assert not stale, f"run `python benchmarks/tables.py`: out of date in {stale}"
 
 
+def test_no_docs_line_outside_a_results_table_carries_a_date():
+    """A measurement's date lives in its results file, shown by the generated block: a date
+    typed anywhere else in README or docs marks a hand-typed, drifting number."""
+    dated = [f"{path.relative_to(tables.ROOT)}:{number}: {line}" for path in tables.documents()
+             for number, line in tables.dated_lines(
+                 path.read_text(), path.relative_to(tables.ROOT).as_posix())]
+    assert not dated, "dates outside the results tables:\n" + "\n".join(dated)
+
+
+def test_every_undated_exception_is_still_in_its_page():
+    """The allow-list shrinks with the pages: an entry whose line is gone is removed."""
+    for document, fragment in tables.UNDATED:
+        assert fragment in (tables.ROOT / document).read_text(), (document, fragment)
+
+
+@pytest.mark.parametrize("line", [
+    "Measured on 2026-11-22. The stratified splits",
+    "Run 23 November 2026 (2 shared cores)",
+    "| a | 1.0 | (timed Nov 23, 2026) |",
+])
+def test_a_date_outside_a_block_is_found_and_inside_one_is_not(line):
+    results_block = ("<!-- table:demo.main -->\n*Measured 2026-01-02 with `x`.*\n\n| a |\n"
+                     "<!-- /table:demo.main -->\n")
+    text = f"# Page\n\n{results_block}\n{line}\nLast line, 2.5 s.\n"
+    assert tables.dated_lines(text) == [(9, line)]
+    assert tables.dated_lines(text.replace(line, "Measured by the benchmark.")) == []
+
+
+def test_the_allow_list_excuses_its_line_in_its_page_only():
+    document, fragment = tables.UNDATED[0]
+    text = f"Intro.\nThe messages' time span ({fragment}).\n"
+    assert tables.dated_lines(text, document) == []
+    assert tables.dated_lines(text, "docs/other.md") == [(2, text.splitlines()[1])]
+
+
 def test_every_results_file_is_shown_in_the_docs():
     shown = {m["name"] for path in tables.documents()
              for m in tables.BLOCK.finditer(path.read_text())}
@@ -102,3 +137,32 @@ def test_the_poll_benchmark_writes_the_table_the_docs_show(tmp_path):
                                                                            ("zipf", 2)]
     for row in written["rows"]:
         assert row["step"] >= row["learn"] > 0 and row["step ratio"] > 0
+
+
+@pytest.mark.slow
+def test_the_feedback_modes_table_is_what_streamnb_evaluate_reports(tmp_path):
+    """docs/evaluate.md: evaluate_feedback.py gives, mode by mode, the numbers `streamnb
+    evaluate` reports for the same options (checked on the first 400 messages)."""
+    import csv
+
+    from streamnb.cli import main as cli
+
+    bench = load_script("evaluate_feedback")
+    bench.main(["--limit", "400", "--results", str(tmp_path / "feedback.json")])
+    rows = json.loads((tmp_path / "feedback.json").read_text())["tables"]["modes"]["rows"]
+    for mode, options in (("`--delay 100`", ["--delay", "100"]),
+                          ("`--feedback 0.2 --seed 0`", ["--feedback", "0.2", "--seed", "0"])):
+        out = tmp_path / mode.strip("`").replace(" ", "")
+        assert cli(["evaluate", "--protocol", "prequential", "--dataset", "spamassassin",
+                    "--model", "indifferent", "--model", "laplace", "--limit", "400",
+                    "--no-progress", "--out", str(out), *options]) == 0
+        with open(out / "scores.csv", newline="") as f:
+            reported = {r["model"]: r for r in csv.DictReader(f)}
+        for row in (r for r in rows if r["feedback"] == mode):
+            cli_row = reported[row["model"]]
+            assert row["accuracy"] == pytest.approx(100 * float(cli_row["accuracy"]))
+            for key in ("one_minus_roca", "ham_misclassification", "spam_misclassification",
+                        "log_loss"):
+                assert row[key] == pytest.approx(float(cli_row[key])), (mode, key)
+    assert {r["feedback"] for r in rows} == {"immediate", "`--delay 100`",
+                                             "`--feedback 0.2 --seed 0`"}

@@ -3,6 +3,7 @@ method of Tables 2–3 on two random splits of Voting, and the report's tables."
 
 from __future__ import annotations
 
+import json
 import sys
 
 import pytest
@@ -96,8 +97,18 @@ def test_wrapper_models_use_their_own_selection(reproduction):
 
 def test_command_line(reproduction, tmp_path):
     out = tmp_path / "table.md"
+    results = tmp_path / "results.json"
     reproduction.main(["--repeats", "2", "--datasets", "Voting1", "Mushroom", "--methods",
-                       "naive-ALL", "CDC-AS", "--out", str(out)])
+                       "naive-ALL", "CDC-AS", "--out", str(out), "--results", str(results)])
     text = out.read_text()
     assert "Not run: Mushroom (no installed package ships it)" in text
     assert "| naive-ALL | 2 |" in text and "| CDC-AS | 2 |" in text
+    # the results file holds the same tables for the docs, the paper's numbers beside ours
+    record = json.loads(results.read_text())
+    assert record["notes"] == "Not run: Mushroom (no installed package ships it)."
+    rows = {r["method"]: r for r in record["tables"]["accuracy-Voting1"]["rows"]}
+    assert set(rows) == {"naive-ALL", "CDC-AS"} and rows["CDC-AS"]["splits"] == 2
+    assert (rows["CDC-AS"]["paper"], rows["CDC-AS"]["paper sd"]) == (90.37, 1.48)
+    assert f"| {rows['CDC-AS']['ours']:.2f} ± " in text
+    [test] = record["tables"]["tests"]["rows"]
+    assert test["X"] == "CDC-AS" and test["vs naive-ALL"].endswith("/ -3.29 (-9.69) −")

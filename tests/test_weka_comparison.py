@@ -52,9 +52,12 @@ def test_weka_and_streamnb_on_two_folds_of_vote():
     # configured as Weka's BayesNet-TAN (Bayesian edge score, mode-filled missing values,
     # +0.5 per count), streamnb's TAN predicts what Weka's predicts
     assert np.mean(results[f"{wc.WEKA_SETTINGS} = Weka TAN"]) >= 0.99
-    table = wc.markdown_table({"vote": results})
-    assert table.splitlines()[2].startswith("| vote | ")
-    assert "±" in wc.paired_table({"vote": results})
+    accuracy = wc.accuracy_table({"vote": results})
+    assert [row["data set"] for row in accuracy["rows"]] == ["vote"]
+    assert accuracy["rows"][0]["Weka AODE"] == pytest.approx(100 * np.mean(results["Weka AODE"]))
+    paired = wc.paired_table({"vote": results})
+    assert paired["rows"][0]["streamnb AODE = Weka AODE"] == 1.0
+    assert "| vote | " in wc._results.render(paired)
 
 
 def test_weka_predictions_match_the_test_file(tmp_path):
