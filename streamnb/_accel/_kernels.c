@@ -1036,30 +1036,39 @@ done:
 }
 
 /*
- * learn_tokens(x, table, value_counts, c, bins, is_head, binned)
+ * learn_tokens(x, table, value_counts, c, bins, is_head, binned[, new_names])
  *     -> crossed | None
  *
  * token_increment for a message whose names are all known tokens with bool/int values (unknown
- * absent ones are skipped); None, changing nothing, when it needs the general path.
+ * absent ones are skipped); None, changing nothing, when it needs the general path. With the
+ * list new_names, unknown str names with a non-zero value are no reason for the general path:
+ * they are appended to it and None is returned, changing nothing else, for the caller to
+ * register them in bulk and call again (so the message is read here, not again in Python).
  */
 static PyObject *
 learn_tokens(PyObject *Py_UNUSED(self), PyObject *args)
 {
-    PyObject *x, *table, *vc_obj, *bins_obj, *head_obj;
+    PyObject *x, *table, *vc_obj, *bins_obj, *head_obj, *new_names = Py_None;
     Py_ssize_t c, limit;
     int binned;
     NameTable *t;
-    if (!PyArg_ParseTuple(args, "O!OOnOOp", &PyDict_Type, &x, &table, &vc_obj, &c, &bins_obj,
-                          &head_obj, &binned)
+    if (!PyArg_ParseTuple(args, "O!OOnOOp|O", &PyDict_Type, &x, &table, &vc_obj, &c, &bins_obj,
+                          &head_obj, &binned, &new_names)
             || (t = lookup_table(table, "learn_tokens")) == NULL)
         return NULL;
+    if (new_names != Py_None && !PyList_CheckExact(new_names)) {
+        PyErr_SetString(PyExc_TypeError, "learn_tokens: new_names must be a list or None");
+        return NULL;
+    }
+    PyObject *names = new_names == Py_None ? NULL : new_names;
+    Py_ssize_t named = names ? PyList_GET_SIZE(names) : 0;
     Py_buffer b[3];
     if (increment_buffers(vc_obj, bins_obj, head_obj, c, b, &limit) < 0)
         return NULL;
     PyObject *crossed = NULL;
     Py_ssize_t *cols = NULL;
-    Py_ssize_t n = simple_token_columns(x, t, 1, limit, &cols, NULL);
-    if (n == -1)
+    Py_ssize_t n = simple_token_columns(x, t, 1, limit, &cols, names);
+    if (n == -1 || (n >= 0 && names && PyList_GET_SIZE(names) > named))
         crossed = Py_NewRef(Py_None);
     else if (n >= 0 && (crossed = PyList_New(0)) != NULL &&
              increment_core((double *)b[0].buf + c * b[0].shape[1],
