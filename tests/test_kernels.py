@@ -450,13 +450,38 @@ def test_buffer_errors_name_the_kernel_and_its_argument():
 
 @pytest.mark.parametrize("seed", SEEDS)
 @pytest.mark.parametrize("binned", [True, False])
-def test_learn_tokens_same(seed, binned):
+@pytest.mark.parametrize("new_names", [None, [], ["t99"]])
+def test_learn_tokens_same(seed, binned, new_names):
+    """Also with a list for the new names (one already in it stays): compared after the call
+    with the counts, so the names collected and the counts left unchanged are checked too."""
     def build(rng):
         state = _counts(rng, corrupt=rng.random() < 0.3)
-        return [_record(rng, simple=rng.random() < 0.7),
+        args = [_record(rng, simple=rng.random() < 0.7),
                 *_tokens(rng, bad_column=rng.random() < 0.3), state["value_counts"],
                 _class(rng), state["bins"], state["is_head"], binned]
+        return args if new_names is None else [*args, list(new_names)]
     same("learn_tokens", _args(seed, build))
+
+
+def test_learn_tokens_collects_new_names_and_changes_nothing():
+    """A message with new tokens: their names are collected, no count changes; once they
+    are registered, the same call counts the message."""
+    table = _names.NameTable()
+    table.add_new(["a", "b"])
+    table.set_value(0, 0)
+    table.set_value(1, 1)
+    for module in (_kernels, kernels.twin):
+        counts, bins = np.zeros((1, 4)), np.zeros((1, 4))
+        bins[0, 0] = 4.0
+        is_head = np.zeros(4, dtype=bool)
+        new: list = []
+        x = {"a": True, "new": 1, "gone": 0, "b": False}
+        assert module.learn_tokens(x, table, counts, 0, bins, is_head, True, new) is None
+        assert new == ["new"] and not counts.any() and bins[0].tolist() == [4, 0, 0, 0]
+        assert module.learn_tokens({"a": True}, table, counts, 0, bins, is_head, True, new) == []
+        assert counts[0].tolist() == [1, 0, 0, 0] and new == ["new"]
+        with pytest.raises(TypeError, match="new_names must be a list"):
+            module.learn_tokens(x, table, counts, 0, bins, is_head, True, ("new",))
 
 
 @pytest.mark.parametrize(("count", "shown"), [(9.0, "9.0"), (-3.0, "-3.0"), (1e20, "1e+20"),

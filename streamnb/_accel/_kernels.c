@@ -1036,30 +1036,39 @@ done:
 }
 
 /*
- * learn_tokens(x, table, value_counts, c, bins, is_head, binned)
+ * learn_tokens(x, table, value_counts, c, bins, is_head, binned[, new_names])
  *     -> crossed | None
  *
  * token_increment for a message whose names are all known tokens with bool/int values (unknown
- * absent ones are skipped); None, changing nothing, when it needs the general path.
+ * absent ones are skipped); None, changing nothing, when it needs the general path. With the
+ * list new_names, unknown str names with a non-zero value are no reason for the general path:
+ * they are appended to it and None is returned, changing nothing else, for the caller to
+ * register them in bulk and call again (so the message is read here, not again in Python).
  */
 static PyObject *
 learn_tokens(PyObject *Py_UNUSED(self), PyObject *args)
 {
-    PyObject *x, *table, *vc_obj, *bins_obj, *head_obj;
+    PyObject *x, *table, *vc_obj, *bins_obj, *head_obj, *new_names = Py_None;
     Py_ssize_t c, limit;
     int binned;
     NameTable *t;
-    if (!PyArg_ParseTuple(args, "O!OOnOOp", &PyDict_Type, &x, &table, &vc_obj, &c, &bins_obj,
-                          &head_obj, &binned)
+    if (!PyArg_ParseTuple(args, "O!OOnOOp|O", &PyDict_Type, &x, &table, &vc_obj, &c, &bins_obj,
+                          &head_obj, &binned, &new_names)
             || (t = lookup_table(table, "learn_tokens")) == NULL)
         return NULL;
+    if (new_names != Py_None && !PyList_CheckExact(new_names)) {
+        PyErr_SetString(PyExc_TypeError, "learn_tokens: new_names must be a list or None");
+        return NULL;
+    }
+    PyObject *names = new_names == Py_None ? NULL : new_names;
+    Py_ssize_t named = names ? PyList_GET_SIZE(names) : 0;
     Py_buffer b[3];
     if (increment_buffers(vc_obj, bins_obj, head_obj, c, b, &limit) < 0)
         return NULL;
     PyObject *crossed = NULL;
     Py_ssize_t *cols = NULL;
-    Py_ssize_t n = simple_token_columns(x, t, 1, limit, &cols, NULL);
-    if (n == -1)
+    Py_ssize_t n = simple_token_columns(x, t, 1, limit, &cols, names);
+    if (n == -1 || (n >= 0 && names && PyList_GET_SIZE(names) > named))
         crossed = Py_NewRef(Py_None);
     else if (n >= 0 && (crossed = PyList_New(0)) != NULL &&
              increment_core((double *)b[0].buf + c * b[0].shape[1],
@@ -1090,14 +1099,29 @@ absent_sum_core(const double *bin, Py_ssize_t n_bins, const double *count, Py_ss
     double total = 0.0;
     long long zeros = 0;
     Py_ssize_t width = N + 1 < n_bins ? N + 1 : n_bins;
-    for (Py_ssize_t n = 0; n < width; n++) {
-        if (bin[n] == 0.0)
+    /* with zero_terms, bin N (absent count 0) is counted after the sum, not summed */
+    Py_ssize_t end = zero_terms && width == N + 1 ? N : width;
+    /* Most of the bins below N are empty (a few hundred distinct counts among a thousand
+       bins), so four at a time are skipped when all are zero, tested on their bits (an empty
+       bin is +0.0); a group with a token is summed in order, its empty bins adding ±0, which
+       leaves the total's bits unchanged: the same sum as one term per non-empty bin. */
+    Py_ssize_t n = 0;
+    for (; n + 4 <= end; n += 4) {
+        uint64_t any, w;
+        memcpy(&any, bin + n, 8);
+        for (int i = 1; i < 4; i++) {
+            memcpy(&w, bin + n + i, 8);
+            any |= w;
+        }
+        if (any == 0)
             continue;
-        if (zero_terms && n == N)
-            zeros += (long long)bin[n];
-        else
-            total += bin[n] * lt[N - n];
+        for (int i = 0; i < 4; i++)
+            total += bin[n + i] * lt[N - n - i];
     }
+    for (; n < end; n++)
+        total += bin[n] * lt[N - n];
+    if (end < width)
+        zeros += (long long)bin[N];
     for (Py_ssize_t i = 0; i < n_head; i++) {
         if (heads[i] < 0 || heads[i] >= n_counts) {
             PyErr_SetString(PyExc_IndexError, "head column out of range");

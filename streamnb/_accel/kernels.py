@@ -366,12 +366,16 @@ def _simple(x: dict, table: Any, grow: bool, limit: int = sys.maxsize,
 
 
 def learn_tokens(x: dict, table: Any, value_counts: np.ndarray, c: int, bins: np.ndarray,
-                  is_head: np.ndarray, binned: bool) -> list[int] | None:
+                  is_head: np.ndarray, binned: bool, new_names: list | None = None
+                  ) -> list[int] | None:
     _check_lookup(table, "learn_tokens")
+    if new_names is not None and new_names.__class__ is not list:
+        raise TypeError("learn_tokens: new_names must be a list or None")
+    named = len(new_names) if new_names is not None else 0
     _check_class_row(value_counts, c, "value_counts")
     _check_class_row(bins, c, "bins")
-    columns = _simple(x, table, True, min(len(is_head), value_counts.shape[1]))
-    if columns is None:
+    columns = _simple(x, table, True, min(len(is_head), value_counts.shape[1]), new_names)
+    if columns is None or (new_names is not None and len(new_names) > named):
         return None
     return _increment(value_counts[c], bins[c], is_head, columns, binned)
 

@@ -89,13 +89,16 @@ class Estimator(base.Base):
         logs, zeros = _log_with_zeros(weights)
         return logs - math.log(weights.sum()), zeros
 
-    def class_terms(self, stats: CountStatistics) -> tuple[Sequence[float], Sequence[int]]:
+    def class_terms(self, stats: CountStatistics,
+                    cells: tuple[np.ndarray | float, np.ndarray | float] | None = None
+                    ) -> tuple[Sequence[float], Sequence[int]]:
         """``log α_c + Σ_t log θ(absent_t | c)`` per class, as plain float sequences (and
         zero-factor counts): what a record's likelihood starts from. Equal to
         ``log_class_prior`` plus ``token_absent_baseline`` up to rounding, in one kernel call for
-        the uniform estimators, where a dozen numpy calls on ``k``-arrays would dominate."""
+        the uniform estimators, where a dozen numpy calls on ``k``-arrays would dominate.
+        ``cells``: :meth:`cell_pseudocounts` of ``stats`` when the caller has them already."""
         b = self.class_pseudocounts(stats)
-        a, a_absent = self.cell_pseudocounts(stats)
+        a, a_absent = self.cell_pseudocounts(stats) if cells is None else cells
         if not (b.__class__ is float and a.__class__ is float and a_absent.__class__ is float
                 and stats.tokens.exact):
             prior, prior_zeros = self.log_class_prior(stats)

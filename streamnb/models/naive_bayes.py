@@ -153,11 +153,11 @@ class NaiveBayes(CountClassifier, state_name="NaiveBayes", presets={
 
     def _class_terms(self) -> tuple[Any, Any, Any, Any, np.ndarray, np.ndarray]:
         stats = self.stats
-        finite, zeros = self._estimator.class_terms(stats)
-        if not isinstance(finite, array):
+        cells = self._estimator.cell_pseudocounts(stats)
+        finite, zeros = self._estimator.class_terms(stats, cells)
+        if finite.__class__ is not array:
             finite, zeros = array("d", finite), array("q", zeros)
-        return (finite, zeros, *self._estimator.cell_pseudocounts(stats),
-                stats.value_count_buffer, stats.class_count_buffer)
+        return (finite, zeros, *cells, stats.value_count_buffer, stats.class_count_buffer)
 
     def _log_likelihood_one(self, x: Mapping) -> tuple[array, array] | None:
         """Finite part and zero-factor counts of log P(x, c) per class (None before any class).

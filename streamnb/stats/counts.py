@@ -227,12 +227,14 @@ class CountStatistics:
             if c is not None and len(x) == 1 and self._update_text(x, c):
                 return
             if c is not None:
-                table, tokens = self.schema.attributes, self.tokens
-                crossed = learn_tokens(x, table, self._vc, c, tokens.bins, tokens.is_head,
-                                       tokens.exact)
-                if crossed is None and self._add_new_tokens(x):
-                    crossed = learn_tokens(x, table, self._vc, c, tokens.bins, tokens.is_head,
-                                           tokens.exact)
+                schema, tokens, new = self.schema, self.tokens, []
+                crossed = learn_tokens(x, schema.attributes, self._vc, c, tokens.bins,
+                                       tokens.is_head, tokens.exact, new)
+                if new:  # the message's new tokens (str names, present): registered in bulk
+                    schema.add_tokens(new)
+                    self._fit_record()
+                    crossed = learn_tokens(x, schema.attributes, self._vc, c, tokens.bins,
+                                           tokens.is_head, tokens.exact)
                 if crossed is not None:
                     self._cc[c] += 1.0
                     tokens.counted(c, crossed, self._vc)
@@ -260,29 +262,6 @@ class CountStatistics:
         tokens.counted(c, [], self._vc)  # N(c) changed: class c's all-absent sum is stale
         self._dc[c, schema.slots[a]] += float(len(columns))
         self.version += 1
-        return True
-
-    def _add_new_tokens(self, x: dict) -> bool:
-        """Register the new tokens of a message made only of tokens (str names, bool/int
-        values) in bulk; False, registering nothing, if ``x`` needs the general path."""
-        schema = self.schema
-        known, kinds = schema.attributes, schema.kinds
-        new = []
-        for name, value in x.items():
-            if not (value.__class__ is bool or value.__class__ is int):
-                return False
-            a = known.get(name)
-            if a is None:
-                if type(name) is not str:
-                    return False
-                if value:
-                    new.append(name)
-            elif kinds[a] != TOKEN:
-                return False
-        if not new:
-            return False
-        schema.add_tokens(new)
-        self._fit_record()
         return True
 
     def _update(self, x: Mapping, y: Any, record: str) -> None:

@@ -66,7 +66,8 @@ class TokenHistogram:
         self._fit(n_classes, n_columns)
         if n_tokens == self.n_tokens and n_classes == self.n_classes:
             return
-        self.bins[self.n_classes:n_classes, 0] = self.n_tokens - len(self.head)
+        if n_classes > self.n_classes:
+            self.bins[self.n_classes:n_classes, 0] = self.n_tokens - len(self.head)
         self.bins[:n_classes, 0] += n_tokens - self.n_tokens
         self.n_tokens, self.n_classes = n_tokens, n_classes
         self._dirty = None
