@@ -404,7 +404,6 @@ SLOW = {
     "test_service_soak.py::test_a_short_soak_loses_and_duplicates_nothing",
     "test_sms_spam.py::test_wheel_with_altered_data_file_is_refused",
     "test_spam_compression_bench.py::test_ppm_equals_the_byte_by_byte_reference",
-    "test_spam_compression_bench.py::test_static_ppm_is_a_distribution_over_the_next_byte",
     "test_spam_filter.py::test_kernel_scores_equal_the_numpy_path",
     "test_spam_filter.py::test_prequential_sms_as_documented",
     "test_spam_filter.py::test_prequential_spamassassin_as_documented",
