@@ -347,7 +347,8 @@ SMS = [
 # -- Kafka: one real broker (tansu, the `broker` extra) for the whole session --------------------
 import pytest  # noqa: E402
 
-# tests of 1.5 s or more on a 2-core machine (pytest --durations), outside the broker ones
+# tests of 1.5 s or more on a 2-core machine (pytest --durations; on a loaded machine, scaled by
+# the run's wall time over its CPU time per core), outside the broker ones
 SLOW = {
     "test_aode.py::test_candidates_refreshed_after_a_batch_count_that_batch",
     "test_aode.py::test_river_check_estimator",
@@ -369,16 +370,23 @@ SLOW = {
     "test_consumers_messages.py::test_fuzz_a_batch_decodes_as_its_messages_one_by_one",
     "test_consumers_messages.py::test_fuzz_every_payload_gets_the_oracles_outcome",
     "test_continuous.py::test_river_check_estimator",
+    "test_deploy.py::test_alert_rules_fire_on_synthetic_series",
     "test_discrete_only.py::test_evaluate_discretises_for_discrete_only_models",
+    "test_discrete_only.py::test_evaluate_discretises_when_asked",
     "test_discrete_only.py::test_evaluate_says_in_one_line_when_it_cannot_discretise",
+    "test_discrete_only.py::test_evaluate_takes_numeric_attributes_in_every_protocol",
     "test_discriminant_updates.py::test_one_by_one_equals_batch_near_singular",
     "test_discriminant_updates.py::test_one_by_one_equals_batch_on_uci",
     "test_discriminant_updates.py::test_tiny_classes_and_missing_values",
     "test_discriminant_updates.py::test_updated_terms_track_a_fresh_factorisation_over_10000_records",
+    "test_features.py::test_never_raises_on_malformed_messages",
+    "test_features.py::test_never_raises_on_random_mime_trees",
     "test_k2.py::test_cb_recovers_the_child_skeleton",
     "test_k2.py::test_k2_score_equals_pgmpy",
+    "test_k2.py::test_k2_search_is_greedy_on_the_score",
     "test_model_registration.py::test_a_new_model_is_saved_loaded_and_found_by_name_with_no_other_edit",
     "test_model_forgetting.py::test_forgetting_recovers_after_a_concept_flip",
+    "test_models.py::test_one_record_and_batch_predictions_are_one_path",
     "test_models.py::test_river_check_estimator",
     "test_network.py::test_matches_pgmpy_variable_elimination_on_asia",
     "test_ppm.py::test_c_kernels_equal_their_twins_on_real_messages",
@@ -386,6 +394,9 @@ SLOW = {
     "test_ppm.py::test_spam_filter_adds_the_weighted_ratio_and_merges_it",
     "test_ppm.py::test_spam_filter_saves_and_loads_its_byte_contexts",
     "test_ppm.py::test_the_memory_budget_holds_on_a_long_stream",
+    "test_properties.py::test_incremental_histogram_equals_a_rebuild",
+    "test_properties.py::test_interleaved_operations_match_a_model_rebuilt_from_counts",
+    "test_properties.py::test_one_encoding_for_predict_then_learn",
     "test_registry.py::test_cli_check_reports_the_tabular_sources",
     "test_registry.py::test_documented_sizes",
     "test_reproduce_singh_provan.py::test_every_method_on_voting",
@@ -412,6 +423,7 @@ SLOW = {
     "test_tan.py::test_river_check_estimator",
     "test_text_models.py::test_text_event_model_beats_bernoulli_on_spamassassin",
     "test_trec_measures.py::test_compare_prequential_passes_the_feedback_modes_on",
+    "test_trec_measures.py::test_evaluate_command_with_delay_and_partial_feedback",
 }
 # the demo runs through the embedded broker unless --no-kafka
 BROKER = {"test_cli.py::test_demo_runs_the_kafka_pipeline_by_default"}
