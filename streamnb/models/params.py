@@ -121,3 +121,5 @@ DRIFT_DETECTOR = [None, DriftDetector()]
 VAR_SMOOTHING = [Real(0)]
 #: how NaiveBayes reads a float attribute: per-class Gaussian or counts of fixed bins
 NUMERIC_READING = [OneOf(["gaussian", "bins"])]
+#: how the discrete-attribute models read a float: MDL intervals of fixed bins, or the bins
+NUMERIC_INTERVALS = [OneOf(["mdl", "bins"])]
