@@ -117,12 +117,17 @@ class AODE(PairwiseNaiveBayes, state_name="AODE", presets={"aode": {}}):
     def _refresh_due(self, n: int) -> bool:
         return self._due(self._since_refresh + n, self.refresh_every, self.n_learned + n)
 
+    def relearn(self) -> None:
+        """Refresh the candidates and the numeric attributes' intervals from the counts now
+        (what the ``refresh_every`` schedule does)."""
+        self._since_refresh = 0
+        self.refresh_candidates()
+        self.rediscretise()
+
     def _count_towards_refresh(self, n: int) -> None:
         self._since_refresh += n
         if self._due(self._since_refresh, self.refresh_every):
-            self._since_refresh = 0
-            self.refresh_candidates()
-            self.rediscretise()
+            self.relearn()
 
     # -- prediction ----------------------------------------------------------------------------
     def _candidate_index(self) -> _CandidateIndex:

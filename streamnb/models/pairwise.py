@@ -131,6 +131,14 @@ class PairwiseNaiveBayes(NaiveBayes):
         self._coarsening = Coarsening.of(self.stats)
         self._coarse = None
 
+    @property
+    def intervals(self) -> dict[Any, list[float]]:
+        """Per float attribute, where its intervals after the first start (the left ends of
+        fine bins, :func:`~streamnb.stats.binning.bin_position`), as chosen at the last
+        structure update; empty before one, or under ``numeric="bins"``."""
+        return {} if self._coarsening is None else {
+            name: list(cuts) for name, cuts in self._coarsening.cuts.items()}
+
     def _recoarsen(self) -> None:
         """The coarse counts are to be derived again from the fine ones (after a batch, a
         merge, a decay or a load), with the current intervals, when next read."""

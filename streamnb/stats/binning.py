@@ -33,7 +33,8 @@ import numpy as np
 from streamnb.stats.codec import decode, encode
 from streamnb.stats.values import MISSING, numeric_value
 
-__all__ = ["BINS_PER_OCTAVE", "Coarsening", "bin_of", "bin_position", "mdl_cuts"]
+__all__ = ["BINS_PER_OCTAVE", "Coarsening", "bin_of", "bin_position", "entropy_bits",
+           "mdl_accepts", "mdl_boundaries"]
 
 #: bins per octave of |x|: the bin width is 1/BINS_PER_OCTAVE of the octave's lower edge
 BINS_PER_OCTAVE = 4
@@ -67,66 +68,74 @@ def bin_position(name: str) -> float:
     return 0.0 if name == "0" else float(name[1:name.index(",")])
 
 
-def _entropy(counts: np.ndarray) -> np.ndarray:
-    """Class entropy (bits) of each row of ``counts`` (rows of per-class counts)."""
-    totals = counts.sum(axis=-1, keepdims=True)
+def entropy_bits(counts: np.ndarray) -> np.ndarray:
+    """Class entropy (bits) of each row of counts (rows summing to zero give zero)."""
+    total = counts.sum(axis=-1)
     with np.errstate(divide="ignore", invalid="ignore"):
-        p = np.where(totals > 0, counts / totals, 0.0)
-        terms = np.where(p > 0, -p * np.log2(np.where(p > 0, p, 1.0)), 0.0)
-    return terms.sum(axis=-1)
+        plogp = np.where(counts > 0, counts * np.log(np.where(counts > 0, counts, 1.0)), 0.0)
+        h = (np.where(total > 0, total * np.log(np.where(total > 0, total, 1.0)), 0.0)
+             - plogp.sum(axis=-1)) / (np.where(total > 0, total, 1.0) * math.log(2))
+    return h
 
 
-def mdl_cuts(counts: np.ndarray) -> list[int]:
-    """Fayyad and Irani's MDL cut points over ordered bins: ``counts`` is ``(bins, classes)``,
-    the per-class counts of each bin in the order of the line; the cuts are bin indices
-    ``i`` (a cut between bins ``i - 1`` and ``i``), ascending. Recursive binary splitting at
-    the boundary of least class entropy, kept where the information gain exceeds
-    (log2(N − 1) + log2(3^k − 2) − k·E + k1·E1 + k2·E2) / N (k: classes present; Fayyad &
-    Irani 1993, the criterion of Weka's supervised discretisation). Counts may be fractional
-    (forgetting); a part of fewer than two records is not split.
+def mdl_accepts(prior: np.ndarray, left: np.ndarray, right: np.ndarray) -> bool:
+    """Fayyad & Irani's MDL criterion: accept the cut when
+    Gain > log2(N − 1)/N + Δ/N, Δ = log2(3^k − 2) − [k·H(S) − k1·H(S1) − k2·H(S2)]."""
+    n = prior.sum()
+    h, h1, h2 = entropy_bits(np.stack([prior, left, right]))
+    n1, n2 = left.sum(), right.sum()
+    gain = h - (n1 * h1 + n2 * h2) / n
+    k, k1, k2 = (int(np.count_nonzero(c)) for c in (prior, left, right))
+    delta = math.log2(3.0**k - 2) - (k * h - k1 * h1 - k2 * h2)
+    return bool(gain > (math.log2(n - 1) + delta) / n)
 
-    >>> mdl_cuts(np.array([[5, 0], [5, 0], [0, 5], [0, 5]]))   # two pure halves
+
+def mdl_boundaries(counts: np.ndarray) -> list[int]:
+    """Fayyad and Irani's MDL cut points over ordered cells: ``counts`` is ``(cells,
+    classes)``, the per-class counts of each cell (a distinct value, or a fine bin) in the
+    order of the line; the cuts are cell indices ``i`` (a cut between cells ``i − 1`` and
+    ``i``), ascending. The boundary of least class entropy of the two sides (the first such)
+    is kept when it passes :func:`mdl_accepts`, and both sides are split again in the same way
+    — the criterion of Weka's supervised discretisation. Counts may be fractional
+    (forgetting).
+
+    >>> mdl_boundaries(np.array([[5, 0], [5, 0], [0, 5], [0, 5]]))   # two pure halves
     [2]
-    >>> mdl_cuts(np.array([[3, 3], [3, 3], [3, 3]]))           # no class information
+    >>> mdl_boundaries(np.array([[3, 3], [3, 3], [3, 3]]))           # no class information
     []
+
+    References
+    ----------
+    U. M. Fayyad, K. B. Irani. Multi-interval discretization of continuous-valued attributes
+    for classification learning. IJCAI 1993 (the criterion: their Theorem and eq. for Δ).
     """
     counts = np.asarray(counts, dtype=np.float64)
+    cumulative = np.concatenate([np.zeros((1, counts.shape[1])), np.cumsum(counts, axis=0)])
     cuts: list[int] = []
-    pending = [(0, len(counts))]
-    while pending:
-        lo, hi = pending.pop()
-        part = counts[lo:hi]
-        total = part.sum(axis=0)
-        n = float(total.sum())
-        if hi - lo < 2 or n < 2:
+    stack = [(0, len(counts))]
+    while stack:
+        lo, hi = stack.pop()
+        if hi - lo < 2:
             continue
-        left = np.cumsum(part, axis=0)[:-1]  # the counts left of each boundary lo+1 … hi−1
-        right = total - left
-        n_left, n_right = left.sum(axis=1), right.sum(axis=1)
-        valid = (n_left > 0) & (n_right > 0)
-        if not valid.any():
-            continue
-        weighted = (n_left * _entropy(left) + n_right * _entropy(right)) / n
-        weighted[~valid] = np.inf
-        best = int(np.argmin(weighted))
-        entropy = float(_entropy(total))
-        gain = entropy - float(weighted[best])
-        k = int((total > 0).sum())
-        k1, k2 = int((left[best] > 0).sum()), int((right[best] > 0).sum())
-        delta = (math.log2(3.0 ** k - 2) - (k * entropy - k1 * float(_entropy(left[best]))
-                                             - k2 * float(_entropy(right[best]))))
-        if gain <= (math.log2(n - 1) + delta) / n:
-            continue
-        cut = lo + best + 1
-        cuts.append(cut)
-        pending += [(lo, cut), (cut, hi)]
+        prior = cumulative[hi] - cumulative[lo]
+        split = np.arange(lo + 1, hi)
+        left = cumulative[split] - cumulative[lo]
+        right = prior - left
+        n_left = left.sum(axis=1)
+        conditional = (n_left * entropy_bits(left)
+                       + (prior.sum() - n_left) * entropy_bits(right)) / prior.sum()
+        best = int(np.argmin(conditional))
+        i = int(split[best])
+        if mdl_accepts(prior, left[best], right[best]):
+            cuts.append(i)
+            stack.extend([(i, hi), (lo, i)])
     return sorted(cuts)
 
 
 class Coarsening:
     """Coarse intervals of binned attributes, by attribute name: ``cuts[name]`` the ascending
     positions (:func:`bin_position`) where an interval after the first starts, chosen by
-    :func:`mdl_cuts` from the per-class counts of the fine bins. A fine bin (and so a value)
+    :func:`mdl_boundaries` from the per-class counts of the fine bins. A fine bin (and so a value)
     belongs to the interval its position falls in, whether or not it was ever counted."""
 
     def __init__(self, cuts: Mapping[Any, Sequence[float]]) -> None:
@@ -142,7 +151,8 @@ class Coarsening:
             values = schema.nominal_values[schema.slots[a]]
             names = sorted(values, key=bin_position)
             counts = stats.cells([values[v] for v in names]).T  # (bins, classes)
-            cuts[schema.attributes.name(a)] = [bin_position(names[i]) for i in mdl_cuts(counts)]
+            cuts[schema.attributes.name(a)] = [bin_position(names[i])
+                                                for i in mdl_boundaries(counts)]
         return cls(cuts)
 
     def interval(self, name: Any, position: float) -> str:
