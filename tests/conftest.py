@@ -467,16 +467,16 @@ def kafka_broker(tmp_path_factory):
 
 def check_discrete_estimator(model, order_free: bool = True) -> None:
     """river's ``check_estimator`` for a model of discrete attributes (TAN, AODE, the selective
-    models) on river's own datasets, their float attributes read in the model's fixed bins.
+    models) on river's own datasets, their float attributes read in the model's bins and
+    intervals (a batch is learned in pieces at the structure schedule's points, so
+    ``check_learn_many_matches_learn_one`` holds).
 
-    Left out: ``check_learn_many_matches_learn_one``, whose batches end at other points than
-    the structure schedule's (tests/test_properties.py checks batch == one by one where the
-    schedule's points agree), and, unless ``order_free``, ``check_shuffle_features_no_impact``
-    (the selective models' search breaks ties by attribute order; TAN's structure is learned
-    from counts in order of name, so TAN takes the check)."""
+    Left out, unless ``order_free``, ``check_shuffle_features_no_impact`` (the selective
+    models' search breaks ties by attribute order; TAN's structure is learned from counts in
+    order of name, so TAN takes the check)."""
     from river import checks
 
-    skips = {"check_learn_many_matches_learn_one", *model._unit_test_skips()}
+    skips = set(model._unit_test_skips())
     if not order_free:
         skips.add("check_shuffle_features_no_impact")
     for check in checks.yield_checks(model):

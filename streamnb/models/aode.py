@@ -114,9 +114,6 @@ class AODE(PairwiseNaiveBayes, state_name="AODE", presets={"aode": {}}):
         self._recoarsen()
         self._count_towards_refresh(len(labels))
 
-    def _refresh_due(self, n: int) -> bool:
-        return self._due(self._since_refresh + n, self.refresh_every, self.n_learned + n)
-
     def relearn(self) -> None:
         """Refresh the candidates and the numeric attributes' intervals from the counts now
         (what the ``refresh_every`` schedule does)."""

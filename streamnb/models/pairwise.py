@@ -193,12 +193,8 @@ class PairwiseNaiveBayes(NaiveBayes):
         classes = np.array([index[v] if type(v) is str else
                             index[self.stats.encode_label(v, "label")] for v in labels],
                            dtype=np.int64)
-        # text tokens' presence, like the single-attribute counts, before candidates are chosen
+        # text tokens' presence, like the single-attribute counts
         self.pairs.count_presence(classes, batch)
-        if self._refresh_due(len(labels)):
-            # candidates chosen now count this batch's pairs too: chosen after it, they would
-            # start with empty pair tables and replace their naive factors by uniform ones
-            self.refresh_candidates()
         self.pairs.update_batch(classes, batch, presence=False)
         self.n_learned += len(labels)
 
@@ -206,10 +202,6 @@ class PairwiseNaiveBayes(NaiveBayes):
         """:func:`~streamnb.models.schedule.relearn_due` with ``learned`` defaulting to
         ``n_learned``."""
         return relearn_due(since, every, self.n_learned if learned is None else learned)
-
-    def _refresh_due(self, n: int) -> bool:
-        """Whether the batch of ``n`` records being learned ends with a candidate refresh."""
-        return False
 
     def merge(self, other: PairwiseNaiveBayes) -> PairwiseNaiveBayes:
         """Add the single and pairwise counts ``other`` learned (exact when both track the

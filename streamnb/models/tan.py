@@ -257,9 +257,6 @@ class TAN(PairwiseNaiveBayes, state_name="TAN", presets={
         self._recoarsen()
         self._count_towards_relearn(len(labels))
 
-    def _refresh_due(self, n: int) -> bool:
-        return self._due(self._since_relearn + n, self.relearn_every, self.n_learned + n)
-
     def merge(self, other: TAN) -> TAN:
         """Add the single and pairwise counts ``other`` learned (exact when both track the
         same candidate attributes since their first appearance). The tree is kept: call

@@ -217,7 +217,8 @@ class Coarsening:
 
 def _coarse_pairs(meta: dict, arrays: dict, to: np.ndarray, k: int) -> tuple[dict, dict]:
     """A :class:`~streamnb.stats.pairs.PairCounts` state with schema column j summed into
-    column ``to[j]`` (positions, pair cells, snapshots, text keys alike)."""
+    column ``to[j]`` (positions, pair cells, snapshots' marginals by position, text keys
+    alike)."""
     columns = list(dict.fromkeys(to[meta["columns"]].tolist())) if meta["columns"] else []
     at = {j: p for p, j in enumerate(columns)}
     position = np.asarray([at[j] for j in to[meta["columns"]].tolist()], dtype=np.int64)
@@ -226,10 +227,11 @@ def _coarse_pairs(meta: dict, arrays: dict, to: np.ndarray, k: int) -> tuple[dic
     out = {**arrays, "co": co}
     if "present_columns" in arrays:
         out["present_columns"] = to[np.asarray(arrays["present_columns"], dtype=np.int64)]
-    for i in range(int(meta["snapshots"])):
+    for i in range(int(meta["snapshots"])):  # marginals by position, as many as there were
         old = arrays[f"snapshot{i}.columns"]
-        new = np.zeros((old.shape[0], int(to[: old.shape[1]].max()) + 1 if old.shape[1] else 0))
-        np.add.at(new, (slice(None), to[: old.shape[1]]), old)
+        m = old.shape[1]
+        new = np.zeros((old.shape[0], int(position[:m].max()) + 1 if m else 0))
+        np.add.at(new, (slice(None), position[:m]), old)
         out[f"snapshot{i}.columns"] = new
     seen_attributes, seen_columns = meta["seen"]
     meta = {**meta, "columns": columns,
