@@ -405,6 +405,8 @@ SLOW = {
     "test_structure.py::test_cmi_tree_matches_pgmpy_tan",
     "test_structure.py::test_cmi_weights_match_pgmpy_conditional_weights",
     "test_tan.py::test_river_check_estimator",
+    "test_numeric_intervals.py::test_learn_many_matches_learn_one",
+    "test_numeric_intervals.py::test_aode_reads_ionosphere_better_in_intervals_than_in_bins",
     "test_text_models.py::test_text_event_model_beats_bernoulli_on_spamassassin",
     "test_trec_measures.py::test_compare_prequential_passes_the_feedback_modes_on",
 }

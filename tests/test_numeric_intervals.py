@@ -14,6 +14,7 @@ import pytest
 from streamnb import AODE, TAN, SelectiveBN, SelectiveNB, SelectiveTAN, load_model
 from streamnb.datasets import load
 from streamnb.features import MDLDiscretizer
+from streamnb.models.persistence import save
 from streamnb.stats.binning import bin_of, bin_position, mdl_boundaries
 
 DIABETES = load("diabetes")
@@ -84,9 +85,6 @@ def test_coarse_counts_are_the_records_counted_by_interval(cls, tmp_path):
         assert model.predict_proba_one(x) == pytest.approx(reference.predict_proba_one(z),
                                                            rel=1e-9)
     path = tmp_path / "model.snb"
-    model.save(path) if hasattr(model, "save") else None
-    from streamnb.models.persistence import save
-
     save(model, path)
     loaded = load_model(path)
     assert loaded.intervals == model.intervals
@@ -123,3 +121,26 @@ def test_a_batch_relearns_where_one_by_one_does():
     assert many.intervals == one.intervals
     for x in DIABETES.records[100:120]:
         assert many.predict_proba_one(x) == pytest.approx(one.predict_proba_one(x), rel=1e-9)
+
+
+def test_aode_reads_ionosphere_better_in_intervals_than_in_bins():
+    """docs/attribute-kinds.md: on ionosphere (34 numeric attributes in [−1, 1], where four
+    bins an octave are coarse), 5-fold stratified (seed 0), AODE in MDL intervals is 2 points
+    or more above AODE on the fixed bins and reaches 90 % (measured: 91.4 % against 88.9 %)."""
+    from streamnb.evaluate import stratified_kfold
+
+    data = load("ionosphere")
+
+    def accuracy(make) -> float:
+        correct = 0
+        for train, test in stratified_kfold(data.labels, k=5, seed=0):
+            model = make()
+            model.learn_many([data.records[i] for i in train], [data.labels[i] for i in train])
+            model.relearn()
+            predicted = model.predict_many([data.records[i] for i in test])
+            correct += sum(p == data.labels[i] for p, i in zip(predicted, test, strict=True))
+        return correct / len(data.labels)
+
+    intervals, bins = accuracy(AODE), accuracy(lambda: AODE(numeric="bins"))
+    assert intervals >= 0.90
+    assert intervals >= bins + 0.02
