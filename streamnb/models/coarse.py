@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from streamnb.models.persistence import init_params
 from streamnb.stats.binning import Coarsening
 
 __all__ = ["coarse_model"]
@@ -27,17 +28,13 @@ _OWNED = {"numeric": "bins", "relearn_every": 0, "refresh_every": 0, "drift_dete
 def coarse_model(model: Any, coarsening: Coarsening) -> Any:
     """A model of ``model``'s class whose counts are ``model``'s summed into ``coarsening``'s
     intervals (its structure, candidates and other state as ``model``'s)."""
-    meta, arrays = model.to_state()
-    stats = ({**meta["statistics"]},
-             {name: a for name, a in arrays.items() if not name.startswith("extra.")})
-    pairs = (meta["extra"]["pairs"],
-             {name[len("extra."):]: a for name, a in arrays.items() if name.startswith("extra.")})
+    stats = model.stats.to_state()
+    extra, extra_arrays = model._extra_state()
     (stats_meta, stats_arrays), (pairs_meta, pairs_arrays) = coarsening.statistics_state(
-        stats, pairs)
-    params = {**meta["params"], "map": [[name, _OWNED.get(name, value)]
-                                        for name, value in meta["params"]["map"]]}
-    extra = {**meta["extra"], "pairs": pairs_meta, "coarse_cuts": None}
-    coarse = type(model).from_state(
-        {**meta, "params": params, "statistics": stats_meta, "extra": extra},
-        {**stats_arrays, **{f"extra.{name}": a for name, a in pairs_arrays.items()}})
+        stats, (extra["pairs"], extra_arrays))
+    params = init_params(model)
+    coarse = type(model)(**{name: _OWNED.get(name, value) for name, value in params.items()})
+    coarse.stats = type(model.stats).from_state(stats_meta, stats_arrays)
+    coarse.n_learned = model.n_learned
+    coarse._restore_extra({**extra, "pairs": pairs_meta, "coarse_cuts": None}, pairs_arrays)
     return coarse
