@@ -1,14 +1,15 @@
 """The fixed bins in which the discrete-attribute models (TAN, AODE, the selective models)
-read a numeric attribute.
+count a numeric attribute, and the MDL intervals of those bins TAN and AODE read.
 
 Their state is counts of discrete values, summed across shards and decayed as a whole, and
 their structure is re-learned from those counts alone. A float is therefore counted as the
 value "its bin", under a rule that depends on the value only — not on the data seen before
 it, nor on the shard — so that two shards count the same value in the same cell and their
 counts add up exactly, a record costs one bin lookup per numeric attribute, and a relearn
-never needs the stream again. (Cut points fitted to data, as Fayyad–Irani MDL chooses them,
-move as the stream grows: counts made under old cuts could not be re-read under new ones
-without the records, nor shards with different cuts be merged.)
+never needs the stream again. Intervals fitted to the data (Fayyad–Irani MDL,
+:func:`mdl_boundaries`) are made of whole bins, chosen from the bins' per-class counts
+(:class:`Coarsening`), and their counts are sums of the bins' counts: re-chosen at every
+structure update without a record.
 
 The rule: ``BINS_PER_OCTAVE`` bins of equal width in each octave [2^e, 2^(e+1)) of |x|,
 mirrored for negative values, and 0 its own bin: bins of relative width 25–12.5 %, the
