@@ -1,12 +1,15 @@
-"""TAN and AODE on numeric attributes as they come (fixed bins, docs/attribute-kinds.md) side by
-side with Weka's BayesNet-TAN and AODE on Weka's supervised (MDL) discretisation.
+"""TAN, AODE and naive Bayes on numeric attributes as they come (docs/attribute-kinds.md) side by
+side with Weka's BayesNet-TAN, AODE and NaiveBayes on Weka's supervised (MDL) discretisation.
 
 Same folds and harness as ``weka_comparison.py`` (stratified k-fold, seeds 0..s−1): on each
 fold Weka learns the MDL-discretised ARFF files that harness writes (cut points fitted on the
-training fold; Weka's own BayesNet discretises the same way), and streamnb learns the fold's
-raw records — floats and all — with ``TAN(relearn_every=0)`` (defaults: CMI, Indifferent) and
-``AODE()``. Reported per data set: mean accuracy ± standard error over the folds, and the
-always-majority rate of the training folds.
+training fold; Weka's own BayesNet and ``NaiveBayes -D`` discretise the same way), and streamnb
+learns the fold's raw records — floats and all — with ``TAN(relearn_every=0)`` (defaults: CMI,
+Indifferent) and ``AODE()``, each in MDL intervals of its fixed bins chosen at the structure
+update after the training fold (``numeric="mdl"``, the default) and in the fixed bins alone
+(``numeric="bins"``), and with ``NaiveBayes`` on fixed bins and on Gaussians. Reported per data
+set: mean accuracy ± standard error over the folds, and the always-majority rate of the
+training folds.
 
 Run: ``python benchmarks/numeric_weka.py [--datasets diabetes,Vehicle] [--seeds 1]``.
 """
@@ -23,6 +26,7 @@ import _results
 import numpy as np
 from weka_comparison import (
     WEKA_AODE,
+    WEKA_NAIVE_BAYES,
     WEKA_TAN,
     accuracy,
     fold_files,
@@ -30,13 +34,18 @@ from weka_comparison import (
     weka_predictions,
 )
 
-from streamnb import AODE, TAN
+from streamnb import AODE, TAN, NaiveBayes
 from streamnb.datasets import load
 from streamnb.evaluate import stratified_kfold
 
-MODELS = {"streamnb TAN (bins)": lambda: TAN(relearn_every=0),
-          "streamnb AODE (bins)": AODE}
-WEKA = {"Weka TAN (MDL)": WEKA_TAN, "Weka AODE (MDL)": WEKA_AODE}
+MODELS = {"streamnb TAN": lambda: TAN(relearn_every=0),
+          "streamnb TAN (bins)": lambda: TAN(relearn_every=0, numeric="bins"),
+          "streamnb AODE": AODE,
+          "streamnb AODE (bins)": lambda: AODE(numeric="bins"),
+          "streamnb NB (bins)": lambda: NaiveBayes(numeric="bins"),
+          "streamnb NB (Gaussian)": NaiveBayes}
+WEKA = {"Weka TAN (MDL)": WEKA_TAN, "Weka AODE (MDL)": WEKA_AODE,
+        "Weka NaiveBayes (MDL)": WEKA_NAIVE_BAYES}
 
 
 def fold_accuracies(name: str, train: np.ndarray, test: np.ndarray, directory: Path
@@ -49,6 +58,8 @@ def fold_accuracies(name: str, train: np.ndarray, test: np.ndarray, directory: P
         model.learn_many([data.records[i] for i in train], [data.labels[i] for i in train])
         if isinstance(model, TAN):
             model.relearn()
+        elif isinstance(model, AODE):
+            model.rediscretise()  # intervals from the whole training fold, as TAN's
         predicted = model.predict_many([data.records[i] for i in test])
         out[column] = accuracy(predicted, labels)
     _, train_file, test_file = fold_files(data, train, test, directory)

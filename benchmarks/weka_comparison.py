@@ -75,6 +75,7 @@ def weka_tan(score: str) -> tuple[str, ...]:
 WEKA_TAN = weka_tan("BAYES")
 WEKA_TAN_CMI = weka_tan("ENTROPY")
 WEKA_AODE = ("weka.classifiers.bayes.AODE", "-F", "1")
+WEKA_NAIVE_BAYES = ("weka.classifiers.bayes.NaiveBayes",)
 
 
 def _streamnb_models(domains: dict[str, list[str]], aode_candidates: int | None = None

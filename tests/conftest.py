@@ -421,6 +421,8 @@ SLOW = {
     "test_structure.py::test_cmi_tree_matches_pgmpy_tan",
     "test_structure.py::test_cmi_weights_match_pgmpy_conditional_weights",
     "test_tan.py::test_river_check_estimator",
+    "test_numeric_intervals.py::test_learn_many_matches_learn_one",
+    "test_numeric_intervals.py::test_aode_reads_ionosphere_better_in_intervals_than_in_bins",
     "test_text_models.py::test_text_event_model_beats_bernoulli_on_spamassassin",
     "test_trec_measures.py::test_compare_prequential_passes_the_feedback_modes_on",
     "test_trec_measures.py::test_evaluate_command_with_delay_and_partial_feedback",
@@ -484,16 +486,16 @@ def kafka_broker(tmp_path_factory):
 
 def check_discrete_estimator(model, order_free: bool = True) -> None:
     """river's ``check_estimator`` for a model of discrete attributes (TAN, AODE, the selective
-    models) on river's own datasets, their float attributes read in the model's fixed bins.
+    models) on river's own datasets, their float attributes read in the model's bins and
+    intervals (a batch is learned in pieces at the structure schedule's points, so
+    ``check_learn_many_matches_learn_one`` holds).
 
-    Left out: ``check_learn_many_matches_learn_one``, whose batches end at other points than
-    the structure schedule's (tests/test_properties.py checks batch == one by one where the
-    schedule's points agree), and, unless ``order_free``, ``check_shuffle_features_no_impact``
-    (the selective models' search breaks ties by attribute order; TAN's structure is learned
-    from counts in order of name, so TAN takes the check)."""
+    Left out, unless ``order_free``, ``check_shuffle_features_no_impact`` (the selective
+    models' search breaks ties by attribute order; TAN's structure is learned from counts in
+    order of name, so TAN takes the check)."""
     from river import checks
 
-    skips = {"check_learn_many_matches_learn_one", *model._unit_test_skips()}
+    skips = set(model._unit_test_skips())
     if not order_free:
         skips.add("check_shuffle_features_no_impact")
     for check in checks.yield_checks(model):

@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 from river import base
 
+from streamnb.stats.binning import mdl_boundaries
 from streamnb.stats.values import is_missing
 
 __all__ = ["EqualFrequencyDiscretizer", "MDLDiscretizer", "equal_frequency_cuts", "mdl_cuts"]
@@ -92,28 +93,6 @@ def equal_frequency_cuts(values: Iterable[float], bins: int) -> list[float]:
     return [float((v[b - 1] + v[b]) / 2) for b in sorted(chosen)]
 
 
-def _entropy_bits(counts: np.ndarray) -> np.ndarray:
-    """Class entropy (bits) of each row of counts (rows summing to zero give zero)."""
-    total = counts.sum(axis=-1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        plogp = np.where(counts > 0, counts * np.log(np.where(counts > 0, counts, 1.0)), 0.0)
-        h = (np.where(total > 0, total * np.log(np.where(total > 0, total, 1.0)), 0.0)
-             - plogp.sum(axis=-1)) / (np.where(total > 0, total, 1.0) * math.log(2))
-    return h
-
-
-def _mdl_accepts(prior: np.ndarray, left: np.ndarray, right: np.ndarray) -> bool:
-    """Fayyad & Irani's MDL criterion: accept the cut when
-    Gain > log2(N − 1)/N + Δ/N, Δ = log2(3^k − 2) − [k·H(S) − k1·H(S1) − k2·H(S2)]."""
-    n = prior.sum()
-    h, h1, h2 = _entropy_bits(np.stack([prior, left, right]))
-    n1, n2 = left.sum(), right.sum()
-    gain = h - (n1 * h1 + n2 * h2) / n
-    k, k1, k2 = (int(np.count_nonzero(c)) for c in (prior, left, right))
-    delta = math.log2(3.0**k - 2) - (k * h - k1 * h1 - k2 * h2)
-    return bool(gain > (math.log2(n - 1) + delta) / n)
-
-
 def mdl_cuts(values: Iterable[float], labels: Sequence[Hashable]) -> list[float]:
     """Fayyad & Irani's cut points for one numeric attribute (missing values excluded).
 
@@ -141,32 +120,11 @@ def mdl_cuts(values: Iterable[float], labels: Sequence[Hashable]) -> list[float]
     codes = np.array([index.setdefault(label, len(index)) for label in labels], dtype=np.intp)
     keep = ~np.isnan(v)
     v, codes = v[keep], codes[keep]
-    order = np.argsort(v, kind="stable")
-    v, codes = v[order], codes[order]
-    onehot = np.zeros((len(v) + 1, max(len(index), 1)))
-    onehot[np.arange(1, len(v) + 1), codes] = 1.0
-    cumulative = np.cumsum(onehot, axis=0)  # cumulative[i]: class counts of v[:i]
-    cuts: list[float] = []
-    stack = [(0, len(v))]
-    while stack:
-        lo, hi = stack.pop()
-        if hi - lo < 2:
-            continue
-        split = np.flatnonzero(v[lo + 1:hi] > v[lo:hi - 1]) + lo + 1  # v[i-1] < v[i]
-        if not len(split):
-            continue
-        prior = cumulative[hi] - cumulative[lo]
-        left = cumulative[split] - cumulative[lo]
-        right = prior - left
-        n_left = left.sum(axis=1)
-        conditional = (n_left * _entropy_bits(left)
-                       + (hi - lo - n_left) * _entropy_bits(right)) / (hi - lo)
-        best = int(np.argmin(conditional))
-        i = int(split[best])
-        if _mdl_accepts(prior, left[best], right[best]):
-            cuts.append(float((v[i - 1] + v[i]) / 2))
-            stack.extend([(i, hi), (lo, i)])
-    return sorted(cuts)
+    # one cell per distinct value, its class counts: the cells mdl_boundaries splits
+    distinct, cell = np.unique(v, return_inverse=True)
+    counts = np.zeros((len(distinct), max(len(index), 1)))
+    np.add.at(counts, (cell, codes), 1.0)
+    return [float((distinct[i - 1] + distinct[i]) / 2) for i in mdl_boundaries(counts)]
 
 
 class _Reservoir:

@@ -11,6 +11,8 @@ import numpy as np
 from streamnb.estimators import Estimator
 from streamnb.models.pairwise import PairwiseNaiveBayes
 from streamnb.models.params import RELEARN_EVERY, Integer, validate_params
+from streamnb.models.schedule import learn_in_pieces, relearn_pieces
+from streamnb.stats.encoded import EncodedBatch
 from streamnb.stats.frames import labels_of, records_of
 from streamnb.stats.pairs import CandidateRows, PairCounts
 from streamnb.stats.persist import header_int
@@ -83,11 +85,13 @@ class AODE(PairwiseNaiveBayes, state_name="AODE", presets={"aode": {}}):
     def __init__(self, min_frequency: int = 1, estimator: str | Estimator = "laplace",
                  max_candidates: int = 50, refresh_every: int = 1000,
                  nominal: Iterable | None = None, domains: Mapping | None = None,
-                 var_smoothing: float = 1e-9, half_life: float | None = None,
-                 drift_detector: Any = None, drift_decay: float = 0.5) -> None:
+                 var_smoothing: float = 1e-9, numeric: str = "mdl",
+                 half_life: float | None = None, drift_detector: Any = None,
+                 drift_decay: float = 0.5) -> None:
         super().__init__(estimator=estimator, max_candidates=max_candidates, nominal=nominal,
-                         domains=domains, var_smoothing=var_smoothing, half_life=half_life,
-                         drift_detector=drift_detector, drift_decay=drift_decay)
+                         domains=domains, var_smoothing=var_smoothing, numeric=numeric,
+                         half_life=half_life, drift_detector=drift_detector,
+                         drift_decay=drift_decay)
         self.min_frequency = min_frequency
         self.refresh_every = refresh_every
         validate_params(self)
@@ -101,21 +105,33 @@ class AODE(PairwiseNaiveBayes, state_name="AODE", presets={"aode": {}}):
     # -- learning -------------------------------------------------------------------------------
     def learn_one(self, x: Mapping, y: Any) -> None:
         self._count_one(x, y)
+        self._learn_coarse_one(x, y)
         self._count_towards_refresh(1)
 
     def learn_many(self, X: Any, y: Any) -> None:
+        """Learn a batch: what ``learn_one`` on each record in order learns (in pieces that
+        end where the candidates are refreshed)."""
         labels = labels_of(y)
+        sizes = relearn_pieces(self._since_refresh, self.refresh_every, self.n_learned,
+                               len(labels))
+        learn_in_pieces(self.stats, X, labels, sizes, self._learn_piece)
+
+    def _learn_piece(self, X: Any, labels: list) -> None:
         super().learn_many(X, labels)
+        self._recoarsen()
         self._count_towards_refresh(len(labels))
 
-    def _refresh_due(self, n: int) -> bool:
-        return self._due(self._since_refresh + n, self.refresh_every, self.n_learned + n)
+    def relearn(self) -> None:
+        """Refresh the candidates and the numeric attributes' intervals from the counts now
+        (what the ``refresh_every`` schedule does)."""
+        self._since_refresh = 0
+        self.refresh_candidates()
+        self.rediscretise()
 
     def _count_towards_refresh(self, n: int) -> None:
         self._since_refresh += n
         if self._due(self._since_refresh, self.refresh_every):
-            self._since_refresh = 0
-            self.refresh_candidates()
+            self.relearn()
 
     # -- prediction ----------------------------------------------------------------------------
     def _candidate_index(self) -> _CandidateIndex:
@@ -184,6 +200,9 @@ class AODE(PairwiseNaiveBayes, state_name="AODE", presets={"aode": {}}):
         return average - naive.sum(axis=1)
 
     def _log_likelihood_one(self, x: Mapping):
+        coarse = self._coarse_now()
+        if coarse is not None:
+            return coarse._log_likelihood_one(self._coarse_record(x, "record to predict"))
         scores = super()._log_likelihood_one(x)
         if scores is not None:
             spode = self._spode_log_likelihood(x, self._counts())
@@ -195,6 +214,9 @@ class AODE(PairwiseNaiveBayes, state_name="AODE", presets={"aode": {}}):
 
     def _joint_log_likelihood(self, records: Sequence[Mapping], where: str
                               ) -> tuple[np.ndarray, np.ndarray]:
+        coarse = self._coarse_now()
+        if coarse is not None and not isinstance(records, EncodedBatch):
+            return coarse._joint_log_likelihood(self._coarse_records(records, where), where)
         finite, zeros = super()._joint_log_likelihood(records, where)
         prior, _ = self._estimator.log_class_prior(self.stats)
         counts = self._counts()

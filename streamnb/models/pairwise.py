@@ -29,14 +29,18 @@ from typing import Any, ClassVar
 import numpy as np
 
 from streamnb.estimators import Estimator
+from streamnb.models.coarse import coarse_model
 from streamnb.models.naive_bayes import NaiveBayes
-from streamnb.models.params import Integer, validate_params
+from streamnb.models.params import NUMERIC_INTERVALS, Integer, validate_params
 from streamnb.models.schedule import relearn_due
+from streamnb.stats.binning import Coarsening
+from streamnb.stats.codec import from_json_value, to_json_value
+from streamnb.stats.encoded import EncodedBatch
 from streamnb.stats.encoder import encode
-from streamnb.stats.frames import labels_of
+from streamnb.stats.frames import labels_of, records_of
 from streamnb.stats.pairs import PairCounts
 from streamnb.stats.persist import header_int
-from streamnb.stats.values import NOMINAL, TOKEN
+from streamnb.stats.values import NOMINAL, TOKEN, InvalidRecord
 from streamnb.structure import PairwiseCounts, attribute_class_information
 
 __all__ = ["PairwiseNaiveBayes"]
@@ -94,16 +98,22 @@ class PairwiseNaiveBayes(NaiveBayes):
     most ``max_candidates`` attributes (the first ones seen, then the most informative about
     the class at each :meth:`refresh_candidates`). Subclasses say how they use the pairs."""
 
-    _parameter_constraints: ClassVar[dict[str, list]] = {"max_candidates": [Integer(2)]}
+    _parameter_constraints: ClassVar[dict[str, list]] = {"max_candidates": [Integer(2)],
+                                                         "numeric": NUMERIC_INTERVALS}
 
     def __init__(self, estimator: str | Estimator = "indifferent", max_candidates: int = 200,
                  nominal: Iterable | None = None, domains: Mapping | None = None,
-                 var_smoothing: float = 1e-9, half_life: float | None = None,
-                 drift_detector: Any = None, drift_decay: float = 0.5) -> None:
-        # dependences among discrete values: a float is counted in its bin
+                 var_smoothing: float = 1e-9, numeric: str = "mdl",
+                 half_life: float | None = None, drift_detector: Any = None,
+                 drift_decay: float = 0.5) -> None:
+        # dependences among discrete values: a float is counted in its fixed bin (the fine
+        # layer), and read in MDL intervals of them (the coarse layer, models/coarse.py)
         super().__init__(estimator=estimator, nominal=nominal, domains=domains,
                          var_smoothing=var_smoothing, numeric="bins", half_life=half_life,
                          drift_detector=drift_detector, drift_decay=drift_decay)
+        self.numeric = numeric
+        self._coarsening: Coarsening | None = None
+        self._coarse: Any = None
         a, a_absent = self._estimator.cell_pseudocounts(self.stats)
         if not (isinstance(a, float) and a > 0 and a == a_absent):
             raise ValueError(f"{type(self).__name__} needs an estimator with one positive "
@@ -113,6 +123,56 @@ class PairwiseNaiveBayes(NaiveBayes):
         self.pairs = PairCounts(self.stats.schema, limit=max_candidates, text_tokens=True)
         self.candidate_version = 0  # candidate lists adopted (adopt_candidates)
         self._shared = False
+
+    # -- the coarse layer (models/coarse.py) ----------------------------------------------------
+    def rediscretise(self) -> None:
+        """Choose the binned attributes' intervals from the fine counts now (MDL) and derive
+        the coarse counts; every structure update calls it. Nothing under
+        ``numeric="bins"``, or before a float attribute."""
+        if self.numeric != "mdl" or not self.stats.schema.binned:
+            return
+        self._coarsening = Coarsening.of(self.stats)
+        self._coarse = None
+
+    @property
+    def intervals(self) -> dict[Any, list[float]]:
+        """Per float attribute, where its intervals after the first start (the left ends of
+        fine bins, :func:`~streamnb.stats.binning.bin_position`), as chosen at the last
+        structure update; empty before one, or under ``numeric="bins"``."""
+        return {} if self._coarsening is None else {
+            name: list(cuts) for name, cuts in self._coarsening.cuts.items()}
+
+    def _recoarsen(self) -> None:
+        """The coarse counts are to be derived again from the fine ones (after a batch, a
+        merge, a decay or a load), with the current intervals, when next read."""
+        self._coarse = None
+
+    def _coarse_now(self) -> Any:
+        """The coarse model (None without intervals), derived now if it is not current."""
+        if self._coarse is None and self._coarsening is not None:
+            self._coarse = coarse_model(self, self._coarsening)
+        return self._coarse
+
+    def _learn_coarse_one(self, x: Mapping, y: Any) -> None:
+        """Learn a record the fine counts just learned into a current coarse model too (a
+        model derived later already holds it)."""
+        if self._coarse is not None:
+            self._coarse.learn_one(self._coarse_record(x, "record"), y)
+
+    def _coarse_record(self, x: Any, where: str) -> Any:
+        """``x`` with its floats read as intervals, for the coarse model."""
+        if not isinstance(x, Mapping):
+            raise InvalidRecord(where, None, f"expected a mapping of features, got "
+                                f"{type(x).__name__}")
+        return self._coarsening.record(x, where)
+
+    def _coarse_records(self, records: Any, where: str) -> Any:
+        """A batch's records with their floats read as intervals (an EncodedBatch, encoded for
+        the fine schema, is read in the fine bins)."""
+        if isinstance(records, EncodedBatch):
+            return None
+        return [self._coarse_record(x, f"{where} {i}") for i, x in enumerate(records_of(
+            records))]
 
     # -- counting ------------------------------------------------------------------------------
     def _count_one(self, x: Mapping, y: Any) -> int:
@@ -136,12 +196,8 @@ class PairwiseNaiveBayes(NaiveBayes):
         classes = np.array([index[v] if type(v) is str else
                             index[self.stats.encode_label(v, "label")] for v in labels],
                            dtype=np.int64)
-        # text tokens' presence, like the single-attribute counts, before candidates are chosen
+        # text tokens' presence, like the single-attribute counts
         self.pairs.count_presence(classes, batch)
-        if self._refresh_due(len(labels)):
-            # candidates chosen now count this batch's pairs too: chosen after it, they would
-            # start with empty pair tables and replace their naive factors by uniform ones
-            self.refresh_candidates()
         self.pairs.update_batch(classes, batch, presence=False)
         self.n_learned += len(labels)
 
@@ -150,13 +206,10 @@ class PairwiseNaiveBayes(NaiveBayes):
         ``n_learned``."""
         return relearn_due(since, every, self.n_learned if learned is None else learned)
 
-    def _refresh_due(self, n: int) -> bool:
-        """Whether the batch of ``n`` records being learned ends with a candidate refresh."""
-        return False
-
     def merge(self, other: PairwiseNaiveBayes) -> PairwiseNaiveBayes:
         """Add the single and pairwise counts ``other`` learned (exact when both track the
-        same candidate attributes since their first appearance)."""
+        same candidate attributes since their first appearance); the coarse counts are
+        derived again from the summed fine ones, in this model's intervals."""
         if type(other) is not type(self):
             raise ValueError(f"cannot merge {other!r} into {self!r}: models differ")
         self.pairs.check_mergeable(other.pairs)
@@ -165,11 +218,13 @@ class PairwiseNaiveBayes(NaiveBayes):
         index = self.stats.labels.index
         classes = np.array([index[label] for label in other.stats.labels.values], dtype=np.int64)
         self.pairs.merge(other.pairs, classes)
+        self._recoarsen()
         return self
 
     def decay(self, factor: float) -> None:
         super().decay(factor)
         self.pairs.decay(factor)
+        self._recoarsen()
 
     @property
     def shared_candidates(self) -> bool:
@@ -369,11 +424,15 @@ class PairwiseNaiveBayes(NaiveBayes):
     # -- persistence ---------------------------------------------------------------------------
     def _extra_state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         meta, arrays = self.pairs.to_state(self.stats.n_classes)
+        cuts = None if self._coarsening is None else to_json_value(self._coarsening.cuts)
         return {"pairs": meta, "candidate_version": self.candidate_version,
-                "shared": self._shared}, arrays
+                "shared": self._shared, "coarse_cuts": cuts}, arrays
 
     def _restore_extra(self, meta: Mapping[str, Any], arrays: Mapping[str, np.ndarray]) -> None:
         self.pairs = PairCounts.from_state(self.stats.schema, meta["pairs"], arrays)
         self.pairs.text_tokens = True  # states saved before text tokens could be candidates
         self.candidate_version = header_int(meta.get("candidate_version", 0), "candidate_version")
         self._shared = bool(meta.get("shared", False))
+        cuts = meta.get("coarse_cuts")
+        self._coarsening = None if cuts is None else Coarsening(from_json_value(cuts))
+        self._coarse = None

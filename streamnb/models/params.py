@@ -125,3 +125,5 @@ DRIFT_DECAY = [Real(0, 1, closed="right")]
 VAR_SMOOTHING = [Real(0)]
 #: how NaiveBayes reads a float attribute: per-class Gaussian or counts of fixed bins
 NUMERIC_READING = [OneOf(["gaussian", "bins"])]
+#: how the discrete-attribute models read a float: MDL intervals of fixed bins, or the bins
+NUMERIC_INTERVALS = [OneOf(["mdl", "bins"])]

@@ -7,10 +7,13 @@ from collections.abc import Callable
 from typing import Any
 
 from streamnb.stats import InvalidRecord
+from streamnb.stats.encoded import EncodedBatch
 from streamnb.stats.forgetting import check_decay_factor
+from streamnb.stats.frames import batch_rows, n_rows
+from streamnb.stats.values import RecordName
 
-__all__ = ["learn_watching_drift", "next_relearn", "react_to_drift", "relearn_due",
-           "relearn_point"]
+__all__ = ["learn_in_pieces", "learn_watching_drift", "next_relearn", "react_to_drift",
+           "relearn_due", "relearn_pieces", "relearn_point"]
 
 
 def relearn_point(k: int, every: int) -> int:
@@ -58,6 +61,50 @@ def relearn_due(since: int, every: int, learned: int) -> bool:
     if not every:
         return False
     return since > 0 and learned >= next_relearn(learned - since, every)
+
+
+def relearn_pieces(since: int, every: int, learned: int, n: int) -> list[int]:
+    """The sizes of the pieces a batch of ``n`` records is learned in so that every update
+    :func:`relearn_due` would make while the records are learned one by one falls between two
+    pieces (the last one at the batch's end): ``[n]`` when none falls inside the batch.
+
+    >>> relearn_pieces(0, 50, 0, 60), relearn_pieces(0, 50, 12, 12), relearn_pieces(0, 0, 9, 5)
+    ([1, 1, 2, 4, 8, 16, 18, 10], [4, 8], [5])
+    """
+    sizes, start = [], 0
+    last = learned - since  # records learned at the last update
+    while every:
+        point = max(next_relearn(last, every), last + 1, learned + 1)  # overdue: the next record
+        if point >= learned + n:
+            break
+        sizes.append(point - learned - start)
+        start, last = point - learned, point
+    sizes.append(n - start)
+    return sizes
+
+
+def learn_in_pieces(stats: Any, X: Any, labels: list, sizes: list[int],
+                    learn: Callable[[Any, list], None]) -> None:
+    """``learn(piece, piece_labels)`` on consecutive pieces of the batch ``X`` of the given
+    ``sizes`` (:func:`relearn_pieces`), so that a batch learns exactly what its records one by
+    one would, the structure updates included. A bad record or label rejects the whole batch
+    before any piece is learned (its row named in the batch, as ``learn_many`` names it), so
+    the model is left as it was; ``stats`` (the model's
+    :class:`~streamnb.stats.CountStatistics`) checks them. An
+    :class:`~streamnb.stats.encoded.EncodedBatch`, which cannot be cut, is learned whole."""
+    if len(sizes) == 1 or isinstance(X, EncodedBatch):
+        learn(X, labels)
+        return
+    if n_rows(X) != len(labels):
+        raise ValueError(f"{n_rows(X)} records but {len(labels)} labels")
+    stats.encode(X, "row")  # refuses a bad record, changes nothing
+    for i, y in enumerate(labels):
+        if not (type(y) is str or type(y) is int or type(y) is bool):
+            stats.encode_label(y, RecordName("row", i))
+    start = 0
+    for size in sizes:
+        learn(batch_rows(X, start, start + size), labels[start:start + size])
+        start += size
 
 
 def learn_watching_drift(model: Any, detector: Any, x: Any, y: Any,

@@ -11,6 +11,7 @@ from streamnb.estimators import Estimator
 from streamnb.models.explanation import Explanation, theorem2_holds
 from streamnb.models.pairwise import PairwiseNaiveBayes
 from streamnb.models.params import RELEARN_EVERY, OneOf, validate_params
+from streamnb.models.schedule import learn_in_pieces, relearn_pieces
 from streamnb.stats.codec import from_json_value, to_json_value
 from streamnb.stats.encoded import EncodedBatch
 from streamnb.stats.frames import labels_of
@@ -176,11 +177,12 @@ class TAN(PairwiseNaiveBayes, state_name="TAN", presets={
                  relearn_every: int = 1000, drift_detector: Any = None,
                  max_candidates: int = 200, root: Any = None, missing: str = "skip",
                  nominal: Iterable | None = None, domains: Mapping | None = None,
-                 var_smoothing: float = 1e-9, half_life: float | None = None,
-                 drift_decay: float = 0.5) -> None:
+                 var_smoothing: float = 1e-9, numeric: str = "mdl",
+                 half_life: float | None = None, drift_decay: float = 0.5) -> None:
         super().__init__(estimator=estimator, max_candidates=max_candidates, nominal=nominal,
-                         domains=domains, var_smoothing=var_smoothing, half_life=half_life,
-                         drift_detector=drift_detector, drift_decay=drift_decay)
+                         domains=domains, var_smoothing=var_smoothing, numeric=numeric,
+                         half_life=half_life, drift_detector=drift_detector,
+                         drift_decay=drift_decay)
         self.weight = weight
         self.relearn_every = relearn_every
         self.root = root
@@ -240,15 +242,23 @@ class TAN(PairwiseNaiveBayes, state_name="TAN", presets={
             edges, u, v = self._edge_cells(x)
             if len(edges):
                 self._packed[edges, u, v, c] += 1.0
+        self._learn_coarse_one(x, y)
 
     def learn_many(self, X: Any, y: Any) -> None:
+        """Learn a batch: the counts and trees of ``learn_one`` on each record in order (the
+        batch is learned in pieces that end where the schedule re-learns the tree); the drift
+        detector is not fed."""
         labels = labels_of(y)
-        super().learn_many(self._imputed(X, learning=True), labels)
-        self._invalidate_families()
-        self._count_towards_relearn(len(labels))
+        sizes = relearn_pieces(self._since_relearn, self.relearn_every, self.n_learned,
+                               len(labels))
+        learn_in_pieces(self.stats, self._imputed(X, learning=True), labels, sizes,
+                        self._learn_piece)
 
-    def _refresh_due(self, n: int) -> bool:
-        return self._due(self._since_relearn + n, self.relearn_every, self.n_learned + n)
+    def _learn_piece(self, X: Any, labels: list) -> None:
+        super().learn_many(X, labels)
+        self._invalidate_families()
+        self._recoarsen()
+        self._count_towards_relearn(len(labels))
 
     def merge(self, other: TAN) -> TAN:
         """Add the single and pairwise counts ``other`` learned (exact when both track the
@@ -270,12 +280,16 @@ class TAN(PairwiseNaiveBayes, state_name="TAN", presets={
         so a prediction sees either the old tree or the new one); first refresh the candidate
         attributes when there are more than ``max_candidates``."""
         self.refresh_candidates()
-        counts = self.pairwise_counts()
+        self.rediscretise()
+        coarse = self._coarse_now()
+        counts = (coarse if coarse is not None else self).pairwise_counts()
         self._since_relearn = 0
         if counts is None:
             return
         structure = learn_tan_structure(counts, weight=self.weight, root=self.root)
         self.structure, self.structure_version = structure, self.structure_version + 1
+        if coarse is not None:  # the tree of the intervals' counts is the coarse model's
+            coarse.structure, coarse.structure_version = structure, self.structure_version
 
     def _families(self) -> list[_Family]:
         """The count tables N(x, pa, c) of the tree's edges, kept current by :meth:`learn_one`
@@ -410,6 +424,9 @@ class TAN(PairwiseNaiveBayes, state_name="TAN", presets={
         return out
 
     def _log_likelihood_one(self, x: Mapping):
+        coarse = self._coarse_now()
+        if coarse is not None:
+            return coarse._log_likelihood_one(self._coarse_record(x, "record to predict"))
         x = self._imputed_one(x)
         scores = super()._log_likelihood_one(x)
         if scores is not None:
@@ -419,6 +436,9 @@ class TAN(PairwiseNaiveBayes, state_name="TAN", presets={
         return scores
 
     def _joint_log_likelihood(self, records: Any, where: str) -> tuple[np.ndarray, np.ndarray]:
+        coarse = self._coarse_now()
+        if coarse is not None and not isinstance(records, EncodedBatch):
+            return coarse._joint_log_likelihood(self._coarse_records(records, where), where)
         return super()._joint_log_likelihood(self._imputed(records), where)
 
     def _add_batch_terms(self, batch: Any, finite: np.ndarray) -> None:

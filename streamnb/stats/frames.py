@@ -38,8 +38,8 @@ from streamnb.stats.values import (
     token_present,
 )
 
-__all__ = ["canonical_csr", "frame_batch", "has_binned", "has_text", "is_frame", "is_sparse",
-           "labels_of", "n_rows", "records_of", "sparse_batch"]
+__all__ = ["batch_rows", "canonical_csr", "frame_batch", "has_binned", "has_text", "is_frame",
+           "is_sparse", "labels_of", "n_rows", "records_of", "sparse_batch"]
 
 
 def is_frame(X: Any) -> bool:
@@ -58,6 +58,18 @@ def is_sparse(X: Any) -> bool:
 def n_rows(X: Any) -> int:
     """How many records a batch holds (a sparse matrix has no ``len``)."""
     return X.shape[0] if is_sparse(X) else len(X)
+
+
+def batch_rows(X: Any, start: int, stop: int) -> Any:
+    """Rows ``start:stop`` of a batch, in the batch's own form (a sequence, DataFrame or sparse
+    matrix; an :class:`EncodedBatch` carries its registrations whole and cannot be cut)."""
+    if is_sparse(X):
+        return canonical_csr(X)[start:stop]
+    if is_frame(X):
+        return X.iloc[start:stop]
+    if isinstance(X, EncodedBatch):
+        raise TypeError("an EncodedBatch is learned whole: give the records to cut it")
+    return X[start:stop]
 
 
 def labels_of(y: Any) -> list:

@@ -47,6 +47,8 @@ def nominal_modes(stats: Any, records: Sequence[Mapping] | Any = ()) -> dict[Has
     if schema.n_nominal and stats.n_classes:
         column_totals = stats.value_counts.sum(axis=0)
         for a, values in zip(schema.nominal_attributes, schema.nominal_values, strict=True):
+            if a in schema.binned:  # numeric to the user: no mode (a bin is not a value)
+                continue
             totals[schema.attributes.name(a)] = {v: float(column_totals[j])
                                                    for v, j in values.items()}
     if is_frame(records):

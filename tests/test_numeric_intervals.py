@@ -1,0 +1,146 @@
+"""TAN and AODE read a float attribute in MDL intervals of its fixed bins (the coarse layer,
+streamnb/models/coarse.py): the intervals are Fayyad–Irani's over the fine per-class counts,
+the coarse counts are exactly the records counted by interval (derived by summation, no record
+re-read), shards merge exactly, a batch learns what its records one by one learn, and on a
+real numeric data set the intervals do what docs/attribute-kinds.md claims."""
+
+from __future__ import annotations
+
+import bisect
+
+import numpy as np
+import pytest
+
+from streamnb import AODE, TAN, SelectiveBN, SelectiveNB, SelectiveTAN, load_model
+from streamnb.datasets import load
+from streamnb.features import MDLDiscretizer
+from streamnb.models.persistence import save
+from streamnb.stats.binning import bin_of, bin_position, mdl_boundaries
+
+DIABETES = load("diabetes")
+
+
+def test_mdl_boundaries_on_a_known_case():
+    """Three pure runs of two bins each: two cuts; a split whose gain (0.082 bits on 6
+    records) is below the MDL threshold (1.13 bits): none."""
+    runs = np.array([[4, 0, 0], [4, 0, 0], [0, 4, 0], [0, 4, 0], [0, 0, 4], [0, 0, 4]])
+    assert mdl_boundaries(runs) == [2, 4]
+    assert mdl_boundaries(np.array([[2, 1], [1, 2]])) == []
+    # a fractional (decayed) histogram splits where its integer one does
+    assert mdl_boundaries(runs * 0.5 + 0.0) == [2, 4]
+
+
+def test_intervals_partition_values_as_weka_mdl_does_when_each_value_has_its_bin():
+    """Values 1…8 fall in eight different fixed bins: the intervals chosen over the bins put
+    the values where the MDL discretiser (checked against Weka's) puts them."""
+    rng = np.random.default_rng(0)
+    values = rng.integers(1, 9, size=300).astype(float)
+    labels = np.where(values + rng.normal(0, 1.5, size=300) > 4.5, "b", "a").tolist()
+    model = TAN(relearn_every=0)
+    model.learn_many([{"v": v, "w": "x"} for v in values], labels)
+    model.relearn()
+    cuts = MDLDiscretizer().fit([{"v": v} for v in values], labels).cuts["v"]
+    ours = model.intervals["v"]
+    assert len(ours) == len(cuts) >= 1
+    for v in range(1, 9):
+        position = bin_position(bin_of(float(v)))
+        assert bisect.bisect_right(ours, position) == bisect.bisect_right(cuts, v)
+
+
+def _by_interval(model, records):
+    """``records`` with each float replaced by the name of its interval, as a user would
+    discretise them by hand."""
+    out = []
+    for x in records:
+        y = dict(x)
+        for name, cuts in model.intervals.items():
+            if name in x and x[name] == x[name]:
+                g = bisect.bisect_right(cuts, bin_position(bin_of(x[name])))
+                y[name] = f"interval {g}"
+        out.append(y)
+    return out
+
+
+@pytest.mark.parametrize("cls", [TAN, AODE], ids=lambda c: c.__name__)
+def test_coarse_counts_are_the_records_counted_by_interval(cls, tmp_path):
+    """After a structure update the model predicts exactly as the same model learned on the
+    records discretised by hand in its intervals (its counts summed from the fine ones, pair
+    tables included); records learned after it are counted in both alike, and a saved model
+    predicts the same when loaded."""
+    records, labels = DIABETES.records, DIABETES.labels
+    model = cls(relearn_every=0) if cls is TAN else cls(refresh_every=0)
+    model.learn_many(records[:500], labels[:500])
+    model.relearn()
+    assert any(model.intervals.values())
+    reference = cls(relearn_every=0) if cls is TAN else cls(refresh_every=0)
+    reference.learn_many(_by_interval(model, records[:500]), labels[:500])
+    if cls is TAN:
+        reference.relearn()
+        assert reference.structure.parents == model.structure.parents
+    for x, y in zip(records[500:520], labels[500:520], strict=True):
+        model.learn_one(x, y)
+        reference.learn_one(_by_interval(model, [x])[0], y)
+    queries = records[600:700]
+    for x, z in zip(queries, _by_interval(model, queries), strict=True):
+        assert model.predict_proba_one(x) == pytest.approx(reference.predict_proba_one(z),
+                                                           rel=1e-9)
+    path = tmp_path / "model.snb"
+    save(model, path)
+    loaded = load_model(path)
+    assert loaded.intervals == model.intervals
+    for x in queries[:20]:
+        assert loaded.predict_proba_one(x) == pytest.approx(model.predict_proba_one(x),
+                                                            rel=1e-12)
+
+
+@pytest.mark.parametrize("cls", [TAN, AODE, SelectiveNB, SelectiveTAN, SelectiveBN],
+                         ids=lambda c: c.__name__)
+def test_learn_many_matches_learn_one(cls):
+    """river's check, which feeds 12-record batches whose ends are not the structure
+    schedule's points, for every parameter set the model's river checks use."""
+    from river import checks
+
+    for params in cls._unit_test_params():
+        model = cls(**params)
+        ran = 0
+        for check in checks.yield_checks(model):
+            if check.__name__ == "check_learn_many_matches_learn_one":
+                check(model.clone())
+                ran += 1
+        assert ran
+
+
+def test_a_batch_relearns_where_one_by_one_does():
+    """A batch of 60 records under relearn_every=50: trees after records 1, 2, 4, …, 32 and
+    50, as one by one."""
+    one, many = TAN(relearn_every=50), TAN(relearn_every=50)
+    for x, y in zip(DIABETES.records[:60], DIABETES.labels[:60], strict=True):
+        one.learn_one(x, y)
+    many.learn_many(DIABETES.records[:60], DIABETES.labels[:60])
+    assert many.structure_version == one.structure_version == 7
+    assert many.intervals == one.intervals
+    for x in DIABETES.records[100:120]:
+        assert many.predict_proba_one(x) == pytest.approx(one.predict_proba_one(x), rel=1e-9)
+
+
+def test_aode_reads_ionosphere_better_in_intervals_than_in_bins():
+    """docs/attribute-kinds.md: on ionosphere (34 numeric attributes in [−1, 1], where four
+    bins an octave are coarse), 5-fold stratified (seed 0), AODE in MDL intervals is 2 points
+    or more above AODE on the fixed bins and reaches 90 % (measured: 91.4 % against 88.9 %)."""
+    from streamnb.evaluate import stratified_kfold
+
+    data = load("ionosphere")
+
+    def accuracy(make) -> float:
+        correct = 0
+        for train, test in stratified_kfold(data.labels, k=5, seed=0):
+            model = make()
+            model.learn_many([data.records[i] for i in train], [data.labels[i] for i in train])
+            model.relearn()
+            predicted = model.predict_many([data.records[i] for i in test])
+            correct += sum(p == data.labels[i] for p, i in zip(predicted, test, strict=True))
+        return correct / len(data.labels)
+
+    intervals, bins = accuracy(AODE), accuracy(lambda: AODE(numeric="bins"))
+    assert intervals >= 0.90
+    assert intervals >= bins + 0.02
