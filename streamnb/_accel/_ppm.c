@@ -99,6 +99,26 @@ home(int64_t key, int shift)
     return (Py_ssize_t)(((uint64_t)key * UINT64_C(0x9E3779B97F4A7C15)) >> shift);
 }
 
+/* The keys of byte i under its contexts of 0..top bytes (top = min(i, order)): the byte with
+ * k bytes before it, and those k bytes alone, each tagged with k; their slots are prefetched
+ * while the next key is built. Returns top. */
+static inline int
+byte_keys(const Table *t, const unsigned char *b, Py_ssize_t i, int order, int64_t *sym_key,
+          int64_t *ctx_key)
+{
+    int64_t packed = 0;
+    int top = i < order ? (int)i : order;
+    for (int k = 0; k <= top; k++) {
+        packed |= (int64_t)b[i - k] << (8 * k);
+        int64_t tag = (int64_t)k << 56;
+        sym_key[k] = packed | tag;
+        ctx_key[k] = (packed >> 8) | tag | CONTEXT_FLAG;
+        PREFETCH(&t->keys[home(sym_key[k], t->shift)]);
+        PREFETCH(&t->keys[home(ctx_key[k], t->shift)]);
+    }
+    return top;
+}
+
 /* The slot of key, or -1 if absent. */
 static inline Py_ssize_t
 find(const int64_t *keys, Py_ssize_t size, int shift, int64_t key)
@@ -168,16 +188,7 @@ ppm_learn(PyObject *self, PyObject *args)
     Py_ssize_t inserted = 0;
     int64_t sym_key[MAX_ORDER + 1], ctx_key[MAX_ORDER + 1];
     for (Py_ssize_t i = 0; i < data.len; i++) {
-        int64_t packed = 0;
-        int top = i < order ? (int)i : order;
-        for (int k = 0; k <= top; k++) {
-            packed |= (int64_t)b[i - k] << (8 * k);
-            int64_t tag = (int64_t)k << 56;
-            sym_key[k] = packed | tag;
-            ctx_key[k] = (packed >> 8) | tag | CONTEXT_FLAG;
-            PREFETCH(&t.keys[home(sym_key[k], t.shift)]);
-            PREFETCH(&t.keys[home(ctx_key[k], t.shift)]);
-        }
+        int top = byte_keys(&t, b, i, order, sym_key, ctx_key);
         for (int k = 0; k <= top; k++) {
             Py_ssize_t s = find_or_insert(&t, sym_key[k], &inserted);
             Py_ssize_t h = find_or_insert(&t, ctx_key[k], &inserted);
@@ -295,16 +306,7 @@ ppm_score(PyObject *self, PyObject *args)
     Local *sym_local[MAX_ORDER + 1], *ctx_local[MAX_ORDER + 1];
     int64_t sym_key[MAX_ORDER + 1], ctx_key[MAX_ORDER + 1];
     for (Py_ssize_t i = 0; i < data.len; i++) {
-        int64_t packed = 0;
-        int top = i < order ? (int)i : order;
-        for (int k = 0; k <= top; k++) {
-            packed |= (int64_t)b[i - k] << (8 * k);
-            int64_t tag = (int64_t)k << 56;
-            sym_key[k] = packed | tag;
-            ctx_key[k] = (packed >> 8) | tag | CONTEXT_FLAG;
-            PREFETCH(&t.keys[home(sym_key[k], t.shift)]);
-            PREFETCH(&t.keys[home(ctx_key[k], t.shift)]);
-        }
+        int top = byte_keys(&t, b, i, order, sym_key, ctx_key);
         for (int k = 0; k <= top; k++) {
             int64_t sym = sym_key[k], ctx = ctx_key[k];
             sym_slot[k] = find(t.keys, t.size, t.shift, sym);
