@@ -206,7 +206,8 @@ class SummedStates(PartitionStates):
             self.model, self._alias = total, None
             if self.shared and hasattr(total, "relearn"):
                 self._relearn()
-                total.structure_version = max(total.structure_version, previous + 1)
+                if hasattr(total, "structure_version"):  # a tree (TAN), not AODE's intervals
+                    total.structure_version = max(total.structure_version, previous + 1)
         self._summed = dict(states)
         self._stale = False
         self._forget_maps()  # maps into the previous sum

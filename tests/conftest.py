@@ -350,7 +350,7 @@ import pytest  # noqa: E402
 # tests of 1.5 s or more on a 2-core machine (pytest --durations; on a loaded machine, scaled by
 # the run's wall time over its CPU time per core), outside the broker ones
 SLOW = {
-    "test_aode.py::test_candidates_refreshed_after_a_batch_count_that_batch",
+    "test_aode.py::test_candidates_refreshed_during_a_batch_count_what_one_by_one_would",
     "test_aode.py::test_river_check_estimator",
     "test_ccica.py::test_cc_ica_beats_original_naive_bayes_on_letter_with_few_components",
     "test_ccica.py::test_digits_accuracy_far_above_the_majority_class",
@@ -365,7 +365,7 @@ SLOW = {
     "test_cli_spam.py::test_train_then_score_equals_the_library",
     "test_cli_usage.py::test_a_path_that_cannot_be_written_is_one_line",
     "test_cli_usage.py::test_a_river_model_that_needs_numbers_is_refused_with_the_pipeline_that_works",
-    "test_cli_usage.py::test_a_streamnb_model_that_needs_numbers_is_refused_in_one_line",
+    "test_cli_usage.py::test_a_continuous_model_reads_nominal_fields_as_naive_bayes_factors",
     "test_cli_usage.py::test_every_mistake_is_one_line",
     "test_consumers_messages.py::test_fuzz_a_batch_decodes_as_its_messages_one_by_one",
     "test_consumers_messages.py::test_fuzz_every_payload_gets_the_oracles_outcome",
