@@ -27,7 +27,7 @@ from streamnb.stats import CountStatistics, InvalidRecord, Schema
 from streamnb.stats.cache import StateCache
 from streamnb.stats.encoded import EncodedBatch
 from streamnb.stats.forgetting import Forgetting
-from streamnb.stats.frames import is_frame, is_sparse, labels_of, n_rows
+from streamnb.stats.frames import batch_rows, is_frame, is_sparse, labels_of, n_rows
 
 __all__ = ["CountClassifier"]
 
@@ -37,14 +37,6 @@ def _indexable(X: Any) -> Any:
     if is_frame(X) or is_sparse(X) or isinstance(X, EncodedBatch | Sequence):
         return X
     return list(X)
-
-
-def _rows(X: Any, start: int, end: int) -> Any:
-    """Rows ``start:end`` of a batch of :func:`_indexable`."""
-    if isinstance(X, EncodedBatch):
-        raise TypeError("a model with a half_life learns a batch in runs between its decay "
-                        "points: give it the records, not an EncodedBatch")
-    return X.iloc[start:end] if hasattr(X, "iloc") else X[start:end]  # a DataFrame, a Series
 
 
 def _adapting_one(learn: Callable[..., None]) -> Callable[..., None]:
@@ -85,7 +77,7 @@ def _adapting_many(learn: Callable[..., None]) -> Callable[..., None]:
             for a, b in forgetting.segments(range(start, start + n)):
                 forgetting.decay(self, done, start + a)
                 done = max(done, start + a)
-                learn(self, *((X, labels) if b - a == n else (_rows(X, a, b), labels[a:b])))
+                learn(self, *((X, labels) if b - a == n else (batch_rows(X, a, b), labels[a:b])))
             forgetting.decay(self, done, start + n)
         finally:
             del self._adapting
