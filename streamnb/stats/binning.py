@@ -83,6 +83,8 @@ def mdl_accepts(prior: np.ndarray, left: np.ndarray, right: np.ndarray) -> bool:
     """Fayyad & Irani's MDL criterion: accept the cut when
     Gain > log2(N − 1)/N + Δ/N, Δ = log2(3^k − 2) − [k·H(S) − k1·H(S1) − k2·H(S2)]."""
     n = prior.sum()
+    if n <= 1:  # decayed counts can weigh less than two records: no cut pays for itself
+        return False
     h, h1, h2 = entropy_bits(np.stack([prior, left, right]))
     n1, n2 = left.sum(), right.sum()
     gain = h - (n1 * h1 + n2 * h2) / n
