@@ -63,11 +63,7 @@ from streamnb.models.params import (
     validate_params,
 )
 from streamnb.models.persistence import params_state
-from streamnb.models.schedule import (
-    learn_in_pieces,
-    relearn_due,
-    relearn_pieces,
-)
+from streamnb.models.schedule import relearn_due, relearn_pieces
 from streamnb.models.selective_evidence import NetworkEvidence, batch_cells
 from streamnb.models.selective_families import FamilyTables
 from streamnb.models.selective_text import add_text_terms, text_log_denominators
@@ -266,16 +262,15 @@ class SelectiveClassifier(CountClassifier):
             for i, row in changed:
                 network.update_row(i, row, self._families.tables[i][row], self.alpha)
 
+    def _pieces(self, X: Any, n: int) -> tuple[Any, list[int]]:
+        return X, relearn_pieces(self._since_relearn, self.relearn_every, self.n_learned, n)
+
     def learn_many(self, X: Any, y: Any) -> None:
         """Learn a batch (DataFrame or sequence of mappings): the same counts, reservoir and
         networks as ``learn_one`` on each row in order (the batch is learned in pieces that end
         where the schedule re-learns); the drift detector is not fed."""
+        # one piece (models/base.py cuts the batch at the points of _pieces)
         labels = labels_of(y)
-        sizes = relearn_pieces(self._since_relearn, self.relearn_every, self.n_learned,
-                               len(labels))
-        learn_in_pieces(self.stats, X, labels, sizes, self._learn_piece)
-
-    def _learn_piece(self, X: Any, labels: list) -> None:
         stats = self.stats
         batch = stats.update_many(X, labels, record="row")
         index = stats.labels.index
