@@ -32,7 +32,7 @@ def _prequential(model, stream, every: int) -> tuple[float, int]:
     for i, (x, y) in enumerate(stream):
         if i % every == 0 and model.stats.n_classes:
             fast = model.predict_log_proba_one(x)
-            updated += model._terms().get("updates", 0) > 0
+            updated += isinstance(model, LDA | QDA) and model._terms()["updates"] > 0
             batch = copy.deepcopy(model).predict_log_proba_many([x]).iloc[0]
             for label, p in fast.items():
                 ref = float(batch[label])
