@@ -730,19 +730,22 @@ def test_kde_log_likelihood_same(seed):
         m = int(rng.integers(0, 4))
         values = _binned_values(rng, origin, exponent, n_bins, (m, p))
         attributes = rng.permutation(p)[: int(rng.integers(0, p + 1))].astype(np.int64)
+        # bandwidths about the cells' deviations, some below the bin width, one NaN
+        bandwidth = np.sqrt(m2 / np.maximum(weight, 1.0)) * rng.uniform(0.05, 1.0, (k, p))
+        if bandwidth.size and rng.random() < 0.3:
+            bandwidth.flat[int(rng.integers(0, bandwidth.size))] = math.nan
         out = rng.normal(size=(m, k))
-        args = [counts, origin, exponent, weight, m2, values, attributes, out,
-                [1e-9, 0.0, 0.5][rng.integers(0, 3)]]
+        args = [counts, origin, exponent, bandwidth, values, attributes, out]
         fault = rng.integers(0, 10)
         if fault == 1:  # a cell array or the values or out of the wrong shape
-            i = [1, 2, 3, 4, 5, 7][rng.integers(0, 6)]
+            i = [1, 2, 3, 4, 6][rng.integers(0, 5)]
             args[i] = np.zeros((args[i].shape[0] + 1, args[i].shape[1]), dtype=args[i].dtype)
         elif fault == 2:  # int64 for float64 and back, or float32
-            i = [0, 1, 2, 3, 4, 5, 7][rng.integers(0, 7)]
+            i = [0, 1, 2, 3, 4, 6][rng.integers(0, 6)]
             args[i] = args[i].astype(np.float32 if rng.random() < 0.3 else
                                      np.int64 if args[i].dtype == np.float64 else np.float64)
         elif fault == 3 and p:  # an attribute out of range, or a list of them
-            args[6] = [*attributes.tolist(), [p, -1][rng.integers(0, 2)]]
+            args[5] = [*attributes.tolist(), [p, -1][rng.integers(0, 2)]]
         elif fault == 4 and p:  # a corrupt cell: bins too fine, too coarse, or off the scale
             c, a = int(rng.integers(0, k)), int(rng.integers(0, p))
             if rng.random() < 0.5:
@@ -794,8 +797,8 @@ def _reference_log_density(counts: np.ndarray, origin: int, exponent: int, h: fl
 @pytest.mark.parametrize("module", ["C", "twin"])
 def test_kde_log_likelihood_is_the_kernel_density_estimate(module):
     """The geometric sum over the bins (and the one-exp-a-term sum far away) is the kernel
-    density estimate with Silverman's bandwidth, to 1e-12 relative, for 128 bins with gaps,
-    values inside, in gaps, at the edges and hundreds of bandwidths away."""
+    density estimate, to 1e-12 relative, for 128 bins with gaps, values inside, in gaps, at the
+    edges and hundreds of bandwidths away, and a bandwidth below the bin width is the width."""
     kernel = _kernels.kde_log_likelihood if module == "C" else kernels.twin.kde_log_likelihood
     rng = np.random.default_rng(11)
     k, p, n_bins = 2, 3, 128
@@ -804,21 +807,20 @@ def test_kde_log_likelihood_is_the_kernel_density_estimate(module):
     counts[1] *= 0.25  # decayed
     exponent = rng.integers(-8, 2, size=(k, p))
     origin = rng.integers(-200, 0, size=(k, p))
-    weight = counts.sum(axis=2)
-    m2 = weight * (np.ldexp(1.0, exponent) * rng.uniform(1.0, 30.0, size=(k, p))) ** 2
-    var = m2 / weight
-    floor = 1e-9 * np.maximum(var.max(axis=0), 1.0)
-    h = np.maximum(1.06 * np.sqrt(var + floor) * weight ** -0.2, np.ldexp(1.0, exponent))
+    width = np.ldexp(1.0, exponent)
+    bandwidth = width * rng.uniform(1.0, 12.0, size=(k, p))
+    bandwidth[0, 0] = 0.5 * width[0, 0]
     checked = 0
     for offset in [0.5, 20.3, 55.0, 127.9, -3.0, 140.0, 600.0, -5000.0, 3e5]:
-        values = np.array([[float((origin[c, a] + offset) * 2.0 ** exponent[c, a])
-                            for a in range(p)] for c in range(k)]).reshape(-1, p)
+        values = np.array([[float((origin[c, a] + offset) * width[c, a]) for a in range(p)]
+                           for c in range(k)])
         out = np.zeros((len(values), k))
-        kernel(counts, origin, exponent, weight, m2, values, np.arange(p), out, 1e-9)
+        kernel(counts, origin, exponent, bandwidth, values, np.arange(p), out)
         for i, row in enumerate(values):
             for c in range(k):
                 ref = sum(_reference_log_density(counts[c, a], int(origin[c, a]),
-                                                 int(exponent[c, a]), float(h[c, a]), t)
+                                                 int(exponent[c, a]),
+                                                 max(float(bandwidth[c, a]), width[c, a]), t)
                           for a, t in enumerate(row.tolist()))
                 assert out[i, c] == pytest.approx(ref, rel=1e-12, abs=1e-12)
                 checked += 1

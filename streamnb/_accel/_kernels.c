@@ -1754,51 +1754,47 @@ kde_cell(const double *N, Py_ssize_t B, int64_t origin, int64_t exponent, double
 }
 
 /*
- * kde_log_likelihood(counts, origin, exponent, weight, m2, values, attributes, out,
- *                    var_smoothing) -> None
+ * kde_log_likelihood(counts, origin, exponent, bandwidth, values, attributes, out) -> None
  *
  * out[i, c] += Σ_a log f_{c,a}(values[i, a]) over the listed attributes a (in their order) whose
  * value is not NaN: f_{c,a} the Gaussian kernel density estimate of cell (c, a) over its bins
  * (counts (k, p, B), origin and exponent (k, p) int64; streamnb/stats/binned_density.py) with
- * Silverman's bandwidth h = max(1.06 σ̂ n^(−1/5), 2^e) from the cell's moments (weight n and M2,
- * (k, p)): σ̂² = M2 / n plus the floor var_smoothing · max(1, the attribute's largest class
- * variance) (at least 10⁻³⁰⁰). values (m, p), out (m, k). O(k·|attributes|) for the bandwidths,
- * then O(m·|attributes|·k·B): the one- and the many-record prediction of KernelNB, straight
- * from its state, nothing cached between records.
+ * bandwidth h = bandwidth[c, a] (k, p), never below the cell's bin width 2^e (the sketch
+ * resolves nothing finer; NaN is the bin width too). values (m, p), out (m, k). O(m·|attributes|
+ * ·k·B) multiplications and 3 exp calls per term of the sum over attributes: the one- and the
+ * many-record prediction of KernelNB, straight from its state, nothing cached between records.
  */
 static PyObject *
 kde_log_likelihood(PyObject *Py_UNUSED(self), PyObject *args)
 {
-    static const char *const names[] = {"counts", "origin", "exponent", "weight", "m2",
-                                        "values", "out"};
-    static const char *const formats[] = {"d", "q", "q", "d", "d"};
+    static const char *const names[] = {"counts", "origin", "exponent", "bandwidth", "values",
+                                        "out"};
+    static const char *const formats[] = {"d", "q", "q", "d"};
     const char *where = "kde_log_likelihood";
-    PyObject *objs[7], *attributes_obj;
-    double var_smoothing;
-    if (!PyArg_ParseTuple(args, "OOOOOOOOd", &objs[0], &objs[1], &objs[2], &objs[3], &objs[4],
-                          &objs[5], &attributes_obj, &objs[6], &var_smoothing))
+    PyObject *objs[6], *attributes_obj;
+    if (!PyArg_ParseTuple(args, "OOOOOOO", &objs[0], &objs[1], &objs[2], &objs[3], &objs[4],
+                          &attributes_obj, &objs[5]))
         return NULL;
-    Py_buffer b[7];
-    if (get_buffers(objs, b, (Py_ssize_t[]){8, 8, 8, 8, 8, 8, 8}, 7, where, names) < 0)
+    Py_buffer b[6];
+    if (get_buffers(objs, b, (Py_ssize_t[]){8, 8, 8, 8, 8, 8}, 6, where, names) < 0)
         return NULL;
     PyObject *result = NULL;
     Py_ssize_t *attributes = NULL, q;
-    double *h = NULL;
-    if (check_binned(b, 5, formats, names, where) < 0)
+    if (check_binned(b, 4, formats, names, where) < 0)
         goto done;
-    for (int i = 5; i < 7; i++) {
+    for (int i = 4; i < 6; i++) {
         if (strcmp(b[i].format, "d") != 0) {
             PyErr_Format(PyExc_TypeError, "%s: %s must be float64", where, names[i]);
             goto done;
         }
     }
     Py_ssize_t k = b[0].shape[0], p = b[0].shape[1], B = b[0].shape[2];
-    if (b[5].ndim != 2 || b[5].shape[1] != p) {
+    if (b[4].ndim != 2 || b[4].shape[1] != p) {
         PyErr_Format(PyExc_ValueError, "%s: values must be 2-d with %zd columns", where, p);
         goto done;
     }
-    Py_ssize_t m = b[5].shape[0];
-    if (b[6].ndim != 2 || b[6].shape[0] != m || b[6].shape[1] != k) {
+    Py_ssize_t m = b[4].shape[0];
+    if (b[5].ndim != 2 || b[5].shape[0] != m || b[5].shape[1] != k) {
         PyErr_Format(PyExc_ValueError, "%s: out must be %zd x %zd", where, m, k);
         goto done;
     }
@@ -1807,50 +1803,26 @@ kde_log_likelihood(PyObject *Py_UNUSED(self), PyObject *args)
         goto done;
     if ((attributes = read_columns(attributes_obj, &q, p)) == NULL)
         goto done;
-    if ((h = PyMem_Malloc(sizeof(double) * (size_t)(k * q ? k * q : 1))) == NULL) {
-        PyErr_NoMemory();
-        goto done;
-    }
-    const double *counts = b[0].buf, *weight = b[3].buf, *m2 = b[4].buf, *values = b[5].buf;
-    double *out = b[6].buf, log_sqrt_2pi = 0.5 * log(2.0 * M_PI);
-    for (Py_ssize_t j = 0; j < q; j++) {
-        Py_ssize_t a = attributes[j];
-        double top = 0.0;
-        for (Py_ssize_t c = 0; c < k; c++) {
-            double n = weight[c * p + a], var = n > 0.0 ? m2[c * p + a] / n : 0.0;
-            if (var > top)
-                top = var;
-        }
-        double floor = var_smoothing * (top > 1.0 ? top : 1.0);
-        if (!(floor > 1e-300))
-            floor = 1e-300;
-        for (Py_ssize_t c = 0; c < k; c++) {
-            Py_ssize_t e = c * p + a;
-            double n = weight[e], var = n > 0.0 ? m2[e] / n : 0.0;
-            double bandwidth = 1.06 * sqrt(var + floor) * pow(n > 0.0 ? n : 1.0, -0.2);
-            double width = ldexp(1.0, (int)exponent[e]);
-            h[c * q + j] = bandwidth > width ? bandwidth : width;
-        }
-    }
+    const double *counts = b[0].buf, *bandwidth = b[3].buf, *values = b[4].buf;
+    double *out = b[5].buf, log_sqrt_2pi = 0.5 * log(2.0 * M_PI);
     for (Py_ssize_t i = 0; i < m; i++) {
         for (Py_ssize_t c = 0; c < k; c++) {
             double acc = out[i * k + c];
             for (Py_ssize_t j = 0; j < q; j++) {
                 Py_ssize_t a = attributes[j], e = c * p + a;
-                double t = values[i * p + a];
+                double t = values[i * p + a], width = ldexp(1.0, (int)exponent[e]);
                 if (t != t)
                     continue;  /* missing: the factor is omitted */
-                acc += kde_cell(counts + e * B, B, origin[e], exponent[e], h[c * q + j], t,
-                                log_sqrt_2pi);
+                acc += kde_cell(counts + e * B, B, origin[e], exponent[e],
+                                bandwidth[e] > width ? bandwidth[e] : width, t, log_sqrt_2pi);
             }
             out[i * k + c] = acc;
         }
     }
     result = Py_NewRef(Py_None);
 done:
-    PyMem_Free(h);
     PyMem_Free(attributes);
-    release_buffers(b, 7);
+    release_buffers(b, 6);
     return result;
 }
 

@@ -658,50 +658,27 @@ def _kde_cell(row: list[float], origin: int, exponent: int, h: float, t: float) 
     return _log(total_sum) - s - _log(h * total) - 0.5 * math.log(2.0 * math.pi)
 
 
-def _sqrt(x: float) -> float:
-    """libm's sqrt, which C calls where Python's raises: NaN below 0 (a corrupt M2)."""
-    return math.sqrt(x) if not x < 0.0 else math.nan
-
-
-def kde_log_likelihood(counts: Any, origin: Any, exponent: Any, weight: Any, m2: Any,
-                       values: Any, attributes: Any, out: Any, var_smoothing: float) -> None:
+def kde_log_likelihood(counts: Any, origin: Any, exponent: Any, bandwidth: Any, values: Any,
+                       attributes: Any, out: Any) -> None:
     """out[i, c] += Σ_a log f_{c,a}(values[i, a]) over ``attributes`` (NaN values omitted): the
-    binned Gaussian kernel density estimates of streamnb/stats/binned_density.py with
-    Silverman's bandwidth from the cells' moments (see the C kernel)."""
+    binned Gaussian kernel density estimates of streamnb/stats/binned_density.py, bandwidth
+    never below a cell's bin width (see the C kernel)."""
     where = "kde_log_likelihood"
-    names = ("counts", "origin", "exponent", "weight", "m2", "values", "out")
-    kinds = ("float64", "int64", "int64", "float64", "float64", "float64", "float64")
-    if not isinstance(var_smoothing, float | int):
-        raise TypeError(f"must be real number, not {type(var_smoothing).__name__}")
-    views = _writable_views(where, names, (counts, origin, exponent, weight, m2, values, out))
-    k, p, _ = _check_binned(where, names[:5], kinds[:5], views[:5])
-    for name, kind, view in zip(names[5:], kinds[5:], views[5:], strict=True):
+    names = ("counts", "origin", "exponent", "bandwidth", "values", "out")
+    views = _writable_views(where, names, (counts, origin, exponent, bandwidth, values, out))
+    k, p, _ = _check_binned(where, names[:4], ("float64", "int64", "int64", "float64"),
+                            views[:4])
+    for name, view in zip(names[4:], views[4:], strict=True):
         if view.format != "d":
-            raise TypeError(f"{where}: {name} must be {kind}")
-    if views[5].ndim != 2 or views[5].shape[1] != p:
+            raise TypeError(f"{where}: {name} must be float64")
+    if views[4].ndim != 2 or views[4].shape[1] != p:
         raise ValueError(f"{where}: values must be 2-d with {p} columns")
-    m = views[5].shape[0]
-    if views[6].shape != (m, k):
+    m = views[4].shape[0]
+    if views[5].shape != (m, k):
         raise ValueError(f"{where}: out must be {m} x {k}")
-    n, o, e, w, s2, x, sums = (np.asarray(view) for view in views)
+    n, o, e, h, x, sums = (np.asarray(view) for view in views)
     _check_cells(where, o, e, 0, p)
     columns = _read_columns(attributes, p)
-    h = {}
-    for a in columns:
-        weights, sq = w[:, a].tolist(), s2[:, a].tolist()
-        var = [q / c if c > 0.0 else 0.0 for c, q in zip(weights, sq, strict=True)]
-        top = 0.0
-        for v in var:
-            if v > top:
-                top = v
-        floor = float(var_smoothing) * (top if top > 1.0 else 1.0)
-        if not floor > 1e-300:
-            floor = 1e-300
-        for c in range(k):
-            bandwidth = 1.06 * _sqrt(var[c] + floor) * math.pow(
-                weights[c] if weights[c] > 0.0 else 1.0, -0.2)
-            width = math.ldexp(1.0, int(e[c, a]))
-            h[c, a] = bandwidth if bandwidth > width else width
     for i in range(m):
         row = x[i].tolist()
         for c in range(k):
@@ -710,7 +687,9 @@ def kde_log_likelihood(counts: Any, origin: Any, exponent: Any, weight: Any, m2:
                 t = row[a]
                 if t != t:
                     continue  # missing: the factor is omitted
-                acc += _kde_cell(n[c, a].tolist(), int(o[c, a]), int(e[c, a]), h[c, a], t)
+                width, given = math.ldexp(1.0, int(e[c, a])), float(h[c, a])
+                acc += _kde_cell(n[c, a].tolist(), int(o[c, a]), int(e[c, a]),
+                                 given if given > width else width, t)
             sums[i, c] = acc
 
 

@@ -14,6 +14,7 @@ from streamnb.models.params import VAR_SMOOTHING, Integer
 from streamnb.stats.binned_density import BinnedDensity
 from streamnb.stats.cache import StateCache
 from streamnb.stats.encoder import encode_batch
+from streamnb.stats.kde import silverman_bandwidth
 
 __all__ = ["KernelNB"]
 
@@ -107,24 +108,28 @@ class KernelNB(GaussianDiscriminant, state_name="KernelNB", presets={"kernel-nb"
     def _log_densities(self, values: np.ndarray, attributes: np.ndarray, out: np.ndarray
                        ) -> np.ndarray:
         """``out`` (m, k) plus Σ_a log f_{a,y}(values[i, a]) over ``attributes`` (NaN omitted):
-        one call of the kernel ``kde_log_likelihood`` (streamnb/_accel), which reads the
-        bandwidths and the densities straight from the bins and moments, so nothing is rebuilt
-        or cached between records."""
+        the bandwidths (O(k·p)), then one call of the kernel ``kde_log_likelihood``
+        (streamnb/_accel), which reads the densities straight from the bins: nothing is
+        rebuilt or cached between records."""
         s = self.stats
         s.resize()
-        m = s.moments
-        kde_log_likelihood(s.counts, s.origin, s.exponent, m.weight, m.m2,
-                           np.ascontiguousarray(values, dtype=np.float64), attributes, out,
-                           float(self.var_smoothing))
+        n = s.moments.weight
+        var = s.moments.variance()
+        floor = self.var_smoothing * np.maximum(var.max(axis=0, initial=0.0), 1.0)
+        # the kernel raises h to the bin width where it is below (the sketch's resolution)
+        h = silverman_bandwidth(np.sqrt(var + np.maximum(floor, 1e-300)),
+                                np.where(n > 0, n, 1.0))
+        kde_log_likelihood(s.counts, s.origin, s.exponent, h,
+                           np.ascontiguousarray(values, dtype=np.float64), attributes, out)
         return out
 
-    def _log_prior(self, n: int) -> np.ndarray:
-        """log π_y, repeated for ``n`` records: (n, k)."""
+    def _log_prior(self) -> np.ndarray:
+        """log π_y (−inf for a class decayed or merged to weight 0)."""
         weight = self.stats.class_weight
         total = float(weight.sum())
-        with np.errstate(divide="ignore"):
-            log_prior = np.log(weight / total) if total > 0 else np.zeros(len(weight))
-        return np.tile(log_prior, (n, 1))
+        if total <= 0:
+            return np.zeros(len(weight))
+        return np.log(weight / total, out=np.full(len(weight), -np.inf), where=weight > 0)
 
     def _active(self) -> np.ndarray:
         """The attributes every class has observed (the others' factors are omitted)."""
@@ -146,7 +151,7 @@ class KernelNB(GaussianDiscriminant, state_name="KernelNB", presets={"kernel-nb"
             return None
         vector = self._encode_to_predict(x)
         finite, zeros = self._zero_factors(self._log_densities(vector[None], self._active(),
-                                                               self._log_prior(1)))
+                                                               self._log_prior()[None]))
         return finite[0], zeros[0]
 
     @staticmethod
@@ -162,8 +167,8 @@ class KernelNB(GaussianDiscriminant, state_name="KernelNB", presets={"kernel-nb"
                                       ) -> tuple[np.ndarray, np.ndarray]:
         values = encode_batch(self.stats.attributes, records, where, grow=False).numeric_matrix(
             len(self.stats.attributes))
-        return self._zero_factors(self._log_densities(values, self._active(),
-                                                      self._log_prior(len(values))))
+        return self._zero_factors(self._log_densities(values, self._active(), np.tile(
+            self._log_prior(), (len(values), 1))))
 
     def covariance(self, label: Any | None = None) -> np.ndarray:  # pragma: no cover
         raise AttributeError("KernelNB has no covariance")
