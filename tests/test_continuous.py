@@ -17,7 +17,7 @@ from streamnb import CCICANB, LDA, QDA, InvalidRecord, KernelNB, load_model
 from streamnb.datasets import load
 from streamnb.evaluate import stratified_kfold
 from streamnb.features.fisher import FisherDiscriminant
-from streamnb.models.registry import MODELS, NUMERIC_ONLY
+from streamnb.models.registry import CONTINUOUS, MODELS
 from streamnb.stats.binned_density import BinnedDensity
 from streamnb.stats.covariance import ClassCovariance
 from streamnb.stats.persist import dumps_state, loads_state
@@ -457,7 +457,7 @@ def test_registry_and_exports():
     import streamnb
 
     assert {"lda", "qda", "kernel-nb"} <= set(MODELS)
-    assert {"lda", "qda", "kernel-nb", "ccica-nb"} == NUMERIC_ONLY
+    assert {"lda", "qda", "kernel-nb", "ccica-nb"} == CONTINUOUS
     assert streamnb.LDA is LDA and streamnb.QDA is QDA and streamnb.KernelNB is KernelNB
 
 
