@@ -29,7 +29,9 @@ class KernelNB(GaussianDiscriminant, state_name="KernelNB", presets={"kernel-nb"
     class and attribute, exact under merge and order), and h is Silverman's bandwidth
     1.06 σ̂ n^(−1/5) (σ̂ the class's standard deviation of the attribute, n its weight), never
     below the bin width. Learning is O(p) per record (plus an O(n_bins) re-binning when a value
-    leaves its bins' range); prediction is O(k·p·n_bins).
+    leaves its bins' range); prediction is O(k·p·n_bins) multiplications in one C kernel call,
+    straight from the bins (nothing derived is rebuilt or cached per record): the estimate is
+    over at most ``n_bins`` bins per class and attribute, never over stored values.
 
     A missing value's factor is omitted (exact for naive Bayes); an attribute contributes once
     every class has observed it.
