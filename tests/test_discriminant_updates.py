@@ -169,6 +169,17 @@ def test_kernel_nb_one_by_one_equals_batch(name):
     assert worst <= 1e-9
 
 
+@pytest.mark.parametrize("d", [8, 50])
+def test_kernel_nb_one_by_one_equals_batch_at_the_benchmark_dimensions(d):
+    """The default KernelNB (128 bins) one by one at the dimensions of
+    benchmarks/bench_discriminant_one.py: each one-record prediction, made straight from the
+    bins the records so far filled, equals a fresh copy's batch path to 1e-9."""
+    from streamnb import KernelNB
+
+    worst, _ = _prequential(KernelNB(), _synthetic(300, d, 6), 3)
+    assert worst <= 1e-9
+
+
 @pytest.mark.parametrize("cls", ["LDA", "QDA", "KernelNB"])
 @pytest.mark.parametrize("change", ["value", "equal value of another type", "bool", "key added",
                                     "key removed", "key renamed", "none"])
