@@ -33,6 +33,7 @@ from typing import Any
 
 import _results  # benchmarks/_results.py
 import numpy as np
+from _models import LearnedOnce  # benchmarks/_models.py
 
 from streamnb import NaiveBayes, SelectiveBN, SelectiveNB, SelectiveTAN
 from streamnb.datasets import load
@@ -186,7 +187,15 @@ DATASETS = ("Chess", "Voting", "Voting1", "Soybean", "Splice", "Mushroom")
 
 
 # -- the methods -------------------------------------------------------------------------------
-class NaiveAS(SelectiveNB):
+class OnceBN(LearnedOnce, SelectiveBN):
+    """`SelectiveBN` learned once per training part."""
+
+
+class OnceTAN(LearnedOnce, SelectiveTAN):
+    """`SelectiveTAN` learned once per training part."""
+
+
+class NaiveAS(LearnedOnce, SelectiveNB):
     """naive-AS (Langley & Sage 1994 as run by Singh & Provan §2, §5.1): forward selection on
     the accuracy of naive Bayes learned on one half of the training set and scored on the
     other, continuing while the accuracy does not drop; then naive Bayes over the selection,
@@ -196,7 +205,7 @@ class NaiveAS(SelectiveNB):
         return naive_as(data, alpha=self.alpha, allow_ties=True, seed=0)
 
 
-class AllAttributesCB(SelectiveBN):
+class AllAttributesCB(OnceBN):
     """CB over every attribute and the class (Singh & Provan's non-selective "CB")."""
 
     def _select(self, data: DiscreteData) -> Selection:
@@ -205,7 +214,7 @@ class AllAttributesCB(SelectiveBN):
                          "every attribute")
 
 
-class K2AS(SelectiveBN):
+class K2AS(OnceBN):
     """K2-AS (Singh & Provan §3): forward selection on the accuracy of K2 networks learned on
     one half of the training set and scored on the other, while it increases; then CB over
     the selection, learned from the whole training set."""
@@ -237,10 +246,10 @@ def factories(task: Task, methods: Sequence[str]) -> tuple[dict[str, Callable[[]
     """name → factory of a fresh model for each method, and name → the models made (in split
     order, to read their selections afterwards).
 
-    The selective models relearn once, right after ``learn_many`` of the training part
-    (``relearn_every`` = its size); every attribute is a candidate; the reservoir holds the
+    The selective models learn their structure once, after ``learn_many`` of the training
+    part (``_models.LearnedOnce``); every attribute is a candidate; the reservoir holds the
     whole training part, so every selection and network is learned from exact counts."""
-    common = {"relearn_every": task.train_size, "max_candidates": max(task.n_attributes, 2),
+    common = {"relearn_every": 0, "max_candidates": max(task.n_attributes, 2),
               "seed": 0}
     makers: dict[str, Callable[[], Any]] = {
         "naive-ALL": lambda: NaiveBayes(estimator="laplace"),
@@ -248,20 +257,20 @@ def factories(task: Task, methods: Sequence[str]) -> tuple[dict[str, Callable[[]
         "K2-AS": lambda: K2AS(search="cb", **common),
         "K2-AS<": lambda: K2ASTies(search="cb", **common),
         "CB": lambda: AllAttributesCB(search="cb", **common),
-        "CIG-AS": lambda: SelectiveBN(metric="cig", search="cb", **common),
-        "CGR-AS": lambda: SelectiveBN(metric="cgr", search="cb", **common),
-        "CDC-AS": lambda: SelectiveBN(metric="cdc", search="cb", **common),
-        "SelectiveTAN": lambda: SelectiveTAN(metric="cgr", **common),
-        "CIG-AS/K2": lambda: SelectiveBN(metric="cig", search="k2", **common),
-        "CGR-AS/K2": lambda: SelectiveBN(metric="cgr", search="k2", **common),
-        "CDC-AS/K2": lambda: SelectiveBN(metric="cdc", search="k2", **common),
+        "CIG-AS": lambda: OnceBN(metric="cig", search="cb", **common),
+        "CGR-AS": lambda: OnceBN(metric="cgr", search="cb", **common),
+        "CDC-AS": lambda: OnceBN(metric="cdc", search="cb", **common),
+        "SelectiveTAN": lambda: OnceTAN(metric="cgr", **common),
+        "CIG-AS/K2": lambda: OnceBN(metric="cig", search="k2", **common),
+        "CGR-AS/K2": lambda: OnceBN(metric="cgr", search="k2", **common),
+        "CDC-AS/K2": lambda: OnceBN(metric="cdc", search="k2", **common),
         "ALL/K2": lambda: AllAttributesCB(search="k2", **common),
         "CB/learned": lambda: AllAttributesCB(search="cb", class_position="learned", **common),
-        "CIG-AS/learned": lambda: SelectiveBN(metric="cig", search="cb",
+        "CIG-AS/learned": lambda: OnceBN(metric="cig", search="cb",
                                               class_position="learned", **common),
-        "CGR-AS/learned": lambda: SelectiveBN(metric="cgr", search="cb",
+        "CGR-AS/learned": lambda: OnceBN(metric="cgr", search="cb",
                                               class_position="learned", **common),
-        "CDC-AS/learned": lambda: SelectiveBN(metric="cdc", search="cb",
+        "CDC-AS/learned": lambda: OnceBN(metric="cdc", search="cb",
                                               class_position="learned", **common),
     }
     made: dict[str, list[Any]] = {m: [] for m in methods}
