@@ -33,6 +33,10 @@ class OnceTAN(LearnedOnce, TAN):
     """`TAN` whose tree is learned once per training fold, from the whole fold's counts."""
 
 
+MODELS = {"ChowLiu": lambda: OnceTAN(weight="cmi", relearn_every=0),
+          "ddr-ChowLiu": lambda: OnceTAN(weight="ddr", relearn_every=0)}
+
+
 def paper_copy(entry):
     """The installed copy prepared as the paper describes it: the complete cases when that is
     how the paper's record count arises."""
@@ -62,8 +66,6 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--folds", type=int, default=5)
     _results.add_arguments(parser, "reproduce_zhang")
     args = parser.parse_args(argv)
-    models = {"ChowLiu": lambda: OnceTAN(weight="cmi", relearn_every=0),
-              "ddr-ChowLiu": lambda: OnceTAN(weight="ddr", relearn_every=0)}
     rows = []
     for entry in PAPER_DATASETS:
         if not (entry.paper.startswith("Zhang") and entry.name in PAPER):
@@ -75,7 +77,7 @@ def main(argv: list[str] | None = None) -> None:
             continue
         data = paper_copy(entry)
         start = time.perf_counter()
-        result = cross_validate(models, data.records, data.labels, k=args.folds,
+        result = cross_validate(MODELS, data.records, data.labels, k=args.folds,
                                 repeats=args.repeats, seed=0, discretizer=MDLDiscretizer,
                                 dataset=data.name)
         seconds = time.perf_counter() - start
