@@ -11,7 +11,7 @@ Every data set of the paper that an installed package ships, prepared as the pap
 (see :func:`prepare` and ``streamnb.datasets.PAPER_DATASETS``); missing values stay missing
 (the models do exact inference over them). Mushroom is shipped by no installed package.
 
-Run: ``python benchmarks/reproduce_singh_provan.py [--repeats 30] [--datasets voting chess]
+Run: ``python benchmarks/reproduce_singh_provan.py [--repeats 30] [--datasets Voting Chess]
 [--methods ...]``; it writes ``benchmarks/results/reproduce_singh_provan.json`` (``--results``,
 ``--no-results``), the tables of docs/results/singh_provan.md: per data set the accuracy of
 every method with the paper's, the seconds per split, the paired t-tests of Tables 4–9, and how
@@ -575,16 +575,17 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
                                  results_tables(done, methods, datasets), argv=recorded,
                                  script=__file__, notes=coverage_notes(done, datasets))
 
+    tasks: dict[str, Task] = {}  # prepared first: the file names at once what cannot run
     for name in datasets:
         if done[name].coverage["status"] == COMPLETE:
             print(f"{name}: complete in {args.results}", flush=True)
             continue
         try:
-            task = prepare(name)
+            tasks[name] = prepare(name)
         except LookupError as error:
             done[name] = Done({"data set": name, "status": f"not run: {error}"})
             print(f"{name}: not run ({error})", flush=True)
-            continue
+    for name, task in tasks.items():
         result = run(task, methods, args.repeats, args.seed,
                      {m: n for d, m, n in args.fewer if d == name})
         accuracy = accuracy_results(result)
