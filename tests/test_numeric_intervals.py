@@ -1,8 +1,9 @@
 """TAN, AODE and the selective models read a float attribute in MDL intervals of its fixed
-bins (the coarse layer, streamnb/models/coarse.py): the intervals are Fayyad–Irani's over the fine per-class counts,
-the coarse counts are exactly the records counted by interval (derived by summation, no record
-re-read), shards merge exactly, a batch learns what its records one by one learn, and on a
-real numeric data set the intervals do what docs/attribute-kinds.md claims."""
+bins (the coarse layer, streamnb/models/coarse.py): the intervals are Fayyad–Irani's over the
+fine per-class counts, the coarse counts are exactly the records counted by interval (derived
+by summation, no record re-read), shards merge exactly, a batch learns what its records one by
+one learn, and on real numeric data sets the intervals do what docs/attribute-kinds.md
+claims."""
 
 from __future__ import annotations
 
