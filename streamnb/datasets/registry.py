@@ -642,8 +642,9 @@ PAPER_DATASETS: tuple[PaperDataset, ...] = (
     PaperDataset(_CERQUIDES, "CAR", 6, 1728, 4, None, _NONE),
     PaperDataset(_CERQUIDES, "CHESS", 36, 3196, 2, "kr-vs-kp", "Same size."),
     PaperDataset(_CERQUIDES, "CLEVE", 13, 303, 2, None, _NONE),
-    PaperDataset(_CERQUIDES, "CRX", 15, 690, 2, None, _NONE + " (credit-g is the German credit "
-                 "data, a different data set)"),
+    PaperDataset(_CERQUIDES, "CRX", 15, 690, 2, "crx",
+                 "KEEL's copy: the 653 records without a missing value, continuous values "
+                 "written without their decimal point (the data set's notes)."),
     PaperDataset(_CERQUIDES, "GLASS", 10, 214, 2, "glass",
                  "214 records but 9 attributes and 6 classes here; the paper lists 10 "
                  "attributes (with the Id) and 2 classes (a two-class version)."),
@@ -659,7 +660,9 @@ PAPER_DATASETS: tuple[PaperDataset, ...] = (
                  "683 records here (UCI's soybean-large, training and test files); the paper's "
                  "316 is not a UCI split we can reproduce."),
     PaperDataset(_CERQUIDES, "VOTES", 16, 435, 2, "vote", "Same size (also HouseVotes84)."),
-    PaperDataset(_ZHANG, "Australia", 14, 690, 2, None, _NONE),
+    PaperDataset(_ZHANG, "Australia", 14, 690, 2, "australian",
+                 "Same size; KEEL's copy, continuous values written without their decimal point "
+                 "(the data set's notes)."),
     PaperDataset(_ZHANG, "breast", 10, 683, 10, "BreastCancer",
                  "683 = the 699 records without the 16 that have a missing value "
                  "(complete_cases()); the paper's 10 classes must be a typo for 2."),
