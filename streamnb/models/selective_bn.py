@@ -59,7 +59,7 @@ class SelectiveBN(SelectiveClassifier, state_name="SelectiveBN", presets={
         (:func:`~streamnb.structure.cb`; our reading of the paper is ``"first"``, see there).
         ``search="k2"`` always puts it first.
     max_candidates, reservoir_size, relearn_every, drift_detector, alpha, seed, nominal, domains,
-    half_life, drift_decay
+    half_life, drift_decay, numeric
         As in :class:`SelectiveNB`.
 
     Attributes

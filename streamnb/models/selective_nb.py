@@ -63,6 +63,11 @@ class SelectiveNB(SelectiveClassifier, state_name="SelectiveNB", presets={
         Seed of the reservoir's sampling (give each shard of a merge its own).
     nominal, domains
         As in :class:`~streamnb.NaiveBayes`.
+    numeric
+        ``"mdl"`` (default): a float attribute is counted in fixed bins and read in MDL
+        intervals of them, chosen from the bins' counts at each relearn
+        (:mod:`streamnb.models.coarse`; ``intervals`` lists the cut points); ``"bins"``: read
+        in the fixed bins.
 
     Attributes
     ----------

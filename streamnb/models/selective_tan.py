@@ -55,7 +55,7 @@ class SelectiveTAN(SelectiveClassifier, state_name="SelectiveTAN", presets={
         at each relearn the top ones by I(X; C) (a newly chosen one's pair counts start then).
         Pairwise counts grow with its square: for text, the top-K token preselection.
     reservoir_size, relearn_every, drift_detector, alpha, seed, nominal, domains, half_life,
-    drift_decay
+    drift_decay, numeric
         As in :class:`SelectiveNB`.
 
     Attributes
