@@ -333,7 +333,10 @@ class SelectiveClassifier(IntervalReading, CountClassifier):
             self._install(coarse.structure)
             self._recoarsen()
             return
-        data = self.reservoir_data(self._candidates())
+        # in order of name: Info-AS's ties (to the lowest index), which intervals make common
+        # (attributes of equal class information), go alike whatever order fields came in
+        candidates = sorted(self._candidates(), key=lambda a: repr(self.presence.name_of(a)))
+        data = self.reservoir_data(candidates)
         self._install(self._learn_network(data, self._select(data)))
 
     def _select(self, data: DiscreteData) -> Selection:
