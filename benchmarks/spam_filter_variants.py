@@ -186,32 +186,33 @@ def fisher_asymmetric(spam_weight: float, ham_weight: float) -> Callable:
     return variant
 
 
-#: name: (description, variant); the default is `default_run`'s
+#: name (no comma: ``--variants`` splits on commas): (description, variant); the default is
+#: `default_run`'s
 VARIANTS: dict[str, tuple[str, Callable[[list[Message]], Iterator[float]]]] = {
-    "thick: wrong learned twice": (
+    "thick-wrong-2x": (
         "thick-threshold training: a message called wrong is learned twice", thick(0.0, 2, 2)),
-    "thick: |z|<0.5 or wrong, ham 3x, spam 2x": (
+    "thick-0.5-ham3x-spam2x": (
         "thick: wrong or \\|z\\| < 0.5, ham learned 3×, spam 2×", thick(0.5, 3, 2)),
-    "thick: |z|<1 or wrong, twice": (
+    "thick-1-2x": (
         "thick: wrong or \\|z\\| < 1, learned twice", thick(1.0, 2, 2)),
-    "received: one per message": (
+    "received-once": (
         "relay chain deduplicated: only the strongest `received:` token scored",
         received_once),
-    "header names (sender's fields)": (
+    "header-names": (
         "header field names as tokens (`header:list-id`; delivery-side fields left out)",
         extra_tokens(lambda m: {"header:" + n for n in m.header_names})),
-    "OSB pairs (window 4) as tokens": (
+    "osb-tokens": (
         "OSB word pairs (window 4, first 200 words) as tokens",
         extra_tokens(lambda m: word_pairs(m.words, 4))),
-    "bigrams as tokens": ("adjacent word pairs (bigrams) as tokens",
-                          extra_tokens(lambda m: word_pairs(m.words, 1))),
-    "bigrams, second scorer w=1/2": (
+    "bigram-tokens": ("adjacent word pairs (bigrams) as tokens",
+                      extra_tokens(lambda m: word_pairs(m.words, 1))),
+    "bigram-scorer": (
         "bigrams as a second scorer, z + ½ z′",
         second_scorer(lambda m: word_pairs(m.words, 1), 0.5)),
-    "char 4-grams, second scorer w=1/4": (
+    "char4-scorer": (
         "character 4-grams (first 1,000 visible characters) as a second scorer, z + ¼ z′",
         second_scorer(lambda m: char_grams(m.words), 0.25)),
-    "Fisher weight 0 (z>0) / 1/4 (z<0)": (
+    "fisher-by-sign": (
         "Fisher part weighted by its sign: 0 when spammy, ¼ when hammy",
         fisher_asymmetric(0.0, 0.25)),
 }
