@@ -84,13 +84,12 @@ VALIDATION_COUNTS = [2, 4, 6, 7, 8, 10, 12, 16]
 
 
 def _curve(train: pd.DataFrame, train_y: np.ndarray, test: pd.DataFrame, test_y: np.ndarray,
-           counts: Sequence[int], n_mixture: int, **params: Any
+           counts: Sequence[int], **params: Any
            ) -> tuple[list[float], list[np.ndarray], CCICANB, float]:
     """Accuracy and the test records predicted right for each number of selected components;
     one re-learning for all counts."""
     start = time.perf_counter()
-    model = CCICANB(**{"n_mixture": n_mixture, "seed": 0, "capacity": 100_000,
-                       "relearn_every": 0, **params})
+    model = CCICANB(**{"seed": 0, "capacity": 100_000, "relearn_every": 0, **params})
     model.learn_many(train, pd.Series(train_y))
     model.relearn()  # the structure of the whole training set
     right = []
@@ -196,7 +195,7 @@ def _run_curves(prefix: str, variants: Sequence[tuple[str, Mapping[str, Any]]],
     curves, seconds, right, models = {}, {}, {}, {}
     for label, params in variants:
         curves[label], right[label], models[label], seconds[label] = _curve(
-            train, train_y, test, test_y, counts, n_mixture, **params)
+            train, train_y, test, test_y, counts, **{"n_mixture": n_mixture, **params})
         print(f"{prefix} {label[:40]:40s} {seconds[label]:6.1f}s  " + " ".join(
             f"{n}:{100 * a:.1f}" for n, a in zip(counts, curves[label], strict=True)),
             flush=True)
