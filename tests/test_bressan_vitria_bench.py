@@ -33,3 +33,20 @@ def test_a_curve_table_has_a_row_per_curve_and_a_column_per_count(bench):
     assert tab["rows"][0] == {"representation": "x", "1": 50.0, "8": pytest.approx(84.6),
                               "seconds": 3.0}
     assert bench._results.render(tab).splitlines()[2] == "| x | 50.0 | 84.6 | 3 |"
+
+
+def test_every_curve_and_validation_variant_runs(bench):
+    """Each configuration the benchmark runs builds and predicts (on a small made-up set)."""
+    import pandas as pd
+
+    rng = np.random.default_rng(0)
+    labels = np.array(["a", "b", "c"] * 40, dtype=object)
+    frame = pd.DataFrame(rng.normal(size=(120, 4)) + (labels == "b")[:, None] * 2.0
+                         + (labels == "c")[:, None] * np.array([0, 3.0, 0, -3.0]),
+                         columns=list("wxyz"))
+    for variants in (bench.CURVES, bench.VARIANTS):
+        curves, _, right, _ = bench._run_curves(
+            "test", variants, frame[:90], labels[:90], frame[90:], labels[90:], [1, 2], 2)
+        assert set(curves) == {label for label, _ in variants}
+        assert all(0.0 <= a <= 1.0 for accuracies in curves.values() for a in accuracies)
+        assert all(len(r) == 2 and len(r[0]) == 30 for r in right.values())
