@@ -8,7 +8,13 @@ table into the docs between ``<!-- table:<name>.<table> -->`` and ``<!-- /table:
     {"benchmark": name, "command": "python benchmarks/…", "date": "YYYY-MM-DD",
      "machine": {"cpu": …, "cores": …, "python": …, "numpy": …, …},
      "notes": "…",  # e.g. which options limited the run
-     "tables": {table: {"columns": [{"key", "label", "format"}…], "rows": [{key: value}…]}}}
+     "tables": {table: {"columns": [{"key", "label", "format"}…], "rows": [{key: value}…]}},
+     "parts": [{"command", "date", "load average", "notes"}…]}  # only in a merged file
+
+A benchmark too slow to run whole at once runs in parts, each with ``--merge`` (`write` with
+``merge_key``): a part's rows replace those of the file with the same key and its command is
+added to the file's, so the file's ``command`` (the parts' commands joined by ``&&``) still
+reproduces every row.
 
 Values are stored unrounded (JSON numbers; ±∞ and NaN as strings); a column's ``format`` is a
 `format` spec applied when the table is rendered.
@@ -99,32 +105,81 @@ def command(argv: Sequence[str] | None = None, script: str | None = None) -> str
 
 def write(name: str, tables: Mapping[str, Mapping[str, Any]], *, argv: Sequence[str] | None,
           script: str, notes: str = "", extra_machine: Mapping[str, str] | None = None,
-          path: str | Path | None = None) -> Path:
-    """Write ``benchmarks/results/<name>.json`` (or ``path``); returns where it went."""
+          path: str | Path | None = None, merge_key: Sequence[str] | None = None) -> Path:
+    """Write ``benchmarks/results/<name>.json`` (or ``path``); returns where it went.
+
+    With ``merge_key`` (row keys) and an existing file, the file gains this run as one more
+    part (see `merge`); ``notes`` then describe the merged tables."""
     target = Path(path) if path is not None else RESULTS / f"{name}.json"
     target.parent.mkdir(parents=True, exist_ok=True)
     record = {"benchmark": name, "command": command(argv, script),
               "date": datetime.datetime.now(datetime.UTC).date().isoformat(),
               "machine": machine(extra_machine), "notes": notes, "tables": dict(tables)}
+    if merge_key is not None and target.exists():
+        record = merge(json.loads(target.read_text()), record, merge_key)
     target.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n")
     return target
 
 
-def add_arguments(parser: argparse.ArgumentParser, name: str) -> None:
-    """``--results PATH`` (default ``benchmarks/results/<name>.json``) and ``--no-results``."""
+def _part(record: Mapping[str, Any]) -> dict[str, Any]:
+    return {"command": record["command"], "date": record["date"],
+            "load average": record["machine"].get("load average", ""),
+            "notes": record.get("notes", "")}
+
+
+def merge(old: Mapping[str, Any], new: Mapping[str, Any], key: Sequence[str]
+          ) -> dict[str, Any]:
+    """``old`` with the rows of ``new``: a row of ``new`` replaces the row of ``old`` with the
+    same values of ``key`` (in its place), the others are appended (an empty ``key``: a table
+    of ``new`` replaces ``old``'s whole); tables only ``old`` has stay. The result's ``parts``
+    list both records' parts and its ``command`` joins theirs."""
+    tables = {name: dict(t) for name, t in old["tables"].items()}
+    for name, tab in new["tables"].items():
+        if name not in tables or not key:
+            tables[name] = dict(tab)
+            continue
+        if [c["key"] for c in tables[name]["columns"]] != [c["key"] for c in tab["columns"]]:
+            raise SystemExit(f"cannot merge table {name!r} of {old['benchmark']}: the columns "
+                             "differ; run the benchmark whole")
+        rows = list(tables[name]["rows"])
+        where = {tuple(r.get(k) for k in key): i for i, r in enumerate(rows)}
+        for row in tab["rows"]:
+            at = where.get(tuple(row.get(k) for k in key))
+            if at is None:
+                rows.append(row)
+            else:
+                rows[at] = row
+        tables[name] = {**tables[name], "rows": rows}
+    # a part run again replaces its earlier run
+    parts = [p for p in old.get("parts", [_part(old)]) if p["command"] != new["command"]]
+    parts.append(_part(new))
+    return {**new, "command": " && ".join(p["command"] for p in parts),
+            "date": max(p["date"] for p in parts), "tables": tables, "parts": parts}
+
+
+def add_arguments(parser: argparse.ArgumentParser, name: str, merge: bool = False) -> None:
+    """``--results PATH`` (default ``benchmarks/results/<name>.json``) and ``--no-results``;
+    with ``merge``, also ``--merge`` (add this run's rows to the file as one more part)."""
     parser.add_argument("--results", default=str(RESULTS / f"{name}.json"),
                         help="the results file the docs' tables come from (default: %(default)s)")
     parser.add_argument("--no-results", action="store_true", help="write no results file")
+    if merge:
+        parser.add_argument("--merge", action="store_true",
+                            help="add this run's rows to the results file (replacing rows of "
+                                 "the same key) and its command to the file's commands")
 
 
 def write_from_args(args: argparse.Namespace, name: str,
                     tables: Mapping[str, Mapping[str, Any]], *, argv: Sequence[str] | None,
                     script: str, notes: str = "",
-                    extra_machine: Mapping[str, str] | None = None) -> None:
-    """`write` as the options of `add_arguments` say, telling stderr where the file went."""
+                    extra_machine: Mapping[str, str] | None = None,
+                    merge_key: Sequence[str] | None = None) -> None:
+    """`write` as the options of `add_arguments` say, telling stderr where the file went
+    (``merge_key``: the row keys a ``--merge`` run replaces rows by)."""
     if not args.no_results:
         path = write(name, tables, argv=argv, script=script, notes=notes,
-                     extra_machine=extra_machine, path=args.results)
+                     extra_machine=extra_machine, path=args.results,
+                     merge_key=merge_key if getattr(args, "merge", False) else None)
         print(f"results: {path}", file=sys.stderr)
 
 
@@ -170,6 +225,8 @@ def provenance(record: Mapping[str, Any]) -> str:
     shown_apart = ("cpu", "cores", "os", "python", "load average")
     libs = ", ".join(f"{k} {m[k]}" for k in m if k not in shown_apart)
     load = f", load average {m['load average']}" if "load average" in m else ""
+    if record.get("parts"):  # a merged file: each part ran under its own load
+        load = ", load average " + " and ".join(p["load average"] for p in record["parts"])
     line = (f"*Measured {record['date']} with `{record['command']}` on {m['cpu']} "
             f"({m['cores']} cores{load}), Python {m['python']}, {libs}.*")
     if record.get("notes"):

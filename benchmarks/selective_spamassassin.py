@@ -13,8 +13,10 @@ Reported: accuracy, AUC, LogScore (Σ −log P(true class)), the size of the las
 time.
 
 Run: ``python benchmarks/selective_spamassassin.py [--candidates 100] [--relearn-every 500]
-[--event-model text|bernoulli|both] [--only NAME] [--exclude NAME]``; it writes
-``benchmarks/results/selective_spamassassin.json`` (``--results``, ``--no-results``).
+[--event-model text|bernoulli|both] [--only NAME] [--exclude NAME] [--merge]``; it writes
+``benchmarks/results/selective_spamassassin.json`` (``--results``, ``--no-results``). A run in
+parts: ``--exclude SelectiveBN``, then ``--only SelectiveBN --merge`` (CB's search at every
+relearn is most of the time), which adds its rows and its command to the file.
 """
 
 from __future__ import annotations
@@ -46,7 +48,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--only", default="", help="models whose name contains this only")
     parser.add_argument("--exclude", default="", help="leave out the models whose name "
                         "contains this (e.g. 'SelectiveBN': CB's search is most of the time)")
-    _results.add_arguments(parser, "selective_spamassassin")
+    _results.add_arguments(parser, "selective_spamassassin", merge=True)
     args = parser.parse_args(argv)
     k, every = args.candidates, args.relearn_every
     models = {
@@ -99,13 +101,15 @@ def main(argv: list[str] | None = None) -> None:
                          "seconds": seconds})
             print(_results.render_row(COLUMNS, rows[-1]), flush=True)
     limited = [f"the first {len(messages):,} messages" if args.limit else "",
-               f"models named `{args.only}`" if args.only else "",
-               f"models named `{args.exclude}` left out" if args.exclude else "",
                f"{args.event_model} event model only" if args.event_model != "both" else ""]
+    if not args.merge:  # a merged file's coverage is its parts' (their commands are shown)
+        limited += [f"models named `{args.only}`" if args.only else "",
+                    f"models named `{args.exclude}` left out" if args.exclude else ""]
     limited = [x for x in limited if x]
     _results.write_from_args(
         args, "selective_spamassassin", {"models": _results.table(COLUMNS, rows)}, argv=argv,
-        script=__file__, notes=f"Limited run: {', '.join(limited)}." if limited else "")
+        script=__file__, notes=f"Limited run: {', '.join(limited)}." if limited else "",
+        merge_key=("model", "event model"))
 
 
 if __name__ == "__main__":

@@ -1,13 +1,22 @@
-"""Variants of SpamFilter tried against issue 12's targets (the table "Tried in round 2" in
-docs/spam.md), prequentially on SpamAssassin and the SMS Spam Collection.
+"""Variants of SpamFilter and its settings, prequentially on SpamAssassin and the SMS Spam
+Collection (the tables of docs/spam.md).
 
 Every variant is built from `SpamFilter` itself (formulas live once, in the library): extra
 tokens are passed as an already tokenised ``{token: 1}`` message, a second scorer is a second
-`SpamFilter` on other tokens, and a different training rule calls ``learn_one`` again. Score
-each message, then learn it, every message in stream order, default settings. Prints, per
-variant and corpus, accuracy, exact AUC, 1-ROCA %, ham called spam %, spam called ham %, the
-error counts at thresholds 0, 0.25 and 0.5, and the seconds of the run. Run:
-``python benchmarks/spam_filter_variants.py [--corpus spamassassin,sms] [--variants a,b]``.
+`SpamFilter` on other tokens, a different training rule calls ``learn_one`` again, and a setting
+is a `SpamFilter` parameter. Score each message, then learn it, every message in stream order.
+Three tables: ``default``, the default `SpamFilter` through `streamnb.evaluate.prequential`
+(its scores also give the thresholds of ``sensitivity``); ``sensitivity``, each setting ×2/÷2
+with the others fixed, and other thresholds; ``variants``, other tokens, scorers and training
+rules: accuracy, exact AUC, ham called spam %, the error counts at thresholds 0, 0.25 and 0.5,
+and the seconds of the run. Run::
+
+    python benchmarks/spam_filter_variants.py [--corpus spamassassin,sms] [--variants a,b]
+        [--merge]
+
+It writes ``benchmarks/results/spam_filter_variants.json`` (``--results``, ``--no-results``; a
+run of some ``--variants`` with ``--merge`` adds its rows to the file, its command to the
+file's).
 """
 
 from __future__ import annotations
@@ -17,12 +26,14 @@ import re
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
+import _results  # benchmarks/_results.py
 import numpy as np
 
 from streamnb import SpamFilter
 from streamnb.datasets import iter_sms_spam_stream, iter_spamassassin_stream
-from streamnb.evaluate import exact_auc
+from streamnb.evaluate import exact_auc, prequential
 from streamnb.features import email as _email
 from streamnb.features import tokenize_text
 from streamnb.features.text import is_email
@@ -101,11 +112,14 @@ def char_grams(words: list[str], n: int = 4, limit: int = 1000) -> set[str]:
 
 
 # -- variants: each maps the stream to its per-message scores (score, then learn) -------------
-def default(stream: list[Message]) -> Iterator[float]:
-    f = SpamFilter()
-    for m in stream:
-        yield f.score_one(m.raw)
-        f.learn_one(m.raw, _label(m))
+def setting(**params: Any) -> Callable:
+    """`SpamFilter` with ``params``, every message scored then learned."""
+    def variant(stream: list[Message]) -> Iterator[float]:
+        f = SpamFilter(**params)
+        for m in stream:
+            yield f.score_one(m.raw)
+            f.learn_one(m.raw, _label(m))
+    return variant
 
 
 def thick(margin: float, ham_times: int, spam_times: int) -> Callable:
@@ -172,57 +186,175 @@ def fisher_asymmetric(spam_weight: float, ham_weight: float) -> Callable:
     return variant
 
 
-VARIANTS: dict[str, Callable[[list[Message]], Iterator[float]]] = {
-    "default": default,
-    "thick: wrong learned twice": thick(0.0, 2, 2),
-    "thick: |z|<0.5 or wrong, ham 3x, spam 2x": thick(0.5, 3, 2),
-    "thick: |z|<1 or wrong, twice": thick(1.0, 2, 2),
-    "received: one per message": received_once,
-    "header names (sender's fields)": extra_tokens(
-        lambda m: {"header:" + n for n in m.header_names}),
-    "OSB pairs (window 4) as tokens": extra_tokens(lambda m: word_pairs(m.words, 4)),
-    "bigrams as tokens": extra_tokens(lambda m: word_pairs(m.words, 1)),
-    "bigrams, second scorer w=1/2": second_scorer(lambda m: word_pairs(m.words, 1), 0.5),
-    "char 4-grams, second scorer w=1/4": second_scorer(lambda m: char_grams(m.words), 0.25),
-    "Fisher weight 0 (z>0) / 1/4 (z<0)": fisher_asymmetric(0.0, 0.25),
+#: name (no comma: ``--variants`` splits on commas): (description, variant); the default is
+#: `default_run`'s
+VARIANTS: dict[str, tuple[str, Callable[[list[Message]], Iterator[float]]]] = {
+    "thick-wrong-2x": (
+        "thick-threshold training: a message called wrong is learned twice", thick(0.0, 2, 2)),
+    "thick-0.5-ham3x-spam2x": (
+        "thick: wrong or \\|z\\| < 0.5, ham learned 3×, spam 2×", thick(0.5, 3, 2)),
+    "thick-1-2x": (
+        "thick: wrong or \\|z\\| < 1, learned twice", thick(1.0, 2, 2)),
+    "received-once": (
+        "relay chain deduplicated: only the strongest `received:` token scored",
+        received_once),
+    "header-names": (
+        "header field names as tokens (`header:list-id`; delivery-side fields left out)",
+        extra_tokens(lambda m: {"header:" + n for n in m.header_names})),
+    "osb-tokens": (
+        "OSB word pairs (window 4, first 200 words) as tokens",
+        extra_tokens(lambda m: word_pairs(m.words, 4))),
+    "bigram-tokens": ("adjacent word pairs (bigrams) as tokens",
+                      extra_tokens(lambda m: word_pairs(m.words, 1))),
+    "bigram-scorer": (
+        "bigrams as a second scorer, z + ½ z′",
+        second_scorer(lambda m: word_pairs(m.words, 1), 0.5)),
+    "char4-scorer": (
+        "character 4-grams (first 1,000 visible characters) as a second scorer, z + ¼ z′",
+        second_scorer(lambda m: char_grams(m.words), 0.25)),
+    "fisher-by-sign": (
+        "Fisher part weighted by its sign: 0 when spammy, ¼ when hammy",
+        fisher_asymmetric(0.0, 0.25)),
 }
+#: name: (description, variant): each default setting ×2/÷2 with the others fixed
+SETTINGS: dict[str, tuple[str, Callable[[list[Message]], Iterator[float]]]] = {
+    "K/2": ("K ÷2 (`top_tokens=12`)", setting(top_tokens=12)),
+    "K*2": ("K ×2 (`top_tokens=50`)", setting(top_tokens=50)),
+    "K=inf": ("K = ∞ (`top_tokens=None`)", setting(top_tokens=None)),
+    "alpha/2": ("α ÷2 (0.05)", setting(alpha=0.05)),
+    "alpha*2": ("α ×2 (0.2)", setting(alpha=0.2)),
+    "s/2": ("s ÷2 (0.05)", setting(s=0.05)),
+    "s*2": ("s ×2 (0.2)", setting(s=0.2)),
+    "min_dev/2": ("min_dev ÷2 (0.1)", setting(min_dev=0.1)),
+    "min_dev*2": ("min_dev ×2 (0.4)", setting(min_dev=0.4)),
+    "w/2": ("w ÷2 (`fisher_weight=1/16`)", setting(fisher_weight=1 / 16)),
+    "w*2": ("w ×2 (`fisher_weight=1/4`)", setting(fisher_weight=1 / 4)),
+}
+DEFAULT = "**default** (K=25, α=0.1, s=0.1, min_dev=0.2, w=⅛, t=0)"
+#: the thresholds other than 0 the default's scores are read at (sensitivity)
+THRESHOLDS = (0.25, -0.25, 0.5)
+CORPORA = {"spamassassin": "SA", "sms": "SMS"}
+UNSURE = 0.5  # SpamFilter's default unsure band, |z| < 0.5
 
 
-def measure(stream: list[Message], variant: Callable) -> tuple[dict[str, float], float]:
+def default_run(stream: list[Message]) -> tuple[dict[str, Any], np.ndarray, float]:
+    """The default `SpamFilter` through `prequential`: its measures and its scores."""
+    start = time.perf_counter()
+    result = prequential(SpamFilter(), ((m.raw, _label(m)) for m in stream), positive="spam")
+    seconds = time.perf_counter() - start
+    scores = np.asarray(result.score, dtype=np.float64)
+    truth = np.array([m.spam for m in stream])
+    sure = np.abs(scores) >= UNSURE
+    ham, spam = result.misclassification()
+    return {"accuracy": result.accuracy(), "AUC": result.auc(),
+            "1-ROCA %": result.one_minus_roca(), "ham→spam %": ham, "spam→ham %": spam,
+            "log-loss": result.log_loss(), "unsure %": 100 * float(np.mean(~sure)),
+            "accuracy on the rest": float(np.mean((scores[sure] > 0) == truth[sure])),
+            "ham→spam on the rest %": 100 * float(np.mean(scores[sure & ~truth] > 0))
+            }, scores, seconds
+
+
+def measure(stream: list[Message], scores: np.ndarray, threshold: float = 0.0
+            ) -> dict[str, Any]:
+    truth = np.array([m.spam for m in stream])
+    auc = exact_auc(truth, scores)
+    out: dict[str, Any] = {"accuracy": float(np.mean((scores > threshold) == truth)),
+                           "AUC": auc, "1-ROCA %": 100 * (1 - auc),
+                           "ham→spam %": 100 * float(np.mean(scores[~truth] > threshold)),
+                           "spam→ham %": 100 * float(np.mean(scores[truth] <= threshold))}
+    out["errors"] = " · ".join(f"{int(np.sum(scores[~truth] > t))}/"
+                               f"{int(np.sum(scores[truth] <= t))}" for t in (0.0, 0.25, 0.5))
+    return out
+
+
+def run(stream: list[Message], variant: Callable) -> tuple[dict[str, Any], float]:
     start = time.perf_counter()
     scores = np.fromiter(variant(stream), dtype=np.float64, count=len(stream))
     seconds = time.perf_counter() - start
-    truth = np.array([m.spam for m in stream])
-    auc = exact_auc(truth, scores)
-    out = {"accuracy": float(np.mean((scores > 0) == truth)), "AUC": auc,
-           "1-ROCA %": 100 * (1 - auc),
-           "ham→spam %": 100 * float(np.mean(scores[~truth] > 0)),
-           "spam→ham %": 100 * float(np.mean(scores[truth] <= 0))}
-    for t in (0.0, 0.25, 0.5):
-        out[f"errors t={t}"] = (int(np.sum(scores[~truth] > t)), int(np.sum(scores[truth] <= t)))
-    return out, seconds
+    return measure(stream, scores), seconds
+
+
+def _columns(corpora: list[str], keys: dict[str, tuple[str, str]], seconds: bool
+             ) -> list[dict[str, str]]:
+    columns = [_results.column("variant")]
+    for corpus in corpora:
+        columns += [_results.column(f"{CORPORA[corpus]} {k}", f"{CORPORA[corpus]} {label}", fmt)
+                    for k, (label, fmt) in keys.items()]
+    if seconds:
+        columns += [_results.column(f"{CORPORA[c]} seconds", fmt=".1f") for c in corpora]
+    return columns
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--corpus", default="spamassassin,sms")
+    names = ["default", *SETTINGS, *VARIANTS]
     parser.add_argument("--variants", default=None,
-                        help=f"comma-separated (default: all): {', '.join(VARIANTS)}")
+                        help=f"comma-separated (default: all): {', '.join(names)}")
+    _results.add_arguments(parser, "spam_filter_variants", merge=True)
     args = parser.parse_args(argv)
-    chosen = [v.strip() for v in args.variants.split(",")] if args.variants else list(VARIANTS)
-    print("| variant | corpus | accuracy | AUC | 1-ROCA % | ham→spam % | spam→ham % "
-          "| ham/spam errors at t = 0 · 0.25 · 0.5 | seconds |")
-    print("|---|---|---|---|---|---|---|---|---|")
-    for corpus in args.corpus.split(","):
+    chosen = [v.strip() for v in args.variants.split(",")] if args.variants else names
+    unknown = [v for v in chosen if v not in names]
+    if unknown:
+        parser.error(f"unknown variant {unknown[0]!r}; one of: {', '.join(names)}")
+    corpora = [c.strip() for c in args.corpus.split(",")]
+    if any(c not in CORPORA for c in corpora):
+        parser.error(f"--corpus: one or more of {', '.join(CORPORA)}")
+    rows: dict[str, dict[str, dict[str, Any]]] = {"default": {}, "sensitivity": {},
+                                                   "variants": {}}
+    for corpus in corpora:
         stream = messages(corpus)
+        tag = CORPORA[corpus]
+
+        def add(table: str, label: str, measured: dict[str, Any], seconds: float | None = None,
+                tag: str = tag) -> None:
+            row = rows[table].setdefault(label, {"variant": label})
+            row.update({f"{tag} {k}": v for k, v in measured.items()})
+            if seconds is not None:
+                row[f"{tag} seconds"] = seconds
+            print(f"{tag:4s} {label[:60]:60s} " + " ".join(
+                f"{k} {v:.4f}" if isinstance(v, float) else f"{k} {v}"
+                for k, v in measured.items() if k in ("accuracy", "AUC", "ham→spam %",
+                                                      "errors")), flush=True)
+
+        if "default" in chosen:
+            summary, scores, seconds = default_run(stream)
+            label = (f"SpamAssassin ({len(stream):,} e-mails, time order)"
+                     if corpus == "spamassassin"
+                     else f"SMS Spam Collection ({len(stream):,} SMS, file order)")
+            rows["default"][label] = {"variant": label, **summary}
+            add("sensitivity", DEFAULT, measure(stream, scores))
+            add("variants", DEFAULT, measure(stream, scores), seconds)
+            for t in THRESHOLDS:
+                add("sensitivity", f"threshold t = {t:+g}".replace("-", "−"),
+                    measure(stream, scores, t))
         for name in chosen:
-            m, seconds = measure(stream, VARIANTS[name])
-            errors = " · ".join(f"{h}/{s}" for h, s in (m[f"errors t={t}"]
-                                                         for t in (0.0, 0.25, 0.5)))
-            print(f"| {name} | {corpus} | {m['accuracy']:.4f} | {m['AUC']:.5f} "
-                  f"| {m['1-ROCA %']:.3f} | {m['ham→spam %']:.2f} | {m['spam→ham %']:.2f} "
-                  f"| {errors} | {seconds:.1f} |", flush=True)
+            for table, family in (("sensitivity", SETTINGS), ("variants", VARIANTS)):
+                if name in family:
+                    label, variant = family[name]
+                    measured, seconds = run(stream, variant)
+                    add(table, label, measured, seconds if table == "variants" else None)
+    keys = {"accuracy": ("acc", ".4f"), "AUC": ("AUC", ".5f"), "ham→spam %": ("h→s %", ".2f")}
+    tables = {
+        "default": _results.table([
+            _results.column("variant", "corpus"), _results.column("accuracy", fmt=".4f"),
+            _results.column("AUC", fmt=".5f"), _results.column("1-ROCA %", fmt=".3f"),
+            _results.column("ham→spam %", fmt=".2f"), _results.column("spam→ham %", fmt=".2f"),
+            _results.column("log-loss", fmt=".4f"),
+            _results.column("unsure %", f"unsure (\\|z\\| < {UNSURE:g}) %", ".2f"),
+            _results.column("accuracy on the rest", fmt=".4f"),
+            _results.column("ham→spam on the rest %", fmt=".2f")],
+            rows["default"].values()),
+        "sensitivity": _results.table(_columns(corpora, {**keys, "spam→ham %": (
+            "s→h %", ".2f")}, False), rows["sensitivity"].values()),
+        "variants": _results.table(_columns(corpora, {**keys, "errors": ("errors", "")}, True),
+                                   rows["variants"].values())}
+    tables = {name: t for name, t in tables.items() if t["rows"]}
+    _results.write_from_args(
+        args, "spam_filter_variants", tables, argv=argv, script=__file__,
+        notes="" if corpora == list(CORPORA) else f"Corpora: {', '.join(corpora)}.",
+        merge_key=("variant",))
 
 
 if __name__ == "__main__":

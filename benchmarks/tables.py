@@ -35,10 +35,6 @@ UNDATED: tuple[tuple[str, str], ...] = (
     ("docs/accuracy.md", "2001-06-25 … 2002-12-04"),  # the corpus's time span
     # the benchmark writes a results file; the tables come from it after its next full run
     ("docs/weka.md", "Both ran with `TAN(weight=\"bayes\", missing=...)`, on 2026-11-22."),
-    # docs/ccica.md: its measurements are not yet in a results file
-    ("docs/ccica.md", "2026-11-26 run (machine under load"),
-    ("docs/ccica.md", "under load on 2026-11-26; the KDE"),
-    ("docs/ccica.md", "each n. Run 2026-11-26; every number"),
 )
 
 

@@ -166,3 +166,50 @@ def test_the_feedback_modes_table_is_what_streamnb_evaluate_reports(tmp_path):
                 assert row[key] == pytest.approx(float(cli_row[key])), (mode, key)
     assert {r["feedback"] for r in rows} == {"immediate", "`--delay 100`",
                                              "`--feedback 0.2 --seed 0`"}
+
+
+def test_a_run_in_parts_merges_its_rows_and_records_each_command(tmp_path):
+    """``--merge`` (benchmarks/_results.py): a part's rows replace the rows of the same key in
+    their place, others are appended, and the file's command runs every part."""
+    columns = [results.column("model"), results.column("accuracy", fmt=".2f")]
+    path = tmp_path / "demo.json"
+
+    def part(argv, rows, **merge):
+        results.write("demo", {"main": results.table(columns, rows)}, argv=argv,
+                      script=str(BENCHMARKS / "demo.py"), path=path, **merge)
+        return json.loads(path.read_text())
+
+    part(["--exclude", "B"], [{"model": "A", "accuracy": 0.5}, {"model": "C", "accuracy": 0.7}])
+    record = part(["--only", "B", "--merge"], [{"model": "B", "accuracy": 0.6},
+                                               {"model": "C", "accuracy": 0.8}],
+                  merge_key=("model",))
+    assert [(r["model"], r["accuracy"]) for r in record["tables"]["main"]["rows"]] == [
+        ("A", 0.5), ("C", 0.8), ("B", 0.6)]
+    assert record["command"] == ("python benchmarks/demo.py --exclude B && "
+                                 "python benchmarks/demo.py --only B --merge")
+    assert [p["command"] for p in record["parts"]] == record["command"].split(" && ")
+    assert record["command"] in results.provenance(record)
+    # the same part again replaces its earlier run instead of adding a third command
+    again = part(["--only", "B", "--merge"], [{"model": "B", "accuracy": 0.9}],
+                 merge_key=("model",))
+    assert again["command"] == record["command"]
+    assert [r["accuracy"] for r in again["tables"]["main"]["rows"]] == [0.5, 0.8, 0.9]
+    # an empty key replaces a part's tables whole and keeps the tables only the file has
+    other = [results.column("n")]
+    results.write("demo", {"extra": results.table(other, [{"n": 1}])}, argv=["--more"],
+                  script=str(BENCHMARKS / "demo.py"), path=path, merge_key=())
+    merged = json.loads(path.read_text())
+    assert set(merged["tables"]) == {"main", "extra"}
+    assert merged["command"].endswith("&& python benchmarks/demo.py --more")
+
+
+def test_merging_tables_whose_columns_differ_is_one_clear_error(tmp_path):
+    path = tmp_path / "demo.json"
+
+    def write(columns, merge_key):
+        results.write("demo", {"main": results.table(columns, [{"model": "A"}])}, argv=[],
+                      script=str(BENCHMARKS / "demo.py"), path=path, merge_key=merge_key)
+
+    write([results.column("model")], None)
+    with pytest.raises(SystemExit, match="cannot merge table 'main' of demo"):
+        write([results.column("model"), results.column("x")], ("model",))

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
+from benchmark_scripts import BENCHMARKS
 from river import checks
 from sklearn.decomposition import FastICA
 from sklearn.naive_bayes import GaussianNB
@@ -435,10 +438,14 @@ def test_river_check_estimator(params):
 
 @pytest.mark.slow
 def test_letter_curves_of_docs_ccica(letter):
-    """docs/ccica.md's Letter table (the paper's split): CC-ICA NB with the defaults at 84.6 %
-    with 8 components per class (the paper: 83.17 %; issue 16's target ≥ 83.2 %), and above
-    NB on the attributes and the paper's CC-PCA baseline (variance order) at every count from
-    1 to 16."""
+    """docs/ccica.md's Letter table (the paper's split, generated from the committed results
+    file of benchmarks/reproduce_bressan_vitria.py): CC-ICA NB with the defaults at the table's
+    figure with 8 components per class, at least 83.2 % (the paper: 83.17 %), and above NB on
+    the attributes and the paper's CC-PCA baseline (variance order) at every count from 1 to
+    16."""
+    rows = json.loads((BENCHMARKS / "results" / "bressan_vitria.json").read_text())[
+        "tables"]["letter"]["rows"]
+    shown = next(r["8"] for r in rows if r["representation"].startswith("NB CC-ICA, default ("))
     frame, labels = letter
     curves = {}
     for name, params in {"cc-ica": {}, "original": {"representation": "original"},
@@ -452,5 +459,5 @@ def test_letter_curves_of_docs_ccica(letter):
                                         == labels[16000:]))
     ica = np.array(curves["cc-ica"])
     # FastICA is iterative: the figure at 8 moves by a few test records with the BLAS and CPU
-    assert abs(100 * ica[7] - 84.6) <= 0.5 and ica[7] >= 0.832
+    assert abs(100 * ica[7] - shown) <= 0.5 and ica[7] >= 0.832
     assert np.all(ica > np.array(curves["original"])) and np.all(ica > np.array(curves["cc-pca"]))

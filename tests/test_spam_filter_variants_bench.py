@@ -1,8 +1,10 @@
-"""benchmarks/spam_filter_variants.py (docs/spam.md, "Tried in round 2") on a few made-up
-messages, so that the harness cannot rot unnoticed: its helpers, and every variant runs."""
+"""benchmarks/spam_filter_variants.py (docs/spam.md's default, sensitivity and variant tables)
+on a few made-up messages, so that the harness cannot rot unnoticed: its helpers, every variant
+runs, and the results file holds the tables the docs show."""
 
 from __future__ import annotations
 
+import json
 import sys
 
 import numpy as np
@@ -57,8 +59,35 @@ def test_every_variant_runs_and_the_default_is_spam_filter(bench):
     for m in stream:
         expected.append(f.score_one(m.raw))
         f.learn_one(m.raw, "spam" if m.spam else "ham")
-    for name, variant in bench.VARIANTS.items():
-        metrics, seconds = bench.measure(stream, variant)
+    for name, (_, variant) in {**bench.SETTINGS, **bench.VARIANTS}.items():
+        metrics, seconds = bench.run(stream, variant)
         assert 0.0 <= metrics["accuracy"] <= 1.0 and seconds >= 0, name
-    scores = np.fromiter(bench.VARIANTS["default"](stream), dtype=np.float64)
-    np.testing.assert_array_equal(scores, expected)
+    summary, scores, _ = bench.default_run(stream)
+    # prequential's log-odds come back from the posterior: equal to rounding
+    np.testing.assert_allclose(scores, expected, rtol=1e-12, atol=1e-12)
+    # the settings' family is SpamFilter itself: its defaults give the default's scores
+    same = np.fromiter(bench.setting()(stream), dtype=np.float64)
+    np.testing.assert_array_equal(same, expected)
+    truth = np.array([m.spam for m in stream])
+    assert summary["accuracy"] == np.mean((scores > 0) == truth)
+
+
+def test_the_results_file_holds_the_docs_tables_and_parts_merge(bench, tmp_path,
+                                                                monkeypatch):
+    monkeypatch.setattr(bench, "messages", lambda corpus: _stream(bench))
+    path = tmp_path / "variants.json"
+    bench.main(["--variants", "default,K/2", "--results", str(path)])
+    record = json.loads(path.read_text())
+    assert set(record["tables"]) == {"default", "sensitivity", "variants"}
+    sensitivity = [r["variant"] for r in record["tables"]["sensitivity"]["rows"]]
+    assert sensitivity == [bench.DEFAULT, "threshold t = +0.25", "threshold t = −0.25",
+                           "threshold t = +0.5", bench.SETTINGS["K/2"][0]]
+    assert {"SA accuracy", "SMS AUC", "SA spam→ham %"} <= set(
+        record["tables"]["sensitivity"]["rows"][0])
+    bench.main(["--variants", "thick-wrong-2x", "--merge", "--results", str(path)])
+    record = json.loads(path.read_text())
+    assert [r["variant"] for r in record["tables"]["variants"]["rows"]] == [
+        bench.DEFAULT, bench.VARIANTS["thick-wrong-2x"][0]]
+    assert record["command"].count("&&") == 1
+    with pytest.raises(SystemExit):
+        bench.main(["--variants", "nonesuch", "--no-results"])
