@@ -233,14 +233,17 @@ class Weka:
         self.close()
 
 
-def weka_predictions(weka: Weka, classifier: Sequence[str], train: Path, test: Path,
-                     classes: Sequence[str]) -> list[str]:
-    """Weka's predicted class of each test record (``-p 0``: one line per record)."""
-    try:
-        output = weka.run([classifier[0], "-t", str(train), "-T", str(test), "-p", "0",
-                           *classifier[1:]])
-    except RuntimeError as error:
-        raise RuntimeError(f"Weka failed on {train}: {error}") from None
+def weka_predictions(classifier: Sequence[str], train: Path, test: Path, classes: Sequence[str],
+                     weka: Weka | None = None) -> list[str]:
+    """Weka's predicted class of each test record (``-p 0``: one line per record), run in the
+    JVM ``weka`` (without it, in a JVM of its own)."""
+    with contextlib.ExitStack() as stack:
+        session = weka or stack.enter_context(Weka())
+        try:
+            output = session.run([classifier[0], "-t", str(train), "-T", str(test), "-p", "0",
+                                  *classifier[1:]])
+        except RuntimeError as error:
+            raise RuntimeError(f"Weka failed on {train}: {error}") from None
     return [classes[int(m.group(1)) - 1] for line in output.splitlines()
             if (m := _PREDICTION.match(line))]
 
@@ -281,7 +284,7 @@ def run_fold(data: TabularDataset, train: np.ndarray, test: np.ndarray, director
     without ``weka`` only the streamnb columns run."""
     fold, train_file, test_file = fold_files(data, train, test, directory)
     classes = list(data.classes)
-    predictions = {name: weka_predictions(weka, args, train_file, test_file, classes)
+    predictions = {name: weka_predictions(args, train_file, test_file, classes, weka)
                    for name, args in WEKA_MODELS.items()} if weka else {}
     for name, make in _streamnb_models(fold.domains, aode_candidates).items():
         predictions[name] = streamnb_predictions(make, fold)

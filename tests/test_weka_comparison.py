@@ -69,16 +69,17 @@ def test_weka_predictions_match_the_test_file(tmp_path):
     for name in ("train", "test"):
         wc.write_arff(tmp_path / f"{name}.arff", "weather", domains, data.target,
                       list(data.classes), data.records, data.labels)
+    classes = list(data.classes)
+    train, test = tmp_path / "train.arff", tmp_path / "test.arff"
     with wc.Weka() as weka:
-        predicted = wc.weka_predictions(weka, wc.WEKA_AODE, tmp_path / "train.arff",
-                                        tmp_path / "test.arff", list(data.classes))
+        predicted = wc.weka_predictions(wc.WEKA_AODE, train, test, classes, weka)
         assert len(predicted) == data.n_rows and set(predicted) <= set(data.classes)
         with pytest.raises(RuntimeError, match=r"missing\.arff: Weka exception: "):
-            wc.weka_predictions(weka, wc.WEKA_AODE, tmp_path / "missing.arff",
-                                tmp_path / "test.arff", list(data.classes))
+            wc.weka_predictions(wc.WEKA_AODE, tmp_path / "missing.arff", test, classes, weka)
         # the JVM survives Weka's failure and answers the next run
-        assert wc.weka_predictions(weka, wc.WEKA_AODE, tmp_path / "train.arff",
-                                   tmp_path / "test.arff", list(data.classes)) == predicted
+        assert wc.weka_predictions(wc.WEKA_AODE, train, test, classes, weka) == predicted
+    # without a JVM given, in one of its own
+    assert wc.weka_predictions(wc.WEKA_AODE, train, test, classes) == predicted
 
 
 def test_one_jvm_prints_what_the_command_line_prints(tmp_path):
