@@ -1,6 +1,6 @@
 """Accuracy of streamnb's TAN and AODE side by side with Weka 3.6's, on the same folds and files.
 
-Protocol (issue 3): stratified 10-fold cross-validation repeated with 5 seeds
+Protocol: stratified 10-fold cross-validation repeated with 5 seeds
 (:func:`streamnb.evaluate.stratified_kfold`, seeds 0..4) on each data set. For every fold the
 numeric attributes are discretised with :class:`streamnb.features.MDLDiscretizer` fitted on the
 training fold only (Fayyad & Irani, the cuts of Weka's supervised ``Discretize``, which is what
