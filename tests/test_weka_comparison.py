@@ -20,8 +20,10 @@ from streamnb.features.discretize import interval_labels, mdl_cuts
 
 wc = load_script("weka_comparison")
 
-pytestmark = pytest.mark.skipif(not (wc.WEKA_JAR.exists() and shutil.which("java")),
-                                reason="Debian's weka (and Java) are not installed")
+# javac: a JDK, whose source-file launcher runs WekaEvaluate.java
+pytestmark = pytest.mark.skipif(
+    not (wc.WEKA_JAR.exists() and shutil.which("java") and shutil.which("javac")),
+    reason="Debian's weka and a JDK are not installed")
 
 
 def test_fold_files_are_discretised_on_the_training_fold(tmp_path):
