@@ -4,7 +4,8 @@ A synthetic numeric stream: ``--n`` records of ``d`` attributes, three Gaussian 
 different means and random (fixed-seed) covariances. Each model runs prequentially, one record
 at a time (``predict_proba_one`` then ``learn_one``), in the same process as river's
 ``GaussianNB`` on the same records; the rate (records/s) and the ratio to river's are printed
-for every ``--dims`` (default 8 and 50) and ``--shrinkage`` setting of LDA/QDA. Each model
+for every ``--dims`` (default 8 and 50) and ``--shrinkage`` setting of LDA/QDA, with
+streamnb's own Gaussian ``NaiveBayes`` (the same model as river's) as the reference. Each model
 run follows a river run, and the best of ``--repeat`` such pairs is kept, so that the ratio
 compares the two under the same machine load.
 
@@ -61,7 +62,7 @@ def main(argv: list[str] | None = None) -> None:
 
     from river import naive_bayes
 
-    from streamnb import LDA, QDA, KernelNB
+    from streamnb import LDA, QDA, KernelNB, NaiveBayes
 
     def parse(value: str) -> float | str | None:
         return None if value == "none" else value if value == "ledoit-wolf" else float(value)
@@ -76,7 +77,7 @@ def main(argv: list[str] | None = None) -> None:
               f"{'vs river':>9s}")
         models = [(f"{name} shrinkage={s}", lambda cls=cls, s=s: cls(shrinkage=parse(s)))
                   for name, cls in (("LDA", LDA), ("QDA", QDA)) for s in args.shrinkage]
-        models.append(("KernelNB", KernelNB))
+        models += [("KernelNB", KernelNB), ("NaiveBayes (Gaussian)", NaiveBayes)]
         for name, factory in models:
             river_rate, rate, acc = paired(factory, naive_bayes.GaussianNB, xs, ys, args.repeat)
             print(f"  {name:28s} {rate:>10,.0f} {river_rate:>11,.0f} {acc:>9.3f} "

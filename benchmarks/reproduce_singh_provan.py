@@ -11,24 +11,29 @@ Every data set of the paper that an installed package ships, prepared as the pap
 (see :func:`prepare` and ``streamnb.datasets.PAPER_DATASETS``); missing values stay missing
 (the models do exact inference over them). Mushroom is shipped by no installed package.
 
-Run: ``python benchmarks/reproduce_singh_provan.py [--repeats 30] [--datasets voting chess]
-[--methods ...] [--out docs/results/singh_provan_table.md]``; it writes
-``benchmarks/results/reproduce_singh_provan.json`` (``--results``, ``--no-results``): per data
-set the accuracy of every method with the paper's, the paired t-tests of Tables 4–9 and the
-seconds per split.
+Run: ``python benchmarks/reproduce_singh_provan.py [--repeats 30] [--datasets Voting Chess]
+[--methods ...]``; it writes ``benchmarks/results/reproduce_singh_provan.json`` (``--results``,
+``--no-results``), the tables of docs/results/singh_provan.md: per data set the accuracy of
+every method with the paper's, the seconds per split, the paired t-tests of Tables 4–9, and how
+many of the paper's accuracies and verdicts the run repeats. The file is written after every
+data set and says which are complete; ``--resume`` reruns the same command keeping those.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import math
+import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import _results  # benchmarks/_results.py
 import numpy as np
+from _models import LearnedOnce  # benchmarks/_models.py
 
 from streamnb import NaiveBayes, SelectiveBN, SelectiveNB, SelectiveTAN
 from streamnb.datasets import load
@@ -182,7 +187,15 @@ DATASETS = ("Chess", "Voting", "Voting1", "Soybean", "Splice", "Mushroom")
 
 
 # -- the methods -------------------------------------------------------------------------------
-class NaiveAS(SelectiveNB):
+class OnceBN(LearnedOnce, SelectiveBN):
+    """`SelectiveBN` learned once per training part."""
+
+
+class OnceTAN(LearnedOnce, SelectiveTAN):
+    """`SelectiveTAN` learned once per training part."""
+
+
+class NaiveAS(LearnedOnce, SelectiveNB):
     """naive-AS (Langley & Sage 1994 as run by Singh & Provan §2, §5.1): forward selection on
     the accuracy of naive Bayes learned on one half of the training set and scored on the
     other, continuing while the accuracy does not drop; then naive Bayes over the selection,
@@ -192,7 +205,7 @@ class NaiveAS(SelectiveNB):
         return naive_as(data, alpha=self.alpha, allow_ties=True, seed=0)
 
 
-class AllAttributesCB(SelectiveBN):
+class AllAttributesCB(OnceBN):
     """CB over every attribute and the class (Singh & Provan's non-selective "CB")."""
 
     def _select(self, data: DiscreteData) -> Selection:
@@ -201,7 +214,7 @@ class AllAttributesCB(SelectiveBN):
                          "every attribute")
 
 
-class K2AS(SelectiveBN):
+class K2AS(OnceBN):
     """K2-AS (Singh & Provan §3): forward selection on the accuracy of K2 networks learned on
     one half of the training set and scored on the other, while it increases; then CB over
     the selection, learned from the whole training set."""
@@ -233,10 +246,10 @@ def factories(task: Task, methods: Sequence[str]) -> tuple[dict[str, Callable[[]
     """name → factory of a fresh model for each method, and name → the models made (in split
     order, to read their selections afterwards).
 
-    The selective models relearn once, right after ``learn_many`` of the training part
-    (``relearn_every`` = its size); every attribute is a candidate; the reservoir holds the
+    The selective models learn their structure once, after ``learn_many`` of the training
+    part (``_models.LearnedOnce``); every attribute is a candidate; the reservoir holds the
     whole training part, so every selection and network is learned from exact counts."""
-    common = {"relearn_every": task.train_size, "max_candidates": max(task.n_attributes, 2),
+    common = {"relearn_every": 0, "max_candidates": max(task.n_attributes, 2),
               "seed": 0}
     makers: dict[str, Callable[[], Any]] = {
         "naive-ALL": lambda: NaiveBayes(estimator="laplace"),
@@ -244,20 +257,20 @@ def factories(task: Task, methods: Sequence[str]) -> tuple[dict[str, Callable[[]
         "K2-AS": lambda: K2AS(search="cb", **common),
         "K2-AS<": lambda: K2ASTies(search="cb", **common),
         "CB": lambda: AllAttributesCB(search="cb", **common),
-        "CIG-AS": lambda: SelectiveBN(metric="cig", search="cb", **common),
-        "CGR-AS": lambda: SelectiveBN(metric="cgr", search="cb", **common),
-        "CDC-AS": lambda: SelectiveBN(metric="cdc", search="cb", **common),
-        "SelectiveTAN": lambda: SelectiveTAN(metric="cgr", **common),
-        "CIG-AS/K2": lambda: SelectiveBN(metric="cig", search="k2", **common),
-        "CGR-AS/K2": lambda: SelectiveBN(metric="cgr", search="k2", **common),
-        "CDC-AS/K2": lambda: SelectiveBN(metric="cdc", search="k2", **common),
+        "CIG-AS": lambda: OnceBN(metric="cig", search="cb", **common),
+        "CGR-AS": lambda: OnceBN(metric="cgr", search="cb", **common),
+        "CDC-AS": lambda: OnceBN(metric="cdc", search="cb", **common),
+        "SelectiveTAN": lambda: OnceTAN(metric="cgr", **common),
+        "CIG-AS/K2": lambda: OnceBN(metric="cig", search="k2", **common),
+        "CGR-AS/K2": lambda: OnceBN(metric="cgr", search="k2", **common),
+        "CDC-AS/K2": lambda: OnceBN(metric="cdc", search="k2", **common),
         "ALL/K2": lambda: AllAttributesCB(search="k2", **common),
         "CB/learned": lambda: AllAttributesCB(search="cb", class_position="learned", **common),
-        "CIG-AS/learned": lambda: SelectiveBN(metric="cig", search="cb",
+        "CIG-AS/learned": lambda: OnceBN(metric="cig", search="cb",
                                               class_position="learned", **common),
-        "CGR-AS/learned": lambda: SelectiveBN(metric="cgr", search="cb",
+        "CGR-AS/learned": lambda: OnceBN(metric="cgr", search="cb",
                                               class_position="learned", **common),
-        "CDC-AS/learned": lambda: SelectiveBN(metric="cdc", search="cb",
+        "CDC-AS/learned": lambda: OnceBN(metric="cdc", search="cb",
                                               class_position="learned", **common),
     }
     made: dict[str, list[Any]] = {m: [] for m in methods}
@@ -344,12 +357,9 @@ def run(task: Task, methods: Sequence[str], repeats: int, seed: int = 0,
     return Result(task, methods, evaluation, selected, seconds)
 
 
-# -- the report --------------------------------------------------------------------------------
-def _pct(mean_sd: tuple[float, float] | None) -> str:
-    if mean_sd is None:
-        return "—"
-    mean, sd = mean_sd
-    return f"{mean:.2f} ± {sd:.2f}" if np.isfinite(sd) else f"{mean:.2f}"
+# -- the results file --------------------------------------------------------------------------
+#: Tables 4–9's marks for the verdict of other − X (X "worse": X significantly less accurate)
+PAPER_MARK = {"better": "+", "worse": "−", "tie": ""}
 
 
 def _test_cell(result: Result, method: str, other: str, paper_convention: bool = True) -> str:
@@ -365,69 +375,9 @@ def _test_cell(result: Result, method: str, other: str, paper_convention: bool =
         return ""
     note = f", {n} splits" if n < max(result.splits(m) for m in models) else ""
     if paper_convention:
-        sign = {"better": "+", "worse": "−", "tie": ""}[t.verdict(0.05)]
+        sign = PAPER_MARK[t.verdict(0.05)]
         return f"{100 * t.mean_difference:+.2f} ({t.statistic:.2f}{note}) {sign}".rstrip()
     return f"{100 * t.mean_difference:+.2f} ({t.statistic:.2f}{note}) {t.verdict(0.05)}"
-
-
-def accuracy_table(results: Sequence[Result]) -> str:
-    """Tables 2–3 side by side: ours and the paper's, per data set."""
-    lines = []
-    for r in results:
-        name, methods = r.task.name, r.methods
-        lines += [f"### {name}: train {r.task.train_size}, test {r.task.test_size}, "
-                  f"{max(r.splits(m) for m in methods)} splits ({r.seconds:.0f} s)\n",
-                  f"Data: {r.task.source}. {r.task.notes}\n",
-                  "| method | splits | ours: accuracy % (mean ± sd) | paper | attributes in "
-                  "the network (mean, min–max) | in the class's Markov blanket (mean) | "
-                  "− naive-ALL (t) | − CDC-AS (t) | seconds per split (learn + predict) |",
-                  "|---|---|---|---|---|---|---|---|---|"]
-        for m in methods:
-            used = [n for n, _ in r.selected[m]]
-            blanket = np.mean([b for _, b in r.selected[m]])
-            learn = r.evaluation.values(m, "learn_seconds")
-            predict = r.evaluation.values(m, "predict_seconds")
-            versus = [_test_cell(r, m, other, paper_convention=False) if m != other else ""
-                      for other in ("naive-ALL", "CDC-AS")]
-            paper = PAPER_ACCURACY.get(name, {}).get(m)
-            lines.append(f"| {m} | {r.splits(m)} | {_pct(r.accuracy(m))} | {_pct(paper)} | "
-                         f"{np.mean(used):.1f} ({min(used)}–{max(used)}) | {blanket:.1f} | "
-                         f"{versus[0]} | "
-                         f"{versus[1]} | {learn.mean():.2f} + {predict.mean():.2f} |")
-        lines.append("")
-    return "\n".join(lines)
-
-
-def tests_results(results: Sequence[Result], methods: Sequence[str]) -> dict[str, Any]:
-    """Tables 4–9: per X (an Info-AS method) and data set, a cell per other method:
-    "other − X (t) verdict, ours / paper"."""
-    targets = [m for m in ("CIG-AS", "CGR-AS", "CDC-AS", "SelectiveTAN", "CIG-AS/K2",
-                           "CGR-AS/K2", "CDC-AS/K2", "CIG-AS/learned", "CGR-AS/learned",
-                           "CDC-AS/learned") if m in methods]
-    others = [o for o in ("naive-ALL", "naive-AS", "K2-AS", "K2-AS<", "CB") if o in methods]
-    rows = []
-    for x in targets:
-        for r in results:
-            row = {"X": x, "data set": r.task.name}
-            for o in others:
-                paper = PAPER_TESTS.get((x, o), {}).get(r.task.name)
-                theirs = f"{paper[0]:+.2f} ({paper[1]:.2f}) {paper[2]}".rstrip() if paper \
-                    else "—"
-                row[f"vs {o}"] = f"{_test_cell(r, x, o)} / {theirs}"
-            rows.append(row)
-    columns = [_results.column("X"), _results.column("data set"),
-               *(_results.column(f"vs {o}") for o in others)]
-    return _results.table(columns, rows)
-
-
-TESTS_NOTE = ("Paired two-tailed t-tests, 95%: other − X in accuracy points, (t), and − when X "
-              "is significantly more accurate than the other method, + when significantly less "
-              "(the paper's convention). Each cell: ours / paper.")
-
-
-def tests_table(results: Sequence[Result], methods: Sequence[str]) -> str:
-    """Tables 4–9 in Markdown."""
-    return f"{TESTS_NOTE}\n\n{_results.render(tests_results(results, methods))}"
 
 
 ACCURACY = [_results.column("method"), _results.column("splits"),
@@ -441,47 +391,147 @@ ACCURACY = [_results.column("method"), _results.column("splits"),
             _results.column("vs CDC-AS", "− CDC-AS (t)"),
             _results.column("learn", "seconds per split: learn", ".2f"),
             _results.column("predict", "predict", ".2f")]
+#: which data sets the file covers: a run writes the file after every data set, so one cut
+#: short still holds those it completed
+COVERAGE = [_results.column("data set"), _results.column("train"), _results.column("test"),
+            _results.column("splits"), _results.column("status"),
+            _results.column("seconds", "wall time (s)", ".0f")]
+COMPLETE, PENDING = "complete", "not yet run"
+#: Tables 4–9's X: the Info-AS methods, then ours and the diagnostics
+TEST_TARGETS = ("CIG-AS", "CGR-AS", "CDC-AS", "SelectiveTAN", "CIG-AS/K2", "CGR-AS/K2",
+                "CDC-AS/K2", "CIG-AS/learned", "CGR-AS/learned", "CDC-AS/learned")
+TEST_OTHERS = ("naive-ALL", "naive-AS", "K2-AS", "K2-AS<", "CB")
+AGREEMENT = [_results.column("data set"),
+             _results.column("accuracies", "accuracies of Tables 2–3 compared"),
+             _results.column("within", "within one of the paper's standard deviations"),
+             _results.column("verdicts", "verdicts of Tables 4–9 compared"),
+             _results.column("agree", "the same verdict here")]
 
 
-def results_tables(results: Sequence[Result], methods: Sequence[str]) -> dict[str, Any]:
-    """The results file's tables: ``accuracy-<data set>`` (Tables 2–3, ours and the paper's,
-    with each method's attributes, tests and time) and ``tests`` (Tables 4–9)."""
-    tables = {}
-    for r in results:
-        rows = []
-        for m in methods:
-            if m not in r.methods:
-                continue
-            used = [n for n, _ in r.selected[m]]
-            ours = r.accuracy(m)
-            paper = PAPER_ACCURACY.get(r.task.name, {}).get(m)
-            rows.append({
-                "method": m, "splits": r.splits(m), "ours": ours[0], "ours sd": ours[1],
-                "paper": paper[0] if paper else None, "paper sd": paper[1] if paper else None,
-                "network": float(np.mean(used)), "network min": min(used),
-                "network max": max(used),
-                "blanket": float(np.mean([b for _, b in r.selected[m]])),
-                "vs naive-ALL": _test_cell(r, m, "naive-ALL", paper_convention=False)
-                if m != "naive-ALL" else "",
-                "vs CDC-AS": _test_cell(r, m, "CDC-AS", paper_convention=False)
-                if m != "CDC-AS" else "",
-                "learn": float(r.evaluation.values(m, "learn_seconds").mean()),
-                "predict": float(r.evaluation.values(m, "predict_seconds").mean())})
-        tables[f"accuracy-{r.task.name}"] = _results.table(
-            ACCURACY, rows, title=f"{r.task.name}: train {r.task.train_size}, test "
-            f"{r.task.test_size} ({r.seconds:.0f} s)")
-    tables["tests"] = tests_results(results, methods)
+def accuracy_results(result: Result) -> dict[str, Any]:
+    """Tables 2–3 for one data set, ours and the paper's, with each method's attributes,
+    tests against naive-ALL and CDC-AS, and time."""
+    rows = []
+    for m in result.methods:
+        used = [n for n, _ in result.selected[m]]
+        ours = result.accuracy(m)
+        paper = PAPER_ACCURACY.get(result.task.name, {}).get(m)
+        rows.append({
+            "method": m, "splits": result.splits(m), "ours": ours[0], "ours sd": ours[1],
+            "paper": paper[0] if paper else None, "paper sd": paper[1] if paper else None,
+            "network": float(np.mean(used)), "network min": min(used),
+            "network max": max(used),
+            "blanket": float(np.mean([b for _, b in result.selected[m]])),
+            "vs naive-ALL": _test_cell(result, m, "naive-ALL", paper_convention=False)
+            if m != "naive-ALL" else "",
+            "vs CDC-AS": _test_cell(result, m, "CDC-AS", paper_convention=False)
+            if m != "CDC-AS" else "",
+            "learn": float(result.evaluation.values(m, "learn_seconds").mean()),
+            "predict": float(result.evaluation.values(m, "predict_seconds").mean())})
+    task = result.task
+    return _results.table(ACCURACY, rows, title=f"{task.name}: train {task.train_size}, test "
+                          f"{task.test_size} ({result.seconds:.0f} s)")
+
+
+def tests_rows(result: Result) -> list[dict[str, str]]:
+    """Tables 4–9 for one data set: per X (an Info-AS method) a cell per other method, "other
+    − X (t) verdict, ours / paper"."""
+    rows = []
+    for x in (m for m in TEST_TARGETS if m in result.methods):
+        row = {"X": x, "data set": result.task.name}
+        for o in (o for o in TEST_OTHERS if o in result.methods):
+            paper = PAPER_TESTS.get((x, o), {}).get(result.task.name)
+            theirs = f"{paper[0]:+.2f} ({paper[1]:.2f}) {paper[2]}".rstrip() if paper else "—"
+            row[f"vs {o}"] = f"{_test_cell(result, x, o)} / {theirs}"
+        rows.append(row)
+    return rows
+
+
+def agreement_row(result: Result) -> dict[str, Any]:
+    """How much of the paper one data set reproduces: the paper's accuracies (Tables 2–3) that
+    ours is within one of the paper's standard deviations of, and the paper's verdicts (Tables
+    4–9) that our t-tests repeat. Table 8's "?" cell is no verdict and is not counted."""
+    name, methods = result.task.name, result.methods
+    paper = {m: a for m, a in PAPER_ACCURACY.get(name, {}).items() if a and m in methods}
+    within = sum(abs(result.accuracy(m)[0] - mean) <= sd for m, (mean, sd) in paper.items())
+    verdicts = agree = 0
+    for (x, other), cells in PAPER_TESTS.items():
+        if name not in cells or cells[name][2] == "?" or x not in methods \
+                or other not in methods:
+            continue
+        t, _ = result.compare(other, x)
+        if t is not None:
+            verdicts += 1
+            agree += PAPER_MARK[t.verdict(0.05)] == cells[name][2]
+    return {"data set": name, "accuracies": len(paper), "within": within,
+            "verdicts": verdicts, "agree": agree}
+
+
+def tests_results(rows: Sequence[dict[str, str]], methods: Sequence[str],
+                  datasets: Sequence[str]) -> dict[str, Any]:
+    """Tables 4–9 over the data sets run, X by X in `TEST_TARGETS` order."""
+    rows = sorted(rows, key=lambda r: (TEST_TARGETS.index(r["X"]), datasets.index(r["data set"])))
+    columns = [_results.column("X"), _results.column("data set"),
+               *(_results.column(f"vs {o}") for o in TEST_OTHERS if o in methods)]
+    return _results.table(columns, rows)
+
+
+@dataclass
+class Done:
+    """A data set's part of the results file."""
+
+    coverage: dict[str, Any]
+    accuracy: dict[str, Any] | None = None
+    tests: list[dict[str, str]] | None = None
+    agreement: dict[str, Any] | None = None
+
+
+def completed(path: str, command: str) -> dict[str, Done]:
+    """The data sets a results file holds complete, if it is a run of ``command``."""
+    try:
+        record = json.loads(Path(path).read_text())
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError) as error:
+        raise SystemExit(f"--resume: cannot read {path}: {error}") from None
+    if record.get("command") != command:
+        raise SystemExit(f"--resume: {path} holds a run of `{record.get('command')}`, not of "
+                         f"`{command}`")
+    tables = record["tables"]
+
+    def part(table: str, name: str) -> list[dict[str, Any]]:
+        return [r for r in tables[table]["rows"] if r["data set"] == name]
+
+    return {row["data set"]: Done(row, tables[f"accuracy-{row['data set']}"],
+                                  part("tests", row["data set"]),
+                                  part("agreement", row["data set"])[0])
+            for row in tables["datasets"]["rows"] if row["status"] == COMPLETE}
+
+
+def results_tables(done: dict[str, Done], methods: Sequence[str],
+                   datasets: Sequence[str]) -> dict[str, Any]:
+    """The results file's tables: ``datasets`` (what the file covers), ``accuracy-<data set>``
+    (Tables 2–3), ``tests`` (Tables 4–9) and ``agreement`` (how much of them reproduces, per
+    data set and over all that ran)."""
+    tables = {"datasets": _results.table(COVERAGE, [done[d].coverage for d in datasets])}
+    tables |= {f"accuracy-{d}": done[d].accuracy for d in datasets if done[d].accuracy}
+    tables["tests"] = tests_results([r for d in datasets for r in done[d].tests or []],
+                                    methods, datasets)
+    rows = [done[d].agreement for d in datasets if done[d].agreement]
+    total = {"data set": "all data sets run"} | {
+        key: sum(r[key] for r in rows) for key in ("accuracies", "within", "verdicts", "agree")}
+    tables["agreement"] = _results.table(AGREEMENT, [*rows, total])
     return tables
 
 
-def report(results: Sequence[Result], methods: Sequence[str], skipped: Sequence[str],
-           command: str) -> str:
-    parts = [f"Command: `{command}`\n"]
-    if skipped:
-        parts.append("Not run: " + "; ".join(skipped) + ".\n")
-    parts += ["## Accuracy (Tables 2–3)\n", accuracy_table(results),
-              "## Paired t-tests (Tables 4–9)\n", tests_table(results, methods), ""]
-    return "\n".join(parts)
+def coverage_notes(done: dict[str, Done], datasets: Sequence[str]) -> str:
+    notes = []
+    if skipped := [f"{d} ({done[d].coverage['status'].removeprefix('not run: ')})"
+                   for d in datasets if done[d].coverage["status"].startswith("not run:")]:
+        notes.append("Not run: " + "; ".join(skipped) + ".")
+    if pending := [d for d in datasets if done[d].coverage["status"] == PENDING]:
+        notes.append("Not yet run (the run stopped before them): " + ", ".join(pending) + ".")
+    return " ".join(notes)
 
 
 def _fewer(spec: str) -> tuple[str, str, int]:
@@ -493,7 +543,7 @@ def _fewer(spec: str) -> tuple[str, str, int]:
                                          ) from error
 
 
-def main(argv: Sequence[str] | None = None) -> str:
+def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=30, help="random splits (paper: 30)")
     parser.add_argument("--datasets", nargs="+", default=list(DATASETS), choices=DATASETS)
@@ -504,36 +554,51 @@ def main(argv: Sequence[str] | None = None) -> str:
                         metavar="DATASET:METHOD:REPEATS",
                         help="run METHOD on DATASET over the first REPEATS splits only, 0: not "
                              "at all (for a method too slow there; repeatable)")
-    parser.add_argument("--out", default="docs/results/singh_provan_table.md",
-                        help="write the markdown tables here ('-': print only)")
+    parser.add_argument("--resume", action="store_true",
+                        help="keep the data sets the results file holds complete from a run of "
+                             "the same command, and run the others")
     _results.add_arguments(parser, "reproduce_singh_provan")
+    argv = list(sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(argv)
+    if args.resume and args.no_results:
+        parser.error("--resume continues the results file: not with --no-results")
     methods = [m for m in METHODS if m in args.methods]
-    results, skipped = [], []
-    for name in args.datasets:
-        try:
-            task = prepare(name)
-        except LookupError as error:
-            skipped.append(f"{name} ({error})")
-            print(f"{name}: not run ({error})", flush=True)
+    datasets = list(dict.fromkeys(args.datasets))
+    recorded = [a for a in argv if a != "--resume"]  # a resumed run is the same command
+    command = _results.command(recorded, __file__)
+    done = completed(args.results, command) if args.resume else {}
+    for name in datasets:
+        done.setdefault(name, Done({"data set": name, "status": PENDING}))
+
+    def write() -> None:
+        _results.write_from_args(args, "reproduce_singh_provan",
+                                 results_tables(done, methods, datasets), argv=recorded,
+                                 script=__file__, notes=coverage_notes(done, datasets))
+
+    tasks: dict[str, Task] = {}  # prepared first: the file names at once what cannot run
+    for name in datasets:
+        if done[name].coverage["status"] == COMPLETE:
+            print(f"{name}: complete in {args.results}", flush=True)
             continue
-        fewer = {m: n for d, m, n in args.fewer if d == name}
-        result = run(task, methods, args.repeats, args.seed, fewer)
-        results.append(result)
-        print(accuracy_table([result]), flush=True)
-    command = "python benchmarks/reproduce_singh_provan.py " + " ".join(
-        [f"--repeats {args.repeats}", "--datasets " + " ".join(args.datasets),
-         "--methods " + " ".join(methods), f"--seed {args.seed}",
-         *(f"--fewer {d}:{m}:{n}" for d, m, n in args.fewer), f"--out {args.out}"])
-    text = report(results, methods, skipped, command)
-    print(tests_table(results, methods))
-    if args.out != "-":
-        with open(args.out, "w") as out:
-            out.write(text)
-    _results.write_from_args(
-        args, "reproduce_singh_provan", results_tables(results, methods), argv=argv,
-        script=__file__, notes="Not run: " + "; ".join(skipped) + "." if skipped else "")
-    return text
+        try:
+            tasks[name] = prepare(name)
+        except LookupError as error:
+            done[name] = Done({"data set": name, "status": f"not run: {error}"})
+            print(f"{name}: not run ({error})", flush=True)
+    for name, task in tasks.items():
+        result = run(task, methods, args.repeats, args.seed,
+                     {m: n for d, m, n in args.fewer if d == name})
+        accuracy = accuracy_results(result)
+        done[name] = Done({"data set": name, "train": task.train_size, "test": task.test_size,
+                           "splits": max(result.splits(m) for m in result.methods),
+                           "status": COMPLETE, "seconds": result.seconds},
+                          accuracy, tests_rows(result), agreement_row(result))
+        print(f"### {accuracy['title']}\n\n{_results.render(accuracy)}\n", flush=True)
+        write()
+    tables = results_tables(done, methods, datasets)
+    print(_results.render(tables["tests"]))
+    write()
+    return tables
 
 
 if __name__ == "__main__":

@@ -33,8 +33,6 @@ DATE = re.compile(rf"\b(?:(?:19|20)\d\d-[01]\d-[0-3]\d|\d{{1,2}} {_MONTH} (?:19|
 #: a measurement, or that a page's owner has still to move into a results file.
 UNDATED: tuple[tuple[str, str], ...] = (
     ("docs/accuracy.md", "2001-06-25 … 2002-12-04"),  # the corpus's time span
-    # the benchmark writes a results file; the tables come from it after its next full run
-    ("docs/results/singh_provan.md", "Measured on 2026-11-22. The stratified splits"),
     # docs/ccica.md: its measurements are not yet in a results file
     ("docs/ccica.md", "2026-11-26 run (machine under load"),
     ("docs/ccica.md", "under load on 2026-11-26; the KDE"),

@@ -103,10 +103,10 @@ def _write_plot(args: argparse.Namespace, results: dict, title: str) -> None:
 
 def cmd_demo(args: argparse.Namespace) -> int:
     from streamnb.datasets import iter_spamassassin_stream
-    from streamnb.models.registry import MODELS, NUMERIC_ONLY
+    from streamnb.models.registry import MODELS
 
-    # "all": every model that takes messages (the continuous ones take numeric vectors)
-    names = sorted(set(MODELS) - NUMERIC_ONLY) if args.model == "all" else args.model.split(",")
+    # "all": every registered model that can read the messages (tried once they are loaded)
+    names = sorted(MODELS) if args.model == "all" else args.model.split(",")
     from streamnb.consumers.options import MODEL_NAMES
 
     known = set(MODELS) if args.no_kafka else set(MODEL_NAMES)  # what the service runs
@@ -122,6 +122,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
     messages = list(iter_spamassassin_stream(cache_dir=args.data_dir))
     if args.limit:
         messages = messages[: args.limit]
+    if args.model == "all":
+        names = _message_readers(names, messages)
     first, last = messages[0].timestamp, messages[-1].timestamp
     header = (f"SpamAssassin public corpus: {len(messages)} messages in time order "
               f"({first:%Y-%m-%d} .. {last:%Y-%m-%d}), "
@@ -129,6 +131,27 @@ def cmd_demo(args: argparse.Namespace) -> int:
     if args.no_kafka:
         return _demo_in_process(args, names, messages, header)
     return _demo_kafka(args, names[0], messages, header)
+
+
+def _message_readers(names: list[str], messages: list) -> list[str]:
+    """The models of ``names`` that can learn the first messages as the demo gives them to
+    each (``streamnb evaluate``'s check of ``--model all``); the others are named, with why."""
+    from streamnb.features import tokenize_text
+    from streamnb.models.registry import MODELS
+
+    head = messages[: cli_evaluate.TRIAL]
+    labels = [m.label for m in head]
+    forms = {True: [m.text for m in head],
+             False: [dict.fromkeys(tokenize_text(m.text), True) for m in head]}
+    readers = []
+    for name in names:
+        why = cli_evaluate.unreadable(MODELS[name], forms["text input" in _tags(MODELS[name]())],
+                                      labels)
+        if why is None:
+            readers.append(name)
+        else:
+            print(f"--model all: {name} left out: it cannot learn these messages ({why})")
+    return readers
 
 
 def _demo_kafka(args: argparse.Namespace, name: str, messages: list, header: str) -> int:

@@ -6,16 +6,16 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["add_parser", "model_factory", "run"]
+__all__ = ["add_parser", "model_factory", "run", "unreadable"]
 
 PROTOCOLS = ("prequential", "cv", "holdout", "splits")
 DEFAULT_MODELS = ["indifferent", "laplace", "tan", "aode"]
 #: the records a model is first tried on, before the protocol runs
-_TRIAL = 50
+TRIAL = 50
 
 
 def model_factory(spec: str) -> Callable[[], Any]:
@@ -60,8 +60,9 @@ def add_parser(sub: Any) -> None:
                    "default the last)")
     p.add_argument("--target", default=None, help="the class column of an .arff/.csv --dataset")
     p.add_argument("--model", action="append", dest="models", metavar="NAME",
-                   help="repeatable; a streamnb model name or river:<module>.<Class>[|...] "
-                   f"(default: {', '.join(DEFAULT_MODELS)})")
+                   help="repeatable; a streamnb model name, river:<module>.<Class>[|...], or "
+                   "all (every streamnb model that can learn the data set's records; the "
+                   f"others are named and left out) (default: {', '.join(DEFAULT_MODELS)})")
     p.add_argument("--folds", type=int, default=10, help="cv: folds per repeat")
     p.add_argument("--repeats", type=int, default=None,
                    help="cv: repeats (default 1); splits: number of splits (default 30)")
@@ -168,10 +169,11 @@ def _check(args: argparse.Namespace) -> str | None:
         return "--protocol splits needs --train-size"
     for spec in args.models or ():
         try:
-            model_factory(spec)
+            if spec != "all":
+                model_factory(spec)
         except ValueError as exc:
             return str(exc)
-    specs = args.models or DEFAULT_MODELS
+    specs = _specs(args.models)
     if args.baseline is not None and args.baseline not in specs:
         return f"--baseline {args.baseline} is not one of the models ({', '.join(specs)})"
     return _check_dataset(args.dataset)
@@ -203,7 +205,7 @@ def run(args: argparse.Namespace) -> int:
     from streamnb.evaluate.report import write_report
     from streamnb.features import EqualFrequencyDiscretizer, MDLDiscretizer
 
-    specs = args.models or DEFAULT_MODELS
+    specs = _specs(args.models)
     models = {spec: model_factory(spec) for spec in specs}
     try:
         records, labels, positive, column = _data(args.dataset, args.limit, args.target)
@@ -215,9 +217,17 @@ def run(args: argparse.Namespace) -> int:
     discretizer = {"none": None, "mdl": MDLDiscretizer,
                    "equal-frequency": lambda: EqualFrequencyDiscretizer(bins=args.bins)
                    }[args.discretize]
-    failure = _trial(models, records, labels, discretizer)
+    # "all" stands for the models that can read the data set; a model named is required to
+    optional = set(specs) - set(args.models or ()) if "all" in (args.models or ()) else set()
+    failure, left_out = _trial(models, records, labels, discretizer, optional)
     if failure is not None:
         print(f"streamnb evaluate: {failure}", file=sys.stderr)
+        return 2
+    for spec, why in left_out.items():
+        print(f"--model all: {spec} left out: it cannot learn these records ({why})")
+        del models[spec]
+    if not models:
+        print("streamnb evaluate: no model can learn these records", file=sys.stderr)
         return 2
     common = {"dataset": args.dataset, "progress": not args.no_progress}
     if args.protocol == "prequential":
@@ -243,36 +253,64 @@ def run(args: argparse.Namespace) -> int:
     if column is not None:
         result.settings["class"] = column
     out = args.out or Path("out") / "evaluate" / f"{args.dataset}-{args.protocol}"
-    written = write_report(result, out, baseline=args.baseline or specs[0], test=args.test,
-                           window=args.window)
+    written = write_report(result, out, baseline=args.baseline or next(iter(models)),
+                           test=args.test, window=args.window)
     print(written["summary"].read_text())
     print("written: " + ", ".join(str(p) for p in written.values()))
     return 0
 
 
+def _specs(models: list[str] | None) -> list[str]:
+    """The ``--model`` options in order, ``all`` replaced by every registered streamnb model
+    (sorted; each once), or the default models."""
+    from streamnb.models.registry import MODELS
+
+    specs: list[str] = []
+    for spec in models or DEFAULT_MODELS:
+        specs += [name for name in (sorted(MODELS) if spec == "all" else [spec])
+                  if name not in specs]
+    return specs
+
+
+def unreadable(factory: Callable[[], Any], records: Sequence, labels: Sequence) -> str | None:
+    """Why a fresh model of ``factory`` cannot learn ``records`` one by one and then predict
+    the first (its exception's type and message, on one line), or None when it can: what
+    ``--model all`` (here and in ``streamnb demo``) asks of each registered model."""
+    model = factory()
+    try:
+        for x, y in zip(records, labels, strict=True):
+            model.learn_one(x, y)
+        model.predict_proba_one(records[0])
+    except Exception as exc:  # whatever the model raises: its own message says what
+        return f"{type(exc).__name__}: {str(exc).strip()[:200]}"
+    return None
+
+
 def _trial(models: dict[str, Callable[[], Any]], records: list, labels: list,
-           discretizer: Callable[[], Any] | None) -> str | None:
+           discretizer: Callable[[], Any] | None, optional: set[str]
+           ) -> tuple[str | None, dict[str, str]]:
     """Why a model cannot learn and predict the data set's first records as the protocol gives
-    them (discretised if asked), in one line; None when every model can. Tried before the run:
-    a model's own exception would otherwise end the run, late, in a traceback."""
-    head_x, head_y = [dict(x) for x in records[:_TRIAL]], list(labels[:_TRIAL])
+    them (discretised if asked), in one line, or None when every model not ``optional`` can;
+    and the ``optional`` ones that cannot, with why. Tried before the run: a model's own
+    exception would otherwise end the run, late, in a traceback."""
+    head_x, head_y = [dict(x) for x in records[:TRIAL]], list(labels[:TRIAL])
     if discretizer is not None:
         d = discretizer()
         d.fit(head_x, head_y)
         head_x = d.transform(head_x)
     nominal = any(isinstance(v, str) for x in head_x for v in x.values())
+    left_out = {}
     for spec, factory in models.items():
-        model = factory()
-        try:
-            for x, y in zip(head_x, head_y, strict=True):
-                model.learn_one(x, y)
-            model.predict_proba_one(head_x[0])
-        except Exception as exc:  # whatever the model raises: its own message says what
-            hint = ""
-            if spec.startswith("river:") and nominal:
-                hint = (f"; the data set has nominal attributes, which most river models take "
-                        f"one-hot encoded: --model 'river:preprocessing.OneHotEncoder|"
-                        f"{spec[len('river:'):]}'")
-            return (f"{spec} cannot learn these records ({type(exc).__name__}: "
-                    f"{str(exc).strip()[:200]}){hint}")
-    return None
+        why = unreadable(factory, [dict(x) for x in head_x], head_y)
+        if why is None:
+            continue
+        if spec in optional:
+            left_out[spec] = why
+            continue
+        hint = ""
+        if spec.startswith("river:") and nominal:
+            hint = (f"; the data set has nominal attributes, which most river models take "
+                    f"one-hot encoded: --model 'river:preprocessing.OneHotEncoder|"
+                    f"{spec[len('river:'):]}'")
+        return f"{spec} cannot learn these records ({why}){hint}", left_out
+    return None, left_out

@@ -12,7 +12,7 @@ from sklearn.naive_bayes import GaussianNB
 from streamnb import CCICANB, QDA, InvalidRecord, load_model
 from streamnb.datasets import load
 from streamnb.models.ccica_nb import fast_ica, fit_gaussian_mixtures, fit_kernel_densities
-from streamnb.models.registry import MODELS, NUMERIC_ONLY
+from streamnb.models.registry import CONTINUOUS, MODELS
 from streamnb.stats.persist import dumps_state
 from streamnb.stats.vector_sample import ClassSample
 
@@ -354,8 +354,8 @@ def test_parameters_are_validated(params):
         CCICANB(**params)
 
 
-def test_registered_as_numeric_only():
-    assert isinstance(MODELS["ccica-nb"](), CCICANB) and "ccica-nb" in NUMERIC_ONLY
+def test_registered_as_continuous():
+    assert isinstance(MODELS["ccica-nb"](), CCICANB) and "ccica-nb" in CONTINUOUS
 
 
 def test_digits_accuracy_far_above_the_majority_class():

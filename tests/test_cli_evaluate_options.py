@@ -82,3 +82,30 @@ def test_a_pipeline_name_with_a_bar_stays_one_markdown_cell(tmp_path, capsys):
     row = next(line for line in rows if "BernoulliNB" in line)
     assert "OneHotEncoder\\|naive_bayes" in row
     assert row.replace("\\|", "").count(" | ") == head  # as many cells as the heading
+
+
+@pytest.mark.parametrize("kind", ["nominal", "numeric"])
+def test_model_all_runs_every_model_that_can_read_the_data_set(kind, tmp_path, capsys):
+    """``--model all`` on a user's CSV file runs every registered model that learns its records,
+    the continuous ones (LDA, QDA, KernelNB, CCICANB) included on nominal attributes too (read
+    as naive-Bayes factors), and names each model left out and why: SpamFilter, whose classes
+    are spam and ham."""
+    from streamnb.models.registry import MODELS
+
+    data = load("vote" if kind == "nominal" else "iris")
+    path = tmp_path / f"{kind}.csv"
+    lines = [",".join([*data.attributes, data.target])]
+    for record, label in list(data)[::3]:
+        lines.append(",".join([*("?" if record[a] is None else str(record[a])
+                                 for a in data.attributes), label]))
+    path.write_text("\n".join(lines) + "\n")
+    assert (load_file(path).numeric == ()) == (kind == "nominal")
+    assert main(["evaluate", "--dataset", str(path), "--model", "all", "--protocol", "holdout",
+                 "--out", str(tmp_path / "out"), "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    ran = {line.split("|")[1].strip() for line in out.splitlines()
+           if line.startswith("| ") and line.split("|")[1].strip() in MODELS}
+    assert ran == set(MODELS) - {"spam-filter"}
+    assert {"lda", "qda", "kernel-nb", "ccica-nb"} <= ran
+    assert ("--model all: spam-filter left out: it cannot learn these records (InvalidRecord: "
+            "record 1, field 'label'") in out

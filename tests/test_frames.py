@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from streamnb import InvalidRecord, NaiveBayes
-from streamnb.models.registry import MODELS, NUMERIC_ONLY
+from streamnb.models.registry import CONTINUOUS, MODELS
 from streamnb.stats import CountStatistics
 from streamnb.stats.encoded import Registrations
 from streamnb.stats.encoder import encode_batch
@@ -217,7 +217,7 @@ def test_float_sparse_entries_are_numeric_attributes_like_the_records():
                           records.predict_proba_many(records_of(matrix)).to_numpy())
 
 
-@pytest.mark.parametrize("name", sorted(set(MODELS) - NUMERIC_ONLY - {"spam-filter"}))
+@pytest.mark.parametrize("name", sorted(set(MODELS) - CONTINUOUS - {"spam-filter"}))
 def test_every_count_model_reads_a_sparse_batch_as_its_records(name):
     import scipy.sparse as sp
 

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from streamnb.datasets import load, load_sms_spam
-from streamnb.models.registry import MODELS, NUMERIC_ONLY
+from streamnb.models.registry import CONTINUOUS, MODELS
 from streamnb.stats import InvalidRecord, RecordName
 
 VOTE = load("vote")
@@ -21,7 +21,7 @@ def _data(name: str) -> tuple[list, list, object]:
     if name == "spam-filter":
         sms = load_sms_spam()[:12]
         return [m.text for m in sms], [m.label for m in sms], 17
-    if name in NUMERIC_ONLY or name == "ccica-nb":
+    if name in CONTINUOUS or name == "ccica-nb":
         return IRIS.records[::13][:12], IRIS.labels[::13][:12], {"petalwidth": "wide"}
     return VOTE.records[:12], VOTE.labels[:12], {"crime": object()}
 

@@ -680,3 +680,148 @@ def test_covariance_add_one_is_the_moments_of_the_records():
     np.testing.assert_allclose(square, np.repeat((d * d).sum(axis=0)[:, None], 4, axis=1))
     np.testing.assert_allclose(cube, (d * d).T @ d, atol=1e-12)
     np.testing.assert_allclose(fourth, (d * d).T @ (d * d), atol=1e-12)
+
+
+# --- the numeric path: a binned density's bins and kernel density estimates (KernelNB) ------
+
+def _binned(rng: np.random.Generator) -> list:
+    """A binned density's arrays (streamnb/stats/binned_density.py) as a KernelNB state holds
+    them: counts (k, p, B) with gaps, whole or decayed, some cells empty; origin and exponent
+    (k, p); the cells' moments weight, mean, M2 (k, p)."""
+    k, p, n_bins = int(rng.integers(1, 4)), int(rng.integers(0, 5)), int(rng.integers(1, 12))
+    counts = rng.integers(0, 4, size=(k, p, n_bins)) * (rng.random((k, p, n_bins)) < 0.6)
+    counts = counts.astype(float) * (0.37 if rng.random() < 0.3 else 1.0)
+    exponent = rng.integers(-6, 4, size=(k, p))
+    origin = rng.integers(-20, 20, size=(k, p))
+    width = np.ldexp(1.0, exponent)
+    weight = counts.sum(axis=2)
+    mean = (origin + n_bins / 2) * width + rng.normal(size=(k, p))
+    m2 = weight * (width * n_bins / 4) ** 2 * rng.random((k, p))
+    return [counts, origin, exponent, weight, mean, m2]
+
+
+def _binned_values(rng: np.random.Generator, origin: np.ndarray, exponent: np.ndarray,
+                   n_bins: int, shape: tuple[int, ...]) -> np.ndarray:
+    """Values around a random cell's bins: inside, just outside, far outside (the one-exp-a-term
+    path), missing and infinite."""
+    values = np.empty(shape)
+    flat = values.reshape(-1)
+    for i in range(flat.size):
+        if not origin.size:
+            flat[i] = rng.normal()
+            continue
+        c, a = int(rng.integers(0, origin.shape[0])), int(rng.integers(0, origin.shape[1]))
+        base, width = float(origin[c, a]), math.ldexp(1.0, int(exponent[c, a]))
+        kind = rng.integers(0, 10)
+        spread = [n_bins, n_bins, n_bins, 3 * n_bins, 1e4 * n_bins][min(kind, 4)]
+        flat[i] = (base + rng.uniform(-spread, spread)) * width
+        if kind == 5:
+            flat[i] = math.nan
+        elif kind == 6:
+            flat[i] = math.inf * (1 if rng.random() < 0.5 else -1)
+    return values
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_kde_log_likelihood_same(seed):
+    def build(rng):
+        counts, origin, exponent, weight, _, m2 = _binned(rng)
+        k, p, n_bins = counts.shape
+        m = int(rng.integers(0, 4))
+        values = _binned_values(rng, origin, exponent, n_bins, (m, p))
+        attributes = rng.permutation(p)[: int(rng.integers(0, p + 1))].astype(np.int64)
+        # bandwidths about the cells' deviations, some below the bin width, one NaN
+        bandwidth = np.sqrt(m2 / np.maximum(weight, 1.0)) * rng.uniform(0.05, 1.0, (k, p))
+        if bandwidth.size and rng.random() < 0.3:
+            bandwidth.flat[int(rng.integers(0, bandwidth.size))] = math.nan
+        out = rng.normal(size=(m, k))
+        args = [counts, origin, exponent, bandwidth, values, attributes, out]
+        fault = rng.integers(0, 10)
+        if fault == 1:  # a cell array or the values or out of the wrong shape
+            i = [1, 2, 3, 4, 6][rng.integers(0, 5)]
+            args[i] = np.zeros((args[i].shape[0] + 1, args[i].shape[1]), dtype=args[i].dtype)
+        elif fault == 2:  # int64 for float64 and back, or float32
+            i = [0, 1, 2, 3, 4, 6][rng.integers(0, 6)]
+            args[i] = args[i].astype(np.float32 if rng.random() < 0.3 else
+                                     np.int64 if args[i].dtype == np.float64 else np.float64)
+        elif fault == 3 and p:  # an attribute out of range, or a list of them
+            args[5] = [*attributes.tolist(), [p, -1][rng.integers(0, 2)]]
+        elif fault == 4 and p:  # a corrupt cell: bins too fine, too coarse, or off the scale
+            c, a = int(rng.integers(0, k)), int(rng.integers(0, p))
+            if rng.random() < 0.5:
+                exponent[c, a] = [-1075, 1024, 2**40][rng.integers(0, 3)]
+            else:
+                origin[c, a] = [2**62 + 1, -(2**62) - 1][rng.integers(0, 2)]
+        elif fault == 5:
+            args[0] = counts[:, :, 0].copy()  # counts not 3-d
+        return args
+    same("kde_log_likelihood", _args(seed, build))
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_binned_add_one_same(seed):
+    def build(rng):
+        counts, origin, exponent, weight, mean, m2 = _binned(rng)
+        k, p, n_bins = counts.shape
+        x = _binned_values(rng, origin, exponent, n_bins, (p,))
+        x[np.isinf(x)] = 1e300  # the encoder refuses infinities; a huge value re-bins
+        args = [counts, origin, exponent, weight, mean, m2, int(rng.integers(0, k)), x]
+        fault = rng.integers(0, 8)
+        if fault == 1:  # a cell array or x of the wrong shape
+            i = [1, 2, 3, 4, 5, 7][rng.integers(0, 6)]
+            args[i] = np.zeros(args[i].shape[0] + 1, dtype=args[i].dtype)
+        elif fault == 2:  # int64 for float64 and back, or float32
+            i = [0, 1, 2, 3, 4, 5, 7][rng.integers(0, 7)]
+            args[i] = args[i].astype(np.float32 if rng.random() < 0.3 else
+                                     np.int64 if args[i].dtype == np.float64 else np.float64)
+        elif fault == 3:  # a class out of range
+            args[6] = [k, -1][rng.integers(0, 2)]
+        elif fault == 4 and p:  # a corrupt cell of the record's class
+            exponent[args[6], int(rng.integers(0, p))] = 2**40
+        return args
+    same("binned_add_one", _args(seed, build))
+
+
+def _reference_log_density(counts: np.ndarray, origin: int, exponent: int, h: float,
+                           t: float) -> float:
+    """log Σ_b N_b φ((t − m_b) / h) / (h Σ_b N_b), every term by its own exp (log-sum-exp)."""
+    from scipy.special import logsumexp
+
+    centres = np.ldexp(origin + np.arange(len(counts)) + 0.5, exponent)
+    held = counts > 0
+    z = (t - centres[held]) / h
+    return float(logsumexp(-0.5 * z * z, b=counts[held]) - math.log(h * counts.sum())
+                 - 0.5 * math.log(2.0 * math.pi))
+
+
+@pytest.mark.parametrize("module", ["C", "twin"])
+def test_kde_log_likelihood_is_the_kernel_density_estimate(module):
+    """The geometric sum over the bins (and the one-exp-a-term sum far away) is the kernel
+    density estimate, to 1e-12 relative, for 128 bins with gaps, values inside, in gaps, at the
+    edges and hundreds of bandwidths away, and a bandwidth below the bin width is the width."""
+    kernel = _kernels.kde_log_likelihood if module == "C" else kernels.twin.kde_log_likelihood
+    rng = np.random.default_rng(11)
+    k, p, n_bins = 2, 3, 128
+    counts = rng.poisson(3.0, size=(k, p, n_bins)).astype(float)
+    counts[:, :, 40:70] = 0.0  # a gap
+    counts[1] *= 0.25  # decayed
+    exponent = rng.integers(-8, 2, size=(k, p))
+    origin = rng.integers(-200, 0, size=(k, p))
+    width = np.ldexp(1.0, exponent)
+    bandwidth = width * rng.uniform(1.0, 12.0, size=(k, p))
+    bandwidth[0, 0] = 0.5 * width[0, 0]
+    checked = 0
+    for offset in [0.5, 20.3, 55.0, 127.9, -3.0, 140.0, 600.0, -5000.0, 3e5]:
+        values = np.array([[float((origin[c, a] + offset) * width[c, a]) for a in range(p)]
+                           for c in range(k)])
+        out = np.zeros((len(values), k))
+        kernel(counts, origin, exponent, bandwidth, values, np.arange(p), out)
+        for i, row in enumerate(values):
+            for c in range(k):
+                ref = sum(_reference_log_density(counts[c, a], int(origin[c, a]),
+                                                 int(exponent[c, a]),
+                                                 max(float(bandwidth[c, a]), width[c, a]), t)
+                          for a, t in enumerate(row.tolist()))
+                assert out[i, c] == pytest.approx(ref, rel=1e-12, abs=1e-12)
+                checked += 1
+    assert checked == 9 * k * k

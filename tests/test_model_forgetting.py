@@ -148,6 +148,45 @@ def test_learn_many_with_a_half_life_equals_learn_one(name):
     assert_same_state(one, many)
 
 
+@pytest.mark.parametrize("name", ["AODE", "TAN", "SelectiveNB"])
+def test_a_batch_cut_at_decay_and_structure_points_equals_learn_one(name):
+    """A structure model with a half-life cuts a batch at the union of its schedule's points
+    and the decay points (decay every 4 records, relearn every 10 after 1, 2, 4, 8): its counts
+    and structure are those of the records one by one."""
+    cls, params = MODELS[name]
+    schedule = {"refresh_every" if name == "AODE" else "relearn_every": 10}
+    data = records(name)[:61]
+    one = cls(half_life=64, **schedule, **params)
+    for x, y in data:
+        one.learn_one(x, y)
+    many = cls(half_life=64, **schedule, **params)
+    for start, end in [(0, 3), (3, 33), (33, 34), (34, 61)]:
+        many.learn_many([x for x, _ in data[start:end]], [y for _, y in data[start:end]])
+    assert_same_state(one, many)
+    assert many.to_state()[0] == one.to_state()[0]  # the schedule's counters too
+    if name != "AODE":  # AODE refreshes its candidates without a version
+        assert many.structure_version == one.structure_version == 10  # 1, 2, 4, 8, 10, … 60
+
+
+@pytest.mark.parametrize("name", ["NaiveBayes", "TAN", "SpamFilter"])
+def test_a_bad_record_in_a_batch_cut_at_decay_points_changes_nothing(name):
+    """A batch that crosses decay points is checked whole before its first piece is learned:
+    a bad record in its last piece is named and leaves the model as it was."""
+    from streamnb.stats import InvalidRecord
+
+    cls, params = MODELS[name]
+    data = records(name)[:40]
+    model = cls(half_life=16, **params)
+    model.learn_many([x for x, _ in data[:10]], [y for _, y in data[:10]])
+    before = cls(half_life=16, **params)
+    before.learn_many([x for x, _ in data[:10]], [y for _, y in data[:10]])
+    batch = [x for x, _ in data[10:]] + [42 if name == "SpamFilter" else {"bad": object()}]
+    with pytest.raises(InvalidRecord, match="row 30"):
+        model.learn_many(batch, [y for _, y in data[10:]] + [data[0][1]])
+    assert model.n_learned == 10
+    assert_same_state(model, before)
+
+
 def after_the_flip(model, data: list[tuple], skip: int = 100) -> float:
     """Prequential accuracy (predict, then learn) over the records from ``skip`` after the
     midpoint to the end."""

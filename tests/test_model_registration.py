@@ -13,7 +13,7 @@ import pytest
 import streamnb.models
 from streamnb import TAN, CountClassifier, NaiveBayes
 from streamnb.models.persistence import model_class, registered
-from streamnb.models.registry import MODELS, NUMERIC_ONLY, make_model
+from streamnb.models.registry import CONTINUOUS, MODELS, make_model
 
 # a model defined outside the package (a user's module, here a fresh process), as a newcomer
 # would add one: its class statement and nothing else
@@ -25,7 +25,7 @@ from streamnb import CountClassifier, NaiveBayes, load_model
 from streamnb.cli_evaluate import model_factory
 from streamnb.consumers.state import model_factory as service_model_factory
 from streamnb.models.persistence import model_class
-from streamnb.models.registry import MODELS, NUMERIC_ONLY, make_model
+from streamnb.models.registry import MODELS, CONTINUOUS, make_model
 from streamnb.stats import read_state
 
 
@@ -56,7 +56,7 @@ RecentNB = define()
 assert model_class("RecentNB") is RecentNB
 model = make_model("recent-nb")
 assert type(model) is RecentNB and model.keep == 2 and "recent-nb" in MODELS
-assert "recent-nb" not in NUMERIC_ONLY and "recent-nb" in set(MODELS) - NUMERIC_ONLY
+assert "recent-nb" not in CONTINUOUS and "recent-nb" in set(MODELS) - CONTINUOUS
 assert type(model_factory("recent-nb")()) is RecentNB  # the command line's evaluate
 assert type(service_model_factory("recent-nb")()) is RecentNB  # the service
 data = [({"o": "s", "w": "weak"}, "no"), ({"o": "c", "w": "weak"}, "yes"),
@@ -98,8 +98,8 @@ def test_presets_name_the_models_and_their_parameters():
     assert type(make_model("ml")) is NaiveBayes and make_model("ml").estimator == "ml"
     assert (type(make_model("tan-ddr")), make_model("tan-ddr").weight) == (TAN, "ddr")
     assert make_model("selective-tan").metric == "cdc"
-    assert set(NUMERIC_ONLY) == {"lda", "qda", "kernel-nb", "ccica-nb"} <= set(MODELS)
-    assert len(NUMERIC_ONLY) == 4 and "tan" not in NUMERIC_ONLY
+    assert set(CONTINUOUS) == {"lda", "qda", "kernel-nb", "ccica-nb"} <= set(MODELS)
+    assert len(CONTINUOUS) == 4 and "tan" not in CONTINUOUS
     with pytest.raises(ValueError, match="unknown model 'nosuch'; choose one of"):
         make_model("nosuch")
 
@@ -149,7 +149,7 @@ def test_every_preset_round_trips_through_its_state(name):
         data = [("win money now", "spam"), ("lunch at noon?", "ham"),
                 ("free money, claim now", "spam"), ("see you at lunch", "ham")]
         queries = ["claim your money", "noon lunch", "nothing known"]
-    elif name in NUMERIC_ONLY:
+    elif name in CONTINUOUS:
         data = [({"a": 1.0 + i / 7, "b": 2.5 - i / 5}, i % 2) for i in range(12)]
         queries = [{"a": 1.2, "b": 2.2}, {"a": 2.5, "b": 0.1}]
     else:

@@ -431,10 +431,10 @@ def test_an_empty_record_is_predicted_as_the_class_prior():
     class prior for it, one record or in a batch — what it predicts for a record of unknown
     attributes — and learning {} is still refused."""
     from streamnb.datasets import load
-    from streamnb.models.registry import MODELS, NUMERIC_ONLY, make_model
+    from streamnb.models.registry import CONTINUOUS, MODELS, make_model
 
     vote = load("vote")
-    for name in sorted(set(MODELS) - NUMERIC_ONLY - {"spam-filter"}):
+    for name in sorted(set(MODELS) - CONTINUOUS - {"spam-filter"}):
         model = make_model(name)
         model.learn_many([x for x, _ in vote][:200], [y for _, y in vote][:200])
         prior = model.predict_proba_one({"never-seen": "value"})
@@ -631,12 +631,12 @@ def test_every_model_runs_without_pandas():
     script = (
         "import sys\n"
         "sys.modules['pandas'] = None  # import pandas now fails\n"
-        "from streamnb.models.registry import MODELS, NUMERIC_ONLY, make_model\n"
+        "from streamnb.models.registry import MODELS, CONTINUOUS, make_model\n"
         "for name in MODELS:\n"
         "    model = make_model(name)\n"
         "    data = [({'a': 'x', 'b': 'u'}, 1), ({'a': 'y', 'b': None}, 0)]\n"
         "    query, labels = {'a': 'x'}, (0, 1)\n"
-        "    if name in NUMERIC_ONLY:  # continuous models: numeric vectors\n"
+        "    if name in CONTINUOUS:  # continuous models: numeric vectors\n"
         "        data = [({'a': 1.0, 'b': 2.5}, 1), ({'a': 4.0, 'b': 0.5}, 0),\n"
         "                ({'a': 1.5, 'b': 2.0}, 1), ({'a': 3.5, 'b': 1.0}, 0)]\n"
         "        query = {'a': 1.2, 'b': 2.2}\n"
@@ -677,14 +677,14 @@ def test_one_record_and_batch_predictions_are_one_path():
     seen (nominal with missing values for the count models, numbers for the continuous ones,
     texts for SpamFilter)."""
     from streamnb.datasets import load, load_sms_spam
-    from streamnb.models.registry import MODELS, NUMERIC_ONLY, make_model
+    from streamnb.models.registry import CONTINUOUS, MODELS, make_model
 
     sms = load_sms_spam()
     data = {"count": list(load("soybean")), "numeric": list(load("diabetes")),
             "text": [(m.text, m.label) for m in sms[:400]]}
     for name in sorted(MODELS):
         kind = ("text" if name == "spam-filter" else
-                "numeric" if name in NUMERIC_ONLY else "count")
+                "numeric" if name in CONTINUOUS else "count")
         records = data[kind]
         model = make_model(name)
         model.learn_many([x for x, _ in records[:300]], [y for _, y in records[:300]])

@@ -1,8 +1,9 @@
-"""TAN and AODE read a float attribute in MDL intervals of its fixed bins (the coarse layer,
-streamnb/models/coarse.py): the intervals are Fayyad–Irani's over the fine per-class counts,
-the coarse counts are exactly the records counted by interval (derived by summation, no record
-re-read), shards merge exactly, a batch learns what its records one by one learn, and on a
-real numeric data set the intervals do what docs/attribute-kinds.md claims."""
+"""TAN, AODE and the selective models read a float attribute in MDL intervals of its fixed
+bins (the coarse layer, streamnb/models/coarse.py): the intervals are Fayyad–Irani's over the
+fine per-class counts, the coarse counts are exactly the records counted by interval (derived
+by summation, no record re-read), shards merge exactly, a batch learns what its records one by
+one learn, and on real numeric data sets the intervals do what docs/attribute-kinds.md
+claims."""
 
 from __future__ import annotations
 
@@ -61,20 +62,32 @@ def _by_interval(model, records):
     return out
 
 
-@pytest.mark.parametrize("cls", [TAN, AODE], ids=lambda c: c.__name__)
+SELECTIVE = [SelectiveNB, SelectiveTAN, SelectiveBN]
+
+
+def _unscheduled(cls, **params):
+    """A model of ``cls`` that updates its structure only when told (selective: seeded)."""
+    if cls is AODE:
+        return cls(refresh_every=0, **params)
+    if cls in SELECTIVE:
+        return cls(relearn_every=0, seed=0, **params)
+    return cls(relearn_every=0, **params)
+
+
+@pytest.mark.parametrize("cls", [TAN, AODE, *SELECTIVE], ids=lambda c: c.__name__)
 def test_coarse_counts_are_the_records_counted_by_interval(cls, tmp_path):
     """After a structure update the model predicts exactly as the same model learned on the
-    records discretised by hand in its intervals (its counts summed from the fine ones, pair
-    tables included); records learned after it are counted in both alike, and a saved model
-    predicts the same when loaded."""
+    records discretised by hand in its intervals (its counts summed from the fine ones, pair,
+    reservoir and family tables included; the same attributes selected); records learned
+    after it are counted in both alike, and a saved model predicts the same when loaded."""
     records, labels = DIABETES.records, DIABETES.labels
-    model = cls(relearn_every=0) if cls is TAN else cls(refresh_every=0)
+    model = _unscheduled(cls)
     model.learn_many(records[:500], labels[:500])
     model.relearn()
     assert any(model.intervals.values())
-    reference = cls(relearn_every=0) if cls is TAN else cls(refresh_every=0)
+    reference = _unscheduled(cls)
     reference.learn_many(_by_interval(model, records[:500]), labels[:500])
-    if cls is TAN:
+    if cls is not AODE:
         reference.relearn()
         assert reference.structure.parents == model.structure.parents
     for x, y in zip(records[500:520], labels[500:520], strict=True):
@@ -144,3 +157,116 @@ def test_aode_reads_ionosphere_better_in_intervals_than_in_bins():
     intervals, bins = accuracy(AODE), accuracy(lambda: AODE(numeric="bins"))
     assert intervals >= 0.90
     assert intervals >= bins + 0.02
+
+
+@pytest.mark.parametrize("cls", SELECTIVE, ids=lambda c: c.__name__)
+def test_selective_batch_learns_what_one_by_one_learns(cls):
+    """A batch of 120 records under relearn_every=50 re-learns (intervals, selection,
+    network) where one by one does, and predicts alike."""
+    one, many = cls(relearn_every=50, seed=0), cls(relearn_every=50, seed=0)
+    for x, y in zip(DIABETES.records[:120], DIABETES.labels[:120], strict=True):
+        one.learn_one(x, y)
+    many.learn_many(DIABETES.records[:120], DIABETES.labels[:120])
+    assert many.structure_version == one.structure_version
+    assert any(one.intervals.values()) and many.intervals == one.intervals
+    assert many.structure.parents == one.structure.parents
+    for x in DIABETES.records[200:240]:
+        assert many.predict_proba_one(x) == pytest.approx(one.predict_proba_one(x), rel=1e-9)
+
+
+@pytest.mark.parametrize("cls", SELECTIVE, ids=lambda c: c.__name__)
+def test_selective_shards_merge_into_the_one_model(cls, tmp_path):
+    """Two shards (other seeds, reservoirs large enough to keep every record) merged and
+    re-learned hold the intervals, network and predictions of one model learned on both;
+    after the merge the coarse model is derived from the summed fine state, and a saved
+    merged model predicts the same when loaded."""
+    records, labels = DIABETES.records, DIABETES.labels
+    whole = _unscheduled(cls)
+    whole.learn_many(records[:600], labels[:600])
+    whole.relearn()
+    left, right = cls(relearn_every=0, seed=1), cls(relearn_every=0, seed=2)
+    left.learn_many(records[:300], labels[:300])
+    left.relearn()  # intervals of its own half: the merge re-derives the coarse model
+    right.learn_many(records[300:600], labels[300:600])
+    merged = left.merge(right)
+    merged.relearn()
+    assert merged.intervals == whole.intervals and any(whole.intervals.values())
+    assert merged.structure.parents == whole.structure.parents
+    queries = records[600:700]
+    for x in queries:
+        assert merged.predict_proba_one(x) == pytest.approx(whole.predict_proba_one(x),
+                                                            rel=1e-9)
+    path = tmp_path / "merged.snb"
+    save(merged, path)
+    loaded = load_model(path)
+    assert loaded.intervals == merged.intervals
+    for x in queries[:20]:
+        assert loaded.predict_proba_one(x) == pytest.approx(merged.predict_proba_one(x),
+                                                            rel=1e-12)
+
+
+@pytest.mark.parametrize("cls", SELECTIVE, ids=lambda c: c.__name__)
+def test_selective_refuses_a_bad_float_field_naming_it_state_unchanged(cls, tmp_path):
+    """A text where a float attribute is read in intervals: an InvalidRecord naming the
+    field, raised before anything is counted (fine or coarse), the model as it was."""
+    from streamnb.stats.values import InvalidRecord
+
+    model = _unscheduled(cls)
+    model.learn_many(DIABETES.records[:300], DIABETES.labels[:300])
+    model.relearn()
+    before = tmp_path / "before.snb"
+    save(model, before)
+    query = DIABETES.records[400]
+    expected = model.predict_proba_one(query)
+    bad = {**DIABETES.records[300], "plas": "high"}
+    with pytest.raises(InvalidRecord, match="plas"):
+        model.learn_one(bad, DIABETES.labels[300])
+    with pytest.raises(InvalidRecord, match="plas"):
+        model.learn_many([DIABETES.records[301], bad], DIABETES.labels[301:303])
+    with pytest.raises(InvalidRecord, match="plas"):
+        model.predict_proba_one(bad)
+    assert model.n_learned == 300
+    assert model.predict_proba_one(query) == expected
+    after = tmp_path / "after.snb"
+    save(model, after)
+    assert after.read_bytes() == before.read_bytes()
+
+
+@pytest.mark.parametrize("cls", [SelectiveNB, SelectiveTAN], ids=lambda c: c.__name__)
+def test_selective_reads_ionosphere_at_least_as_well_in_intervals_as_in_bins(cls):
+    """docs/attribute-kinds.md: on ionosphere (34 numeric attributes in [−1, 1]), 5-fold
+    stratified (seed 0), the selective model in MDL intervals is at least as accurate as on
+    the fixed bins (measured: SelectiveNB 90.3 % against 88.6 %, SelectiveTAN 90.0 % against
+    86.9 %). Counts only: no floating-point ranking close enough to depend on the BLAS."""
+    from streamnb.evaluate import stratified_kfold
+
+    data = load("ionosphere")
+
+    def accuracy(numeric: str) -> float:
+        correct = 0
+        for train, test in stratified_kfold(data.labels, k=5, seed=0):
+            model = cls(relearn_every=0, seed=0, numeric=numeric)
+            model.learn_many([data.records[i] for i in train], [data.labels[i] for i in train])
+            model.relearn()
+            predicted = model.predict_many([data.records[i] for i in test])
+            correct += sum(p == data.labels[i] for p, i in zip(predicted, test, strict=True))
+        return correct / len(data.labels)
+
+    assert accuracy("mdl") >= accuracy("bins")
+
+
+def test_selective_selection_does_not_depend_on_the_order_of_fields():
+    """Intervals make ties of class information common (river's ImageSegments: rawred-mean and
+    rawgreen-mean score alike after 23 records): Info-AS breaks them by name, so a stream whose
+    records list their fields in reverse order learns the same networks and predictions."""
+    from river import datasets
+
+    forward, backward = (SelectiveNB(relearn_every=50, metric="cdc", significance=0.05, seed=42)
+                         for _ in range(2))
+    for x, y in datasets.ImageSegments().take(120):
+        reversed_x = dict(reversed(list(x.items())))
+        assert backward.predict_proba_one(reversed_x) == pytest.approx(
+            forward.predict_proba_one(x), rel=1e-9)
+        forward.learn_one(x, y)
+        backward.learn_one(reversed_x, y)
+    assert backward.structure.selected == forward.structure.selected

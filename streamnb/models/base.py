@@ -22,21 +22,15 @@ from river import base
 import streamnb.models.persistence as persistence
 from streamnb._accel.kernels import posterior
 from streamnb.models.params import DRIFT_DECAY, DRIFT_DETECTOR, HALF_LIFE, validate_params
-from streamnb.models.schedule import learn_watching_drift, react_to_drift
+from streamnb.models.schedule import learn_in_pieces, learn_watching_drift, react_to_drift
 from streamnb.stats import CountStatistics, InvalidRecord, Schema
 from streamnb.stats.cache import StateCache
 from streamnb.stats.encoded import EncodedBatch
 from streamnb.stats.forgetting import Forgetting
-from streamnb.stats.frames import batch_rows, is_frame, is_sparse, labels_of, n_rows
+from streamnb.stats.frames import labels_of, n_rows
+from streamnb.stats.values import RecordName
 
 __all__ = ["CountClassifier"]
-
-
-def _indexable(X: Any) -> Any:
-    """A batch that can be cut into runs of rows (a one-pass iterable becomes a list)."""
-    if is_frame(X) or is_sparse(X) or isinstance(X, EncodedBatch | Sequence):
-        return X
-    return list(X)
 
 
 def _adapting_one(learn: Callable[..., None]) -> Callable[..., None]:
@@ -60,25 +54,21 @@ def _adapting_one(learn: Callable[..., None]) -> Callable[..., None]:
 
 
 def _adapting_many(learn: Callable[..., None]) -> Callable[..., None]:
-    """``learn_many`` with the model's ``half_life`` applied: the batch is learned in runs
-    between decay points, each after the decays before its first record, so its counts are
-    those of ``learn_one`` on each row (the service's arithmetic). The drift detector is not
-    fed (it reads one-by-one prequential errors)."""
+    """``learn_many`` learning its batch in pieces (:func:`~streamnb.models.schedule.
+    learn_in_pieces`) that end at the model's :meth:`~CountClassifier._pieces` and at the
+    decay points of its ``half_life``, so its counts and structures are those of ``learn_one``
+    on each row; the class's own ``learn_many`` learns one piece, and the calls it makes to its
+    bases' ``learn_many`` learn only. The drift detector is not fed (it reads one-by-one
+    prequential errors)."""
     @functools.wraps(learn)
     def learn_many(self: CountClassifier, X: Any, y: Any) -> None:
-        forgetting = self._forgetting
-        if forgetting is None or self.__dict__.get("_adapting"):
+        if self.__dict__.get("_adapting"):
             return learn(self, X, y)
         self._adapting = True
         try:
-            X, labels = _indexable(X), labels_of(y)
-            start = done = self.n_learned
-            n = n_rows(X)
-            for a, b in forgetting.segments(range(start, start + n)):
-                forgetting.decay(self, done, start + a)
-                done = max(done, start + a)
-                learn(self, *((X, labels) if b - a == n else (batch_rows(X, a, b), labels[a:b])))
-            forgetting.decay(self, done, start + n)
+            labels = labels_of(y)
+            X, ends = self._pieces(X, len(labels))
+            learn_in_pieces(self, X, labels, ends, functools.partial(learn, self))
         finally:
             del self._adapting
         return None
@@ -198,6 +188,25 @@ class CountClassifier(base.MiniBatchClassifier):
     def learn_one(self, x: Mapping, y: Any) -> None:
         self.stats.update(x, y, self.n_learned + 1)
         self.n_learned += 1
+
+    def _pieces(self, X: Any, n: int) -> tuple[Any, Sequence[int]]:
+        """The batch ``X`` of ``n`` records as ``learn_many`` cuts it, and the record counts
+        (``n_learned`` after a piece) at which a piece must end besides the decay points:
+        ``X`` and none here; a model that updates a structure on a schedule ends a piece at
+        each of its points."""
+        return X, ()
+
+    def _check_many(self, X: Any, labels: list) -> None:
+        """Raise :class:`~streamnb.stats.InvalidRecord` for the first bad record or label of
+        a batch (its row named), changing nothing: ``learn_many`` checks a batch it learns in
+        pieces before the first. Statistics that cannot read a record without learning it
+        (the continuous models') are not asked: their pieces stop at a bad record."""
+        if not isinstance(self.stats, CountStatistics):
+            return
+        self.stats.encode(X, "row")
+        for i, y in enumerate(labels):
+            if not (type(y) is str or type(y) is int or type(y) is bool):
+                self.stats.encode_label(y, RecordName("row", i))
 
     def encode_many(self, X: Any) -> EncodedBatch:
         """``X`` (DataFrame or sequence of mappings) encoded once for ``predict_proba_many``

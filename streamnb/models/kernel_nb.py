@@ -7,17 +7,16 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from streamnb._accel.kernels import kde_log_likelihood
 from streamnb.models.discriminant import GaussianDiscriminant
 from streamnb.models.factors import Factors
 from streamnb.models.params import VAR_SMOOTHING, Integer
 from streamnb.stats.binned_density import BinnedDensity
 from streamnb.stats.cache import StateCache
 from streamnb.stats.encoder import encode_batch
-from streamnb.stats.kde import log_mixture_density, silverman_bandwidth
+from streamnb.stats.kde import silverman_bandwidth
 
 __all__ = ["KernelNB"]
-
-_CHUNK = 256
 
 
 class KernelNB(GaussianDiscriminant, state_name="KernelNB", presets={"kernel-nb": {}}):
@@ -30,7 +29,9 @@ class KernelNB(GaussianDiscriminant, state_name="KernelNB", presets={"kernel-nb"
     class and attribute, exact under merge and order), and h is Silverman's bandwidth
     1.06 σ̂ n^(−1/5) (σ̂ the class's standard deviation of the attribute, n its weight), never
     below the bin width. Learning is O(p) per record (plus an O(n_bins) re-binning when a value
-    leaves its bins' range); prediction is O(k·p·n_bins).
+    leaves its bins' range); prediction is O(k·p·n_bins) multiplications in one C kernel call,
+    straight from the bins (nothing derived is rebuilt or cached per record): the estimate is
+    over at most ``n_bins`` bins per class and attribute, never over stored values.
 
     A missing value's factor is omitted (exact for naive Bayes); an attribute contributes once
     every class has observed it.
@@ -106,93 +107,53 @@ class KernelNB(GaussianDiscriminant, state_name="KernelNB", presets={"kernel-nb"
         yield {}
         yield {"n_bins": 16}
 
-    def _terms(self) -> dict[str, Any]:
-        stats = self.stats
-        return self._cache.get("terms", (stats, stats.version), self._compute_terms)
-
-    def _compute_terms(self) -> dict[str, Any]:
+    def _log_densities(self, values: np.ndarray, attributes: np.ndarray, out: np.ndarray
+                       ) -> np.ndarray:
+        """``out`` (m, k) plus Σ_a log f_{a,y}(values[i, a]) over ``attributes`` (NaN omitted):
+        the bandwidths (O(k·p)), then one call of the kernel ``kde_log_likelihood``
+        (streamnb/_accel), which reads the densities straight from the bins: nothing is
+        rebuilt or cached between records."""
         s = self.stats
-        return self._class_terms(range(s.n_classes), {
-            "log_weight": np.empty(s.counts.shape), "centres": np.empty(s.counts.shape)})
-
-    def _updated_terms(self, terms: dict[str, Any], c: int, x: np.ndarray) -> None:
-        """After ``learn_one`` of a record of class ``c``: only that class's bins moved, so
-        only its rows of the kernel terms are recomputed (O(p·n_bins), not O(k·p·n_bins)),
-        its bin centres only if its bins were re-placed. The terms belong to the cache alone,
-        so they are updated in place and re-keyed."""
-        s = self.stats
-        if terms["log_weight"].shape != s.counts.shape:
-            return  # a new class or attribute: recomputed in full when a prediction asks
-        grid = terms["grid"]
-        placed = (np.array_equal(s.origin[c], grid[0][c])
-                  and np.array_equal(s.exponent[c], grid[1][c]))
-        self._cache.put("terms", (s, s.version), self._class_terms([c], terms, not placed))
-
-    def _class_terms(self, classes: Any, terms: dict[str, Any], centres: bool = True
-                     ) -> dict[str, Any]:
-        """``terms`` with the bin rows of ``classes`` (their centres only with ``centres``) and
-        every per-(class, attribute) term (bandwidths, priors, active attributes) computed from
-        the state."""
-        s = self.stats
-        m = s.moments
-        n = m.weight
-        var = m.variance()
+        s.resize()
+        n = s.moments.weight
+        var = s.moments.variance()
         floor = self.var_smoothing * np.maximum(var.max(axis=0, initial=0.0), 1.0)
-        sigma = np.sqrt(var + np.maximum(floor, 1e-300))
-        width = np.ldexp(1.0, s.exponent)
-        rows = np.asarray(classes, dtype=np.int64)
-        with np.errstate(divide="ignore"):
-            h = np.maximum(silverman_bandwidth(sigma, np.where(n > 0, n, 1.0)), width)
-            # log(N_b / n): the bins as the kernel estimate's weighted centres
-            terms["log_weight"][rows] = np.log(s.counts[rows]) - np.log(
-                np.where(n[rows] > 0, n[rows], 1.0))[..., None]
-        if centres:
-            terms["centres"][rows] = np.ldexp(s.origin[rows][..., None] + np.arange(s.n_bins)
-                                              + 0.5, s.exponent[rows][..., None])
-            # the bin grid the centres were computed from
-            terms["grid"] = (s.origin.copy(), s.exponent.copy())
-        total = float(s.class_weight.sum())
-        with np.errstate(divide="ignore"):
-            log_prior = np.log(s.class_weight / total) if total > 0 else np.zeros(
-                s.n_classes)
-        active = np.flatnonzero((n > 0).all(axis=0)) if s.n_classes else np.zeros(
-            0, dtype=np.int64)
-        terms.update(h=h, log_prior=log_prior, active=active)
-        return terms
+        # the kernel raises h to the bin width where it is below (the sketch's resolution)
+        h = silverman_bandwidth(np.sqrt(var + np.maximum(floor, 1e-300)),
+                                np.where(n > 0, n, 1.0))
+        kde_log_likelihood(s.counts, s.origin, s.exponent, h,
+                           np.ascontiguousarray(values, dtype=np.float64), attributes, out)
+        return out
 
-    def _log_density(self, terms: dict[str, Any], a: int, t: np.ndarray) -> np.ndarray:
-        """log f_{a,y}(t) for values ``t`` (m,), all classes: (m, k)."""
-        with np.errstate(divide="ignore"):  # a class without values: log 0
-            return log_mixture_density(t[:, None], terms["log_weight"][None, :, a],
-                                       terms["centres"][None, :, a], terms["h"][None, :, a, None])
+    def _log_prior(self) -> np.ndarray:
+        """log π_y (−inf for a class decayed or merged to weight 0)."""
+        weight = self.stats.class_weight
+        total = float(weight.sum())
+        if total <= 0:
+            return np.zeros(len(weight))
+        return np.log(weight / total, out=np.full(len(weight), -np.inf), where=weight > 0)
+
+    def _active(self) -> np.ndarray:
+        """The attributes every class has observed (the others' factors are omitted)."""
+        return np.flatnonzero((self.stats.moments.weight > 0).all(axis=0))
 
     def log_density(self, label: Any, attribute: Any, value: float) -> float:
         """log f_{attribute, label}(value), the kernel density estimate."""
-        terms = self._terms()
-        c, a = self.stats.labels.index[label], self.stats.attributes.get(attribute)
-        return float(self._log_density(terms, a, np.array([float(value)]))[0, c])
+        s = self.stats
+        c, a = s.labels.index[label], s.attributes.get(attribute)
+        values = np.full((1, len(s.attributes)), np.nan)
+        values[0, a] = float(value)
+        out = self._log_densities(values, np.array([a]), np.zeros((1, s.n_classes)))
+        return float(out[0, c])
 
     def _numeric_log_likelihood_one(self, x: Mapping) -> tuple[Any, Any] | None:
-        """One record: every observed active attribute's density in one vectorised step,
-        O(k·p·n_bins)."""
+        """One record: every observed active attribute's density, O(k·p·n_bins)."""
         self._check_record(x, "record to predict")
         if not self.stats.n_classes:
             return None
-        terms = self._terms()
         vector = self._encode_to_predict(x)
-        active = terms["active"]
-        log_weight, centres, h = terms["log_weight"], terms["centres"], terms["h"]
-        if len(active) < len(vector) or np.isnan(vector).any():
-            # some attributes unobserved (or not yet in every class): their factors omitted
-            slots = active[~np.isnan(vector[active])]
-            vector, log_weight, centres, h = (vector[slots], log_weight[:, slots],
-                                              centres[:, slots], h[:, slots])
-        finite = terms["log_prior"].copy()
-        if len(vector):
-            with np.errstate(divide="ignore"):  # a class without values: log 0
-                finite += log_mixture_density(vector[None, :], log_weight, centres,
-                                              h[..., None]).sum(axis=1)
-        finite, zeros = self._zero_factors(finite[None])
+        finite, zeros = self._zero_factors(self._log_densities(vector[None], self._active(),
+                                                               self._log_prior()[None]))
         return finite[0], zeros[0]
 
     @staticmethod
@@ -206,17 +167,10 @@ class KernelNB(GaussianDiscriminant, state_name="KernelNB", presets={"kernel-nb"
 
     def _numeric_joint_log_likelihood(self, records: Any, where: str
                                       ) -> tuple[np.ndarray, np.ndarray]:
-        terms = self._terms()
         values = encode_batch(self.stats.attributes, records, where, grow=False).numeric_matrix(
             len(self.stats.attributes))
-        n = values.shape[0]
-        finite = np.tile(terms["log_prior"], (n, 1))
-        for a in terms["active"]:
-            rows = np.flatnonzero(~np.isnan(values[:, a]))
-            for start in range(0, len(rows), _CHUNK):
-                chunk = rows[start: start + _CHUNK]
-                finite[chunk] += self._log_density(terms, a, values[chunk, a])
-        return self._zero_factors(finite)
+        return self._zero_factors(self._log_densities(values, self._active(), np.tile(
+            self._log_prior(), (len(values), 1))))
 
     def covariance(self, label: Any | None = None) -> np.ndarray:  # pragma: no cover
         raise AttributeError("KernelNB has no covariance")

@@ -29,18 +29,16 @@ from typing import Any, ClassVar
 import numpy as np
 
 from streamnb.estimators import Estimator
-from streamnb.models.coarse import coarse_model
+from streamnb.models.coarse import IntervalReading
 from streamnb.models.naive_bayes import NaiveBayes
 from streamnb.models.params import NUMERIC_INTERVALS, Integer, validate_params
 from streamnb.models.schedule import relearn_due
-from streamnb.stats.binning import Coarsening
-from streamnb.stats.codec import from_json_value, to_json_value
-from streamnb.stats.encoded import EncodedBatch
+from streamnb.stats.binning import coarse_pair_state
 from streamnb.stats.encoder import encode
-from streamnb.stats.frames import labels_of, records_of
+from streamnb.stats.frames import labels_of
 from streamnb.stats.pairs import PairCounts
 from streamnb.stats.persist import header_int
-from streamnb.stats.values import NOMINAL, TOKEN, InvalidRecord
+from streamnb.stats.values import NOMINAL, TOKEN
 from streamnb.structure import PairwiseCounts, attribute_class_information
 
 __all__ = ["PairwiseNaiveBayes"]
@@ -93,7 +91,7 @@ def _by_information(stats: Any, by_name: bool, pairs: PairCounts | None = None) 
     return [keys[i] for i in order]
 
 
-class PairwiseNaiveBayes(NaiveBayes):
+class PairwiseNaiveBayes(IntervalReading, NaiveBayes):
     """Single-attribute counts (the naive Bayes part) and pairwise counts N_ij(u, v, c) of at
     most ``max_candidates`` attributes (the first ones seen, then the most informative about
     the class at each :meth:`refresh_candidates`). Subclasses say how they use the pairs."""
@@ -112,8 +110,6 @@ class PairwiseNaiveBayes(NaiveBayes):
                          var_smoothing=var_smoothing, numeric="bins", half_life=half_life,
                          drift_detector=drift_detector, drift_decay=drift_decay)
         self.numeric = numeric
-        self._coarsening: Coarsening | None = None
-        self._coarse: Any = None
         a, a_absent = self._estimator.cell_pseudocounts(self.stats)
         if not (isinstance(a, float) and a > 0 and a == a_absent):
             raise ValueError(f"{type(self).__name__} needs an estimator with one positive "
@@ -125,54 +121,11 @@ class PairwiseNaiveBayes(NaiveBayes):
         self._shared = False
 
     # -- the coarse layer (models/coarse.py) ----------------------------------------------------
-    def rediscretise(self) -> None:
-        """Choose the binned attributes' intervals from the fine counts now (MDL) and derive
-        the coarse counts; every structure update calls it. Nothing under
-        ``numeric="bins"``, or before a float attribute."""
-        if self.numeric != "mdl" or not self.stats.schema.binned:
-            return
-        self._coarsening = Coarsening.of(self.stats)
-        self._coarse = None
-
-    @property
-    def intervals(self) -> dict[Any, list[float]]:
-        """Per float attribute, where its intervals after the first start (the left ends of
-        fine bins, :func:`~streamnb.stats.binning.bin_position`), as chosen at the last
-        structure update; empty before one, or under ``numeric="bins"``."""
-        return {} if self._coarsening is None else {
-            name: list(cuts) for name, cuts in self._coarsening.cuts.items()}
-
-    def _recoarsen(self) -> None:
-        """The coarse counts are to be derived again from the fine ones (after a batch, a
-        merge, a decay or a load), with the current intervals, when next read."""
-        self._coarse = None
-
-    def _coarse_now(self) -> Any:
-        """The coarse model (None without intervals), derived now if it is not current."""
-        if self._coarse is None and self._coarsening is not None:
-            self._coarse = coarse_model(self, self._coarsening)
-        return self._coarse
-
-    def _learn_coarse_one(self, x: Mapping, y: Any) -> None:
-        """Learn a record the fine counts just learned into a current coarse model too (a
-        model derived later already holds it)."""
-        if self._coarse is not None:
-            self._coarse.learn_one(self._coarse_record(x, "record"), y)
-
-    def _coarse_record(self, x: Any, where: str) -> Any:
-        """``x`` with its floats read as intervals, for the coarse model."""
-        if not isinstance(x, Mapping):
-            raise InvalidRecord(where, None, f"expected a mapping of features, got "
-                                f"{type(x).__name__}")
-        return self._coarsening.record(x, where)
-
-    def _coarse_records(self, records: Any, where: str) -> Any:
-        """A batch's records with their floats read as intervals (an EncodedBatch, encoded for
-        the fine schema, is read in the fine bins)."""
-        if isinstance(records, EncodedBatch):
-            return None
-        return [self._coarse_record(x, f"{where} {i}") for i, x in enumerate(records_of(
-            records))]
+    def _coarse_extra(self, coarse_stats: Any, to: np.ndarray
+                      ) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+        extra, arrays = self._extra_state()
+        pairs, arrays = coarse_pair_state(extra["pairs"], arrays, to, coarse_stats.n_classes)
+        return {**extra, "pairs": pairs}, arrays
 
     # -- counting ------------------------------------------------------------------------------
     def _count_one(self, x: Mapping, y: Any) -> int:
@@ -424,15 +377,12 @@ class PairwiseNaiveBayes(NaiveBayes):
     # -- persistence ---------------------------------------------------------------------------
     def _extra_state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         meta, arrays = self.pairs.to_state(self.stats.n_classes)
-        cuts = None if self._coarsening is None else to_json_value(self._coarsening.cuts)
         return {"pairs": meta, "candidate_version": self.candidate_version,
-                "shared": self._shared, "coarse_cuts": cuts}, arrays
+                "shared": self._shared, "coarse_cuts": self._intervals_state()}, arrays
 
     def _restore_extra(self, meta: Mapping[str, Any], arrays: Mapping[str, np.ndarray]) -> None:
         self.pairs = PairCounts.from_state(self.stats.schema, meta["pairs"], arrays)
         self.pairs.text_tokens = True  # states saved before text tokens could be candidates
         self.candidate_version = header_int(meta.get("candidate_version", 0), "candidate_version")
         self._shared = bool(meta.get("shared", False))
-        cuts = meta.get("coarse_cuts")
-        self._coarsening = None if cuts is None else Coarsening(from_json_value(cuts))
-        self._coarse = None
+        self._restore_intervals(meta)

@@ -14,7 +14,7 @@ from functools import partial
 from streamnb.models.base import CountClassifier
 from streamnb.models.persistence import registered
 
-__all__ = ["MODELS", "NUMERIC_ONLY", "make_model"]
+__all__ = ["CONTINUOUS", "MODELS", "make_model"]
 
 
 def _presets() -> dict[str, tuple[type[CountClassifier], Mapping]]:
@@ -41,8 +41,10 @@ class _Models(Mapping[str, Callable[[], CountClassifier]]):
         return f"MODELS({sorted(self)})"
 
 
-class _NumericOnly(Set[str]):
-    """The names of models that take numeric attributes only (not messages)."""
+class _Continuous(Set[str]):
+    """The names of the continuous models (the classes flagged ``_numeric_only``): a numeric
+    block of their own (Gaussian discriminants, kernel densities, CC-ICA), every other field
+    read as a naive-Bayes factor beside it."""
 
     def __contains__(self, name: object) -> bool:
         found = _presets().get(name) if isinstance(name, str) else None
@@ -55,16 +57,16 @@ class _NumericOnly(Set[str]):
         return sum(1 for _ in self)
 
     @classmethod
-    def _from_iterable(cls, names):  # what ``set(MODELS) - NUMERIC_ONLY`` and the like make
+    def _from_iterable(cls, names):  # what ``set(MODELS) - CONTINUOUS`` and the like make
         return frozenset(names)
 
     def __repr__(self) -> str:
-        return f"NUMERIC_ONLY({sorted(self)})"
+        return f"CONTINUOUS({sorted(self)})"
 
 
 MODELS: Mapping[str, Callable[[], CountClassifier]] = _Models()
-#: models that take numeric attributes only (not token records: the demo's ``all`` skips them)
-NUMERIC_ONLY: Set[str] = _NumericOnly()
+#: the continuous models (LDA, QDA, KernelNB, CCICANB): a numeric block, other fields as factors
+CONTINUOUS: Set[str] = _Continuous()
 
 
 def make_model(name: str) -> CountClassifier:

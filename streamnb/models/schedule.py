@@ -3,14 +3,13 @@ service's shared candidate lists, and one way to feed a drift detector."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from streamnb.stats import InvalidRecord
 from streamnb.stats.encoded import EncodedBatch
 from streamnb.stats.forgetting import check_decay_factor
-from streamnb.stats.frames import batch_rows, n_rows
-from streamnb.stats.values import RecordName
+from streamnb.stats.frames import batch_rows, is_frame, is_sparse, n_rows
 
 __all__ = ["learn_in_pieces", "learn_watching_drift", "next_relearn", "react_to_drift",
            "relearn_due", "relearn_pieces", "relearn_point"]
@@ -64,47 +63,62 @@ def relearn_due(since: int, every: int, learned: int) -> bool:
 
 
 def relearn_pieces(since: int, every: int, learned: int, n: int) -> list[int]:
-    """The sizes of the pieces a batch of ``n`` records is learned in so that every update
-    :func:`relearn_due` would make while the records are learned one by one falls between two
-    pieces (the last one at the batch's end): ``[n]`` when none falls inside the batch.
+    """The record counts inside a batch of ``n`` records (``learned`` learned before it) at
+    which its pieces must end so that every update :func:`relearn_due` would make while the
+    records are learned one by one falls between two pieces (``[]``: none falls inside).
 
     >>> relearn_pieces(0, 50, 0, 60), relearn_pieces(0, 50, 12, 12), relearn_pieces(0, 0, 9, 5)
-    ([1, 1, 2, 4, 8, 16, 18, 10], [4, 8], [5])
+    ([1, 2, 4, 8, 16, 32, 50], [16], [])
     """
-    sizes, start = [], 0
+    ends = []
     last = learned - since  # records learned at the last update
     while every:
         point = max(next_relearn(last, every), last + 1, learned + 1)  # overdue: the next record
         if point >= learned + n:
             break
-        sizes.append(point - learned - start)
-        start, last = point - learned, point
-    sizes.append(n - start)
-    return sizes
+        ends.append(point)
+        last = point
+    return ends
 
 
-def learn_in_pieces(stats: Any, X: Any, labels: list, sizes: list[int],
+def learn_in_pieces(model: Any, X: Any, labels: list, ends: Iterable[int],
                     learn: Callable[[Any, list], None]) -> None:
-    """``learn(piece, piece_labels)`` on consecutive pieces of the batch ``X`` of the given
-    ``sizes`` (:func:`relearn_pieces`), so that a batch learns exactly what its records one by
-    one would, the structure updates included. A bad record or label rejects the whole batch
-    before any piece is learned (its row named in the batch, as ``learn_many`` names it), so
-    the model is left as it was; ``stats`` (the model's
-    :class:`~streamnb.stats.CountStatistics`) checks them. An
-    :class:`~streamnb.stats.encoded.EncodedBatch`, which cannot be cut, is learned whole."""
-    if len(sizes) == 1 or isinstance(X, EncodedBatch):
-        learn(X, labels)
-        return
-    if n_rows(X) != len(labels):
-        raise ValueError(f"{n_rows(X)} records but {len(labels)} labels")
-    stats.encode(X, "row")  # refuses a bad record, changes nothing
-    for i, y in enumerate(labels):
-        if not (type(y) is str or type(y) is int or type(y) is bool):
-            stats.encode_label(y, RecordName("row", i))
-    start = 0
-    for size in sizes:
-        learn(batch_rows(X, start, start + size), labels[start:start + size])
-        start += size
+    """Learn the batch ``X, labels`` into ``model`` with ``learn(piece, piece_labels)`` on
+    consecutive pieces ending at the record counts ``ends`` (a structure schedule's points,
+    :func:`relearn_pieces`) and at the decay points of the model's ``half_life``, each piece
+    after the decays before its first record: the batch learns what its records one by one
+    would, the structure updates and the forgetting included. Every model's ``learn_many``
+    goes through here (``models/base.py``).
+
+    A batch that is cut is checked whole first (the model's ``_check_many``): a bad record or
+    label rejects it before any piece is learned (its row named in the batch, as
+    ``learn_many`` names it), so the model is left as it was. An
+    :class:`~streamnb.stats.encoded.EncodedBatch` carries its registrations whole: it is
+    learned whole between decay points (and refused if one falls inside it)."""
+    forgetting = model._forgetting
+    if isinstance(X, EncodedBatch):
+        ends = ()
+    elif not (is_frame(X) or is_sparse(X) or isinstance(X, Sequence)):
+        X = list(X)  # a one-pass iterable, which a cut reads twice
+    n, start = n_rows(X), model.n_learned
+    cuts = {end for end in ends if start < end < start + n}
+    if forgetting is not None:
+        cuts.update(start + end for _, end in forgetting.segments(range(start, start + n)))
+        cuts.discard(start + n)
+    if cuts and not isinstance(X, EncodedBatch):
+        if n != len(labels):
+            raise ValueError(f"{n} records but {len(labels)} labels")
+        model._check_many(X, labels)
+    done = first = start  # decayed to done; the piece begins at record count first
+    for end in [*sorted(cuts), start + n]:
+        if forgetting is not None:
+            forgetting.decay(model, done, first)
+            done = max(done, first)
+        a, b = first - start, end - start
+        learn(*((X, labels) if b - a == n else (batch_rows(X, a, b), labels[a:b])))
+        first = end
+    if forgetting is not None:
+        forgetting.decay(model, done, start + n)
 
 
 def learn_watching_drift(model: Any, detector: Any, x: Any, y: Any,

@@ -26,7 +26,12 @@ A relearn: the candidates (the ``max_candidates`` discrete attributes of highest
 counts) → Info-AS over the reservoir's records (``metric``, optional χ² stop at
 ``significance``) → the subclass's network over the selected attributes → family tables → swap
 (``structure_version`` + 1). A numeric (float) attribute is counted in fixed bins of its values
-(:mod:`streamnb.stats.binning`), a nominal attribute of the model.
+(:mod:`streamnb.stats.binning`), a nominal attribute of the state; under ``numeric="mdl"`` (the
+default) a relearn first chooses MDL intervals of the bins from their per-class counts and sums
+the whole state (counts, reservoir cells, pair and family tables) into them: the coarse model of
+:mod:`streamnb.models.coarse`, which selects the attributes, learns the network and predicts,
+while the fine state learns the same network over the bins, so that merges, decays and loads
+derive the coarse model again from it exactly.
 
 **Text attributes** (a bag of tokens, :mod:`streamnb.stats.schema`): their tokens compete with
 the other attributes for the candidates, each as a binary attribute "the token occurs in the
@@ -54,8 +59,10 @@ from typing import Any, ClassVar
 import numpy as np
 
 from streamnb.models.base import CountClassifier
+from streamnb.models.coarse import IntervalReading, value_map
 from streamnb.models.pairwise import _presence_information
 from streamnb.models.params import (
+    NUMERIC_INTERVALS,
     RELEARN_EVERY,
     Integer,
     OneOf,
@@ -63,14 +70,11 @@ from streamnb.models.params import (
     validate_params,
 )
 from streamnb.models.persistence import params_state
-from streamnb.models.schedule import (
-    learn_in_pieces,
-    relearn_due,
-    relearn_pieces,
-)
+from streamnb.models.schedule import relearn_due, relearn_pieces
 from streamnb.models.selective_evidence import NetworkEvidence, batch_cells
 from streamnb.models.selective_families import FamilyTables
 from streamnb.models.selective_text import add_text_terms, text_log_denominators
+from streamnb.stats.binning import coarse_pair_state
 from streamnb.stats.encoded import EncodedBatch
 from streamnb.stats.encoder import encode, encode_batch
 from streamnb.stats.frames import labels_of
@@ -98,12 +102,13 @@ RESERVOIR_EXACT = "reservoir (exact)"
 RESERVOIR_ESTIMATE = "reservoir (estimate)"
 
 
-class SelectiveClassifier(CountClassifier):
+class SelectiveClassifier(IntervalReading, CountClassifier):
     """Base class: a Bayesian network over the class and Info-AS-selected attributes, learned
     from a record reservoir and parameterised by exact family counts (module docstring)."""
 
     _numeric = False  # dependences among discrete values: a float is counted in its bin
     _parameter_constraints: ClassVar[dict[str, list]] = {
+        "numeric": NUMERIC_INTERVALS,
         "metric": [OneOf(tuple(sorted(METRICS)))],
         "significance": [None, Real(0, 1, closed="neither")],
         "max_candidates": [Integer(1)], "reservoir_size": [Integer(1)],
@@ -115,9 +120,10 @@ class SelectiveClassifier(CountClassifier):
                  relearn_every: int = 1000, drift_detector: Any = None, alpha: float = 1.0,
                  seed: int | None = None, nominal: Iterable | None = None,
                  domains: Mapping | None = None, half_life: float | None = None,
-                 drift_decay: float = 0.5) -> None:
+                 drift_decay: float = 0.5, numeric: str = "mdl") -> None:
         super().__init__(nominal=nominal, domains=domains, half_life=half_life,
                          drift_detector=drift_detector, drift_decay=drift_decay)
+        self.numeric = numeric
         self.metric = metric
         self.significance = significance
         self.max_candidates = max_candidates
@@ -243,6 +249,7 @@ class SelectiveClassifier(CountClassifier):
     # -- learning ------------------------------------------------------------------------------
     def learn_one(self, x: Mapping, y: Any) -> None:
         self._learn_one(x, y)
+        self._learn_coarse_one(x, y)
         self._count_towards_relearn(1)
 
     def _learn_one(self, x: Mapping, y: Any) -> None:
@@ -266,16 +273,15 @@ class SelectiveClassifier(CountClassifier):
             for i, row in changed:
                 network.update_row(i, row, self._families.tables[i][row], self.alpha)
 
+    def _pieces(self, X: Any, n: int) -> tuple[Any, list[int]]:
+        return X, relearn_pieces(self._since_relearn, self.relearn_every, self.n_learned, n)
+
     def learn_many(self, X: Any, y: Any) -> None:
         """Learn a batch (DataFrame or sequence of mappings): the same counts, reservoir and
         networks as ``learn_one`` on each row in order (the batch is learned in pieces that end
         where the schedule re-learns); the drift detector is not fed."""
+        # one piece (models/base.py cuts the batch at the points of _pieces)
         labels = labels_of(y)
-        sizes = relearn_pieces(self._since_relearn, self.relearn_every, self.n_learned,
-                               len(labels))
-        learn_in_pieces(self.stats, X, labels, sizes, self._learn_piece)
-
-    def _learn_piece(self, X: Any, labels: list) -> None:
         stats = self.stats
         batch = stats.update_many(X, labels, record="row")
         index = stats.labels.index
@@ -292,6 +298,7 @@ class SelectiveClassifier(CountClassifier):
         evidence[:, 0] = classes
         self._families.add_batch(evidence)
         self._counts_changed()
+        self._recoarsen()
         self._count_towards_relearn(len(labels))
 
     def _count_one(self, c: int, enc: Any) -> None:
@@ -312,7 +319,19 @@ class SelectiveClassifier(CountClassifier):
         self._since_relearn = 0
         if not self.stats.n_classes:
             return
-        data = self.reservoir_data(self._candidates())
+        self.rediscretise()
+        coarse = self._coarse_now()
+        if coarse is not None:
+            # selection and network over the intervals; the fine state learns the same
+            # network over the bins, and the coarse model is its sum again
+            coarse.relearn()
+            self._install(coarse.structure)
+            self._recoarsen()
+            return
+        # in order of name: Info-AS's ties (to the lowest index), which intervals make common
+        # (attributes of equal class information), go alike whatever order fields came in
+        candidates = sorted(self._candidates(), key=lambda a: repr(self.presence.name_of(a)))
+        data = self.reservoir_data(candidates)
         self._install(self._learn_network(data, self._select(data)))
 
     def _select(self, data: DiscreteData) -> Selection:
@@ -383,6 +402,9 @@ class SelectiveClassifier(CountClassifier):
 
     def _joint_log_likelihood(self, records: Sequence[Mapping], where: str
                               ) -> tuple[np.ndarray, np.ndarray]:
+        coarse = self._coarse_now()
+        if coarse is not None and not isinstance(records, EncodedBatch):
+            return coarse._joint_log_likelihood(self._coarse_records(records, where), where)
         batch = encode_batch(self.stats.schema, records, where, grow=False)
         rows, columns = batch_cells(batch)
         scores = self._log_scores(self._evidence(rows, columns, batch.n))
@@ -393,6 +415,9 @@ class SelectiveClassifier(CountClassifier):
 
     def _log_likelihood_one(self, x: Mapping) -> tuple[np.ndarray, np.ndarray] | None:
         """The network's class scores of one record (no zero factors: α > 0)."""
+        coarse = self._coarse_now()
+        if coarse is not None:
+            return coarse._log_likelihood_one(self._coarse_record(x, "record to predict"))
         self._check_record(x, "record to predict")
         if not self.stats.n_classes:
             return None
@@ -425,6 +450,7 @@ class SelectiveClassifier(CountClassifier):
         self.presence.decay(factor)
         self._families.scale(factor)
         self._counts_changed()
+        self._recoarsen()
 
     def _check_merge(self, other: SelectiveClassifier) -> None:
         if type(other) is not type(self) or (params_state(other, skip={"seed"})
@@ -467,6 +493,7 @@ class SelectiveClassifier(CountClassifier):
         self.reservoir.merge(other.reservoir, columns, classes)
         self.n_learned += other.n_learned
         self._counts_changed()
+        self._recoarsen()  # in this model's intervals
         return self
 
     def _merge_statistics(self, other: SelectiveClassifier) -> None:
@@ -506,7 +533,8 @@ class SelectiveClassifier(CountClassifier):
                 "structure_version": self.structure_version,
                 "since_relearn": self._since_relearn,
                 "sources": [self.family_sources.get(v, EXACT_COUNTS)
-                            for v in (structure.nodes if structure else (CLASS,))]}
+                            for v in (structure.nodes if structure else (CLASS,))],
+                "coarse_cuts": self._intervals_state()}
         arrays = {f"reservoir.{k}": v for k, v in reservoir_arrays.items()}
         if self.stats.schema.n_text:  # presence counts of text tokens (none without text)
             presence_meta, presence_arrays = self.presence.to_state(self.stats.n_classes)
@@ -518,12 +546,11 @@ class SelectiveClassifier(CountClassifier):
 
     def _restore_extra(self, meta: Mapping[str, Any], arrays: Mapping[str, np.ndarray]) -> None:
         self.reservoir = Reservoir.from_state(
-            meta["reservoir"], {k[len("reservoir."):]: v for k, v in arrays.items()
-                                if k.startswith("reservoir.")})
+            meta["reservoir"], _prefixed(arrays, "reservoir."))
         if "presence" in meta:
             self.presence = PairCounts.from_state(
                 self.stats.schema, meta["presence"],
-                {k[len("presence."):]: v for k, v in arrays.items() if k.startswith("presence.")})
+                _prefixed(arrays, "presence."))
         else:
             self.presence = PairCounts(self.stats.schema, limit=0, text_tokens=True)
             self.presence.restrict()
@@ -544,9 +571,43 @@ class SelectiveClassifier(CountClassifier):
                 raise ValueError(f"family{i}: expected shape {expected}, got {table.shape}")
             families.tables[i] = table
         self._counts_changed()
+        self._restore_intervals(meta)
+
+    def _coarse_extra(self, coarse_stats: Any, to: np.ndarray
+                      ) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+        """The reservoir's cells mapped to interval columns, the text presence counts and the
+        family tables summed over the intervals of each binned node."""
+        meta, arrays = self._extra_state()
+        arrays = {**arrays, "reservoir.cells": to[np.asarray(arrays["reservoir.cells"],
+                                                               dtype=np.int64)]}
+        if "presence" in meta:
+            meta["presence"], presence = coarse_pair_state(
+                meta["presence"], _prefixed(arrays, "presence."), to, coarse_stats.n_classes)
+            arrays.update({f"presence.{k}": v for k, v in presence.items()})
+        fine, coarse = self.stats.schema, coarse_stats.schema
+        maps = {}
+        for position, a in enumerate(self._attributes, start=1):
+            if a >= 0 and a in fine.binned and a not in coarse.binned:
+                maps[position] = value_map(fine, coarse, a, to)
+        for i in range(len(self._families.tables)):
+            table = self._families.tables[i]
+            nodes = self._families.family(i)
+            if not any(v in maps for v in nodes):
+                continue
+            index = [maps.get(v, np.arange(n)) for v, n in zip(nodes, table.shape, strict=True)]
+            summed = np.zeros(tuple(int(m.max()) + 1 if len(m) else 0 for m in index))
+            np.add.at(summed, np.ix_(*index), table)
+            arrays[f"family{i}"] = summed
+        return meta, arrays
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
+        state["_coarse"] = None
         state["_network_cache"] = None
         state.pop("_values", None)
         return state
+
+
+def _prefixed(arrays: Mapping[str, np.ndarray], prefix: str) -> dict[str, np.ndarray]:
+    """The arrays of one part of a state, their prefix stripped."""
+    return {k[len(prefix):]: v for k, v in arrays.items() if k.startswith(prefix)}

@@ -59,7 +59,7 @@ class SelectiveBN(SelectiveClassifier, state_name="SelectiveBN", presets={
         (:func:`~streamnb.structure.cb`; our reading of the paper is ``"first"``, see there).
         ``search="k2"`` always puts it first.
     max_candidates, reservoir_size, relearn_every, drift_detector, alpha, seed, nominal, domains,
-    half_life, drift_decay
+    half_life, drift_decay, numeric
         As in :class:`SelectiveNB`.
 
     Attributes
@@ -131,7 +131,8 @@ class SelectiveBN(SelectiveClassifier, state_name="SelectiveBN", presets={
                  reservoir_size: int = 10_000, relearn_every: int = 1000,
                  drift_detector: Any = None, alpha: float = 1.0, seed: int | None = None,
                  nominal: Iterable | None = None, domains: Mapping | None = None,
-                 half_life: float | None = None, drift_decay: float = 0.5) -> None:
+                 half_life: float | None = None, drift_decay: float = 0.5,
+                 numeric: str = "mdl") -> None:
         self.search = search  # checked, with the base's parameters, by its constructor
         self.max_parents = max_parents
         self.ci_significance = ci_significance
@@ -140,7 +141,8 @@ class SelectiveBN(SelectiveClassifier, state_name="SelectiveBN", presets={
                          max_candidates=max_candidates, reservoir_size=reservoir_size,
                          relearn_every=relearn_every, drift_detector=drift_detector,
                          alpha=alpha, seed=seed, nominal=nominal, domains=domains,
-                         half_life=half_life, drift_decay=drift_decay)
+                         half_life=half_life, drift_decay=drift_decay,
+                         numeric=numeric)
 
     @classmethod
     def _unit_test_params(cls):

@@ -63,6 +63,11 @@ class SelectiveNB(SelectiveClassifier, state_name="SelectiveNB", presets={
         Seed of the reservoir's sampling (give each shard of a merge its own).
     nominal, domains
         As in :class:`~streamnb.NaiveBayes`.
+    numeric
+        ``"mdl"`` (default): a float attribute is counted in fixed bins and read in MDL
+        intervals of them, chosen from the bins' counts at each relearn
+        (:mod:`streamnb.models.coarse`; ``intervals`` lists the cut points); ``"bins"``: read
+        in the fixed bins.
 
     Attributes
     ----------
@@ -114,12 +119,13 @@ class SelectiveNB(SelectiveClassifier, state_name="SelectiveNB", presets={
                  relearn_every: int = 1000, drift_detector: Any = None, alpha: float = 1.0,
                  seed: int | None = None, nominal: Iterable | None = None,
                  domains: Mapping | None = None, half_life: float | None = None,
-                 drift_decay: float = 0.5) -> None:
+                 drift_decay: float = 0.5, numeric: str = "mdl") -> None:
         super().__init__(metric=metric, significance=significance,
                          max_candidates=max_candidates, reservoir_size=reservoir_size,
                          relearn_every=relearn_every, drift_detector=drift_detector,
                          alpha=alpha, seed=seed, nominal=nominal, domains=domains,
-                         half_life=half_life, drift_decay=drift_decay)
+                         half_life=half_life, drift_decay=drift_decay,
+                         numeric=numeric)
 
     @classmethod
     def _unit_test_params(cls):

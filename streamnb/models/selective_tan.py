@@ -8,7 +8,8 @@ from typing import Any, ClassVar
 import numpy as np
 
 from streamnb.models.params import Integer, OneOf
-from streamnb.models.selective_base import SelectiveClassifier
+from streamnb.models.selective_base import SelectiveClassifier, _prefixed
+from streamnb.stats.binning import coarse_pair_state
 from streamnb.stats.encoded import EncodedBatch
 from streamnb.stats.pairs import PairCounts
 from streamnb.structure import (
@@ -54,7 +55,7 @@ class SelectiveTAN(SelectiveClassifier, state_name="SelectiveTAN", presets={
         at each relearn the top ones by I(X; C) (a newly chosen one's pair counts start then).
         Pairwise counts grow with its square: for text, the top-K token preselection.
     reservoir_size, relearn_every, drift_detector, alpha, seed, nominal, domains, half_life,
-    drift_decay
+    drift_decay, numeric
         As in :class:`SelectiveNB`.
 
     Attributes
@@ -112,14 +113,15 @@ class SelectiveTAN(SelectiveClassifier, state_name="SelectiveTAN", presets={
                  drift_detector: Any = None, root: Any = None, alpha: float = 1.0,
                  seed: int | None = None, nominal: Iterable | None = None,
                  domains: Mapping | None = None, half_life: float | None = None,
-                 drift_decay: float = 0.5) -> None:
+                 drift_decay: float = 0.5, numeric: str = "mdl") -> None:
         self.weight = weight  # checked, with the base's parameters, by its constructor
         self.root = root
         super().__init__(metric=metric, significance=significance,
                          max_candidates=max_candidates, reservoir_size=reservoir_size,
                          relearn_every=relearn_every, drift_detector=drift_detector,
                          alpha=alpha, seed=seed, nominal=nominal, domains=domains,
-                         half_life=half_life, drift_decay=drift_decay)
+                         half_life=half_life, drift_decay=drift_decay,
+                         numeric=numeric)
         self.pairs = PairCounts(self.stats.schema, limit=max_candidates, text_tokens=True)
 
     @classmethod
@@ -201,6 +203,12 @@ class SelectiveTAN(SelectiveClassifier, state_name="SelectiveTAN", presets={
 
     def _restore_extra(self, meta: Mapping[str, Any], arrays: Mapping[str, np.ndarray]) -> None:
         self.pairs = PairCounts.from_state(self.stats.schema, meta["pairs"],
-                                           {k[len("pairs."):]: v for k, v in arrays.items()
-                                            if k.startswith("pairs.")})
+                                           _prefixed(arrays, "pairs."))
         super()._restore_extra(meta, arrays)
+
+    def _coarse_extra(self, coarse_stats: Any, to: np.ndarray
+                      ) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+        meta, arrays = super()._coarse_extra(coarse_stats, to)
+        meta["pairs"], pairs = coarse_pair_state(meta["pairs"], _prefixed(arrays, "pairs."), to,
+                                                 coarse_stats.n_classes)
+        return meta, {**arrays, **{f"pairs.{k}": v for k, v in pairs.items()}}

@@ -323,6 +323,13 @@ class SpamFilter(CountClassifier, state_name="SpamFilter", presets={"spam-filter
             self.scores.add_many(scores, np.array(
                 [_SPAM if label == self.spam_label else _HAM for label in labels]))
 
+    def _check_many(self, X: Any, labels: list) -> None:
+        texts = _messages(X)
+        for i, (text, label) in enumerate(zip(texts, labels, strict=True)):
+            self._label(label, RecordName("row", i))
+            self._ppm_bytes(text, RecordName("row", i))
+        self._batch_tokens(texts)
+
     # -- scoring ------------------------------------------------------------------------------
     def _counts(self, tokens: frozenset[str], where: str
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

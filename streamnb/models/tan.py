@@ -11,10 +11,9 @@ from streamnb.estimators import Estimator
 from streamnb.models.explanation import Explanation, theorem2_holds
 from streamnb.models.pairwise import PairwiseNaiveBayes
 from streamnb.models.params import RELEARN_EVERY, OneOf, validate_params
-from streamnb.models.schedule import learn_in_pieces, relearn_pieces
+from streamnb.models.schedule import relearn_pieces
 from streamnb.stats.codec import from_json_value, to_json_value
 from streamnb.stats.encoded import EncodedBatch
-from streamnb.stats.frames import labels_of
 from streamnb.stats.missing import fill_missing, nominal_modes
 from streamnb.stats.pairs import CandidateRows, PairCounts
 from streamnb.stats.persist import header_int
@@ -244,21 +243,19 @@ class TAN(PairwiseNaiveBayes, state_name="TAN", presets={
                 self._packed[edges, u, v, c] += 1.0
         self._learn_coarse_one(x, y)
 
+    def _pieces(self, X: Any, n: int) -> tuple[Any, list[int]]:
+        return self._imputed(X, learning=True), relearn_pieces(
+            self._since_relearn, self.relearn_every, self.n_learned, n)
+
     def learn_many(self, X: Any, y: Any) -> None:
         """Learn a batch: the counts and trees of ``learn_one`` on each record in order (the
         batch is learned in pieces that end where the schedule re-learns the tree); the drift
         detector is not fed."""
-        labels = labels_of(y)
-        sizes = relearn_pieces(self._since_relearn, self.relearn_every, self.n_learned,
-                               len(labels))
-        learn_in_pieces(self.stats, self._imputed(X, learning=True), labels, sizes,
-                        self._learn_piece)
-
-    def _learn_piece(self, X: Any, labels: list) -> None:
-        super().learn_many(X, labels)
+        # one piece (models/base.py cuts the batch at the points of _pieces)
+        super().learn_many(X, y)
         self._invalidate_families()
         self._recoarsen()
-        self._count_towards_relearn(len(labels))
+        self._count_towards_relearn(len(y))
 
     def merge(self, other: TAN) -> TAN:
         """Add the single and pairwise counts ``other`` learned (exact when both track the

@@ -9,6 +9,8 @@ function of the multiset of values only: learning one by one, in a batch, in any
 merging two sketches (both coarsened to the larger exponent, then added) give the same bins;
 ``decay`` scales the counts. Cost: memory ``n_bins`` floats per cell; a record O(p) (a
 re-binning, O(n_bins), only when a value falls outside the current bins); a density O(n_bins).
+The one-record update and the densities are C kernels of streamnb/_accel (``binned_add_one``,
+``kde_log_likelihood``; Python twins beside them).
 
 The kernel density estimate over the bins (Silverman's *binned KDE*: every value moved to its
 bin's centre) differs from the exact one by at most a shift of half a bin per value; with the
@@ -22,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from streamnb._accel.kernels import binned_add_one
 from streamnb.stats.domain import Domain
 from streamnb.stats.forgetting import check_decay_factor
 from streamnb.stats.moments import Moments
@@ -118,28 +121,22 @@ class BinnedDensity:
 
     def update(self, c: int, slots: np.ndarray | None, values: np.ndarray) -> None:
         """One record of class ``c`` (``values`` of attributes ``slots``; ``None``: every
-        attribute, in order)."""
+        attribute, in order): one kernel call (streamnb/_accel ``binned_add_one``) counts the
+        values that fall in their cells' bins and updates every cell's moments; a value outside
+        its bins re-places that cell's bins here (O(n_bins), rare once the range is seen)."""
         self.resize()
         if slots is None:
-            slots = np.arange(len(values))
+            x = np.ascontiguousarray(values, dtype=np.float64)
+        else:
+            x = np.full(self.counts.shape[1], np.nan)
+            x[slots] = values
         self.class_weight[c] += 1.0
-        if len(slots):
-            e = self.exponent[c, slots]
-            scaled = np.floor(np.ldexp(values, -e))
-            first = self.origin[c, slots]
-            inside = ((scaled >= first) & (scaled < first + self.n_bins)
-                      & (self.moments.weight[c, slots] > 0))
-            if inside.all():  # the common case: one fancy-indexed add
-                self.counts[c, slots, (scaled - first).astype(np.int64)] += 1.0
-            else:
-                for j in np.flatnonzero(~inside):
-                    a = int(slots[j])
-                    e_j = max(int(e[j]), _exponent_for(values[j: j + 1]))
-                    self._place(c, a, e_j, np.floor(np.ldexp(values[j: j + 1], -e_j)).astype(
-                        np.int64), np.ones(1))
-                fit = np.flatnonzero(inside)
-                self.counts[c, slots[fit], (scaled[fit] - first[fit]).astype(np.int64)] += 1.0
-            self.moments.update(c, list(slots), list(values))
+        m = self.moments
+        for a in binned_add_one(self.counts, self.origin, self.exponent, m.weight, m.mean, m.m2,
+                                c, x):
+            e = max(int(self.exponent[c, a]), _exponent_for(x[a: a + 1]))
+            self._place(c, a, e, np.floor(np.ldexp(x[a: a + 1], -e)).astype(np.int64),
+                        np.ones(1))
         self.version += 1
 
     def update_many(self, classes: np.ndarray, values: np.ndarray) -> None:

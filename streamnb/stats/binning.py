@@ -1,5 +1,5 @@
 """The fixed bins in which the discrete-attribute models (TAN, AODE, the selective models)
-count a numeric attribute, and the MDL intervals of those bins TAN and AODE read.
+count a numeric attribute, and the MDL intervals of those bins they read.
 
 Their state is counts of discrete values, summed across shards and decayed as a whole, and
 their structure is re-learned from those counts alone. A float is therefore counted as the
@@ -34,8 +34,8 @@ import numpy as np
 from streamnb.stats.codec import decode, encode
 from streamnb.stats.values import MISSING, numeric_value
 
-__all__ = ["BINS_PER_OCTAVE", "Coarsening", "bin_of", "bin_position", "entropy_bits",
-           "mdl_accepts", "mdl_boundaries"]
+__all__ = ["BINS_PER_OCTAVE", "Coarsening", "bin_of", "bin_position", "coarse_pair_state",
+           "entropy_bits", "mdl_accepts", "mdl_boundaries"]
 
 #: bins per octave of |x|: the bin width is 1/BINS_PER_OCTAVE of the octave's lower edge
 BINS_PER_OCTAVE = 4
@@ -177,12 +177,12 @@ class Coarsening:
                     out[name] = self.interval(name, bin_position(bin_of(number)))
         return out
 
-    def statistics_state(self, stats: tuple[dict, dict], pairs: tuple[dict, dict] | None
-                         ) -> tuple[tuple[dict, dict], tuple[dict, dict] | None]:
-        """The states (:meth:`CountStatistics.to_state`, :meth:`PairCounts.to_state`) of the
-        coarse counts: each fine bin's column summed into its interval's, pair tables over
-        both axes, so the coarse counts are exactly those of the records counted by
-        interval. The intervals' attributes are plain nominal ones."""
+    def statistics_state(self, stats: tuple[dict, dict]) -> tuple[tuple[dict, dict], np.ndarray]:
+        """The state (:meth:`CountStatistics.to_state`) of the coarse counts — each fine
+        bin's column summed into its interval's, so they are exactly those of the records
+        counted by interval; the intervals' attributes are plain nominal ones — and the map
+        ``to``: the coarse column of each fine column, which carries any other state kept by
+        column (:func:`coarse_pair_state`, a reservoir's cells)."""
         meta, arrays = stats
         schema = dict(meta["schema"])
         names = [decode(n) for n, _ in schema["attributes"]]
@@ -214,11 +214,10 @@ class Coarsening:
         np.add.at(counts, (slice(None), to), arrays["value_counts"])
         arrays = {**arrays, "schema.column_attributes": np.asarray(new_owner, dtype=np.int32),
                   "value_counts": counts}
-        return ({**meta, "schema": schema}, arrays), (
-            None if pairs is None else _coarse_pairs(*pairs, to, k))
+        return ({**meta, "schema": schema}, arrays), to
 
 
-def _coarse_pairs(meta: dict, arrays: dict, to: np.ndarray, k: int) -> tuple[dict, dict]:
+def coarse_pair_state(meta: dict, arrays: dict, to: np.ndarray, k: int) -> tuple[dict, dict]:
     """A :class:`~streamnb.stats.pairs.PairCounts` state with schema column j summed into
     column ``to[j]`` (positions, pair cells, snapshots' marginals by position, text keys
     alike)."""

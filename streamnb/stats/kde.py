@@ -1,10 +1,13 @@
-"""Gaussian kernel density estimates and Gaussian mixtures: one log-density for both.
+"""Gaussian kernel density estimates and Gaussian mixtures: Silverman's bandwidth and one
+log-density for a mixture over arbitrary centres.
 
 A Gaussian kernel density estimate with weights w_b at centres c_b and bandwidth h is the
-Gaussian mixture Σ_b (w_b / Σw) N(t; c_b, h²), so :class:`~streamnb.KernelNB` (centres: the bins
-of its sketch) and :class:`~streamnb.CCICANB` (centres: a class sample's component values, or a
-fitted mixture's means) evaluate their densities with :func:`log_mixture_density`, and both take
-the bandwidth from :func:`silverman_bandwidth`.
+Gaussian mixture Σ_b (w_b / Σw) N(t; c_b, h²). :class:`~streamnb.CCICANB` (centres: a class
+sample's component values, or a fitted mixture's means) evaluates its densities with
+:func:`log_mixture_density`; :class:`~streamnb.KernelNB`, whose centres are the equally spaced
+bins of :class:`~streamnb.stats.binned_density.BinnedDensity`, sums them in the kernel
+``kde_log_likelihood`` of streamnb/_accel (the spacing makes neighbouring terms' ratio
+geometric). Both take the bandwidth from :func:`silverman_bandwidth`.
 """
 
 from __future__ import annotations
