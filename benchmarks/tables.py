@@ -33,8 +33,6 @@ DATE = re.compile(rf"\b(?:(?:19|20)\d\d-[01]\d-[0-3]\d|\d{{1,2}} {_MONTH} (?:19|
 #: a measurement, or that a page's owner has still to move into a results file.
 UNDATED: tuple[tuple[str, str], ...] = (
     ("docs/accuracy.md", "2001-06-25 … 2002-12-04"),  # the corpus's time span
-    # the benchmark writes a results file; the tables come from it after its next full run
-    ("docs/weka.md", "Both ran with `TAN(weight=\"bayes\", missing=...)`, on 2026-11-22."),
 )
 
 

@@ -1,6 +1,6 @@
 """Accuracy of streamnb's TAN and AODE side by side with Weka 3.6's, on the same folds and files.
 
-Protocol (issue 3): stratified 10-fold cross-validation repeated with 5 seeds
+Protocol: stratified 10-fold cross-validation repeated with 5 seeds
 (:func:`streamnb.evaluate.stratified_kfold`, seeds 0..4) on each data set. For every fold the
 numeric attributes are discretised with :class:`streamnb.features.MDLDiscretizer` fitted on the
 training fold only (Fayyad & Irani, the cuts of Weka's supervised ``Discretize``, which is what
@@ -23,25 +23,32 @@ intervals). Both tools read those files:
   values skipped), ``TAN(estimator=MEstimate(m=0.5))`` (against Weka's ``-S ENTROPY``) and
   ``AODE()`` (Laplace, frequency limit 1, every attribute a candidate parent).
 
+Weka runs in one JVM per job (benchmarks/WekaEvaluate.java: Weka's command line, called in-process
+for each fold and classifier), which needs a JDK's source-file launcher (Java 11 or later).
+
 Reported per data set: mean accuracy ± standard error over the 50 folds, and whether streamnb is
 within one standard error (Weka's) of Weka's mean or better. ``--quick`` runs 1 seed.
 
-Run: ``python benchmarks/weka_comparison.py [--datasets vote,DNA] [--jobs 2]``; it writes
-``benchmarks/results/weka_comparison.json`` (``--results``, ``--no-results``), the tables of
-docs/weka.md.
+Run: ``python benchmarks/weka_comparison.py [--datasets vote,DNA] [--jobs 2] [--resume]``; it
+writes ``benchmarks/results/weka_comparison.json`` (``--results``, ``--no-results``), the tables
+of docs/weka.md, again after each data set, listing the data sets it covers and those not yet
+run. ``--resume`` keeps the data sets that file already covers (measured with the same
+protocol) and runs the others, so an interrupted run continues where it stopped.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
+import queue
 import re
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,15 +58,17 @@ import _results  # benchmarks/_results.py
 import numpy as np
 
 from streamnb import AODE, TAN
-from streamnb.datasets import TabularDataset, load
+from streamnb.datasets import TabularDataset, load, names
 from streamnb.estimators import MEstimate
 from streamnb.evaluate import stratified_kfold
 from streamnb.features import MDLDiscretizer
 from streamnb.features.discretize import interval_labels
 
 WEKA_JAR = Path("/usr/share/java/weka.jar")
+WEKA_EVALUATE = Path(__file__).resolve().parent / "WekaEvaluate.java"
+# DNA last: it takes longer than the others together
 DATASETS = ("vote", "soybean", "breast-cancer", "credit-g", "diabetes", "HouseVotes84",
-            "Soybean", "DNA", "kr-vs-kp")
+            "Soybean", "kr-vs-kp", "DNA")
 
 
 def weka_tan(score: str) -> tuple[str, ...]:
@@ -168,16 +177,74 @@ def weka_version() -> str:
     return (done.stdout.strip().splitlines() or ["unknown"])[0]
 
 
-def weka_predictions(classifier: Sequence[str], train: Path, test: Path,
-                     classes: Sequence[str]) -> list[str]:
-    """Weka's predicted class of each test record (``-p 0``: one line per record)."""
-    done = subprocess.run(["java", "-Xmx1g", "-cp", str(WEKA_JAR), classifier[0], "-t",
-                           str(train), "-T", str(test), "-p", "0", *classifier[1:]],
-                          capture_output=True, text=True, check=False, timeout=600)
-    if done.returncode != 0 or "inst#" not in done.stdout:  # Weka may exit 0 on an error
-        raise RuntimeError(f"Weka failed on {train}: "
-                           f"{(done.stderr.strip() or done.stdout.strip())[-2000:]}")
-    return [classes[int(m.group(1)) - 1] for line in done.stdout.splitlines()
+class Weka:
+    """One JVM running Weka's command line for many runs (WekaEvaluate.java): `run` returns what
+    ``java -cp weka.jar <class> <options>`` prints, without a JVM start per run, which costs more
+    than the run itself on the small data sets. Not thread-safe: one per job."""
+
+    _END = "WekaEvaluate: end\n"
+    _ERROR = "WekaEvaluate: error "
+
+    def __init__(self) -> None:
+        # the JVM's own messages, should it die; open as long as the JVM, closed by close()
+        self._stderr = tempfile.TemporaryFile()  # noqa: SIM115
+        self._process = subprocess.Popen(
+            ["java", "-Xmx1g", "-cp", str(WEKA_JAR), str(WEKA_EVALUATE)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr, text=True,
+            encoding="utf-8")
+
+    def run(self, args: Sequence[str]) -> str:
+        """Weka's output for the command line ``args`` (a classifier's class name, then its
+        options); RuntimeError with Weka's message (and warnings) when Weka fails."""
+        if any(c in a for a in args for c in "\t\n"):
+            raise ValueError(f"a tab or newline in Weka's arguments {list(args)}")
+        assert self._process.stdin is not None and self._process.stdout is not None
+        try:
+            self._process.stdin.write("\t".join(args) + "\n")
+            self._process.stdin.flush()
+        except BrokenPipeError:
+            pass  # the JVM is gone: reported below
+        lines = []
+        for line in self._process.stdout:
+            if line == self._END:
+                return "".join(lines)
+            if line.startswith(self._ERROR):
+                raise RuntimeError(line.removeprefix(self._ERROR).strip())
+            lines.append(line)
+        code = self._process.wait()
+        self._stderr.seek(0)
+        raise RuntimeError(f"Weka's JVM exited with code {code}: "
+                           f"{self._stderr.read().decode(errors='replace').strip()[-2000:]}")
+
+    def close(self) -> None:
+        if self._process.stdin is not None:
+            self._process.stdin.close()
+        try:
+            self._process.wait(timeout=60)
+        finally:
+            if self._process.poll() is None:
+                self._process.kill()
+            self._stderr.close()
+
+    def __enter__(self) -> Weka:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def weka_predictions(classifier: Sequence[str], train: Path, test: Path, classes: Sequence[str],
+                     weka: Weka | None = None) -> list[str]:
+    """Weka's predicted class of each test record (``-p 0``: one line per record), run in the
+    JVM ``weka`` (without it, in a JVM of its own)."""
+    with contextlib.ExitStack() as stack:
+        session = weka or stack.enter_context(Weka())
+        try:
+            output = session.run([classifier[0], "-t", str(train), "-T", str(test), "-p", "0",
+                                  *classifier[1:]])
+        except RuntimeError as error:
+            raise RuntimeError(f"Weka failed on {train}: {error}") from None
+    return [classes[int(m.group(1)) - 1] for line in output.splitlines()
             if (m := _PREDICTION.match(line))]
 
 
@@ -210,14 +277,14 @@ def fold_files(data: TabularDataset, train: np.ndarray, test: np.ndarray, direct
 
 
 def run_fold(data: TabularDataset, train: np.ndarray, test: np.ndarray, directory: Path,
-             aode_candidates: int | None = None, weka: bool = True) -> dict[str, float]:
+             aode_candidates: int | None = None, weka: Weka | None = None) -> dict[str, float]:
     """Accuracy of every column on one fold, and the share of test records on which each
     streamnb model predicts what the Weka model it is judged against predicts (keys
     ``"streamnb … = Weka …"``). ``aode_candidates`` caps streamnb AODE's candidate parents;
-    ``weka=False`` runs only the streamnb columns."""
+    without ``weka`` only the streamnb columns run."""
     fold, train_file, test_file = fold_files(data, train, test, directory)
     classes = list(data.classes)
-    predictions = {name: weka_predictions(args, train_file, test_file, classes)
+    predictions = {name: weka_predictions(args, train_file, test_file, classes, weka)
                    for name, args in WEKA_MODELS.items()} if weka else {}
     for name, make in _streamnb_models(fold.domains, aode_candidates).items():
         predictions[name] = streamnb_predictions(make, fold)
@@ -236,14 +303,25 @@ def compare(name: str, k: int = 10, seeds: Sequence[int] = range(5), jobs: int =
     data = load(name)
     folds = [split for seed in seeds for split in stratified_kfold(data.labels, k=k, seed=seed)]
     folds = folds[:only_folds]
-    with tempfile.TemporaryDirectory(prefix=f"weka-{name}-") as tmp:
+    jobs = max(1, min(jobs, len(folds)))
+    with tempfile.TemporaryDirectory(prefix=f"weka-{name}-") as tmp, \
+            contextlib.ExitStack() as stack:
         directories = [Path(tmp) / str(i) for i in range(len(folds))]
         for d in directories:
             d.mkdir()
+        idle: queue.SimpleQueue[Weka | None] = queue.SimpleQueue()  # a JVM for each job
+        for _ in range(jobs):
+            idle.put(stack.enter_context(Weka()) if weka else None)
+
+        def run(split: tuple[np.ndarray, np.ndarray], directory: Path) -> dict[str, float]:
+            session = idle.get()
+            try:
+                return run_fold(data, *split, directory, aode_candidates, session)
+            finally:
+                idle.put(session)
+
         with ThreadPoolExecutor(max_workers=jobs) as pool:
-            results = list(pool.map(
-                lambda job: run_fold(data, *job[0], job[1], aode_candidates, weka),
-                zip(folds, directories, strict=True)))
+            results = list(pool.map(run, folds, directories))
     return {key: [r[key] for r in results] for key in results[0]}
 
 
@@ -260,54 +338,115 @@ def verdict(ours: Sequence[float], weka: Sequence[float]) -> str:
     return "yes" if m >= w - se - 1e-12 else "NO"
 
 
-def accuracy_table(results: dict[str, dict[str, list[float]]]) -> dict[str, Any]:
-    """Mean accuracy (%) ± standard error per data set and column, and the verdicts."""
-    present = next(iter(results.values()))
-    shown = [c for c in COLUMNS if c in present]
-    verdicts = [(o, w) for o, w in VERDICTS if w in present]
+def _present(results: Mapping[str, Mapping[str, list[float]]]) -> Collection[str]:
+    """The columns a run measured (all of `COLUMNS`, or the streamnb ones)."""
+    return next(iter(results.values())).keys() if results else COLUMNS
+
+
+def accuracy_columns(present: Collection[str]) -> list[dict[str, str]]:
     columns = [_results.column("data set")]
-    for c in shown:
-        columns += [_results.column(c, fmt=".2f"), _results.column(f"{c} se", "±", ".2f")]
-    columns += [_results.column(f"{ours} ≥", f"{ours.removeprefix('streamnb ')} ≥ Weka − SE")
-                for ours, _ in verdicts]
-    rows = []
-    for name, folds in results.items():
-        row: dict[str, Any] = {"data set": name}
-        for c in shown:
+    for c in COLUMNS:
+        if c in present:
+            columns += [_results.column(c, fmt=".2f"), _results.column(f"{c} se", "±", ".2f")]
+    return columns + [_results.column(f"{ours} ≥", f"{ours.removeprefix('streamnb ')} ≥ Weka − SE")
+                      for ours, weka in VERDICTS if weka in present]
+
+
+def accuracy_row(name: str, folds: Mapping[str, list[float]]) -> dict[str, Any]:
+    """Mean accuracy (%) ± standard error per column of data set ``name``, and the verdicts."""
+    row: dict[str, Any] = {"data set": name}
+    for c in COLUMNS:
+        if c in folds:
             m, se = mean_se(folds[c])
             row |= {c: 100 * m, f"{c} se": 100 * se}
-        row |= {f"{ours} ≥": verdict(folds[ours], folds[weka]) for ours, weka in verdicts}
-        rows.append(row)
-    return _results.table(columns, rows)
+    return row | {f"{ours} ≥": verdict(folds[ours], folds[weka]) for ours, weka in VERDICTS
+                  if weka in folds}
 
 
-def paired_table(results: dict[str, dict[str, list[float]]]) -> dict[str, Any]:
-    """Mean per-fold difference streamnb − Weka (percentage points) ± its standard error, and
-    the share of test records on which the two predict the same class."""
-    pairs = [(o, w) for o, w in PAIRS if w in next(iter(results.values()))]
+def accuracy_table(results: Mapping[str, Mapping[str, list[float]]]) -> dict[str, Any]:
+    """Mean accuracy (%) ± standard error per data set and column, and the verdicts."""
+    return _results.table(accuracy_columns(_present(results)),
+                          [accuracy_row(name, folds) for name, folds in results.items()])
+
+
+def paired_columns(present: Collection[str]) -> list[dict[str, str]]:
+    pairs = [(o, w) for o, w in PAIRS if w in present]
     columns = [_results.column("data set")]
     for ours, weka in pairs:
         columns += [_results.column(f"{ours} − {weka}", fmt="+.2f"),
                     _results.column(f"{ours} − {weka} se", "±", ".2f")]
-    columns += [_results.column(f"{ours} = {weka}", f"same prediction as {weka}: "
-                                f"{ours.removeprefix('streamnb ')}", ".2%")
-                for ours, weka in pairs]
-    rows = []
-    for name, folds in results.items():
-        row: dict[str, Any] = {"data set": name}
-        for ours, weka in pairs:
+    return columns + [_results.column(f"{ours} = {weka}", f"same prediction as {weka}: "
+                                      f"{ours.removeprefix('streamnb ')}", ".2%")
+                      for ours, weka in pairs]
+
+
+def paired_row(name: str, folds: Mapping[str, list[float]]) -> dict[str, Any]:
+    """Mean per-fold difference streamnb − Weka (percentage points) ± its standard error, and
+    the share of test records on which the two predict the same class."""
+    row: dict[str, Any] = {"data set": name}
+    for ours, weka in PAIRS:
+        if weka in folds:
             m, se = mean_se(np.subtract(folds[ours], folds[weka]))
             row |= {f"{ours} − {weka}": 100 * m, f"{ours} − {weka} se": 100 * se,
                     f"{ours} = {weka}": float(np.mean(folds[f"{ours} = {weka}"]))}
-        rows.append(row)
-    return _results.table(columns, rows)
+    return row
+
+
+def paired_table(results: Mapping[str, Mapping[str, list[float]]]) -> dict[str, Any]:
+    """`paired_row` of every data set."""
+    return _results.table(paired_columns(_present(results)),
+                          [paired_row(name, folds) for name, folds in results.items()])
+
+
+RUNS_COLUMNS = [_results.column("data set"), _results.column("folds"),
+                _results.column("seconds", "time (s)", ".0f")]
+#: table name: (its columns given the measured columns, the row of one data set's folds)
+TABLES: dict[str, tuple[Callable[[Collection[str]], list[dict[str, str]]],
+                        Callable[[str, Mapping[str, list[float]]], dict[str, Any]]]] = {
+    "accuracy": (accuracy_columns, accuracy_row), "paired": (paired_columns, paired_row)}
+
+
+def protocol(args: argparse.Namespace) -> str:
+    """What a run measured, as its results file's notes say; `--resume` keeps only rows measured
+    with the same protocol."""
+    seeds = 1 if args.quick else args.seeds
+    text = f"{args.folds}-fold stratified CV × {seeds} seed(s)"
+    if args.only_folds:
+        text += f", the first {args.only_folds} folds"
+    if args.aode_max_candidates:
+        text += f"; streamnb AODE with at most {args.aode_max_candidates} candidate parents"
+    return text + ("; streamnb columns only" if args.no_weka else "")
+
+
+def notes(protocol_text: str, done: Sequence[str], pending: Sequence[str]) -> str:
+    text = f"{protocol_text}. Data sets: {', '.join(done) or 'none yet'}"
+    return text + (f"; not yet run: {', '.join(pending)}." if pending else ".")
+
+
+def completed(path: Path, protocol_text: str) -> dict[str, dict[str, dict[str, Any]]]:
+    """The rows of each table of the data sets a results file covers: {table: {data set: row}};
+    nothing if there is no file. SystemExit when the file's protocol is another."""
+    if not path.exists():
+        return {}
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+        measured = record["notes"].partition(". Data sets: ")[0]
+        tables = {name: record["tables"][name]["rows"] for name in ("runs", *TABLES)}
+    except (ValueError, KeyError, TypeError) as error:
+        raise SystemExit(f"error: {path} is not a weka_comparison results file that lists its "
+                         f"data sets ({type(error).__name__}: {error}); run without --resume"
+                         ) from None
+    if measured != protocol_text:
+        raise SystemExit(f"error: {path} was measured with {measured!r}, this run is "
+                         f"{protocol_text!r}: give the same options or run without --resume")
+    return {name: {row["data set"]: row for row in rows} for name, rows in tables.items()}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--datasets", default=",".join(DATASETS),
-                        help="comma-separated registry names (default: the nine of issue 3)")
+                        help="comma-separated registry names (default: the nine of the protocol)")
     parser.add_argument("--folds", type=int, default=10)
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--quick", action="store_true", help="one seed instead of five")
@@ -317,35 +456,63 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--only-folds", type=int, help="run only the first N folds")
     parser.add_argument("--no-weka", action="store_true",
                         help="run only the streamnb columns")
-    parser.add_argument("--json", help="also write every fold's results to this file")
+    parser.add_argument("--resume", action="store_true",
+                        help="keep the data sets the results file covers, run the others")
+    parser.add_argument("--json", help="also write every fold's results of this run to this file")
     _results.add_arguments(parser, "weka_comparison")
     args = parser.parse_args(argv)
+    requested = args.datasets.split(",")
+    if unknown := [n for n in requested if n not in names()]:
+        parser.error(f"unknown data set(s) {', '.join(unknown)}; see python -m streamnb.datasets")
+    if args.resume and args.no_results:
+        parser.error("--resume continues the results file: it cannot go with --no-results")
     if not WEKA_JAR.exists():
         print(f"error: {WEKA_JAR} is missing: apt-get install --no-install-recommends weka",
               file=sys.stderr)
         return 1
     seeds = range(1 if args.quick else args.seeds)
-    results = {}
-    for name in args.datasets.split(","):
+    measured = protocol(args)
+    rows = completed(Path(args.results), measured) if args.resume else {}
+    # the file's data sets stay, in the requested order, then the ones not requested this time
+    order = [*requested, *(n for n in rows.get("runs", {}) if n not in requested)]
+    present = set(COLUMNS) - (set(WEKA_MODELS) if args.no_weka else set())
+    weka = {} if args.no_weka else {"weka": weka_version()}
+    results: dict[str, dict[str, list[float]]] = {}
+
+    def write() -> dict[str, dict[str, Any]]:
+        done = [n for n in order if n in rows.get("runs", {})]
+        tables = {name: _results.table(columns(present), [rows[name][n] for n in done])
+                  for name, (columns, _) in TABLES.items()}
+        tables["runs"] = _results.table(RUNS_COLUMNS, [rows["runs"][n] for n in done])
+        _results.write_from_args(args, "weka_comparison", tables, argv=argv, script=__file__,
+                                 notes=notes(measured, done, [n for n in order if n not in done]),
+                                 extra_machine=weka)
+        if args.json:
+            Path(args.json).write_text(json.dumps(results, indent=1), encoding="utf-8")
+        return tables
+
+    for name in requested:
+        if name in rows.get("runs", {}):
+            print(f"{name}: in {args.results} already", flush=True)
+            continue
         start = time.perf_counter()
-        results[name] = compare(name, args.folds, seeds, args.jobs,
-                                args.aode_max_candidates or None, args.only_folds,
-                                not args.no_weka)
-        summary = ", ".join(f"{c} {100 * mean_se(results[name][c])[0]:.2f}" for c in COLUMNS
-                            if c in results[name])
-        print(f"{name}: {summary} ({time.perf_counter() - start:.0f} s)", flush=True)
-    n_folds = len(next(iter(results.values()))[WEKA_SETTINGS])
-    options = [f"streamnb AODE with at most {args.aode_max_candidates} candidate parents"
-               ] if args.aode_max_candidates else []
-    tables = {"accuracy": accuracy_table(results), "paired": paired_table(results)}
+        results[name] = folds = compare(name, args.folds, seeds, args.jobs,
+                                        args.aode_max_candidates or None, args.only_folds,
+                                        not args.no_weka)
+        seconds = time.perf_counter() - start
+        for table, (_, row) in TABLES.items():
+            rows.setdefault(table, {})[name] = row(name, folds)
+        rows.setdefault("runs", {})[name] = {"data set": name, "folds": len(folds[WEKA_SETTINGS]),
+                                             "seconds": seconds}
+        tables = write()  # after each data set, so that an interrupted run keeps it
+        summary = ", ".join(f"{c} {100 * mean_se(folds[c])[0]:.2f}" for c in COLUMNS
+                            if c in folds)
+        print(f"{name}: {summary} ({seconds:.0f} s)", flush=True)
+    if not results:
+        print("nothing to run: every data set is in the results file", file=sys.stderr)
+        return 0
     for table in tables.values():
         print("\n" + _results.render(table))
-    if args.json:
-        Path(args.json).write_text(json.dumps(results, indent=1), encoding="utf-8")
-    _results.write_from_args(
-        args, "weka_comparison", tables, argv=argv, script=__file__,
-        notes=f"{args.folds}-fold stratified CV × {len(seeds)} seed(s), {n_folds} folds per data "
-              f"set{''.join('; ' + o for o in options)}.", extra_machine={"weka": weka_version()})
     return 0
 
 
