@@ -12,8 +12,9 @@ time.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from streamnb._lazy import lazy_names
 
 __version__ = "0.1.0"
 
@@ -54,23 +55,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    source = _SOURCES.get(name)
-    if source is None:  # a subpackage not imported yet (``streamnb.stats`` after ``import
-        try:            # streamnb``), as an eager package would have it
-            return importlib.import_module(f"{__name__}.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"{__name__}.{name}":
-                raise
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
-    value = getattr(importlib.import_module(source), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
-
+__getattr__, __dir__ = lazy_names(__name__, globals(), _SOURCES, __all__)
 
 if TYPE_CHECKING:
     from streamnb.estimators import Dirichlet, Indifferent, Laplace, MaximumLikelihood, MEstimate

@@ -247,39 +247,46 @@ def test_the_model_base_imports_no_model_and_no_registry():
     assert scan("base.py") == ["streamnb.models.params", "streamnb.models.persistence",
                                "streamnb.models.schedule"]
     assert scan("params.py") == [] and scan("schedule.py") == []
-    assert scan("persistence.py") == []
+    # a state file's name imports the module that declares it, by the registry's table
+    assert scan("persistence.py") == ["streamnb.models.registry"]
     assert scan("registry.py") == ["streamnb.models.base", "streamnb.models.persistence"]
 
 
 def test_importing_the_package_loads_no_model_until_a_name_is_used():
     """``import streamnb`` is cheap (the publisher process imports it to start); each public
-    name is the object of the module it comes from, loaded when first used."""
+    name is the object of the module it comes from, loaded when first used; the spam filter
+    (``streamnb score``, one process a message) imports neither scipy nor another model."""
     code = ("import sys, streamnb, streamnb.consumers.publisher\n"
             "print(sorted(m for m in ('scipy', 'streamnb.models', 'streamnb.estimators')"
             " if m in sys.modules))\n"
             "streamnb.SpamFilter\n"
-            "print('streamnb.models' in sys.modules)\n")
+            "print('streamnb.models' in sys.modules)\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] == 'scipy'"
+            " or m in ('streamnb.models.naive_bayes', 'streamnb.models.tan')))\n")
     from streamnb.consumers.children import child_environment  # how the service starts one
 
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, env=child_environment()).stdout.split("\n")
-    assert out[:2] == ["[]", "True"]
-    for name in streamnb.__all__:
-        value = getattr(streamnb, name)
-        if name != "__version__":
-            assert getattr(importlib.import_module(streamnb._SOURCES[name]), name) is value
-    assert set(streamnb.__all__) <= set(dir(streamnb))
-    # the names type checkers see (imported under TYPE_CHECKING) are the public ones, each
-    # from the module it is loaded from
-    tree = ast.parse(Path(streamnb.__file__).read_text(encoding="utf-8"))
-    guarded = next(node for node in tree.body if isinstance(node, ast.If)
-                   and getattr(node.test, "id", None) == "TYPE_CHECKING")
-    seen = {alias.name: node.module for node in guarded.body for alias in node.names}
-    assert seen == streamnb._SOURCES
-    assert set(streamnb.__all__) == {*streamnb._SOURCES, "__version__"}
+    assert out[:3] == ["[]", "True", "[]"]
+    for package in (streamnb, streamnb.models):
+        for name in package.__all__:
+            value = getattr(package, name)
+            if name != "__version__":
+                assert getattr(importlib.import_module(package._SOURCES[name]), name) is value
+        assert set(package.__all__) <= set(dir(package))
+        # the names type checkers see (imported under TYPE_CHECKING) are the public ones,
+        # each from the module it is loaded from
+        tree = ast.parse(Path(package.__file__).read_text(encoding="utf-8"))
+        guarded = next(node for node in tree.body if isinstance(node, ast.If)
+                       and getattr(node.test, "id", None) == "TYPE_CHECKING")
+        seen = {alias.name: node.module for node in guarded.body for alias in node.names}
+        assert seen == package._SOURCES
+        assert set(package.__all__) - {"__version__"} == set(package._SOURCES)
     assert streamnb.stats.CountStatistics is streamnb.CountStatistics  # subpackages resolve
     with pytest.raises(AttributeError, match="no attribute 'no_such_name'"):
         streamnb.no_such_name  # noqa: B018
+    with pytest.raises(AttributeError, match="no attribute 'no_such_name'"):
+        streamnb.models.no_such_name  # noqa: B018
 
 
 def test_the_twins_pass_leaves_out_only_modules_that_exist():

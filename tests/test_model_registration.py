@@ -4,9 +4,12 @@ by its presets, and a new model needs nothing else (docs/architecture.md, "Addin
 
 from __future__ import annotations
 
+import importlib
+import json
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -141,10 +144,8 @@ def test_a_subclass_without_a_state_name_of_its_own_is_not_saved(tmp_path):
     assert type(make_model("laplace")) is NaiveBayes
 
 
-@pytest.mark.parametrize("name", sorted(MODELS))
-def test_every_preset_round_trips_through_its_state(name):
-    """Each model the registry names comes back from its state as it was: same class,
-    parameters and predictions (a new model's presets are checked with no edit here)."""
+def learned(name: str) -> tuple[CountClassifier, list]:
+    """The preset ``name`` after a few records of the kind it reads, and queries for it."""
     if name == "spam-filter":  # raw text, two labels
         data = [("win money now", "spam"), ("lunch at noon?", "ham"),
                 ("free money, claim now", "spam"), ("see you at lunch", "ham")]
@@ -160,8 +161,73 @@ def test_every_preset_round_trips_through_its_state(name):
     model = make_model(name)
     for x, y in data * 2:
         model.learn_one(x, y)
+    return model, queries
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_every_preset_round_trips_through_its_state(name):
+    """Each model the registry names comes back from its state as it was: same class,
+    parameters and predictions (a new model's presets are checked with no edit here)."""
+    model, queries = learned(name)
     loaded = CountClassifier.from_state(*model.to_state())
     assert type(loaded) is type(model) and loaded.n_learned == model.n_learned
     assert loaded._get_params() == model._get_params()
     assert [loaded.predict_proba_one(q) for q in queries] == [
         model.predict_proba_one(q) for q in queries]
+
+
+def test_the_builtin_table_holds_every_name_the_model_modules_register():
+    """``registry.BUILTIN`` (which module a state file's or ``--model``'s name imports) lists
+    exactly the state names and presets the modules of ``streamnb.models`` register: a new
+    model module missing from it fails here."""
+    from streamnb.models.registry import BUILTIN
+
+    for path in sorted(Path(streamnb.models.__file__).parent.glob("*.py")):
+        importlib.import_module(f"streamnb.models.{path.stem}")
+    declared: dict[str, set[str]] = {}
+    for state, cls in registered().items():
+        if cls.__module__.startswith("streamnb.models."):
+            declared.setdefault(cls.__module__, set()).update({state, *cls._presets})
+    assert {module: set(names) for module, names in BUILTIN.items()} == declared
+    every = [name for names in BUILTIN.values() for name in names]
+    assert len(every) == len(set(every))  # a name leads to one module
+
+
+def test_a_fresh_process_finds_every_model_by_its_state_or_preset_name(tmp_path):
+    """A saved state of every registered model loads in a process that imported no model
+    (``load_model`` imports the one the file names), with its predictions; ``--model NAME``
+    (``make_model``) imports that model's module only."""
+    one_preset = {cls: preset for preset, cls in
+                  ((p, type(make_model(p))) for p in sorted(MODELS))}
+    expected, queries = {}, {}
+    for cls, preset in one_preset.items():
+        model, [query, *_] = learned(preset)
+        model.save(tmp_path / f"{preset}.state")
+        queries[f"{preset}.state"] = query
+        expected[f"{preset}.state"] = [cls.__name__, repr(model.predict_proba_one(query))]
+    assert {cls.__name__ for cls in one_preset} >= {
+        name for name, cls in registered().items() if cls.__module__.startswith("streamnb.")}
+    (tmp_path / "queries.json").write_text(json.dumps(queries))
+    code = """
+import json, sys
+from pathlib import Path
+import streamnb
+assert not [m for m in sys.modules if m.startswith("streamnb.models.")]
+folder = Path(sys.argv[1])
+out = {}
+for name, query in json.loads((folder / "queries.json").read_text()).items():
+    model = streamnb.load_model(folder / name)
+    out[name] = [type(model).__name__, repr(model.predict_proba_one(query))]
+print(json.dumps(out))
+"""
+    done = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True,
+                          text=True, check=True)
+    assert json.loads(done.stdout) == expected
+    probe = ("import sys\n"
+             "from streamnb.models.registry import make_model\n"
+             "print(type(make_model('laplace')).__name__,"
+             " sorted(m for m in sys.modules if m in ('streamnb.models.naive_bayes',"
+             " 'streamnb.models.tan', 'streamnb.models.spam_filter', 'scipy')))\n")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          check=True)
+    assert done.stdout.split() == ["NaiveBayes", "['streamnb.models.naive_bayes']"]

@@ -8,10 +8,9 @@ and the model's own, the latter prefixed ``extra.``.
 A class has a state name when its class statement declares one
 (``class TAN(PairwiseNaiveBayes, state_name="TAN")``: ``CountClassifier.__init_subclass__``
 calls :func:`register`). The name is what a file records, so it stays when the class is renamed
-or moved. This module imports no model: a class is known once its module has run, and
-importing any module of ``streamnb.models`` (this one included) first imports the package,
-which imports every built-in model. A model defined elsewhere is known once its module is
-imported, as pickle would need it.
+or moved. This module imports no model: a class is known once its module has run; a built-in
+model's module is imported when a file names it (``registry.BUILTIN``). A model defined
+elsewhere is known once its module is imported, as pickle would need it.
 """
 
 from __future__ import annotations
@@ -67,8 +66,15 @@ def registered() -> Mapping[str, type[CountClassifier]]:
 
 
 def model_class(name: Any) -> type[CountClassifier] | None:
-    """The class registered under the state name ``name``; None if there is none."""
-    return _CLASSES.get(name) if isinstance(name, str) else None
+    """The class registered under the state name ``name`` (a built-in model's module imported
+    first if need be); None if there is none."""
+    if not isinstance(name, str):
+        return None
+    if name not in _CLASSES:
+        from streamnb.models.registry import import_builtin  # which imports this module
+
+        import_builtin(name)
+    return _CLASSES.get(name)
 
 
 def state_name(cls: type) -> str | None:
