@@ -44,7 +44,7 @@ import numpy as np
 from streamnb.evaluate import exact_auc, operating_points
 from streamnb.evaluate.metrics import HAM_LOSSES, SPAM_MISSES
 from streamnb.features import tokenize_email, tokenize_sms
-from streamnb.models.registry import MODELS, NUMERIC_ONLY
+from streamnb.models.registry import CONTINUOUS, MODELS
 
 SPAM, HAM = "spam", "ham"
 
@@ -408,7 +408,9 @@ def systems() -> dict[str, Callable[[Setup], Filter]]:
         "river-mnb-tokens": lambda s: RiverModel(_river_nb(), _tokens(s, 1)),
     }
     for name, make in MODELS.items():  # every registered streamnb model, binary tokens
-        if name == "spam-filter" or name in NUMERIC_ONLY:  # raw text (below); numbers only
+        # the spam filter reads raw text (below); a continuous model on tokens alone is
+        # naive Bayes with nothing numeric beside it
+        if name == "spam-filter" or name in CONTINUOUS:
             continue
         out[f"streamnb-{name}"] = lambda s, make=make: RiverModel(make(), _tokens(s, True))
         # the same model on one text attribute (the multinomial event model, docs/text.md)

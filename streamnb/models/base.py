@@ -98,10 +98,9 @@ class CountClassifier(base.MiniBatchClassifier):
     #: True for a model that takes a text message as the frozenset of its tokens (the service
     #: then decodes one into that, not into ``{token: True}``)
     reads_token_sets: ClassVar[bool] = False
-    #: True for a model built for numeric attributes (the continuous models, which read other
-    #: fields only as naive-Bayes factors; the demo's ``--model all``, which streams messages,
-    #: leaves it out)
-    _numeric_only: ClassVar[bool] = False
+    #: True for a continuous model: a numeric block of its own, every other field read as a
+    #: naive-Bayes factor beside it (``registry.CONTINUOUS``)
+    _continuous: ClassVar[bool] = False
     #: the parameters every model takes: forgetting (:meth:`_adapt`)
     _parameter_constraints: ClassVar[dict[str, list]] = {
         "half_life": HALF_LIFE, "drift_detector": DRIFT_DETECTOR, "drift_decay": DRIFT_DECAY}

@@ -162,7 +162,7 @@ class GaussianDiscriminant(CountClassifier):
     """Base of :class:`~streamnb.LDA` and :class:`~streamnb.QDA` (see the module docstring)."""
 
     _statistics = ClassCovariance
-    _numeric_only = True
+    _continuous = True
 
     _parameter_constraints: ClassVar[dict[str, list]] = {
         "shrinkage": [None, OneOf(("ledoit-wolf",)), Real(0, 1)]}

@@ -90,16 +90,16 @@ class _Models(Mapping[str, Callable[[], CountClassifier]]):
 
 
 class _Continuous(Set[str]):
-    """The names of the continuous models (the classes flagged ``_numeric_only``): a numeric
+    """The names of the continuous models (the classes flagged ``_continuous``): a numeric
     block of their own (Gaussian discriminants, kernel densities, CC-ICA), every other field
     read as a naive-Bayes factor beside it."""
 
     def __contains__(self, name: object) -> bool:
         found = _preset(name)
-        return found is not None and found[0]._numeric_only
+        return found is not None and found[0]._continuous
 
     def __iter__(self) -> Iterator[str]:
-        return iter([name for name, (cls, _) in _presets().items() if cls._numeric_only])
+        return iter([name for name, (cls, _) in _presets().items() if cls._continuous])
 
     def __len__(self) -> int:
         return sum(1 for _ in self)
