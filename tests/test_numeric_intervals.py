@@ -74,6 +74,17 @@ def _unscheduled(cls, **params):
     return cls(relearn_every=0, **params)
 
 
+
+def _assert_loads_alike(model, queries, tmp_path) -> None:
+    """Saved and loaded, the model keeps its intervals and predicts what it predicted."""
+    path = tmp_path / "model.snb"
+    save(model, path)
+    loaded = load_model(path)
+    assert loaded.intervals == model.intervals
+    for x in queries:
+        assert loaded.predict_proba_one(x) == pytest.approx(model.predict_proba_one(x),
+                                                            rel=1e-12)
+
 @pytest.mark.parametrize("cls", [TAN, AODE, *SELECTIVE], ids=lambda c: c.__name__)
 def test_coarse_counts_are_the_records_counted_by_interval(cls, tmp_path):
     """After a structure update the model predicts exactly as the same model learned on the
@@ -97,13 +108,7 @@ def test_coarse_counts_are_the_records_counted_by_interval(cls, tmp_path):
     for x, z in zip(queries, _by_interval(model, queries), strict=True):
         assert model.predict_proba_one(x) == pytest.approx(reference.predict_proba_one(z),
                                                            rel=1e-9)
-    path = tmp_path / "model.snb"
-    save(model, path)
-    loaded = load_model(path)
-    assert loaded.intervals == model.intervals
-    for x in queries[:20]:
-        assert loaded.predict_proba_one(x) == pytest.approx(model.predict_proba_one(x),
-                                                            rel=1e-12)
+    _assert_loads_alike(model, queries[:20], tmp_path)
 
 
 @pytest.mark.parametrize("cls", [TAN, AODE, SelectiveNB, SelectiveTAN, SelectiveBN],
@@ -196,13 +201,7 @@ def test_selective_shards_merge_into_the_one_model(cls, tmp_path):
     for x in queries:
         assert merged.predict_proba_one(x) == pytest.approx(whole.predict_proba_one(x),
                                                             rel=1e-9)
-    path = tmp_path / "merged.snb"
-    save(merged, path)
-    loaded = load_model(path)
-    assert loaded.intervals == merged.intervals
-    for x in queries[:20]:
-        assert loaded.predict_proba_one(x) == pytest.approx(merged.predict_proba_one(x),
-                                                            rel=1e-12)
+    _assert_loads_alike(merged, queries[:20], tmp_path)
 
 
 @pytest.mark.parametrize("cls", SELECTIVE, ids=lambda c: c.__name__)
