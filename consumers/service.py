@@ -317,10 +317,11 @@ class Service:
         model = self.model.model
         m = self.metrics
         m.model_records.set(model.stats.n_records)
-        m.model_version.set(model.n_learned)
         m.structure_version.set(getattr(model, "structure_version", 0))
         if m.spam_rates is not None:
             m.spam_rates.model_changed(model)
+        # last: a scrape that reads this version reads the other gauges of the same sum
+        m.model_version.set(model.n_learned)
 
     # -- housekeeping ---------------------------------------------------------------------------
     def _maintain(self) -> None:

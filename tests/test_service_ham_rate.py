@@ -191,6 +191,9 @@ def test_serve_learns_the_threshold_shows_the_rates_and_restarts_with_it(
     service = ServiceProcess(args, tmp_path / "service.log")
     wait_for(lambda: scrape(url, "streamnb_messages_learned_total") == len(stream), 180,
              "every message learned", alive=service.alive)
+    # the gauges follow the summed model, rebuilt between polls: wait for the sum of them all
+    wait_for(lambda: scrape(url, "streamnb_model_version") == len(stream), 60,
+             "the gauges of the model that learned every message", alive=service.alive)
     text = metrics_text(url)
     assert service.terminate() == 0, service.logs()
 

@@ -83,14 +83,14 @@ class SelectiveNB(SelectiveClassifier, state_name="SelectiveNB", presets={
     Examples
     --------
     >>> from streamnb import SelectiveNB
-    >>> data = [({"outlook": o, "wind": w, "copy": o}, y) for o, w, y in [
+    >>> data = [({"outlook": o, "wind": w, "outlook_copy": o}, y) for o, w, y in [
     ...     ("sun", "weak", "no"), ("sun", "strong", "no"), ("rain", "weak", "yes"),
     ...     ("rain", "strong", "yes"), ("fog", "weak", "yes"), ("sun", "weak", "no")] * 3]
     >>> model = SelectiveNB(metric="cgr", relearn_every=0, seed=0)
     >>> for x, y in data:
     ...     model.learn_one(x, y)
     >>> model.relearn()
-    >>> model.structure.selected   # "copy" repeats "outlook": no conditional information
+    >>> model.structure.selected   # the copy adds no conditional information; a tie goes by name
     ('outlook',)
     >>> model.predict_proba_one({"outlook": "rain", "wind": "weak"})["yes"]   # 7/12 : 1/12
     0.875
