@@ -361,6 +361,7 @@ SLOW = {
     "test_cli.py::test_demo_reports_scores_and_writes_the_learning_curve",
     "test_cli.py::test_demo_runs_the_spam_filter_on_raw_text_and_prints_the_trec_measures",
     "test_cli_evaluate_options.py::test_mistakes_are_one_line_before_the_run",
+    "test_cli_spam.py::test_evaluate_sms_with_the_spam_filter_equals_the_library",
     "test_cli_spam.py::test_train_keeps_the_ham_rate_the_operator_chose",
     "test_cli_spam.py::test_train_then_score_equals_the_library",
     "test_cli_usage.py::test_a_continuous_model_reads_nominal_fields_as_naive_bayes_factors",
@@ -397,6 +398,7 @@ SLOW = {
     "test_network.py::test_matches_pgmpy_variable_elimination_on_asia",
     "test_numeric_intervals.py::test_aode_reads_ionosphere_better_in_intervals_than_in_bins",
     "test_numeric_intervals.py::test_learn_many_matches_learn_one",
+    "test_numeric_intervals.py::test_selective_reads_ionosphere_at_least_as_well_in_intervals_as_in_bins",
     "test_ppm.py::test_c_kernels_equal_their_twins_on_real_messages",
     "test_ppm.py::test_scores_are_the_documented_adaptive_ppm_d",
     "test_ppm.py::test_spam_filter_adds_the_weighted_ratio_and_merges_it",
@@ -407,6 +409,7 @@ SLOW = {
     "test_properties.py::test_one_encoding_for_predict_then_learn",
     "test_registry.py::test_cli_check_reports_the_tabular_sources",
     "test_registry.py::test_documented_sizes",
+    "test_reproduce_singh_provan.py::test_data_sets_are_prepared_as_the_paper_describes",
     "test_reproduce_singh_provan.py::test_every_method_on_voting",
     "test_scan.py::test_email_scans_same_on_random_text",
     "test_scan.py::test_header_fields_same_on_random_headers",
@@ -437,6 +440,11 @@ SLOW = {
     "test_text_models.py::test_text_event_model_beats_bernoulli_on_spamassassin",
     "test_trec_measures.py::test_compare_prequential_passes_the_feedback_modes_on",
     "test_trec_measures.py::test_evaluate_command_with_delay_and_partial_feedback",
+    "test_weka_comparison.py::test_an_interrupted_run_keeps_its_data_sets_and_resume_completes_it",
+    "test_weka_comparison.py::test_one_jvm_prints_what_the_command_line_prints",
+    "test_weka_comparison.py::test_resume_refuses_a_file_measured_with_another_protocol",
+    "test_weka_comparison.py::test_weka_and_streamnb_on_two_folds_of_vote",
+    "test_weka_comparison.py::test_weka_predictions_match_the_test_file",
 }
 # the demo runs through the embedded broker unless --no-kafka
 BROKER = {"test_cli.py::test_demo_runs_the_kafka_pipeline_by_default"}
