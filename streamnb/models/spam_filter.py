@@ -10,9 +10,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from streamnb._accel.kernels import posterior, spam_evidence
+from streamnb._accel.kernels import chi2_log_odds, posterior, spam_evidence
 from streamnb.estimators.dirichlet import Dirichlet
-from streamnb.estimators.robinson_fisher import RobinsonFisher, chi2_log_odds, token_spamicity
+from streamnb.estimators.robinson_fisher import RobinsonFisher, token_spamicity
 from streamnb.features.email import tokenize_email
 from streamnb.features.sms import tokenize_sms
 from streamnb.features.text import tokenize_text
