@@ -830,13 +830,14 @@ def test_kde_log_likelihood_is_the_kernel_density_estimate(module):
 # --- Fisher's χ² tails (SpamFilter's combining) ----------------------------------------------
 
 def test_chi2_log_odds_same():
-    """C and twin agree bit for bit over m = 1 … 150 (and beyond) and statistics from 0 to
-    2,000 and past: λ = stat/2 at, just below and just above m (where the summed tail
-    switches), tails so small that I rounds to 0 or 1 (log-odds past ±600) or that underflow
-    (±inf), zero, negative, infinite and NaN statistics, and the arguments both refuse."""
+    """C and twin agree bit for bit over m = 1 … 150 (and beyond, past the ln k! table) and
+    statistics from 0 to 2,000 and past: λ = stat/2 at, just below and just above m (where
+    the summed tail switches), tails so small that I rounds to 0 or 1 (log-odds past ±600) or
+    that underflow (±inf), zero, negative, infinite and NaN statistics, and the arguments both
+    refuse. (Bit for bit because ln k! is summed from libm's logs in both, not lgamma.)"""
     rng = np.random.default_rng(11)
     results = []
-    for m in [*range(1, 151), 151, 300, 1000, 4000]:
+    for m in [*range(1, 151), 151, 300, 1000, 4000, 70_000]:  # the last past the ln k! table
         at = 2.0 * m
         stats = [0.0, -1.0, 5e-324, 1e-300, 1e-3, 0.5, 1.0, at - 2.0, at - 1e-9,
                  math.nextafter(at, 0.0), at, math.nextafter(at, math.inf), at + 1e-9,

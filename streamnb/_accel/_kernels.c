@@ -1904,9 +1904,12 @@ done:
 
 /* ---- Fisher's χ² tails ------------------------------------------------------------------- */
 
-/* ln k! for k = 0 … n_log_factorials − 1, grown on demand by a compensated (Kahan) sum of
-   libm's ln k, as the twin's table is: CPython's math.lgamma is not libm's lgamma, and the
-   compensated sum stays within an ulp or two of ln k! where a plain one drifts by ~k ulps. */
+/* ln k! for k = 0 … n_log_factorials − 1, grown on demand up to MAX_LOG_FACTORIALS entries by
+   a compensated (Kahan) sum of libm's ln k, as the twin's table is: CPython's math.lgamma is
+   not libm's lgamma, and the compensated sum stays within an ulp or two of ln k! where a plain
+   one drifts by ~k ulps. Past the table (a message of 65,536 kept tokens) the sum goes on
+   without being kept. */
+#define MAX_LOG_FACTORIALS ((Py_ssize_t)1 << 16)
 static double *log_factorials;
 static Py_ssize_t n_log_factorials;
 static double log_factorial_carry; /* the compensation after the table's last term */
@@ -1914,10 +1917,12 @@ static double log_factorial_carry; /* the compensation after the table's last te
 static int
 log_factorial(Py_ssize_t k, double *out)
 {
-    if (k >= n_log_factorials) {
+    if (k >= n_log_factorials && n_log_factorials < MAX_LOG_FACTORIALS) {
         Py_ssize_t size = n_log_factorials ? 2 * n_log_factorials : 256;
         if (size <= k)
-            size = k + 1;
+            size = k < MAX_LOG_FACTORIALS ? k + 1 : MAX_LOG_FACTORIALS;
+        if (size > MAX_LOG_FACTORIALS)
+            size = MAX_LOG_FACTORIALS;
         double *table = PyMem_Realloc(log_factorials, (size_t)size * sizeof(double));
         if (table == NULL) {
             PyErr_NoMemory();
@@ -1937,7 +1942,18 @@ log_factorial(Py_ssize_t k, double *out)
         n_log_factorials = size;
         log_factorial_carry = carry;
     }
-    *out = log_factorials[k];
+    if (k < n_log_factorials) {
+        *out = log_factorials[k];
+        return 0;
+    }
+    double total = log_factorials[n_log_factorials - 1], carry = log_factorial_carry;
+    for (Py_ssize_t j = n_log_factorials; j <= k; j++) {
+        double y = log((double)j) - carry;
+        double t = total + y;
+        carry = (t - total) - y;
+        total = t;
+    }
+    *out = total;
     return 0;
 }
 

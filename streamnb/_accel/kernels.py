@@ -750,25 +750,29 @@ def binned_add_one(counts: Any, origin: Any, exponent: Any, weight: Any, mean: A
 
 # ---- Fisher's χ² tails -----------------------------------------------------------------------
 
-# ln k! for k = 0, 1, …, grown on demand by a compensated (Kahan) sum of ln k, the C kernel's
-# table: CPython's math.lgamma is not libm's lgamma, a sum of libm's logs is the same in both,
-# and compensated it is within an ulp or two of ln k! (a plain sum drifts by ~k ulps)
+# ln k! for k = 0, 1, …, grown on demand up to _MAX_LOG_FACTORIALS entries by a compensated
+# (Kahan) sum of ln k, the C kernel's table: CPython's math.lgamma is not libm's lgamma, a sum
+# of libm's logs is the same in both, and compensated it is within an ulp or two of ln k! (a
+# plain sum drifts by ~k ulps). Past the table the sum goes on without being kept.
+_MAX_LOG_FACTORIALS = 1 << 16
 _LOG_FACTORIALS = [0.0]
 _LOG_FACTORIAL_CARRY = [0.0]  # the compensation after the table's last term
 
 
 def _log_factorial(k: int) -> float:
     table = _LOG_FACTORIALS
-    if k >= len(table):
-        total, carry = table[-1], _LOG_FACTORIAL_CARRY[0]
-        for j in range(len(table), k + 1):
-            y = math.log(j) - carry
-            t = total + y
-            carry = (t - total) - y
-            total = t
+    if k < len(table):
+        return table[k]
+    total, carry = table[-1], _LOG_FACTORIAL_CARRY[0]
+    for j in range(len(table), k + 1):
+        y = math.log(j) - carry
+        t = total + y
+        carry = (t - total) - y
+        total = t
+        if j < _MAX_LOG_FACTORIALS:
             table.append(total)
-        _LOG_FACTORIAL_CARRY[0] = carry
-    return table[k]
+            _LOG_FACTORIAL_CARRY[0] = carry
+    return total
 
 
 def _poisson_run(lam: float, start: int, step: int) -> float:
