@@ -187,6 +187,45 @@ def test_a_bad_record_in_a_batch_cut_at_decay_points_changes_nothing(name):
     assert_same_state(model, before)
 
 
+def test_a_spam_filter_batch_cut_at_decay_points_reads_each_message_once(monkeypatch):
+    """A batch cut at decay points (every 4 records at half_life=64) is tokenised once, by the
+    check that precedes its pieces, and its pieces learn from those tokens what they would
+    read again: the counts, byte contexts, score sketch and scores of the same pieces given
+    as batches that need no cut, bit for bit; the counts and contexts of the records learned
+    one by one."""
+    from streamnb.models import spam_filter
+
+    params = {"half_life": 64, "ppm_order": 2, "ppm_memory": 1 << 22, "max_ham_rate": 0.2}
+    data = list({x: (x, y) for x, y in records("SpamFilter")[:120]}.values())[:61]
+    texts, labels = [x for x, _ in data], [y for _, y in data]
+    read: list[str] = []
+    tokenize = spam_filter._TOKENIZERS["auto"]
+    monkeypatch.setitem(spam_filter._TOKENIZERS, "auto",
+                        lambda text: read.append(text) or tokenize(text))
+    cut = SpamFilter(**params)
+    cut.learn_many(texts, labels)  # cut at 4, 8, …, 60
+    assert sorted(read) == sorted(texts)  # each message tokenised once
+
+    pieces, one = SpamFilter(**params), SpamFilter(**params)
+    for start, end in Forgetting(64).segments(range(len(data))):
+        pieces.learn_many(texts[start:end], labels[start:end])  # within a segment: no cut
+    for x, y in data:
+        one.learn_one(x, y)
+    (head_cut, arrays_cut), (head_pieces, arrays_pieces) = cut.to_state(), pieces.to_state()
+    assert head_cut == head_pieces and arrays_cut.keys() == arrays_pieces.keys()
+    assert {"extra.scores.counts", "extra.contexts.counts"} <= arrays_cut.keys()
+    for k in arrays_cut:
+        np.testing.assert_array_equal(arrays_cut[k], arrays_pieces[k], err_msg=k)
+    held_out = [x for x, _ in records("SpamFilter")[200:260]]
+    np.testing.assert_array_equal(cut.score_many(held_out), pieces.score_many(held_out))
+    assert cut.current_threshold == pieces.current_threshold
+    # one by one, each message is scored after the one before it was learned, not with its
+    # piece: the sketch differs, the counts and contexts do not
+    arrays_one = one.to_state()[1]
+    for k in arrays_cut.keys() - {"extra.scores.counts"}:
+        np.testing.assert_allclose(arrays_cut[k], arrays_one[k], rtol=1e-9, atol=1e-12, err_msg=k)
+
+
 def after_the_flip(model, data: list[tuple], skip: int = 100) -> float:
     """Prequential accuracy (predict, then learn) over the records from ``skip`` after the
     midpoint to the end."""

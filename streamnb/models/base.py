@@ -195,17 +195,20 @@ class CountClassifier(base.MiniBatchClassifier):
         each of its points."""
         return X, ()
 
-    def _check_many(self, X: Any, labels: list) -> None:
+    def _check_many(self, X: Any, labels: list) -> Any:
         """Raise :class:`~streamnb.stats.InvalidRecord` for the first bad record or label of
         a batch (its row named), changing nothing: ``learn_many`` checks a batch it learns in
         pieces before the first. Statistics that cannot read a record without learning it
-        (the continuous models') are not asked: their pieces stop at a bad record."""
+        (the continuous models') are not asked: their pieces stop at a bad record. The batch
+        in the form its pieces are learned from: ``X`` here; a model whose check reads what
+        learning reads again gives it with what it read (SpamFilter: the messages' tokens)."""
         if not isinstance(self.stats, CountStatistics):
-            return
+            return X
         self.stats.encode(X, "row")
         for i, y in enumerate(labels):
             if not (type(y) is str or type(y) is int or type(y) is bool):
                 self.stats.encode_label(y, RecordName("row", i))
+        return X
 
     def encode_many(self, X: Any) -> EncodedBatch:
         """``X`` (DataFrame or sequence of mappings) encoded once for ``predict_proba_many``
