@@ -110,6 +110,8 @@ lookup_prefetch(const NameTable *t, PyObject *x)
 {
     PyObject *names[PREFETCH_NAMES], *name, *value;
     Py_ssize_t m = 0, pos = 0;
+    if (!name_table_api->prefetch_pays(t))
+        return;
     while (m < PREFETCH_NAMES && PyDict_Next(x, &pos, &name, &value))
         names[m++] = name;
     name_table_api->prefetch(t, names, m);
