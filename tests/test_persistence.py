@@ -15,10 +15,10 @@ import pytest
 
 from conftest import MESSAGES, MIXED, WEATHER, assert_proba_close
 from streamnb import (
+    LDA,
     Dirichlet,
     Indifferent,
     IndifferentNB,
-    LDA,
     Laplace,
     MaximumLikelihood,
     MEstimate,
