@@ -113,7 +113,8 @@ BENCHMARKS: dict[str, Benchmark] = {
         (Measure("poll_step", ("step", "classify", "learn"), _LOWER,
                  ("workload", "partitions")),)),
     "bench_naive_bayes": Benchmark(
-        "bench_naive_bayes.py", ("--n", "20000", "--repeat", "1"),
+        # river's BernoulliNB predicts in O(vocabulary): 20 records/s, so short windows
+        "bench_naive_bayes.py", ("--n", "20000", "--repeat", "1", "--bernoulli-n", "300"),
         (Measure("ratios", ("measured",), _HIGHER),
          Measure("numpy_limit_ratios", ("measured",), _HIGHER))),
     "bench_spam_filter": Benchmark(
@@ -251,8 +252,10 @@ def verdict(cell: Cell) -> str:
     return "same"
 
 
-def rows(name: str, compared: Sequence[Cell]) -> tuple[list[dict], list[dict]]:
-    """The summary rows and the per-round rows of one benchmark."""
+def rows(name: str, compared: Sequence[Cell], options: Sequence[str] = (),
+         commits: tuple[str, str] = ("", "")) -> tuple[list[dict], list[dict]]:
+    """The summary rows and the per-round rows of one benchmark run with ``options`` on the
+    ``commits`` (old, new)."""
     summary, per_round = [], []
     for c in compared:
         old, new = statistics.median(c.values["old"]), statistics.median(c.values["new"])
@@ -261,6 +264,8 @@ def rows(name: str, compared: Sequence[Cell]) -> tuple[list[dict], list[dict]]:
                         "old spread": _spread(c.values["old"]),
                         "new spread": _spread(c.values["new"]), "verdict": verdict(c)})
         per_round.append({"benchmark": name, "measure": c.measure,
+                          "options": " ".join(options), "old commit": commits[0],
+                          "new commit": commits[1],
                           "old rounds": c.values["old"], "new rounds": c.values["new"]})
     return summary, per_round
 
@@ -274,13 +279,45 @@ def _spread(values: Sequence[float]) -> float:
 SUMMARY_COLUMNS = (
     _results.column("benchmark"), _results.column("measure"),
     _results.column("better", "better when"),
-    _results.column("old", "old (median)", ",.4g"), _results.column("new", "new (median)", ",.4g"),
+    # 6 significant digits: no exponent below a million, a second's fraction still shown
+    _results.column("old", "old (median)", ",.6g"), _results.column("new", "new (median)", ",.6g"),
     _results.column("ratio", "new / old", ".3f"),
     _results.column("old spread", "old max / min", ".2f"),
     _results.column("new spread", "new max / min", ".2f"),
     _results.column("verdict", "beyond the spread"))
 ROUND_COLUMNS = (_results.column("benchmark"), _results.column("measure"),
-                 _results.column("old rounds"), _results.column("new rounds"))
+                 _results.column("options"), _results.column("old commit"),
+                 _results.column("new commit"), _results.column("old rounds"),
+                 _results.column("new rounds"))
+OVERVIEW_COLUMNS = (
+    _results.column("benchmark"), _results.column("revisions", "old → new"),
+    _results.column("options"), _results.column("measures", "measures compared"),
+    _results.column("median gain", "median gain", ".3f"),
+    _results.column("lowest gain", "lowest gain", ".3f"),
+    _results.column("worse", "worse beyond the spread"))
+
+
+def overview(tables: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+    """One row per benchmark of a results file's ``summary`` and ``rounds`` tables: the
+    options, how many measures, the median and the lowest gain (new / old where higher is
+    better, old / new where lower is: > 1 means the new revision is better) and the measures
+    worse beyond the spread."""
+    runs = {r["benchmark"]: r for r in tables["rounds"]["rows"]}
+    by: dict[str, list[Mapping[str, Any]]] = {}
+    for row in tables["summary"]["rows"]:
+        by.setdefault(row["benchmark"], []).append(row)
+    found = []
+    for name, summary in by.items():
+        gains = [r["new"] / r["old"] if r["better"] == _HIGHER else r["old"] / r["new"]
+                 for r in summary if r["old"] and r["new"]]
+        worse = [r["measure"] for r in summary if r["verdict"] == "worse"]
+        run = runs.get(name, {})
+        found.append({"benchmark": name, "options": run.get("options", ""),
+                      "revisions": f"{run.get('old commit', '')[:7]} → "
+                                   f"{run.get('new commit', '')[:7]}",
+                      "measures": len(summary), "median gain": statistics.median(gains),
+                      "lowest gain": min(gains), "worse": "; ".join(worse) or "none"})
+    return _results.table(OVERVIEW_COLUMNS, found)
 
 
 # -- building the revisions -------------------------------------------------------------------
@@ -346,7 +383,8 @@ def main(argv: list[str] | None = None) -> int:
             run_args = options.get(name, bench.args)
             compared = compare(name, bench, sides, args.rounds,
                                sides["new"].site.parent / "src" / "benchmarks", run_args)
-            s, p = rows(name, compared)
+            s, p = rows(name, compared, run_args,
+                        (sides["old"].commit, sides["new"].commit))
             summary += s
             per_round += p
             print(_results.render(_results.table(SUMMARY_COLUMNS, s)))
@@ -355,8 +393,8 @@ def main(argv: list[str] | None = None) -> int:
             for side in ("old", "new"):
                 _git(ROOT, "worktree", "remove", "--force", str(where / side / "src"))
             shutil.rmtree(where, ignore_errors=True)
-    note = (f"old {sides['old'].commit[:10]}, new {sides['new'].commit[:10]}: the new "
-            f"revision's scripts on both packages, {args.rounds} rounds alternated.")
+    note = (f"The new revision's scripts on both packages, {args.rounds} rounds alternated "
+            "(old, new, new, old, …).")
     # the command names every benchmark's options, so that it reproduces the run even if the
     # defaults in BENCHMARKS change
     shown = [*args.benchmarks, "--old", args.old, "--new", args.new,
@@ -368,6 +406,11 @@ def main(argv: list[str] | None = None) -> int:
                      "rounds": _results.table(ROUND_COLUMNS, per_round)},
         argv=shown + (["--merge"] if args.merge else []), script=__file__, notes=note,
         merge_key=("benchmark", "measure"))
+    if not args.no_results:  # the overview covers every benchmark of the file, merged or not
+        path = Path(args.results)
+        record = json.loads(path.read_text())
+        record["tables"] = {"overview": overview(record["tables"]), **record["tables"]}
+        path.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n")
     return 0
 
 

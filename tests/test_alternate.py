@@ -123,3 +123,21 @@ def test_a_failing_run_reports_the_script_and_revision(setup, tmp_path):
     with pytest.raises(RuntimeError, match=r"fake.py on old \(old\) failed"):
         alternate.compare("fake", bench(log), sides, 1, scripts, cwd=tmp_path,
                           log=lambda _: None)
+
+
+def test_the_overview_gain_is_above_one_when_the_new_revision_is_faster():
+    """Gain: new / old for a rate, old / new for a time; worse measures named."""
+    summary = [{"benchmark": "b", "measure": "rate", "better": "higher", "old": 100.0,
+                "new": 120.0, "verdict": "same"},
+               {"benchmark": "b", "measure": "time", "better": "lower", "old": 10.0,
+                "new": 20.0, "verdict": "worse"},
+               {"benchmark": "b", "measure": "other time", "better": "lower", "old": 10.0,
+                "new": 8.0, "verdict": "same"}]
+    rounds = [{"benchmark": "b", "measure": "rate", "options": "--n 5",
+               "old commit": "a" * 40, "new commit": "b" * 40}]
+    tables = {"summary": {"rows": summary}, "rounds": {"rows": rounds}}
+    (row,) = alternate.overview(tables)["rows"]
+    assert row["lowest gain"] == pytest.approx(0.5)
+    assert row["median gain"] == pytest.approx(1.2)
+    assert row["worse"] == "time"
+    assert row["revisions"] == "aaaaaaa → bbbbbbb" and row["options"] == "--n 5"
