@@ -17,6 +17,11 @@ This works as long as the new script uses only public API that the old revision 
 where it does not, the run on the old revision fails with the script's traceback and the
 benchmark has no comparison (there is none to make: the old revision could not have done it).
 
+Why an install and not the source tree on ``PYTHONPATH``: ``streamnb.consumers`` lives in
+``consumers/`` (pyproject.toml's package-dir), so a source tree has no ``streamnb/consumers``
+and the editable install's finder would serve the current one's instead; ``--target`` lays the
+package out as installed, C extensions built in place.
+
 A comparison is worthless if the old run silently imports the installed package instead:
 every run goes through a launcher that prints where ``streamnb`` came from and, after the
 script, checks that every ``streamnb`` module loaded came from the revision's directory; the
@@ -357,8 +362,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--old", required=True, help="the revision compared against")
     parser.add_argument("--new", default="HEAD", help="the revision measured (default HEAD)")
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--args", nargs=2, action="append", default=[],
-                        metavar=("BENCHMARK", "OPTIONS"),
+    # one word: argparse would take an OPTIONS of one word ("--quick") for an option of its own
+    parser.add_argument("--args", action="append", default=[], metavar="BENCHMARK=OPTIONS",
                         help="run BENCHMARK with OPTIONS (one string) instead of its own")
     parser.add_argument("--keep", type=Path, default=None,
                         help="build the revisions here and keep them (default: a temporary "
@@ -367,7 +372,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.rounds < 1:
         parser.error("--rounds must be at least 1")
-    options = {b: tuple(o.split()) for b, o in args.args}
+    if bad := [a for a in args.args if "=" not in a]:
+        parser.error(f"--args takes BENCHMARK=OPTIONS, not {bad[0]!r}")
+    options = {b: tuple(o.split()) for b, o in (a.split("=", 1) for a in args.args)}
     if unknown := sorted(set(options) - set(args.benchmarks)):
         parser.error(f"--args for a benchmark not run: {', '.join(unknown)}")
     where = args.keep or Path(tempfile.mkdtemp(prefix="alternate-"))
@@ -400,7 +407,7 @@ def main(argv: list[str] | None = None) -> int:
     shown = [*args.benchmarks, "--old", args.old, "--new", args.new,
              "--rounds", str(args.rounds)]
     for name in args.benchmarks:
-        shown += ["--args", name, " ".join(options.get(name, BENCHMARKS[name].args))]
+        shown += ["--args", f"{name}={' '.join(options.get(name, BENCHMARKS[name].args))}"]
     _results.write_from_args(
         args, NAME, {"summary": _results.table(SUMMARY_COLUMNS, summary),
                      "rounds": _results.table(ROUND_COLUMNS, per_round)},

@@ -141,3 +141,13 @@ def test_the_overview_gain_is_above_one_when_the_new_revision_is_faster():
     assert row["median gain"] == pytest.approx(1.2)
     assert row["worse"] == "time"
     assert row["revisions"] == "aaaaaaa → bbbbbbb" and row["options"] == "--n 5"
+
+
+@pytest.mark.parametrize("bad", [["--args", "bench_tan"], ["--args", "bench_poll=--repeats 3"],
+                                 ["--rounds", "0"]])
+def test_a_command_line_mistake_is_one_line_before_anything_is_built(bad, capsys):
+    with pytest.raises(SystemExit) as exc:
+        alternate.main(["bench_tan", "--old", "HEAD", *bad])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert "error: " in err.splitlines()[-1] and "Traceback" not in err
