@@ -296,7 +296,8 @@ ROUND_COLUMNS = (_results.column("benchmark"), _results.column("measure"),
                  _results.column("new rounds"))
 OVERVIEW_COLUMNS = (
     _results.column("benchmark"), _results.column("revisions", "old → new"),
-    _results.column("options"), _results.column("measures", "measures compared"),
+    _results.column("options"), _results.column("rounds"),
+    _results.column("measures", "measures compared"),
     _results.column("median gain", "median gain", ".3f"),
     _results.column("lowest gain", "lowest gain", ".3f"),
     _results.column("worse", "worse beyond the spread"))
@@ -318,6 +319,7 @@ def overview(tables: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
         worse = [r["measure"] for r in summary if r["verdict"] == "worse"]
         run = runs.get(name, {})
         found.append({"benchmark": name, "options": run.get("options", ""),
+                      "rounds": len(run.get("old rounds", [])),
                       "revisions": f"{run.get('old commit', '')[:7]} → "
                                    f"{run.get('new commit', '')[:7]}",
                       "measures": len(summary), "median gain": statistics.median(gains),
@@ -400,8 +402,7 @@ def main(argv: list[str] | None = None) -> int:
             for side in ("old", "new"):
                 _git(ROOT, "worktree", "remove", "--force", str(where / side / "src"))
             shutil.rmtree(where, ignore_errors=True)
-    note = (f"The new revision's scripts on both packages, {args.rounds} rounds alternated "
-            "(old, new, new, old, …).")
+    note = "The new revision's scripts on both packages, rounds alternated (old, new, new, old, …)."
     # the command names every benchmark's options, so that it reproduces the run even if the
     # defaults in BENCHMARKS change
     shown = [*args.benchmarks, "--old", args.old, "--new", args.new,

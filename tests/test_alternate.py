@@ -134,13 +134,15 @@ def test_the_overview_gain_is_above_one_when_the_new_revision_is_faster():
                {"benchmark": "b", "measure": "other time", "better": "lower", "old": 10.0,
                 "new": 8.0, "verdict": "same"}]
     rounds = [{"benchmark": "b", "measure": "rate", "options": "--n 5",
-               "old commit": "a" * 40, "new commit": "b" * 40}]
+               "old commit": "a" * 40, "new commit": "b" * 40,
+               "old rounds": [1.0, 2.0], "new rounds": [1.0, 2.0]}]
     tables = {"summary": {"rows": summary}, "rounds": {"rows": rounds}}
     (row,) = alternate.overview(tables)["rows"]
     assert row["lowest gain"] == pytest.approx(0.5)
     assert row["median gain"] == pytest.approx(1.2)
     assert row["worse"] == "time"
     assert row["revisions"] == "aaaaaaa → bbbbbbb" and row["options"] == "--n 5"
+    assert row["rounds"] == 2
 
 
 @pytest.mark.parametrize("bad", [["--args", "bench_tan"], ["--args", "bench_poll=--repeats 3"],
