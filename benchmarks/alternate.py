@@ -405,8 +405,9 @@ def main(argv: list[str] | None = None) -> int:
     note = "The new revision's scripts on both packages, rounds alternated (old, new, new, old, …)."
     # the command names every benchmark's options, so that it reproduces the run even if the
     # defaults in BENCHMARKS change
-    shown = [*args.benchmarks, "--old", args.old, "--new", args.new,
-             "--rounds", str(args.rounds)]
+    # commits, not names: "HEAD" or a branch would name other code tomorrow
+    shown = [*args.benchmarks, "--old", sides["old"].commit[:10], "--new",
+             sides["new"].commit[:10], "--rounds", str(args.rounds)]
     for name in args.benchmarks:
         shown += ["--args", f"{name}={' '.join(options.get(name, BENCHMARKS[name].args))}"]
     _results.write_from_args(
