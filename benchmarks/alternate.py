@@ -418,7 +418,8 @@ def main(argv: list[str] | None = None) -> int:
     if not args.no_results:  # the overview covers every benchmark of the file, merged or not
         path = Path(args.results)
         record = json.loads(path.read_text())
-        record["tables"] = {"overview": overview(record["tables"]), **record["tables"]}
+        tables = {k: v for k, v in record["tables"].items() if k != "overview"}  # a merged one
+        record["tables"] = {"overview": overview(tables), **tables}
         path.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n")
     return 0
 
