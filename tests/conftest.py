@@ -458,8 +458,9 @@ SAME_EITHER_WAY = {
     # choice between them (subprocesses set the variable themselves)
     "test_kernels.py", "test_names.py", "test_scan.py", "test_kernel_modules.py",
     # no model, statistic or tokeniser runs: files, YAML, PromQL, options, packaging, layering
-    "test_architecture.py", "test_arff.py", "test_consumers_config.py", "test_deploy.py",
-    "test_packaging.py", "test_registry.py", "test_splits.py", "test_trec_measures.py",
+    "test_alternate.py", "test_architecture.py", "test_arff.py", "test_consumers_config.py",
+    "test_deploy.py", "test_packaging.py", "test_registry.py", "test_splits.py",
+    "test_trec_measures.py",
     # structure learning on count tables, which no kernel touches
     "test_k2.py", "test_network.py", "test_selection.py", "test_structure.py",
     # data sets read and verified, not learned
