@@ -274,7 +274,8 @@ class GaussianDiscriminant(CountClassifier):
         its rows' class indices and numeric matrix."""
         labels = self._labels(X, y)
         values = self._encode_learning_many(X, labels)
-        classes = np.array([self.stats.labels.add(v) for v in labels], dtype=np.int64)
+        add = self.stats.labels.add
+        classes = np.array([add(v) for v in labels], dtype=np.int64)
         self.stats.update_many(classes, values)
         return classes, values
 
@@ -282,7 +283,10 @@ class GaussianDiscriminant(CountClassifier):
         ys = list(y)
         if len(ys) != len(X):
             raise ValueError(f"{len(X)} records but {len(ys)} labels")
-        return [self._label(v, RecordName("row", i)) for i, v in enumerate(ys)]
+        # a bool, an int or an ASCII str is its own normal form (no NaN, no lone surrogate):
+        # only the other labels, and the rows that go wrong, pay for normalising and naming
+        return [v if type(v) is bool or type(v) is int or (type(v) is str and v.isascii())
+                else self._label(v, RecordName("row", i)) for i, v in enumerate(ys)]
 
     def _check_many(self, X: Any, labels: list) -> Any:
         """Raise what ``learn_many`` of the batch would, changing nothing: a batch learned in
