@@ -117,19 +117,36 @@ def write(name: str, tables: Mapping[str, Mapping[str, Any]], *, argv: Sequence[
               "machine": machine(extra_machine), "notes": notes, "tables": dict(tables)}
     if merge_key is not None and target.exists():
         record = merge(json.loads(target.read_text()), record, merge_key)
+    elif merge_key:  # the first part: which rows it wrote, for a later part to replace
+        record["parts"] = [_part(record, merge_key)]
     target.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n")
     return target
 
 
-def _part(record: Mapping[str, Any]) -> dict[str, Any]:
-    return {"command": record["command"], "date": record["date"],
+def _part(record: Mapping[str, Any], key: Sequence[str] = ()) -> dict[str, Any]:
+    """One run of a merged file; with ``key``, the keys of the rows it wrote (a part whose
+    rows a later part all replaces is dropped: its command no longer made the file)."""
+    part = {"command": record["command"], "date": record["date"],
             "load average": record["machine"].get("load average", ""),
             "notes": record.get("notes", "")}
+    if key:
+        part["rows"] = {name: [[row.get(k) for k in key] for row in table["rows"]]
+                        for name, table in record["tables"].items()}
+    return part
 
 
 def _run_of(command: str) -> list[str]:
     """A part's command without ``--merge``: what it measures, whether or not it was merged."""
     return [word for word in shlex.split(command) if word != "--merge"]
+
+
+def _replaced(part: Mapping[str, Any], run: Mapping[str, Any]) -> bool:
+    """Whether every row ``part`` wrote is one ``run`` writes again (parts that say)."""
+    mine, theirs = part.get("rows"), run.get("rows")
+    if not mine or not theirs:
+        return False
+    return all(table in theirs and {tuple(k) for k in keys} <= {tuple(k) for k in theirs[table]}
+               for table, keys in mine.items())
 
 
 def merge(old: Mapping[str, Any], new: Mapping[str, Any], key: Sequence[str]
@@ -157,8 +174,9 @@ def merge(old: Mapping[str, Any], new: Mapping[str, Any], key: Sequence[str]
         tables[name] = {**tables[name], "rows": rows}
     # a part run again (with or without --merge) replaces its earlier run in its place, so the
     # joined command still runs the parts in the order that gives the file's row order
-    parts, run = list(old.get("parts", [_part(old)])), _part(new)
-    same = [i for i, p in enumerate(parts) if _run_of(p["command"]) == _run_of(run["command"])]
+    parts, run = list(old.get("parts", [_part(old)])), _part(new, key)
+    same = [i for i, p in enumerate(parts) if _run_of(p["command"]) == _run_of(run["command"])
+            or _replaced(p, run)]
     if same:
         parts[same[0]] = run
         parts = [p for i, p in enumerate(parts) if i not in same[1:]]

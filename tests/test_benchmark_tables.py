@@ -201,6 +201,16 @@ def test_a_run_in_parts_merges_its_rows_and_records_each_command(tmp_path):
     assert first["command"] == ("python benchmarks/demo.py --exclude B --merge && "
                                 "python benchmarks/demo.py --only B --merge")
     assert [r["accuracy"] for r in first["tables"]["main"]["rows"]] == [0.4, 0.3, 0.9]
+    # a part with other options whose rows replace all of an earlier part's takes its place
+    # (the earlier command no longer made any row); one that leaves a row of it keeps it
+    redo = part(["--only", "B", "--seed", "2", "--merge"], [{"model": "B", "accuracy": 0.7}],
+                merge_key=("model",))
+    assert redo["command"] == ("python benchmarks/demo.py --exclude B --merge && "
+                               "python benchmarks/demo.py --only B --seed 2 --merge")
+    some = part(["--only", "A", "--merge"], [{"model": "A", "accuracy": 0.2}],
+                merge_key=("model",))
+    assert len(some["parts"]) == 3 and [r["accuracy"] for r in some["tables"]["main"]["rows"]
+                                        ] == [0.2, 0.3, 0.7]
     # an empty key replaces a part's tables whole and keeps the tables only the file has
     other = [results.column("n")]
     results.write("demo", {"extra": results.table(other, [{"n": 1}])}, argv=["--more"],
