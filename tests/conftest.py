@@ -503,20 +503,15 @@ def kafka_broker(tmp_path_factory):
     broker.stop()
 
 
-def check_discrete_estimator(model, order_free: bool = True) -> None:
+def check_discrete_estimator(model) -> None:
     """river's ``check_estimator`` for a model of discrete attributes (TAN, AODE, the selective
     models) on river's own datasets, their float attributes read in the model's bins and
     intervals (a batch is learned in pieces at the structure schedule's points, so
-    ``check_learn_many_matches_learn_one`` holds).
-
-    Left out, unless ``order_free``, ``check_shuffle_features_no_impact`` (the selective
-    models' search breaks ties by attribute order; TAN's structure is learned from counts in
-    order of name, so TAN takes the check)."""
+    ``check_learn_many_matches_learn_one`` holds). Every check runs, the shuffled-features
+    one included: structures are learned from counts with ties broken by attribute name."""
     from river import checks
 
     skips = set(model._unit_test_skips())
-    if not order_free:
-        skips.add("check_shuffle_features_no_impact")
     for check in checks.yield_checks(model):
         if check.__name__ not in skips:
             check(model.clone())
