@@ -440,6 +440,7 @@ SLOW = {
     "test_text_models.py::test_text_event_model_beats_bernoulli_on_spamassassin",
     "test_trec_measures.py::test_compare_prequential_passes_the_feedback_modes_on",
     "test_trec_measures.py::test_evaluate_command_with_delay_and_partial_feedback",
+    "test_numeric_weka.py::test_every_column_is_measured_on_a_fold_of_heart",
     "test_weka_comparison.py::test_an_interrupted_run_keeps_its_data_sets_and_resume_completes_it",
     "test_weka_comparison.py::test_one_jvm_prints_what_the_command_line_prints",
     "test_weka_comparison.py::test_resume_refuses_a_file_measured_with_another_protocol",
