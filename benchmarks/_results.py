@@ -127,6 +127,11 @@ def _part(record: Mapping[str, Any]) -> dict[str, Any]:
             "notes": record.get("notes", "")}
 
 
+def _run_of(command: str) -> list[str]:
+    """A part's command without ``--merge``: what it measures, whether or not it was merged."""
+    return [word for word in shlex.split(command) if word != "--merge"]
+
+
 def merge(old: Mapping[str, Any], new: Mapping[str, Any], key: Sequence[str]
           ) -> dict[str, Any]:
     """``old`` with the rows of ``new``: a row of ``new`` replaces the row of ``old`` with the
@@ -150,9 +155,15 @@ def merge(old: Mapping[str, Any], new: Mapping[str, Any], key: Sequence[str]
             else:
                 rows[at] = row
         tables[name] = {**tables[name], "rows": rows}
-    # a part run again replaces its earlier run
-    parts = [p for p in old.get("parts", [_part(old)]) if p["command"] != new["command"]]
-    parts.append(_part(new))
+    # a part run again (with or without --merge) replaces its earlier run in its place, so the
+    # joined command still runs the parts in the order that gives the file's row order
+    parts, run = list(old.get("parts", [_part(old)])), _part(new)
+    same = [i for i, p in enumerate(parts) if _run_of(p["command"]) == _run_of(run["command"])]
+    if same:
+        parts[same[0]] = run
+        parts = [p for i, p in enumerate(parts) if i not in same[1:]]
+    else:
+        parts.append(run)
     return {**new, "command": " && ".join(p["command"] for p in parts),
             "date": max(p["date"] for p in parts), "tables": tables, "parts": parts}
 

@@ -2,7 +2,9 @@
 service) and ``streamnb broker`` (the embedded development broker).
 
 They live beside the service so that the library never imports it: :mod:`streamnb.cli` only
-hands its sub-command table to :func:`add_parsers` (docs/architecture.md, "Layers").
+hands its sub-command table to :func:`add_parsers` (docs/architecture.md, "Layers"). The
+service's modules, its configuration's included, are imported when one of these commands is
+chosen, not when another command (``streamnb score``, run per message) parses its arguments.
 """
 
 from __future__ import annotations
@@ -10,15 +12,15 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-
-from streamnb.consumers.config import ConfigError, add_arguments, dump_config, load_config
-from streamnb.consumers.logs import quiet_kafka_logs
+from typing import Any
 
 __all__ = ["add_parsers", "cmd_broker", "cmd_serve"]
 
 
 def _configure_logging(level: str) -> None:
     import logging
+
+    from streamnb.consumers.logs import quiet_kafka_logs
 
     logging.basicConfig(level=level.upper(), stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -30,6 +32,8 @@ def _configure_logging(level: str) -> None:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    from streamnb.consumers.config import ConfigError, dump_config, load_config
+
     try:
         config = load_config(args)
     except ConfigError as exc:
@@ -88,23 +92,33 @@ def cmd_broker(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_parsers(sub: argparse._SubParsersAction) -> None:
-    serve = sub.add_parser("serve", help="run the Kafka classification service: predict and "
-                           "learn JSON messages from topics, publish predictions and metrics",
-                           description="Classify and learn from JSON messages on Kafka topics: "
-                           "labelled messages are predicted (prequential metrics), then "
-                           "learned; unlabelled ones are predicted and published. Every option "
-                           "is also read from STREAMNB_<OPTION> and from a TOML --config file "
-                           "(flags win over the environment, which wins over the file).")
+def add_parsers(sub: Any) -> None:
+    """``serve`` and ``broker`` in the command table ``sub`` (:class:`streamnb.cli.Commands`),
+    each defined when chosen."""
+    sub.add_parser("serve", help="run the Kafka classification service: predict and learn "
+                   "JSON messages from topics, publish predictions and metrics",
+                   description="Classify and learn from JSON messages on Kafka topics: "
+                   "labelled messages are predicted (prequential metrics), then learned; "
+                   "unlabelled ones are predicted and published. Every option is also read "
+                   "from STREAMNB_<OPTION> and from a TOML --config file (flags win over the "
+                   "environment, which wins over the file).", define=_serve_options)
+    sub.add_parser("broker", help="run the embedded development Kafka broker (tansu, in "
+                   "memory; the broker extra) until Ctrl-C",
+                   description="Start the Kafka-protocol broker the demo and the tests use "
+                   "(tansu, in memory: nothing survives it) on 127.0.0.1, print its address "
+                   "and wait; for development, not production.", define=_broker_options)
+
+
+def _serve_options(serve: argparse.ArgumentParser) -> None:
+    from streamnb.consumers.config import add_arguments
+
     add_arguments(serve)
     serve.add_argument("--print-config", action="store_true",
                        help="print the effective configuration (secrets redacted) and exit")
     serve.set_defaults(func=cmd_serve)
-    broker = sub.add_parser("broker", help="run the embedded development Kafka broker (tansu, in "
-                            "memory; the broker extra) until Ctrl-C",
-                            description="Start the Kafka-protocol broker the demo and the tests "
-                            "use (tansu, in memory: nothing survives it) on 127.0.0.1, print its "
-                            "address and wait; for development, not production.")
+
+
+def _broker_options(broker: argparse.ArgumentParser) -> None:
     broker.add_argument("--port", type=int, default=9092,
                         help="port on 127.0.0.1 (0: any free port; default: %(default)s, "
                         "what `streamnb serve` connects to by default)")

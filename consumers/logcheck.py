@@ -38,9 +38,11 @@ class LogAnchors:
     Examples
     --------
     >>> anchors = LogAnchors(every=60)
+    >>> anchors.due(0.0), anchors.anchored()
+    (True, False)
     >>> anchors.set({("t", 0): PartitionState(None, 10, last=7)}, now=0.0)
-    >>> anchors.due(30.0), anchors.due(60.0)
-    (False, True)
+    >>> anchors.due(30.0), anchors.due(60.0), anchors.anchored()
+    (False, True, True)
     >>> anchors.replaced({("t", 0): PartitionState(None, 25, last=9)},
     ...                  lambda key, offset: {10: 7}.get(offset))
     []
@@ -57,6 +59,10 @@ class LogAnchors:
 
     def due(self, now: float | None = None) -> bool:
         return bool(self.every) and (time.monotonic() if now is None else now) >= self._next
+
+    def anchored(self) -> bool:
+        """Whether a state is anchored, so that a check has something to compare."""
+        return bool(self._anchors)
 
     def set(self, states: Mapping[Key, PartitionState], now: float | None = None) -> None:
         """Anchor every state that has read a record it holds the fingerprint of; the next

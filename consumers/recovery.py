@@ -225,6 +225,12 @@ class Recovery:
         """A partition whose log no longer holds its anchor's record is a ``log_replaced``
         gap; then every state is anchored anew."""
         own = self.model.own
+        if not self._anchors.anchored():
+            # the first check (or none read since): nothing to compare, so no broker query,
+            # which would wait behind the consumer's pending fetch (librdkafka: up to
+            # fetch.wait.max.ms) and stall the first batches
+            self._anchors.set(own)
+            return
         consumer = self.clients.consumer
         tps = {key: TopicPartition(*key) for key in own}
         begin = consumer.beginning_offsets(list(tps.values()))

@@ -1,6 +1,6 @@
 """Package-level names imported when first used (PEP 562), for the packages whose eager
 imports would cost a one-message process (``streamnb score`` run by a mail rule) most of its
-start-up: ``streamnb`` and ``streamnb.models``."""
+start-up: ``streamnb``, ``streamnb.models`` and ``streamnb.features``."""
 
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from streamnb import __version__, cli_evaluate, cli_spam
 
@@ -332,6 +332,31 @@ def at_least(minimum: int) -> Callable[[str], int]:
     return parse
 
 
+class Commands(argparse._SubParsersAction):
+    """The table of sub-commands: each is made with its name, ``help`` and ``description``
+    (what ``streamnb --help`` lists) and a ``define(parser)`` that adds its options, run when
+    the command is the one chosen. A command thus imports only what it needs: ``streamnb
+    score``, which a mail rule runs once per message, never imports the service's
+    configuration or the evaluation's modules to parse its two options."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._defines: dict[str, Callable[[argparse.ArgumentParser], None]] = {}
+
+    def add_parser(self, name: str, *, define: Callable[[argparse.ArgumentParser], None],
+                   **kwargs: Any) -> argparse.ArgumentParser:
+        parser = super().add_parser(name, **kwargs)
+        self._defines[name] = define
+        return parser
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:
+        define = self._defines.pop(values[0], None)
+        if define is not None:
+            define(self._name_parser_map[values[0]])
+        super().__call__(parser, namespace, values, option_string)
+
+
 def build_parser() -> CommandParser:
     parser = CommandParser(
         prog="streamnb",
@@ -341,16 +366,35 @@ def build_parser() -> CommandParser:
         epilog="'streamnb COMMAND --help' describes a command and its options.")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, title="commands",
-                                metavar="COMMAND")
+                                metavar="COMMAND", action=Commands)
     parser.commands = sub.choices
-    demo = sub.add_parser("demo", help="replay SpamAssassin in time order through Kafka and "
-                          "the service (or in-process), prequentially, and report accuracy, "
-                          "AUC, LogScore",
-                          description="Replay the SpamAssassin public corpus in time order "
-                          "into a Kafka topic (an embedded tansu broker unless "
-                          "--bootstrap-servers is given) classified and learned by "
-                          "`streamnb serve`: each message is predicted, then learned. With "
-                          "--no-kafka, the same in one process, message by message.")
+    sub.add_parser("demo", help="replay SpamAssassin in time order through Kafka and the "
+                   "service (or in-process), prequentially, and report accuracy, AUC, LogScore",
+                   description="Replay the SpamAssassin public corpus in time order into a "
+                   "Kafka topic (an embedded tansu broker unless --bootstrap-servers is given) "
+                   "classified and learned by `streamnb serve`: each message is predicted, then "
+                   "learned. With --no-kafka, the same in one process, message by message.",
+                   define=_demo_options)
+    sub.add_parser("explain", help="why a message got its score: the tokens behind a saved "
+                   "spam filter's score (--state), or a TAN's naive and dependence "
+                   "contributions on a SpamAssassin message",
+                   description="With --state, list the tokens of a message (--file or stdin) "
+                   "that moved a saved SpamFilter's score. Without, learn a TAN on SpamAssassin "
+                   "messages and explain its decision on one message: naive contributions, "
+                   "dependence ratios ddr, DF, and whether the dependences flipped the naive "
+                   "decision (Zhang's Theorem 2).", define=_explain_options)
+    cli_evaluate.add_parser(sub)
+    cli_spam.add_parsers(sub)
+    # the service's commands (serve, broker) are defined beside the service: the library's
+    # modules never import it (docs/architecture.md), the command line only dispatches to it
+    # (this module imports none of the service's: Commands defines the one chosen)
+    from streamnb.consumers.commands import add_parsers
+
+    add_parsers(sub)
+    return parser
+
+
+def _demo_options(demo: argparse.ArgumentParser) -> None:
     demo.add_argument("--model", default="spam-filter",
                       help="spam-filter (streamnb.SpamFilter), indifferent, ml, laplace, "
                       "m-estimate, bibl, tan, aode; with --no-kafka any model of the registry, "
@@ -374,14 +418,9 @@ def build_parser() -> CommandParser:
                       help="dataset cache directory (default: $STREAMNB_DATA or ~/.cache/streamnb)")
     demo.add_argument("--no-progress", action="store_true", help="no progress bars")
     demo.set_defaults(func=cmd_demo)
-    explain = sub.add_parser("explain", help="why a message got its score: the tokens behind "
-                             "a saved spam filter's score (--state), or a TAN's naive and "
-                             "dependence contributions on a SpamAssassin message",
-                             description="With --state, list the tokens of a message (--file or "
-                             "stdin) that moved a saved SpamFilter's score. Without, learn a TAN "
-                             "on SpamAssassin messages and explain its decision on one message: "
-                             "naive contributions, dependence ratios ddr, DF, and whether the "
-                             "dependences flipped the naive decision (Zhang's Theorem 2).")
+
+
+def _explain_options(explain: argparse.ArgumentParser) -> None:
     explain.add_argument("--message", type=at_least(0), default=3000,
                          help="index in the time-ordered corpus (default: %(default)s)")
     explain.add_argument("--file", default=None, help="explain this raw RFC-822 message instead")
@@ -396,14 +435,6 @@ def build_parser() -> CommandParser:
     explain.add_argument("--top", type=at_least(1), default=8, help="attributes listed per line")
     explain.add_argument("--data-dir", default=None, help="dataset cache directory")
     explain.set_defaults(func=cmd_explain)
-    cli_evaluate.add_parser(sub)
-    cli_spam.add_parsers(sub)
-    # the service's commands (serve, broker) are defined beside the service: the library's
-    # modules never import it (docs/architecture.md), the command line only dispatches to it
-    from streamnb.consumers.commands import add_parsers
-
-    add_parsers(sub)
-    return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:

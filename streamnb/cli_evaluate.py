@@ -48,10 +48,14 @@ def model_factory(spec: str) -> Callable[[], Any]:
 
 
 def add_parser(sub: Any) -> None:
-    p = sub.add_parser("evaluate", help="evaluate models on a data set: prequential, k-fold "
-                       "cross-validation, holdout or random splits",
-                       description="Evaluate models side by side with one protocol; writes "
-                       "summary.md, scores.csv and PNG plots to --out.")
+    """``evaluate`` in the command table ``sub`` (:class:`streamnb.cli.Commands`)."""
+    sub.add_parser("evaluate", help="evaluate models on a data set: prequential, k-fold "
+                   "cross-validation, holdout or random splits",
+                   description="Evaluate models side by side with one protocol; writes "
+                   "summary.md, scores.csv and PNG plots to --out.", define=_options)
+
+
+def _options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--protocol", choices=PROTOCOLS, default="cv")
     p.add_argument("--dataset", default="vote",
                    help="a registry name (python -m streamnb.datasets check lists them) or "

@@ -12,10 +12,10 @@ program; did it succeed?" test (procmail's ``* ? command``) means "is it spam?".
 from __future__ import annotations
 
 import argparse
-import mailbox
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 __all__ = ["add_parsers", "cmd_explain_filter", "with_header_fields"]
 
@@ -33,6 +33,8 @@ class _Refused(Exception):
 
 def _messages(path: str) -> Iterator[bytes]:
     """The raw bytes of every message of an mbox file, a maildir, or a directory of files."""
+    import mailbox  # train's alone: not imported by score, run per message
+
     p = Path(path)
     if not p.exists():
         raise _Refused(f"{path}: no such file or directory")
@@ -233,11 +235,24 @@ def cmd_explain_filter(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_parsers(sub: argparse._SubParsersAction) -> None:
-    train = sub.add_parser(
+def add_parsers(sub: Any) -> None:
+    """``train`` and ``score`` in the command table ``sub`` (:class:`streamnb.cli.Commands`)."""
+    sub.add_parser(
         "train", help="learn a spam filter from mbox files or maildirs",
         description="Learn the messages of mbox files, maildirs or directories of message files "
-        "as spam or ham into a SpamFilter state file (added to it if it exists).")
+        "as spam or ham into a SpamFilter state file (added to it if it exists).",
+        define=_train_options)
+    score = sub.add_parser(
+        "score", help="classify one message read on stdin: exit 0 spam, 1 ham, 2 unsure, 3 "
+        "error (bogofilter's statuses)",
+        description="Read one message (RFC-822 or a short text) on stdin and print its verdict "
+        "and spam log-odds (\"spam 4.210000\"). The exit status is bogofilter's: 0 spam, 1 "
+        "ham, 2 unsure, 3 an error (no state, empty input or binary data, a wrong option), "
+        "told in one line on stderr.", define=_score_options)
+    score.error_status = EXIT_ERROR  # a wrong option too: 2 would read as "unsure"
+
+
+def _train_options(train: argparse.ArgumentParser) -> None:
     train.add_argument("--spam", action="append", default=[], metavar="PATH",
                        help="an mbox file, maildir or directory of spam (repeatable)")
     train.add_argument("--ham", action="append", default=[], metavar="PATH",
@@ -251,14 +266,9 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                        "ham is called spam (e.g. 0.001; SpamFilter's max_ham_rate), saved with "
                        "it; default: the fixed threshold")
     train.set_defaults(func=cmd_train)
-    score = sub.add_parser(
-        "score", help="classify one message read on stdin: exit 0 spam, 1 ham, 2 unsure, 3 "
-        "error (bogofilter's statuses)",
-        description="Read one message (RFC-822 or a short text) on stdin and print its verdict "
-        "and spam log-odds (\"spam 4.210000\"). The exit status is bogofilter's: 0 spam, 1 "
-        "ham, 2 unsure, 3 an error (no state, empty input or binary data, a wrong option), "
-        "told in one line on stderr.")
-    score.error_status = EXIT_ERROR  # a wrong option too: 2 would read as "unsure"
+
+
+def _score_options(score: argparse.ArgumentParser) -> None:
     score.add_argument("--state", default=DEFAULT_STATE,
                        help="the filter's state file (default: %(default)s)")
     score.add_argument("-p", "--passthrough", action="store_true",

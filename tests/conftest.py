@@ -459,8 +459,9 @@ SAME_EITHER_WAY = {
     # choice between them (subprocesses set the variable themselves)
     "test_kernels.py", "test_names.py", "test_scan.py", "test_kernel_modules.py",
     # no model, statistic or tokeniser runs: files, YAML, PromQL, options, packaging, layering
-    "test_architecture.py", "test_arff.py", "test_consumers_config.py", "test_deploy.py",
-    "test_packaging.py", "test_registry.py", "test_splits.py", "test_trec_measures.py",
+    "test_alternate.py", "test_architecture.py", "test_arff.py", "test_consumers_config.py",
+    "test_deploy.py", "test_packaging.py", "test_registry.py", "test_splits.py",
+    "test_trec_measures.py",
     # structure learning on count tables, which no kernel touches
     "test_k2.py", "test_network.py", "test_selection.py", "test_structure.py",
     # data sets read and verified, not learned
@@ -485,6 +486,15 @@ def pytest_collection_modifyitems(config, items) -> None:
         if not (broker or item.get_closest_marker("slow")
                 or item.path.name in SAME_EITHER_WAY):
             item.add_marker(pytest.mark.twins)
+
+
+@pytest.fixture
+def no_package_index(tmp_path, monkeypatch):
+    """pip with an index that answers nothing: it fails at once, as it would with no registry
+    in reach."""
+    monkeypatch.setenv("PIP_INDEX_URL", (tmp_path / "no-index").as_uri())
+    monkeypatch.setenv("PIP_FIND_LINKS", "")
+    monkeypatch.setenv("PIP_CONFIG_FILE", "/dev/null")
 
 
 @pytest.fixture(scope="session")

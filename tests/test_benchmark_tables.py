@@ -194,6 +194,13 @@ def test_a_run_in_parts_merges_its_rows_and_records_each_command(tmp_path):
                  merge_key=("model",))
     assert again["command"] == record["command"]
     assert [r["accuracy"] for r in again["tables"]["main"]["rows"]] == [0.5, 0.8, 0.9]
+    # the first part run again as a merge replaces the first run, in its place
+    first = part(["--exclude", "B", "--merge"], [{"model": "A", "accuracy": 0.4},
+                                                 {"model": "C", "accuracy": 0.3}],
+                 merge_key=("model",))
+    assert first["command"] == ("python benchmarks/demo.py --exclude B --merge && "
+                                "python benchmarks/demo.py --only B --merge")
+    assert [r["accuracy"] for r in first["tables"]["main"]["rows"]] == [0.4, 0.3, 0.9]
     # an empty key replaces a part's tables whole and keeps the tables only the file has
     other = [results.column("n")]
     results.write("demo", {"extra": results.table(other, [{"n": 1}])}, argv=["--more"],

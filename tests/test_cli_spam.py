@@ -151,3 +151,26 @@ def test_evaluate_sms_with_the_spam_filter_equals_the_library(tmp_path, capsys):
     majority = max(sum(m.label == "ham" for m in messages), sum(m.label == "spam" for m in
                                                                  messages)) / len(messages)
     assert result.accuracy() > majority
+
+
+def test_score_imports_only_what_scoring_needs(tmp_path):
+    """``streamnb score`` runs once per message (a mail rule): it parses its options without
+    defining the other commands' (the service's configuration, the evaluation, train's mailbox
+    reader) and loads the spam filter without the other models or the data-frame libraries."""
+    model = SpamFilter()
+    model.learn_many(["cheap pills buy now", "meeting at noon"] * 3, ["spam", "ham"] * 3)
+    state = tmp_path / "filter.snb"
+    model.save(state)
+    script = ("import sys; from streamnb.cli import main; status = main(sys.argv[1:]); "
+              "print(' '.join(sorted(sys.modules)), file=sys.stderr); raise SystemExit(status)")
+    done = subprocess.run([sys.executable, "-c", script, "score", "--state", str(state)],
+                          input=b"buy cheap pills", capture_output=True)
+    assert done.returncode == 0 and done.stdout.decode().startswith("spam ")  # status 0: spam
+    imported = set(done.stderr.decode().split())
+    assert "streamnb.models.spam_filter" in imported  # the listing is of the scoring process
+    service = {m for m in imported if m.startswith("streamnb.consumers.")}
+    assert service == {"streamnb.consumers.commands"}  # its table entries, not its modules
+    for module in ("mailbox", "tomllib", "streamnb.evaluate", "streamnb.datasets",
+                   "streamnb.features.discretize", "streamnb.models.tan", "scipy", "pandas",
+                   "sklearn"):
+        assert module not in imported, module

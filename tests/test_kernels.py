@@ -825,3 +825,33 @@ def test_kde_log_likelihood_is_the_kernel_density_estimate(module):
                 assert out[i, c] == pytest.approx(ref, rel=1e-12, abs=1e-12)
                 checked += 1
     assert checked == 9 * k * k
+
+
+# --- Fisher's χ² tails (SpamFilter's combining) ----------------------------------------------
+
+def test_chi2_log_odds_same():
+    """C and twin agree bit for bit over m = 1 … 150 (and beyond, past the ln k! table) and
+    statistics from 0 to 2,000 and past: λ = stat/2 at, just below and just above m (where
+    the summed tail switches), tails so small that I rounds to 0 or 1 (log-odds past ±600) or
+    that underflow (±inf), zero, negative, infinite and NaN statistics, and the arguments both
+    refuse. (Bit for bit because ln k! is summed from libm's logs in both, not lgamma.)"""
+    rng = np.random.default_rng(11)
+    results = []
+    for m in [*range(1, 151), 151, 300, 1000, 4000, 70_000]:  # the last past the ln k! table
+        at = 2.0 * m
+        stats = [0.0, -1.0, 5e-324, 1e-300, 1e-3, 0.5, 1.0, at - 2.0, at - 1e-9,
+                 math.nextafter(at, 0.0), at, math.nextafter(at, math.inf), at + 1e-9,
+                 at + 2.0, 4.0 * m + 40.0, 2000.0, 1e5, 4e5, 1e308, math.inf, math.nan,
+                 *rng.uniform(0.0, 2000.0, size=8).tolist(),
+                 *rng.uniform(0.0, 4.0 * m + 40.0, size=8).tolist()]
+        pairs = [*zip(stats, stats[::-1], strict=True), (0.0, 1e5), (1e5, 0.0), (at, 1e-3)]
+        for spam_stat, ham_stat in pairs:
+            outcome, _ = same("chi2_log_odds", lambda m=m, a=spam_stat, b=ham_stat: [m, a, b])
+            assert outcome[0] == "returned", (m, spam_stat, ham_stat, outcome)
+            results.append(float.fromhex(outcome[1]))
+    finite = [r for r in results if math.isfinite(r)]
+    assert max(finite) > 600 and min(finite) < -600  # I itself rounds to 1 and to 0
+    assert math.inf in results and -math.inf in results  # a tail underflows
+    for args in ([0, 1.0, 2.0], [np.int64(3), np.float64(2.5), 7], [True, 0.5, 1.0],
+                 [-1, 1.0, 1.0], [1.5, 1.0, 1.0], [2, "1", 1.0], [2**70, 1.0, 1.0]):
+        same("chi2_log_odds", lambda args=args: list(args))

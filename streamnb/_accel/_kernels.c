@@ -1,7 +1,7 @@
 /*
  * Per-record kernels (the extension streamnb._accel._kernels): the token path's, the
- * numeric moments' one-record update (LDA, QDA) and the binned kernel density estimates
- * (KernelNB).
+ * numeric moments' one-record update (LDA, QDA), the binned kernel density estimates
+ * (KernelNB) and Fisher's χ² tails (SpamFilter).
  *
  * A message touches ~20 of possibly 100k token columns. Every numpy call costs about a
  * microsecond however small its array, so the one-record path (encode a message, add it to the
@@ -110,6 +110,8 @@ lookup_prefetch(const NameTable *t, PyObject *x)
 {
     PyObject *names[PREFETCH_NAMES], *name, *value;
     Py_ssize_t m = 0, pos = 0;
+    if (!name_table_api->prefetch_pays(t))
+        return;
     while (m < PREFETCH_NAMES && PyDict_Next(x, &pos, &name, &value))
         names[m++] = name;
     name_table_api->prefetch(t, names, m);
@@ -1902,6 +1904,148 @@ done:
     return result;
 }
 
+/* ---- Fisher's χ² tails ------------------------------------------------------------------- */
+
+/* ln k! for k = 0 … n_log_factorials − 1, grown on demand up to MAX_LOG_FACTORIALS entries by
+   a compensated (Kahan) sum of libm's ln k, as the twin's table is: CPython's math.lgamma is
+   not libm's lgamma, and the compensated sum stays within an ulp or two of ln k! where a plain
+   one drifts by ~k ulps. Past the table (a message of 65,536 kept tokens) the sum goes on
+   without being kept. */
+#define MAX_LOG_FACTORIALS ((Py_ssize_t)1 << 16)
+static double *log_factorials;
+static Py_ssize_t n_log_factorials;
+static double log_factorial_carry; /* the compensation after the table's last term */
+
+static int
+log_factorial(Py_ssize_t k, double *out)
+{
+    if (k >= n_log_factorials && n_log_factorials < MAX_LOG_FACTORIALS) {
+        Py_ssize_t size = n_log_factorials ? 2 * n_log_factorials : 256;
+        if (size <= k)
+            size = k < MAX_LOG_FACTORIALS ? k + 1 : MAX_LOG_FACTORIALS;
+        if (size > MAX_LOG_FACTORIALS)
+            size = MAX_LOG_FACTORIALS;
+        double *table = PyMem_Realloc(log_factorials, (size_t)size * sizeof(double));
+        if (table == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        if (n_log_factorials == 0)
+            table[n_log_factorials++] = 0.0;
+        double total = table[n_log_factorials - 1], carry = log_factorial_carry;
+        for (Py_ssize_t j = n_log_factorials; j < size; j++) {
+            double y = log((double)j) - carry;
+            double t = total + y;
+            carry = (t - total) - y;
+            total = t;
+            table[j] = total;
+        }
+        log_factorials = table;
+        n_log_factorials = size;
+        log_factorial_carry = carry;
+    }
+    if (k < n_log_factorials) {
+        *out = log_factorials[k];
+        return 0;
+    }
+    double total = log_factorials[n_log_factorials - 1], carry = log_factorial_carry;
+    for (Py_ssize_t j = n_log_factorials; j <= k; j++) {
+        double y = log((double)j) - carry;
+        double t = total + y;
+        carry = (t - total) - y;
+        total = t;
+    }
+    *out = total;
+    return 0;
+}
+
+/* Σ e^−λ λᵏ/k! from k = start on, k stepping by step (±1) away from the mode λ: the twin's
+   _poisson_run (the first term in log space, the rest by the ratio of neighbours). */
+static int
+poisson_run(double lam, Py_ssize_t start, int step, double *out)
+{
+    double log_start;
+    if (log_factorial(start, &log_start) < 0)
+        return -1;
+    double term = exp((double)start * log(lam) - lam - log_start);
+    double total = term;
+    Py_ssize_t k = start;
+    while (term > total * 1e-17 && k + step >= 0) {
+        term *= step < 0 ? (double)k / lam : lam / (double)(k + 1);
+        k += step;
+        total += term;
+    }
+    *out = total;
+    return 0;
+}
+
+/* ln Q and ln(1 − Q) of the χ² survival Q(stat; 2m): the twin's _log_tails. */
+static int
+log_tails(double stat, Py_ssize_t m, double *log_q, double *log_not_q)
+{
+    double lam = stat / 2.0, run;
+    if (lam <= 0.0) {
+        *log_q = 0.0;
+        *log_not_q = -INFINITY;
+        return 0;
+    }
+    if (lam >= (double)m) { /* Q is the smaller tail */
+        if (poisson_run(lam, m - 1, -1, &run) < 0)
+            return -1;
+        *log_q = run > 0.0 ? log(run) : -INFINITY;
+        *log_not_q = log1p(-run);
+        return 0;
+    }
+    if (poisson_run(lam, m, 1, &run) < 0) /* 1 − Q: the terms from m on */
+        return -1;
+    *log_q = log1p(-run);
+    *log_not_q = run > 0.0 ? log(run) : -INFINITY;
+    return 0;
+}
+
+/* ln(eᵃ + eᵇ): the twin's _logaddexp (numpy's npy_logaddexp). */
+static double
+logaddexp(double a, double b)
+{
+    if (a == b)
+        return a + 0.6931471805599453; /* ln 2, as libm's log(2.0) rounds it */
+    double gap = a - b;
+    if (gap > 0)
+        return a + log1p(exp(-gap));
+    if (gap <= 0)
+        return b + log1p(exp(gap));
+    return gap; /* NaN */
+}
+
+/*
+ * chi2_log_odds(m, spam_stat, ham_stat) -> float
+ *
+ * ln I − ln(1 − I) of Fisher's combined indicator I = (1 + H − S) / 2 over m spamicities, with
+ * H = Q(spam_stat; 2m) and S = Q(ham_stat; 2m) (0 when m = 0). Q of an even dof 2m in closed
+ * form: the chance of fewer than m events of a Poisson process of mean stat/2. The smaller
+ * tail is summed and its log taken, the larger is log1p of minus it, so the log-odds stays
+ * finite and ordered where I itself rounds to 0 or 1.
+ */
+static PyObject *
+chi2_log_odds(PyObject *Py_UNUSED(self), PyObject *args)
+{
+    Py_ssize_t m;
+    double spam_stat, ham_stat, log_h, log_not_h, log_s, log_not_s;
+    if (!PyArg_ParseTuple(args, "ndd:chi2_log_odds", &m, &spam_stat, &ham_stat))
+        return NULL;
+    if (m < 0) {
+        PyErr_SetString(PyExc_ValueError, "chi2_log_odds: m must be >= 0");
+        return NULL;
+    }
+    if (m == 0)
+        return PyFloat_FromDouble(0.0);
+    if (log_tails(spam_stat, m, &log_h, &log_not_h) < 0
+        || log_tails(ham_stat, m, &log_s, &log_not_s) < 0)
+        return NULL;
+    /* I = (H + (1 − S)) / 2,  1 − I = ((1 − H) + S) / 2 */
+    return PyFloat_FromDouble(logaddexp(log_h, log_not_s) - logaddexp(log_not_h, log_s));
+}
+
 /* ---- module --------------------------------------------------------------------------------- */
 
 static PyMethodDef methods[] = {
@@ -1927,13 +2071,14 @@ static PyMethodDef methods[] = {
      "Kernel density log-likelihoods of records, per class."},
     {"binned_add_one", binned_add_one, METH_VARARGS,
      "One record added to a binned density's bins and moments."},
+    {"chi2_log_odds", chi2_log_odds, METH_VARARGS, "Fisher's χ² log-odds from its statistics."},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module = {
     .m_base = PyModuleDef_HEAD_INIT,
     .m_name = "streamnb._accel._kernels",
-    .m_doc = "Per-record kernels (token path, numeric moments).",
+    .m_doc = "Per-record kernels (token path, numeric moments, χ² tails).",
     .m_size = -1,
     .m_methods = methods,
 };

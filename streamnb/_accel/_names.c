@@ -290,10 +290,16 @@ name_find(NameTable *t, PyObject *name)
  * after another. Hints only: nothing is decided here, names that are not str are passed over,
  * and a small table is skipped.
  */
+static int
+names_prefetch_pays(const NameTable *t)
+{
+    return t->n_slots >= (1 << 16);  /* a smaller table (256 KiB of slots) stays in the caches */
+}
+
 static void
 names_prefetch(const NameTable *t, PyObject *const *names, Py_ssize_t m)
 {
-    if (t->n_slots < (1 << 16))  /* 256 KiB of slots, within the caches */
+    if (!names_prefetch_pays(t))
         return;
     size_t mask = (size_t)t->n_slots - 1, at[PREFETCH_NAMES];
     uint32_t hashes[PREFETCH_NAMES];
@@ -1075,6 +1081,7 @@ static const NameTableAPI name_table_c_api = {
     .type = &NameTableType,
     .find = name_lookup,
     .prefetch = names_prefetch,
+    .prefetch_pays = names_prefetch_pays,
 };
 
 static struct PyModuleDef module = {

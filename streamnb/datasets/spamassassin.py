@@ -13,8 +13,6 @@ the receipt times: `spamassassin_times`.
 from __future__ import annotations
 
 import base64
-import gzip
-import json
 import os
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -25,11 +23,9 @@ from river.datasets import base
 
 from ._cache import DatasetCorrupt, DatasetUnavailable
 from ._cache import cache_directory as _cache_directory
-from ._cache import sha256 as _sha256
 from .spamassassin_archive import (
     CACHE_NAME,
     GROUPS,
-    MANIFEST_NAME,
     PACKAGE_SPEC,
     TARBALL_SHA256,
     archive,
@@ -164,22 +160,8 @@ def load_spamassassin(
     ('easy-ham-1', '00001', 'ham', '2002-08-22T11:36:23+00:00')
     """
     selected = _check_groups(groups)
-    directory = _cache_directory(cache_dir)
-    manifest = archive().read_manifest(directory)
-    cache = directory / CACHE_NAME
-    if manifest is None or not cache.is_file():
-        manifest = ensure_cache(directory)
-    data = cache.read_bytes()
-    if _sha256(data) != manifest["cache_sha256"]:
-        raise DatasetCorrupt(
-            f"{cache} does not match the SHA-256 in {directory / MANIFEST_NAME}: it is corrupt. "
-            "Rebuild it with `python -m streamnb.datasets fetch`."
-        )
     messages = []
-    for line in gzip.decompress(data).split(b"\n"):
-        if not line:
-            continue
-        record = json.loads(line)
+    for record in archive().read_cache(_cache_directory(cache_dir), ensure_cache):
         if record["group"] not in selected:
             continue
         timestamp = record["timestamp"]

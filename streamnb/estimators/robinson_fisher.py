@@ -13,7 +13,7 @@ Over the ``m`` kept tokens, with ``Q(·; 2m)`` the χ² survival function::
 
 ``I`` near 1 is spam. Both logs ``ln I`` and ``ln(1 − I)`` are computed from the χ² tails in
 log space, so the log-odds ``ln I − ln(1 − I)`` stays finite and ordered where ``I`` itself
-rounds to 0 or 1.
+rounds to 0 or 1: ``chi2_log_odds``, a kernel (streamnb/_accel/kernels.py says how).
 """
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ import math
 
 import numpy as np
 
-__all__ = ["RobinsonFisher", "chi2_log_odds", "fisher_log_odds", "token_spamicity"]
+from streamnb._accel.kernels import chi2_log_odds
 
-_LOG_2 = math.log(2.0)
+__all__ = ["RobinsonFisher", "chi2_log_odds", "fisher_log_odds", "token_spamicity"]
 
 
 def token_spamicity(n_spam: np.ndarray, n_ham: np.ndarray, N_spam: float, N_ham: float,
@@ -44,48 +44,6 @@ def token_spamicity(n_spam: np.ndarray, n_ham: np.ndarray, N_spam: float, N_ham:
     return (s * x + n * p) / (s + n)
 
 
-def _poisson_run(lam: float, start: int, step: int) -> float:
-    """Σ e^−λ λᵏ/k! from k = ``start`` on, k stepping by ``step`` (±1) away from the mode λ, so
-    the terms shrink geometrically: the first in log space (no overflow of λᵏ, no underflow of
-    e^−λ before the product), the rest by the ratio of neighbours, until they no longer count."""
-    term = math.exp(start * math.log(lam) - lam - math.lgamma(start + 1.0))
-    total, k = term, start
-    while term > total * 1e-17 and k + step >= 0:
-        term *= k / lam if step < 0 else lam / (k + 1)
-        k += step
-        total += term
-    return total
-
-
-def _log_tails(stat: float, dof: int) -> tuple[float, float]:
-    """ln Q and ln(1 − Q) of the χ² survival Q(stat; dof) for an even ``dof`` = 2m, in closed
-    form: Q is the chance of fewer than m events of a Poisson process of mean λ = stat/2,
-    Q = Σ_{k<m} e^−λ λᵏ/k!. The smaller tail is summed and its log taken, the larger is log1p
-    of minus it (equal to scipy's ``chdtrc``/``chdtr`` to 1e-12, which ``import scipy.special``
-    would cost ~0.5 s of every ``streamnb score`` process)."""
-    m, lam = dof // 2, stat / 2.0
-    if lam <= 0.0:
-        return 0.0, -math.inf
-    if lam >= m:  # the mode is at or past the last term of Q: Q is the smaller tail
-        sf = _poisson_run(lam, m - 1, -1)
-        return (math.log(sf) if sf > 0.0 else -math.inf), math.log1p(-sf)
-    cdf = _poisson_run(lam, m, 1)  # 1 − Q: the terms from m on
-    return math.log1p(-cdf), (math.log(cdf) if cdf > 0.0 else -math.inf)
-
-
-def _logaddexp(a: float, b: float) -> float:
-    """ln(eᵃ + eᵇ) of two floats: numpy's ``logaddexp`` (npy_logaddexp, libm's exp and log1p:
-    the same value, bit for bit) without a ufunc call's ~1 µs."""
-    if a == b:  # infinities of one sign included
-        return a + _LOG_2
-    gap = a - b
-    if gap > 0:
-        return a + math.log1p(math.exp(-gap))
-    if gap <= 0:
-        return b + math.log1p(math.exp(gap))
-    return gap  # NaN
-
-
 def fisher_log_odds(f: np.ndarray) -> float:
     """ln I − ln(1 − I) of Fisher's combined indicator over the spamicities ``f``."""
     if len(f) == 0:
@@ -93,19 +51,6 @@ def fisher_log_odds(f: np.ndarray) -> float:
     # the spam statistic is small when every f is near 1
     return chi2_log_odds(len(f), -2.0 * float(np.log(f).sum()),
                          -2.0 * float(np.log1p(-f).sum()))
-
-
-def chi2_log_odds(m: int, spam_stat: float, ham_stat: float) -> float:
-    """ln I − ln(1 − I) from Fisher's statistics over ``m`` spamicities, −2 Σ ln f(w) and
-    −2 Σ ln(1 − f(w)) (0 when m = 0): what :func:`fisher_log_odds` computes from the f's, for
-    a caller that summed them itself (``SpamFilter``'s kernel)."""
-    if m == 0:
-        return 0.0
-    dof = 2 * m
-    log_h, log_not_h = _log_tails(spam_stat, dof)
-    log_s, log_not_s = _log_tails(ham_stat, dof)
-    # I = (H + (1 − S)) / 2,  1 − I = ((1 − H) + S) / 2
-    return _logaddexp(log_h, log_not_s) - _logaddexp(log_not_h, log_s)
 
 
 class RobinsonFisher:

@@ -107,8 +107,9 @@ class AODE(PairwiseNaiveBayes, state_name="AODE", presets={"aode": {}}):
         self._learn_coarse_one(x, y)
         self._count_towards_refresh(1)
 
-    def _pieces(self, X: Any, n: int) -> tuple[Any, list[int]]:
-        return X, relearn_pieces(self._since_refresh, self.refresh_every, self.n_learned, n)
+    def _pieces(self, X: Any, labels: list) -> tuple[Any, list[int]]:
+        return X, relearn_pieces(self._since_refresh, self.refresh_every, self.n_learned,
+                                 len(labels))
 
     def learn_many(self, X: Any, y: Any) -> None:
         """Learn a batch: what ``learn_one`` on each record in order learns (in pieces that

@@ -67,7 +67,7 @@ def _adapting_many(learn: Callable[..., None]) -> Callable[..., None]:
         self._adapting = True
         try:
             labels = labels_of(y)
-            X, ends = self._pieces(X, len(labels))
+            X, ends = self._pieces(X, labels)
             learn_in_pieces(self, X, labels, ends, functools.partial(learn, self))
         finally:
             del self._adapting
@@ -188,24 +188,26 @@ class CountClassifier(base.MiniBatchClassifier):
         self.stats.update(x, y, self.n_learned + 1)
         self.n_learned += 1
 
-    def _pieces(self, X: Any, n: int) -> tuple[Any, Sequence[int]]:
-        """The batch ``X`` of ``n`` records as ``learn_many`` cuts it, and the record counts
-        (``n_learned`` after a piece) at which a piece must end besides the decay points:
-        ``X`` and none here; a model that updates a structure on a schedule ends a piece at
-        each of its points."""
+    def _pieces(self, X: Any, labels: list) -> tuple[Any, Sequence[int]]:
+        """The batch ``X`` of ``len(labels)`` records as ``learn_many`` cuts it, and the record
+        counts (``n_learned`` after a piece) at which a piece must end besides the decay
+        points: ``X`` and none here; a model that updates a structure on a schedule ends a
+        piece at each of its points, and one whose structure also follows what the records
+        bring (CCICANB: a class or attribute appearing) at the records that bring it."""
         return X, ()
 
-    def _check_many(self, X: Any, labels: list) -> None:
+    def _check_many(self, X: Any, labels: list) -> Any:
         """Raise :class:`~streamnb.stats.InvalidRecord` for the first bad record or label of
         a batch (its row named), changing nothing: ``learn_many`` checks a batch it learns in
-        pieces before the first. Statistics that cannot read a record without learning it
-        (the continuous models') are not asked: their pieces stop at a bad record."""
-        if not isinstance(self.stats, CountStatistics):
-            return
+        pieces before the first (the continuous models check their own way,
+        ``models/discriminant.py``). The batch in the form its pieces are learned from: ``X``
+        here; a model whose check reads what learning reads again gives it with what it read
+        (SpamFilter: the messages' tokens)."""
         self.stats.encode(X, "row")
         for i, y in enumerate(labels):
             if not (type(y) is str or type(y) is int or type(y) is bool):
                 self.stats.encode_label(y, RecordName("row", i))
+        return X
 
     def encode_many(self, X: Any) -> EncodedBatch:
         """``X`` (DataFrame or sequence of mappings) encoded once for ``predict_proba_many``

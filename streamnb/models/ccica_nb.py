@@ -24,7 +24,7 @@ import numpy as np
 from streamnb.models.discriminant import GaussianDiscriminant
 from streamnb.models.factors import Factors
 from streamnb.models.params import RELEARN_EVERY, Integer, OneOf, Real
-from streamnb.models.schedule import next_relearn, relearn_due
+from streamnb.models.schedule import relearn_due, relearn_pieces
 from streamnb.stats.cache import StateCache
 from streamnb.stats.covariance import ClassCovariance
 from streamnb.stats.encoder import encode_batch
@@ -427,45 +427,36 @@ class CCICANB(GaussianDiscriminant, state_name="CCICANB", presets={"ccica-nb": {
         self.sample.add_many(np.array([c]), vector[None, :])
         self._learned(1)
 
+    def _pieces(self, X: Any, labels: list) -> tuple[Any, list[int]]:
+        """Where ``learn_one`` of the rows in order would re-learn the structure: the
+        schedule's points, and after each row that brings a class, or an attribute to a class,
+        for the first time (the structure grows). The batch is checked whole here (it is
+        encoded to see its attributes), so a bad row rejects it before any piece."""
+        values = self._checked_values(X, labels)
+        index = dict(self.stats.labels.index)  # a new label numbered as its piece will number it
+        classes = np.array([index.setdefault(self._label(v, RecordName("row", i)), len(index))
+                            for i, v in enumerate(labels)], dtype=np.int64)
+        self.stats.resize()
+        k0, p0 = self.stats.n_classes, self.stats.n_attributes
+        seen = np.zeros((len(index), values.shape[1]), dtype=bool)
+        seen[:k0, :p0] = np.diagonal(self.stats.weight, axis1=1, axis2=2) > 0
+        brings = np.zeros(len(labels), dtype=bool)
+        for c in np.unique(classes):
+            rows = np.flatnonzero(classes == c)
+            brings[rows[0]] |= c >= k0
+            observed = ~np.isnan(values[rows]) & ~seen[c]
+            brings[rows[observed.argmax(axis=0)[observed.any(axis=0)]]] = True
+        ends = relearn_pieces(self._since, self.relearn_every, self.n_learned, len(labels))
+        return X, sorted({*ends, *(self.n_learned + 1 + np.flatnonzero(brings)).tolist()})
+
     def learn_many(self, X: Any, y: Any) -> None:
         """Add a batch: the model ``learn_one`` on each row in order gives (moments up to
         rounding). The batch is learned in pieces that end where ``learn_one`` would re-learn
-        the structure: at the schedule's points and where a class, or an attribute of a class,
-        appears. A bad row rejects the whole batch and changes nothing."""
-        ys = list(y)
-        if len(ys) != len(X):
-            raise ValueError(f"{len(X)} records but {len(ys)} labels")
-        labels = [self._label(v, RecordName("row", i)) for i, v in enumerate(ys)]
-        values = self._encode_learning_many(X, labels)
-        # validated: from here on nothing raises. A new label gets its index when its piece is
-        # learned (the class count at a re-learning is that of learn_one), in order of appearance
-        index = dict(self.stats.labels.index)
-        classes = np.array([index.setdefault(v, len(index)) for v in labels], dtype=np.int64)
-        cut = np.zeros(len(ys), dtype=bool)       # learn_one may re-learn after these rows
-        seen = np.zeros((len(index), values.shape[1]), dtype=bool)
-        self.stats.resize()
-        k0, p0 = self.stats.n_classes, self.stats.n_attributes
-        seen[:k0, :p0] = np.diagonal(self.stats.weight, axis1=1, axis2=2) > 0
-        for c in np.unique(classes):
-            rows = np.flatnonzero(classes == c)
-            cut[rows[0]] |= c >= k0
-            observed = ~np.isnan(values[rows]) & ~seen[c]
-            firsts = observed.argmax(axis=0)
-            cut[rows[firsts[observed.any(axis=0)]]] = True
-        lo = 0
-        while lo < len(ys):
-            hi = len(ys)
-            if self.relearn_every:
-                hi = min(hi, lo + next_relearn(self.n_learned - self._since,
-                                               self.relearn_every) - self.n_learned)
-            marked = np.flatnonzero(cut[lo: hi])
-            hi = lo + int(marked[0]) + 1 if len(marked) else hi
-            for v in labels[lo:hi]:
-                self.stats.labels.add(v)
-            self.stats.update_many(classes[lo:hi], values[lo:hi])
-            self.sample.add_many(classes[lo:hi], values[lo:hi])
-            self._learned(hi - lo)
-            lo = hi
+        the structure (:meth:`_pieces`). A bad row rejects the whole batch and changes
+        nothing."""
+        classes, values = self._learn_batch(X, y)
+        self.sample.add_many(classes, values)
+        self._learned(len(classes))
 
     def _learned(self, n: int) -> None:
         self.n_learned += n

@@ -267,14 +267,47 @@ class GaussianDiscriminant(CountClassifier):
     def learn_many(self, X: Any, y: Any) -> None:
         """Add a batch (DataFrame or sequence of mappings): the statistics of ``learn_one`` on
         each row, up to rounding. A bad row rejects the whole batch and changes nothing."""
+        self.n_learned += len(self._learn_batch(X, y)[0])
+
+    def _learn_batch(self, X: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
+        """Add a batch to the statistics and factors (not to ``n_learned``), all or nothing:
+        its rows' class indices and numeric matrix."""
+        labels = self._labels(X, y)
+        values = self._encode_learning_many(X, labels)
+        add = self.stats.labels.add
+        classes = np.array([add(v) for v in labels], dtype=np.int64)
+        self.stats.update_many(classes, values)
+        return classes, values
+
+    def _labels(self, X: Any, y: Any) -> list:
         ys = list(y)
         if len(ys) != len(X):
             raise ValueError(f"{len(X)} records but {len(ys)} labels")
-        labels = [self._label(v, RecordName("row", i)) for i, v in enumerate(ys)]
-        values = self._encode_learning_many(X, labels)
-        classes = np.array([self.stats.labels.add(v) for v in labels], dtype=np.int64)
-        self.stats.update_many(classes, values)
-        self.n_learned += len(ys)
+        # a bool, an int or an ASCII str is its own normal form (no NaN, no lone surrogate):
+        # only the other labels, and the rows that go wrong, pay for normalising and naming
+        return [v if type(v) is bool or type(v) is int or (type(v) is str and v.isascii())
+                else self._label(v, RecordName("row", i)) for i, v in enumerate(ys)]
+
+    def _check_many(self, X: Any, labels: list) -> Any:
+        """Raise what ``learn_many`` of the batch would, changing nothing: a batch learned in
+        pieces is refused whole. The batch as it was (its pieces encode their own rows)."""
+        self._checked_values(X, labels)
+        return X
+
+    def _checked_values(self, X: Any, labels: list) -> np.ndarray:
+        """:meth:`_check_many`, and the batch's numeric matrix over the attributes as learning
+        it would grow them (those it registers here are taken back)."""
+        labels = self._labels(X, labels)
+        attributes = self.stats.attributes
+        size = len(attributes)
+        numeric, other = self.factors.split_many(attributes, X, grow=True)
+        try:
+            values = encode_batch(attributes, numeric, "row", grow=True).numeric_matrix(
+                len(attributes))
+        finally:
+            attributes.truncate(size)
+        self.factors.check_many(other, labels)
+        return values
 
     # -- the factors beside the numeric block (models/factors.py) --------------------------------
     def _log_likelihood_one(self, x: Mapping) -> tuple[Any, Any] | None:

@@ -144,6 +144,20 @@ class Factors:
         with fields are learned (and may be refused, named by their row in ``X``) before the
         others' classes are counted."""
         labels = list(labels)
+        rows = self._on_fielded_rows(X, labels, self._model.stats.update_many)
+        rest = np.ones(len(labels), dtype=bool)
+        rest[rows] = False
+        self._count_classes([label for label, r in zip(labels, rest, strict=True) if r])
+        self._model.n_learned += len(labels)
+
+    def check_many(self, X: Any, labels: Sequence) -> None:
+        """Raise what :meth:`learn_many` of the batch would, changing nothing."""
+        self._on_fielded_rows(X, list(labels), self._model._check_many)
+
+    @staticmethod
+    def _on_fielded_rows(X: Any, labels: list, act: Any) -> np.ndarray:
+        """``act(part, part_labels)`` on the rows of ``X`` that hold a factor field (the
+        encoder refuses a record without one), an error named by its row in ``X``: the rows."""
         if X is None:
             rows = np.zeros(0, dtype=np.int64)
         elif is_frame(X):
@@ -153,15 +167,12 @@ class Factors:
         if len(rows):
             part = X.iloc[rows].reset_index(drop=True) if is_frame(X) else [X[i] for i in rows]
             try:
-                self._model.stats.update_many(part, [labels[i] for i in rows], record="row")
+                act(part, [labels[i] for i in rows])
             except InvalidRecord as exc:
                 if exc.row is None:
                     raise
                 raise named(exc, RecordName("row", int(rows[exc.row]))) from None
-        rest = np.ones(len(labels), dtype=bool)
-        rest[rows] = False
-        self._count_classes([label for label, r in zip(labels, rest, strict=True) if r])
-        self._model.n_learned += len(labels)
+        return rows
 
     def _count_classes(self, labels: Sequence) -> None:
         """Count records of ``labels`` that have no factor field: the class counts token

@@ -144,10 +144,11 @@ class NaiveBayes(IntervalReading, CountClassifier, state_name="NaiveBayes", pres
         self._learn_coarse_one(x, y)
         self._count_towards_relearn(1)
 
-    def _pieces(self, X: Any, n: int) -> tuple[Any, Sequence[int]]:
+    def _pieces(self, X: Any, labels: list) -> tuple[Any, Sequence[int]]:
         if self.numeric != "mdl":
             return X, ()
-        return X, relearn_pieces(self._since_relearn, self.relearn_every, self.n_learned, n)
+        return X, relearn_pieces(self._since_relearn, self.relearn_every, self.n_learned,
+                                 len(labels))
 
     def learn_many(self, X: Any, y: Any) -> None:
         """Learn a batch: the counts (and intervals) of ``learn_one`` on each record in order."""

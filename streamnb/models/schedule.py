@@ -92,7 +92,8 @@ def learn_in_pieces(model: Any, X: Any, labels: list, ends: Iterable[int],
 
     A batch that is cut is checked whole first (the model's ``_check_many``): a bad record or
     label rejects it before any piece is learned (its row named in the batch, as
-    ``learn_many`` names it), so the model is left as it was. An
+    ``learn_many`` names it), so the model is left as it was; the pieces are cut from the
+    batch as the check gives it back, with what it read of the records. An
     :class:`~streamnb.stats.encoded.EncodedBatch` carries its registrations whole: it is
     learned whole between decay points (and refused if one falls inside it)."""
     forgetting = model._forgetting
@@ -108,7 +109,7 @@ def learn_in_pieces(model: Any, X: Any, labels: list, ends: Iterable[int],
     if cuts and not isinstance(X, EncodedBatch):
         if n != len(labels):
             raise ValueError(f"{n} records but {len(labels)} labels")
-        model._check_many(X, labels)
+        X = model._check_many(X, labels)
     done = first = start  # decayed to done; the piece begins at record count first
     for end in [*sorted(cuts), start + n]:
         if forgetting is not None:

@@ -273,8 +273,9 @@ class SelectiveClassifier(IntervalReading, CountClassifier):
             for i, row in changed:
                 network.update_row(i, row, self._families.tables[i][row], self.alpha)
 
-    def _pieces(self, X: Any, n: int) -> tuple[Any, list[int]]:
-        return X, relearn_pieces(self._since_relearn, self.relearn_every, self.n_learned, n)
+    def _pieces(self, X: Any, labels: list) -> tuple[Any, list[int]]:
+        return X, relearn_pieces(self._since_relearn, self.relearn_every, self.n_learned,
+                                 len(labels))
 
     def learn_many(self, X: Any, y: Any) -> None:
         """Learn a batch (DataFrame or sequence of mappings): the same counts, reservoir and

@@ -5,14 +5,14 @@ from __future__ import annotations
 import math
 import sys
 from array import array
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, ClassVar
 
 import numpy as np
 
-from streamnb._accel.kernels import posterior, spam_evidence
+from streamnb._accel.kernels import chi2_log_odds, posterior, spam_evidence
 from streamnb.estimators.dirichlet import Dirichlet
-from streamnb.estimators.robinson_fisher import RobinsonFisher, chi2_log_odds, token_spamicity
+from streamnb.estimators.robinson_fisher import RobinsonFisher, token_spamicity
 from streamnb.features.email import tokenize_email
 from streamnb.features.sms import tokenize_sms
 from streamnb.features.text import tokenize_text
@@ -32,12 +32,35 @@ _TOKENIZERS = {"auto": tokenize_text, "email": tokenize_email, "sms": tokenize_s
 _ATTRIBUTE = "tokens"
 
 
-def _messages(X: Any) -> list:
+class _ReadBatch(Sequence):
+    """A batch's messages with the tokens read from them: what ``_check_many`` gives back for
+    ``learn_many``'s pieces, its slices, which are learned from those tokens (a batch cut at
+    decay points is tokenised once); the messages stay for what reads them raw (the byte
+    contexts, the scores' lookups)."""
+
+    __slots__ = ("bags", "messages")
+
+    def __init__(self, messages: list, bags: list[frozenset[str]]) -> None:
+        self.messages, self.bags = messages, bags
+
+    def __len__(self) -> int:
+        return len(self.messages)
+
+    def __iter__(self) -> Iterator:
+        return iter(self.messages)
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return _ReadBatch(self.messages[i], self.bags[i])
+        return self.messages[i]
+
+
+def _messages(X: Any) -> Sequence:
     """The messages of a batch: a sequence or Series of texts, or a DataFrame of token counts
-    (one row per message, its missing cells dropped)."""
+    (one row per message, its missing cells dropped); a batch read already as it is."""
     if type(X).__name__ == "DataFrame":
         return records_of(X)
-    return list(X)
+    return X if isinstance(X, _ReadBatch) else list(X)
 
 
 _NO_ZERO_FACTORS = array("q", (0, 0))
@@ -263,13 +286,16 @@ class SpamFilter(CountClassifier, state_name="SpamFilter", presets={"spam-filter
         raise InvalidRecord(where, None, f"expected the message text (str or bytes), a set of "
                             f"tokens or {{token: count}}, got {type(text).__name__}")
 
-    def _batch_tokens(self, texts: list, then: Callable[[frozenset[str]], Any] | None = None
+    def _batch_tokens(self, texts: Sequence, then: Callable[[frozenset[str]], Any] | None = None
                       ) -> list[frozenset[str]]:
         """``tokens`` of each message of a batch (row i named in errors), each passed to
         ``then`` as soon as it is read, if given. A batch of texts or frozensets keeps its
         tokens until the next batch, keyed by its messages, so that scoring a batch and then
         learning it tokenises it once, as ``tokens`` does for one message (sets and dicts could
-        change in between: they are read again; kept tokens are not passed to ``then``)."""
+        change in between: they are read again; kept tokens are not passed to ``then``); a
+        batch ``_check_many`` read carries its tokens."""
+        if isinstance(texts, _ReadBatch):
+            return texts.bags
         def read() -> list[frozenset[str]]:
             bags = []
             for i, t in enumerate(texts):
@@ -323,12 +349,12 @@ class SpamFilter(CountClassifier, state_name="SpamFilter", presets={"spam-filter
             self.scores.add_many(scores, np.array(
                 [_SPAM if label == self.spam_label else _HAM for label in labels]))
 
-    def _check_many(self, X: Any, labels: list) -> None:
+    def _check_many(self, X: Any, labels: list) -> _ReadBatch:
         texts = _messages(X)
         for i, (text, label) in enumerate(zip(texts, labels, strict=True)):
             self._label(label, RecordName("row", i))
             self._ppm_bytes(text, RecordName("row", i))
-        self._batch_tokens(texts)
+        return _ReadBatch(list(texts), self._batch_tokens(texts))
 
     # -- scoring ------------------------------------------------------------------------------
     def _counts(self, tokens: frozenset[str], where: str

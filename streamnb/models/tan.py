@@ -243,9 +243,9 @@ class TAN(PairwiseNaiveBayes, state_name="TAN", presets={
                 self._packed[edges, u, v, c] += 1.0
         self._learn_coarse_one(x, y)
 
-    def _pieces(self, X: Any, n: int) -> tuple[Any, list[int]]:
+    def _pieces(self, X: Any, labels: list) -> tuple[Any, list[int]]:
         return self._imputed(X, learning=True), relearn_pieces(
-            self._since_relearn, self.relearn_every, self.n_learned, n)
+            self._since_relearn, self.relearn_every, self.n_learned, len(labels))
 
     def learn_many(self, X: Any, y: Any) -> None:
         """Learn a batch: the counts and trees of ``learn_one`` on each record in order (the

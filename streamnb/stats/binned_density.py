@@ -213,8 +213,8 @@ class BinnedDensity:
     def from_state(cls, meta: Mapping[str, Any], arrays: Mapping[str, np.ndarray]
                    ) -> BinnedDensity:
         s = cls(int(meta["n_bins"]))
-        s.labels = Domain.from_json(meta["labels"])
-        s.attributes = Domain.from_json(meta["attributes"])
+        s.labels = Domain.from_json(meta["labels"], "label")
+        s.attributes = Domain.from_json(meta["attributes"], "attribute name")
         k, p = len(s.labels), len(s.attributes)
         expected = {"class_weight": (k,), "moment_weight": (k, p), "moment_mean": (k, p),
                     "moment_m2": (k, p), "exponent": (k, p), "origin": (k, p),

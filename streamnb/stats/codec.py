@@ -84,9 +84,15 @@ def encode(value: Key) -> Any:
     return value
 
 
-def decode(value: Any) -> Key:
+def decode(value: Any, what: str = "name") -> Key:
+    """A name, value or label as :func:`encode` stored it in a state. A str UTF-8 cannot
+    encode, which a JSON parser may give for a ``"\\ud800"`` escape, is refused (ValueError
+    saying it is ``what``), as where records register one: the state could not be saved
+    again."""
     if isinstance(value, dict):
-        return tuple(decode(v) for v in value["tuple"])
+        return tuple(decode(v, what) for v in value["tuple"])
+    if isinstance(value, str) and unencodable(value):
+        raise ValueError(f"the state's {unencodable_reason(what, value)}")
     return value
 
 
@@ -106,13 +112,14 @@ def to_json_value(value: Any) -> Any:
     raise TypeError(f"cannot store a {type(value).__name__} in a state file")
 
 
-def from_json_value(value: Any) -> Any:
+def from_json_value(value: Any, what: str = "value") -> Any:
+    """What :func:`to_json_value` stored, its strs checked as :func:`decode` checks them."""
     if isinstance(value, list):
-        return [from_json_value(v) for v in value]
+        return [from_json_value(v, what) for v in value]
     if isinstance(value, dict):
         if "tuple" in value:
-            return tuple(from_json_value(v) for v in value["tuple"])
+            return tuple(from_json_value(v, what) for v in value["tuple"])
         if "map" in value:
-            return {from_json_value(k): from_json_value(v) for k, v in value["map"]}
+            return {from_json_value(k, what): from_json_value(v, what) for k, v in value["map"]}
         raise ValueError(f"unknown tagged value {value!r}")
-    return value
+    return decode(value, what)

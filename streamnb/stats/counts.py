@@ -510,7 +510,7 @@ class CountStatistics:
         stats = cls(Schema.from_state(meta["schema"], {
             name[len("schema."):]: array for name, array in arrays.items()
             if name.startswith("schema.")}))
-        stats.labels = Domain.from_json(meta["labels"])
+        stats.labels = Domain.from_json(meta["labels"], "label")
         k, s = stats.n_classes, stats.schema
         expected = {
             "class_counts": (k,),

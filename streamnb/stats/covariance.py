@@ -299,8 +299,8 @@ class ClassCovariance:
     def from_state(cls, meta: Mapping[str, Any], arrays: Mapping[str, np.ndarray]
                    ) -> ClassCovariance:
         stats = cls()
-        stats.labels = Domain.from_json(meta["labels"])
-        stats.attributes = Domain.from_json(meta["attributes"])
+        stats.labels = Domain.from_json(meta["labels"], "label")
+        stats.attributes = Domain.from_json(meta["attributes"], "attribute name")
         k, p = len(stats.labels), len(stats.attributes)
         expected = {"class_weight": (k,), **{name: (k, p, p) for name in _ARRAYS}}
         for name, shape in expected.items():

@@ -81,8 +81,8 @@ class Domain:
         return [encode(v) for v in self.values]
 
     @classmethod
-    def from_json(cls, data: list[Any]) -> Domain:
-        domain = cls(decode(v) for v in data)
+    def from_json(cls, data: list[Any], what: str = "value") -> Domain:
+        domain = cls(decode(v, what) for v in data)
         if len(domain) != len(data):
             raise ValueError("domain holds duplicate values")
         return domain

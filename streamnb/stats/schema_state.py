@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from streamnb.stats.codec import decode, encode
+from streamnb.stats.codec import decode, encode, unencodable
 from streamnb.stats.collector import paused_collector
 from streamnb.stats.persist import header_int
 from streamnb.stats.schema import Schema
@@ -76,13 +76,13 @@ def _state(schema: Schema, inline: bool) -> tuple[dict[str, Any], dict[str, np.n
 
 
 def _from_state(data: Mapping[str, Any], arrays: Mapping[str, np.ndarray]) -> Schema:
-    schema = Schema(nominal=[decode(n) for n in data["declared_nominal"]],
+    schema = Schema(nominal=[decode(n, "declared nominal name") for n in data["declared_nominal"]],
                  numeric=bool(data.get("numeric", True)))  # older states: True
     schema.binned = {header_int(a, "binned attribute") for a in data.get("binned", ())}
     if any(a >= len(data["attributes"]) for a in schema.binned):
         raise ValueError("a binned attribute is not an attribute")
     for name, kind in data["attributes"]:
-        name, kind = decode(name), KINDS.index(kind)
+        name, kind = decode(name, "attribute name"), KINDS.index(kind)
         if name in schema.attributes:
             raise ValueError(f"attribute {name!r} appears twice")
         a = schema.attributes.add(name)
@@ -151,6 +151,10 @@ def _from_state(data: Mapping[str, Any], arrays: Mapping[str, np.ndarray]) -> Sc
         if not set(map(type, given)) <= {str}:
             raise ValueError(f"a token of text attribute {schema.text_attributes[slot]} "
                              "is not a str")
+        if unencodable("".join(given)):  # one scan; then the token at fault
+            name = schema.attributes.name(schema.text_attributes[slot])
+            for token in given:
+                decode(token, f"token of text attribute {name!r}")
         if len(given) != n:
             raise ValueError(f"{len(given)} tokens of text attribute "
                              f"{schema.text_attributes[slot]} for {n} columns")
@@ -182,7 +186,10 @@ def _from_state(data: Mapping[str, Any], arrays: Mapping[str, np.ndarray]) -> Sc
                 schema.attributes.set_value(a, j)
                 value = None
             elif kind == NOMINAL:
-                value = decode(nominal[nominal_at])
+                try:
+                    value = decode(nominal[nominal_at], "nominal value")
+                except ValueError as exc:
+                    raise ValueError(f"attribute {schema.attributes.name(a)!r}: {exc}") from None
                 nominal_at += 1
                 known = schema.values_of(a)
                 if value in known:
