@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from streamnb.models.base import CountClassifier
+from streamnb.models.naive_bayes import NaiveBayes
 from streamnb.stats import EncodedBatch, InvalidRecord, Schema
 from streamnb.stats.encoded import Registrations
 from streamnb.stats.schema import NOMINAL, NUMERIC, TEXT, TOKEN
@@ -23,13 +24,16 @@ __all__ = ["OneEncoding", "SumColumns", "Unmapped", "learns_counts_only"]
 
 def learns_counts_only(model: CountClassifier) -> bool:
     """Whether ``model``'s ``learn_many`` is its statistics' ``update_many`` and nothing else
-    (the count-only models: NaiveBayes and IndifferentNB), so that learning a batch encoded
-    for another model's schema, translated to this one's (:class:`SumColumns`), is learning
-    the records. Models that keep more than counts (pair tables, reservoirs, schedules) or
-    read texts (SpamFilter) learn the records themselves."""
+    (the count-only models: NaiveBayes and IndifferentNB but in MDL intervals), so that
+    learning a batch encoded for another model's schema, translated to this one's
+    (:class:`SumColumns`), is learning the records. Models that keep more than counts (pair
+    tables, reservoirs, schedules, intervals) or read texts (SpamFilter) learn the records
+    themselves."""
     kind = type(model)
-    return (kind.learn_many is CountClassifier.learn_many
-            and kind.encode_many is CountClassifier.encode_many)
+    # NaiveBayes's learn_many is update_many but for the schedule of its MDL intervals
+    return (kind.learn_many in (CountClassifier.learn_many, NaiveBayes.learn_many)
+            and kind.encode_many is CountClassifier.encode_many
+            and getattr(model, "numeric", None) != "mdl")
 
 
 class Unmapped(Exception):

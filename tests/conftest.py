@@ -440,6 +440,7 @@ SLOW = {
     "test_text_models.py::test_text_event_model_beats_bernoulli_on_spamassassin",
     "test_trec_measures.py::test_compare_prequential_passes_the_feedback_modes_on",
     "test_trec_measures.py::test_evaluate_command_with_delay_and_partial_feedback",
+    "test_numeric_weka.py::test_every_column_is_measured_on_a_fold_of_heart",
     "test_weka_comparison.py::test_an_interrupted_run_keeps_its_data_sets_and_resume_completes_it",
     "test_weka_comparison.py::test_one_jvm_prints_what_the_command_line_prints",
     "test_weka_comparison.py::test_resume_refuses_a_file_measured_with_another_protocol",
@@ -513,20 +514,15 @@ def kafka_broker(tmp_path_factory):
     broker.stop()
 
 
-def check_discrete_estimator(model, order_free: bool = True) -> None:
+def check_discrete_estimator(model) -> None:
     """river's ``check_estimator`` for a model of discrete attributes (TAN, AODE, the selective
     models) on river's own datasets, their float attributes read in the model's bins and
     intervals (a batch is learned in pieces at the structure schedule's points, so
-    ``check_learn_many_matches_learn_one`` holds).
-
-    Left out, unless ``order_free``, ``check_shuffle_features_no_impact`` (the selective
-    models' search breaks ties by attribute order; TAN's structure is learned from counts in
-    order of name, so TAN takes the check)."""
+    ``check_learn_many_matches_learn_one`` holds). Every check runs, the shuffled-features
+    one included: structures are learned from counts with ties broken by attribute name."""
     from river import checks
 
     skips = set(model._unit_test_skips())
-    if not order_free:
-        skips.add("check_shuffle_features_no_impact")
     for check in checks.yield_checks(model):
         if check.__name__ not in skips:
             check(model.clone())

@@ -144,7 +144,7 @@ def reference_aode(model, x):
                 log_p = log_p + np.log(table[u, v] + 1) - np.log(table[u].sum(axis=0) + size_j)
         logs.append(log_p)
     naive = sum(model._naive_log_theta(a, [True, False])[u] for a, u, _ in observed)
-    others = np.frombuffer(super(AODE, model)._log_likelihood_one(x)[0])  # naive Bayes
+    others = np.frombuffer(super(AODE, model)._fine_log_likelihood_one(x)[0])  # naive Bayes
     prior, _ = model._estimator.log_class_prior(stats)
     spodes = np.array(logs)
     top = spodes.max(axis=0)

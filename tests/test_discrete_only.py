@@ -193,7 +193,7 @@ def test_naive_bayes_reads_floats_in_bins_when_asked(cls, tmp_path):
     with pytest.raises(ValueError, match="models differ"):
         gaussian.merge(whole)
     assert snapshot(whole.stats) == before
-    with pytest.raises(ValueError, match=r"^numeric must be one of \['gaussian', 'bins'\]"):
+    with pytest.raises(ValueError, match=r"^numeric must be one of \['gaussian', 'bins', 'mdl'\]"):
         cls(numeric="kde")
 
 

@@ -536,9 +536,11 @@ def test_classes_in_order_of_appearance():
         IndifferentNB(),
         NaiveBayes(numeric="bins"),
         IndifferentNB(numeric="bins"),
+        NaiveBayes(numeric="mdl", relearn_every=20),
+        IndifferentNB(numeric="mdl"),
     ],
     ids=[*ESTIMATOR_NAMES, "MEstimate(2)", "Dirichlet(2)", "IndifferentNB", "NaiveBayes-bins",
-         "IndifferentNB-bins"],
+         "IndifferentNB-bins", "NaiveBayes-mdl", "IndifferentNB-mdl"],
 )
 def test_river_check_estimator(model):
     """river's own estimator checks (interfaces.md: every model passes them)."""

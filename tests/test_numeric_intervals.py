@@ -1,9 +1,9 @@
-"""TAN, AODE and the selective models read a float attribute in MDL intervals of its fixed
-bins (the coarse layer, streamnb/models/coarse.py): the intervals are Fayyad–Irani's over the
-fine per-class counts, the coarse counts are exactly the records counted by interval (derived
-by summation, no record re-read), shards merge exactly, a batch learns what its records one by
-one learn, and on real numeric data sets the intervals do what docs/attribute-kinds.md
-claims."""
+"""TAN, AODE, the selective models and naive Bayes under ``numeric="mdl"`` read a float
+attribute in MDL intervals of its fixed bins (the coarse layer, streamnb/models/coarse.py):
+the intervals are Fayyad–Irani's over the fine per-class counts, the coarse counts are exactly
+the records counted by interval (derived by summation, no record re-read), shards merge
+exactly, a batch learns what its records one by one learn, and on real numeric data sets the
+intervals do what docs/attribute-kinds.md claims."""
 
 from __future__ import annotations
 
@@ -12,7 +12,16 @@ import bisect
 import numpy as np
 import pytest
 
-from streamnb import AODE, TAN, SelectiveBN, SelectiveNB, SelectiveTAN, load_model
+from streamnb import (
+    AODE,
+    TAN,
+    IndifferentNB,
+    NaiveBayes,
+    SelectiveBN,
+    SelectiveNB,
+    SelectiveTAN,
+    load_model,
+)
 from streamnb.datasets import load
 from streamnb.features import MDLDiscretizer
 from streamnb.models.persistence import save
@@ -71,6 +80,8 @@ def _unscheduled(cls, **params):
         return cls(refresh_every=0, **params)
     if cls in SELECTIVE:
         return cls(relearn_every=0, seed=0, **params)
+    if cls is NaiveBayes:
+        return cls(relearn_every=0, numeric="mdl", **params)
     return cls(relearn_every=0, **params)
 
 
@@ -85,7 +96,7 @@ def _assert_loads_alike(model, queries, tmp_path) -> None:
         assert loaded.predict_proba_one(x) == pytest.approx(model.predict_proba_one(x),
                                                             rel=1e-12)
 
-@pytest.mark.parametrize("cls", [TAN, AODE, *SELECTIVE], ids=lambda c: c.__name__)
+@pytest.mark.parametrize("cls", [TAN, AODE, *SELECTIVE, NaiveBayes], ids=lambda c: c.__name__)
 def test_coarse_counts_are_the_records_counted_by_interval(cls, tmp_path):
     """After a structure update the model predicts exactly as the same model learned on the
     records discretised by hand in its intervals (its counts summed from the fine ones, pair,
@@ -98,7 +109,7 @@ def test_coarse_counts_are_the_records_counted_by_interval(cls, tmp_path):
     assert any(model.intervals.values())
     reference = _unscheduled(cls)
     reference.learn_many(_by_interval(model, records[:500]), labels[:500])
-    if cls is not AODE:
+    if cls not in (AODE, NaiveBayes):  # no structure to learn
         reference.relearn()
         assert reference.structure.parents == model.structure.parents
     for x, y in zip(records[500:520], labels[500:520], strict=True):
@@ -111,8 +122,8 @@ def test_coarse_counts_are_the_records_counted_by_interval(cls, tmp_path):
     _assert_loads_alike(model, queries[:20], tmp_path)
 
 
-@pytest.mark.parametrize("cls", [TAN, AODE, SelectiveNB, SelectiveTAN, SelectiveBN],
-                         ids=lambda c: c.__name__)
+@pytest.mark.parametrize("cls", [TAN, AODE, SelectiveNB, SelectiveTAN, SelectiveBN,
+                                 NaiveBayes, IndifferentNB], ids=lambda c: c.__name__)
 def test_learn_many_matches_learn_one(cls):
     """river's check, which feeds 12-record batches whose ends are not the structure
     schedule's points, for every parameter set the model's river checks use."""
@@ -204,7 +215,39 @@ def test_selective_shards_merge_into_the_one_model(cls, tmp_path):
     _assert_loads_alike(merged, queries[:20], tmp_path)
 
 
-@pytest.mark.parametrize("cls", SELECTIVE, ids=lambda c: c.__name__)
+@pytest.mark.parametrize("cls", [NaiveBayes, IndifferentNB], ids=lambda c: c.__name__)
+def test_naive_bayes_shards_merge_and_decay_into_the_one_model(cls, tmp_path):
+    """numeric="mdl": two shards, each with intervals of its own half, merged and re-learned
+    hold the intervals and predictions of one model learned on both; decayed, the coarse
+    counts are derived again from the decayed fine ones (the whole model's intervals read
+    the decayed model as they read the whole one scaled); a saved model predicts alike."""
+    records, labels = DIABETES.records, DIABETES.labels
+    whole = cls(numeric="mdl", relearn_every=0)
+    whole.learn_many(records[:600], labels[:600])
+    whole.relearn()
+    left, right = (cls(numeric="mdl", relearn_every=0) for _ in range(2))
+    left.learn_many(records[:300], labels[:300])
+    left.relearn()
+    right.learn_many(records[300:600], labels[300:600])
+    right.relearn()
+    merged = left.merge(right)
+    merged.relearn()
+    assert merged.intervals == whole.intervals and any(whole.intervals.values())
+    queries = records[600:700]
+    for x in queries:
+        assert merged.predict_proba_one(x) == pytest.approx(whole.predict_proba_one(x),
+                                                            rel=1e-9)
+    _assert_loads_alike(merged, queries[:20], tmp_path)
+    reference = cls(numeric="mdl", relearn_every=0)
+    reference.learn_many(_by_interval(whole, records[:600]), labels[:600])
+    whole.decay(0.25)
+    reference.decay(0.25)
+    for x, z in zip(queries, _by_interval(whole, queries), strict=True):
+        assert whole.predict_proba_one(x) == pytest.approx(reference.predict_proba_one(z),
+                                                           rel=1e-9)
+
+
+@pytest.mark.parametrize("cls", [*SELECTIVE, NaiveBayes], ids=lambda c: c.__name__)
 def test_selective_refuses_a_bad_float_field_naming_it_state_unchanged(cls, tmp_path):
     """A text where a float attribute is read in intervals: an InvalidRecord naming the
     field, raised before anything is counted (fine or coarse), the model as it was."""
@@ -213,6 +256,7 @@ def test_selective_refuses_a_bad_float_field_naming_it_state_unchanged(cls, tmp_
     model = _unscheduled(cls)
     model.learn_many(DIABETES.records[:300], DIABETES.labels[:300])
     model.relearn()
+    assert any(model.intervals.values())
     before = tmp_path / "before.snb"
     save(model, before)
     query = DIABETES.records[400]

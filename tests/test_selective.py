@@ -397,7 +397,7 @@ def test_decay_scales_every_count(kind):
     SelectiveBN(relearn_every=50, seed=0),
 ], ids=["nb", "tan", "bn"])
 def test_river_check_estimator(model):
-    check_discrete_estimator(model, order_free=isinstance(model, SelectiveNB))
+    check_discrete_estimator(model)
 
 
 def test_drift_detector_triggers_relearn():

@@ -12,7 +12,6 @@ from streamnb.estimators import Estimator
 from streamnb.models.pairwise import PairwiseNaiveBayes
 from streamnb.models.params import RELEARN_EVERY, Integer, validate_params
 from streamnb.models.schedule import relearn_pieces
-from streamnb.stats.encoded import EncodedBatch
 from streamnb.stats.frames import records_of
 from streamnb.stats.pairs import CandidateRows, PairCounts
 from streamnb.stats.persist import header_int
@@ -198,11 +197,8 @@ class AODE(PairwiseNaiveBayes, state_name="AODE", presets={"aode": {}}):
         naive = self._candidate_log_theta(counts.schema_columns[p], neg)  # (k, L): θ(x | c)
         return average - naive.sum(axis=1)
 
-    def _log_likelihood_one(self, x: Mapping):
-        coarse = self._coarse_now()
-        if coarse is not None:
-            return coarse._log_likelihood_one(self._coarse_record(x, "record to predict"))
-        scores = super()._log_likelihood_one(x)
+    def _fine_log_likelihood_one(self, x: Mapping):
+        scores = super()._fine_log_likelihood_one(x)
         if scores is not None:
             spode = self._spode_log_likelihood(x, self._counts())
             if spode is not None:  # replace the class prior and candidates' naive factors
@@ -211,12 +207,9 @@ class AODE(PairwiseNaiveBayes, state_name="AODE", presets={"aode": {}}):
                 finite += spode - prior
         return scores
 
-    def _joint_log_likelihood(self, records: Sequence[Mapping], where: str
-                              ) -> tuple[np.ndarray, np.ndarray]:
-        coarse = self._coarse_now()
-        if coarse is not None and not isinstance(records, EncodedBatch):
-            return coarse._joint_log_likelihood(self._coarse_records(records, where), where)
-        finite, zeros = super()._joint_log_likelihood(records, where)
+    def _fine_joint_log_likelihood(self, records: Sequence[Mapping], where: str
+                                   ) -> tuple[np.ndarray, np.ndarray]:
+        finite, zeros = super()._fine_joint_log_likelihood(records, where)
         prior, _ = self._estimator.log_class_prior(self.stats)
         counts = self._counts()
         for r, x in enumerate(records_of(records)):

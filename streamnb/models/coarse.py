@@ -65,8 +65,9 @@ class IntervalReading:
     under ``numeric="mdl"`` it reads them in MDL intervals of the bins through a coarse model
     (module docstring). The model calls :meth:`rediscretise` at each structure update,
     :meth:`_recoarsen` whenever its counts change as a whole (a batch, a merge, a decay),
-    :meth:`_learn_coarse_one` after counting a record, and predicts with
-    :meth:`_coarse_now` when it is not None; it implements ``_coarse_extra``."""
+    :meth:`_learn_coarse_one` after counting a record; it implements ``_coarse_extra`` and its
+    reading of the fine state, ``_fine_log_likelihood_one`` and ``_fine_joint_log_likelihood``,
+    which predictions use when there are no intervals (the coarse model's otherwise)."""
 
     numeric: str
     stats: Any
@@ -106,6 +107,30 @@ class IntervalReading:
         model derived later already holds it)."""
         if self._coarse is not None:
             self._coarse.learn_one(self._coarse_record(x, "record"), y)
+
+    # -- prediction: in the intervals when there are any, else in the fine state --------------
+    def _log_likelihood_one(self, x: Mapping) -> Any:
+        coarse = self._coarse_now()
+        if coarse is not None:
+            return coarse._log_likelihood_one(self._coarse_record(x, "record to predict"))
+        return self._fine_log_likelihood_one(x)
+
+    def _joint_log_likelihood(self, records: Any, where: str) -> tuple[np.ndarray, np.ndarray]:
+        coarse = self._coarse_now()
+        if coarse is not None and not isinstance(records, EncodedBatch):
+            return coarse._joint_log_likelihood(self._coarse_records(records, where), where)
+        return self._fine_joint_log_likelihood(records, where)
+
+    def _fine_log_likelihood_one(self, x: Mapping) -> Any:
+        """Finite part and zero-factor counts of log P(x, c) per class, read in the fine
+        state (the model's own ``_log_likelihood_one``)."""
+        raise NotImplementedError
+
+    def _fine_joint_log_likelihood(self, records: Any, where: str
+                                   ) -> tuple[np.ndarray, np.ndarray]:
+        """The batch of :meth:`_fine_log_likelihood_one` (the model's own
+        ``_joint_log_likelihood``)."""
+        raise NotImplementedError
 
     def _coarse_record(self, x: Any, where: str) -> Any:
         """``x`` with its floats read as intervals, for the coarse model."""

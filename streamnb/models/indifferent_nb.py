@@ -11,7 +11,8 @@ __all__ = ["IndifferentNB"]
 
 
 class IndifferentNB(NaiveBayes, state_name="IndifferentNB", presets={
-        "indifferent": {}, "indifferent-bins": {"numeric": "bins"}}):
+        "indifferent": {}, "indifferent-bins": {"numeric": "bins"},
+        "indifferent-mdl": {"numeric": "mdl"}}):
     """Naive Bayes averaged over all naive Bayes models under a uniform prior (eq. 16–17).
 
     ``NaiveBayes(estimator="indifferent")`` under its own name: the posterior is the closed-form
@@ -28,7 +29,10 @@ class IndifferentNB(NaiveBayes, state_name="IndifferentNB", presets={
     var_smoothing
         Variance smoothing of numeric attributes (see :class:`NaiveBayes`).
     numeric
-        ``"gaussian"`` or ``"bins"``: how a float attribute is read (see :class:`NaiveBayes`).
+        ``"gaussian"``, ``"bins"`` or ``"mdl"``: how a float attribute is read (see
+        :class:`NaiveBayes`).
+    relearn_every
+        Under ``numeric="mdl"``, when the intervals are re-chosen (see :class:`NaiveBayes`).
     half_life, drift_detector, drift_decay
         Forgetting, as every model takes it (:class:`~streamnb.NaiveBayes`;
         docs/recipes/forgetting.md).
@@ -56,12 +60,14 @@ class IndifferentNB(NaiveBayes, state_name="IndifferentNB", presets={
     def __init__(self, nominal: Iterable | None = None, domains: Mapping | None = None,
                  var_smoothing: float = 1e-9, numeric: str = "gaussian",
                  half_life: float | None = None, drift_detector: Any = None,
-                 drift_decay: float = 0.5) -> None:
+                 drift_decay: float = 0.5, relearn_every: int = 1000) -> None:
         super().__init__(estimator="indifferent", nominal=nominal, domains=domains,
                          var_smoothing=var_smoothing, numeric=numeric, half_life=half_life,
-                         drift_detector=drift_detector, drift_decay=drift_decay)
+                         drift_detector=drift_detector, drift_decay=drift_decay,
+                         relearn_every=relearn_every)
 
     @classmethod
     def _unit_test_params(cls):
         yield {}
         yield {"numeric": "bins"}
+        yield {"numeric": "mdl", "relearn_every": 20}

@@ -11,26 +11,31 @@ import numpy as np
 from streamnb._accel.kernels import score_tokens
 from streamnb.estimators import Estimator, make_estimator
 from streamnb.models.base import CountClassifier
-from streamnb.models.params import NUMERIC_READING, VAR_SMOOTHING, validate_params
+from streamnb.models.coarse import IntervalReading
+from streamnb.models.params import NUMERIC_READING, RELEARN_EVERY, VAR_SMOOTHING, validate_params
+from streamnb.models.schedule import relearn_due, relearn_pieces
 from streamnb.stats.encoder import encode, encode_batch
 from streamnb.stats.frames import n_rows
+from streamnb.stats.persist import header_int
 
 __all__ = ["NaiveBayes"]
 
 _LOG_2PI = float(np.log(2 * np.pi))
 
 
-class NaiveBayes(CountClassifier, state_name="NaiveBayes", presets={
+class NaiveBayes(IntervalReading, CountClassifier, state_name="NaiveBayes", presets={
         "ml": {"estimator": "ml"}, "laplace": {"estimator": "laplace"},
         "m-estimate": {"estimator": "m-estimate"}, "bibl": {"estimator": "bibl"},
-        "laplace-bins": {"estimator": "laplace", "numeric": "bins"}}):
+        "laplace-bins": {"estimator": "laplace", "numeric": "bins"},
+        "laplace-mdl": {"estimator": "laplace", "numeric": "mdl"}}):
     """Naive Bayes whose parameters are read from live counts at prediction time.
 
     P(c | x) ∝ α_c · Π_i θ_{i,x_i,c}: nominal attributes through their value counts, binary
     token attributes (a message's words: ``{token: True}`` or counts from river's
     ``BagOfWords``) through presence/absence counts, numeric (float) attributes through
-    per-class Gaussian moments, or (``numeric="bins"``) through the counts of fixed bins.
-    Missing values are skipped (exact for naive Bayes).
+    per-class Gaussian moments, or (``numeric="bins"``) through the counts of fixed bins, or
+    (``numeric="mdl"``) through MDL intervals of those bins. Missing values are skipped (exact
+    for naive Bayes).
 
     Token prediction costs O(tokens in the message + classes), not O(vocabulary): the
     per-class log-likelihood of "every token absent" is computed once per model state and each
@@ -52,10 +57,17 @@ class NaiveBayes(CountClassifier, state_name="NaiveBayes", presets={
         Fraction of the largest numeric variance added to every variance (as scikit-learn's
         GaussianNB), so that constant attributes do not give infinite densities.
     numeric
-        How a float attribute is read: ``"gaussian"`` (per-class mean and variance) or
+        How a float attribute is read: ``"gaussian"`` (per-class mean and variance),
         ``"bins"`` (a nominal attribute of fixed, data-independent bins, four per octave of
         ``|x|``, as TAN and AODE count it: :mod:`streamnb.stats.binning`), which follows any
-        shape of distribution. Only models of the same reading merge.
+        shape of distribution, or ``"mdl"`` (the counts of those bins read in the
+        Fayyad–Irani MDL intervals chosen from them, as TAN and AODE read them:
+        :mod:`streamnb.models.coarse`; Weka's ``NaiveBayes -D``). Only models of the same
+        reading merge.
+    relearn_every
+        Under ``numeric="mdl"``: re-choose the intervals from the counts every this many
+        records, and after 1, 2, 4, … records while the stream is young (0: only on
+        :meth:`relearn`). Other readings have no intervals and ignore it.
     half_life, drift_detector, drift_decay
         Forgetting, as every model takes it (``CountClassifier._adapt``,
         docs/recipes/forgetting.md): counts halve every ``half_life`` learned records (None:
@@ -98,21 +110,25 @@ class NaiveBayes(CountClassifier, state_name="NaiveBayes", presets={
 
     """
 
-    _parameter_constraints: ClassVar[dict[str, list]] = {"var_smoothing": VAR_SMOOTHING,
-                                                         "numeric": NUMERIC_READING}
+    _parameter_constraints: ClassVar[dict[str, list]] = {
+        "var_smoothing": VAR_SMOOTHING, "numeric": NUMERIC_READING,
+        "relearn_every": RELEARN_EVERY}
 
     def __init__(self, estimator: str | Estimator = "laplace", nominal: Iterable | None = None,
                  domains: Mapping | None = None, var_smoothing: float = 1e-9,
                  numeric: str = "gaussian", half_life: float | None = None,
-                 drift_detector: Any = None, drift_decay: float = 0.5) -> None:
+                 drift_detector: Any = None, drift_decay: float = 0.5,
+                 relearn_every: int = 1000) -> None:
         self.estimator = estimator
         self.var_smoothing = var_smoothing
         self.numeric = numeric
+        self.relearn_every = relearn_every
         validate_params(self)  # the schema is built from ``numeric``
         self._numeric = numeric == "gaussian"
         super().__init__(nominal=nominal, domains=domains, half_life=half_life,
                          drift_detector=drift_detector, drift_decay=drift_decay)
         self._estimator = make_estimator(estimator)
+        self._since_relearn = 0
 
     @classmethod
     def _unit_test_params(cls):
@@ -120,6 +136,51 @@ class NaiveBayes(CountClassifier, state_name="NaiveBayes", presets={
         yield {"estimator": "indifferent"}
         yield {"estimator": "ml"}
         yield {"estimator": "laplace", "numeric": "bins"}
+        yield {"estimator": "laplace", "numeric": "mdl", "relearn_every": 20}
+
+    # -- learning (the schedule of the intervals, numeric="mdl") --------------------------------
+    def learn_one(self, x: Mapping, y: Any) -> None:
+        super().learn_one(x, y)
+        self._learn_coarse_one(x, y)
+        self._count_towards_relearn(1)
+
+    def _pieces(self, X: Any, labels: list) -> tuple[Any, Sequence[int]]:
+        if self.numeric != "mdl":
+            return X, ()
+        return X, relearn_pieces(self._since_relearn, self.relearn_every, self.n_learned,
+                                 len(labels))
+
+    def learn_many(self, X: Any, y: Any) -> None:
+        """Learn a batch: the counts (and intervals) of ``learn_one`` on each record in order."""
+        # one piece (models/base.py cuts the batch at the points of _pieces)
+        super().learn_many(X, y)
+        self._recoarsen()
+        self._count_towards_relearn(n_rows(X))
+
+    def _count_towards_relearn(self, n: int) -> None:
+        if self.numeric != "mdl" or not self.relearn_every:
+            return
+        self._since_relearn += n
+        if relearn_due(self._since_relearn, self.relearn_every, self.n_learned):
+            self.relearn()
+
+    def relearn(self) -> None:
+        """Re-choose the float attributes' MDL intervals from the counts now (what the
+        ``relearn_every`` schedule does; nothing but under ``numeric="mdl"``)."""
+        self._since_relearn = 0
+        self.rediscretise()
+
+    def decay(self, factor: float) -> None:
+        super().decay(factor)
+        self._recoarsen()
+
+    def merge(self, other: NaiveBayes) -> NaiveBayes:
+        """Add the statistics ``other`` learned (e.g. on another shard); in MDL intervals the
+        interval counts are derived again from the summed bins', in this model's intervals.
+        Returns ``self``."""
+        super().merge(other)
+        self._recoarsen()
+        return self
 
     # -- parameters that depend on the state only: computed once per state version ------------
     def _state_terms(self) -> dict[str, np.ndarray]:
@@ -159,7 +220,7 @@ class NaiveBayes(CountClassifier, state_name="NaiveBayes", presets={
             finite, zeros = array("d", finite), array("q", zeros)
         return (finite, zeros, *cells, stats.value_count_buffer, stats.class_count_buffer)
 
-    def _log_likelihood_one(self, x: Mapping) -> tuple[array, array] | None:
+    def _fine_log_likelihood_one(self, x: Mapping) -> tuple[array, array] | None:
         """Finite part and zero-factor counts of log P(x, c) per class (None before any class).
 
         Same numbers as the batch path up to rounding, without its dozen numpy calls, which
@@ -210,8 +271,8 @@ class NaiveBayes(CountClassifier, state_name="NaiveBayes", presets={
         mean, var = terms["mean"][:, slots], terms["var"][:, slots]
         return -0.5 * (_LOG_2PI + np.log(var) + (values - mean) ** 2 / var)
 
-    def _joint_log_likelihood(self, records: Sequence[Mapping], where: str
-                              ) -> tuple[np.ndarray, np.ndarray]:
+    def _fine_joint_log_likelihood(self, records: Sequence[Mapping], where: str
+                                   ) -> tuple[np.ndarray, np.ndarray]:
         stats, est = self.stats, self._estimator
         terms = self._state_terms()
         k, n = stats.n_classes, n_rows(records)  # a DataFrame, sparse matrix or mappings
@@ -272,6 +333,16 @@ class NaiveBayes(CountClassifier, state_name="NaiveBayes", presets={
     def _add_batch_terms(self, batch: Any, finite: np.ndarray) -> None:
         """Hook for models that add terms to a batch's log-likelihoods (TAN's tree)."""
 
+    def _coarse_extra(self, coarse_stats: Any, to: np.ndarray
+                      ) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+        return {}, {}  # naive Bayes keeps nothing beyond the counts
+
     def _extra_state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-        return {}, {}
+        if self.numeric != "mdl":
+            return {}, {}
+        return {"coarse_cuts": self._intervals_state(), "since_relearn": self._since_relearn}, {}
+
+    def _restore_extra(self, meta: Mapping[str, Any], arrays: Mapping[str, np.ndarray]) -> None:
+        self._restore_intervals(meta)
+        self._since_relearn = header_int(meta.get("since_relearn", 0), "since_relearn")
 

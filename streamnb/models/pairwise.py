@@ -29,7 +29,6 @@ from typing import Any, ClassVar
 import numpy as np
 
 from streamnb.estimators import Estimator
-from streamnb.models.coarse import IntervalReading
 from streamnb.models.naive_bayes import NaiveBayes
 from streamnb.models.params import NUMERIC_INTERVALS, Integer, validate_params
 from streamnb.models.schedule import relearn_due
@@ -91,7 +90,7 @@ def _by_information(stats: Any, by_name: bool, pairs: PairCounts | None = None) 
     return [keys[i] for i in order]
 
 
-class PairwiseNaiveBayes(IntervalReading, NaiveBayes):
+class PairwiseNaiveBayes(NaiveBayes):
     """Single-attribute counts (the naive Bayes part) and pairwise counts N_ij(u, v, c) of at
     most ``max_candidates`` attributes (the first ones seen, then the most informative about
     the class at each :meth:`refresh_candidates`). Subclasses say how they use the pairs."""
@@ -171,13 +170,11 @@ class PairwiseNaiveBayes(IntervalReading, NaiveBayes):
         index = self.stats.labels.index
         classes = np.array([index[label] for label in other.stats.labels.values], dtype=np.int64)
         self.pairs.merge(other.pairs, classes)
-        self._recoarsen()
         return self
 
     def decay(self, factor: float) -> None:
         super().decay(factor)
         self.pairs.decay(factor)
-        self._recoarsen()
 
     @property
     def shared_candidates(self) -> bool:
@@ -346,8 +343,8 @@ class PairwiseNaiveBayes(IntervalReading, NaiveBayes):
             f[:, miss] += counts[miss] * renormalise[:, slots]
         return f, z
 
-    def _log_likelihood_one(self, x: Mapping):
-        scores = super()._log_likelihood_one(x)
+    def _fine_log_likelihood_one(self, x: Mapping):
+        scores = super()._fine_log_likelihood_one(x)
         if scores is not None:
             terms = self._text_terms()
             if terms is not None:

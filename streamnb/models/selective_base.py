@@ -401,11 +401,8 @@ class SelectiveClassifier(IntervalReading, CountClassifier):
         self._fit_tables()
         return self.network().class_log_scores(evidence)
 
-    def _joint_log_likelihood(self, records: Sequence[Mapping], where: str
-                              ) -> tuple[np.ndarray, np.ndarray]:
-        coarse = self._coarse_now()
-        if coarse is not None and not isinstance(records, EncodedBatch):
-            return coarse._joint_log_likelihood(self._coarse_records(records, where), where)
+    def _fine_joint_log_likelihood(self, records: Sequence[Mapping], where: str
+                                   ) -> tuple[np.ndarray, np.ndarray]:
         batch = encode_batch(self.stats.schema, records, where, grow=False)
         rows, columns = batch_cells(batch)
         scores = self._log_scores(self._evidence(rows, columns, batch.n))
@@ -414,11 +411,8 @@ class SelectiveClassifier(IntervalReading, CountClassifier):
                                  batch.text_counts)
         return scores, np.zeros(scores.shape, dtype=np.int64)
 
-    def _log_likelihood_one(self, x: Mapping) -> tuple[np.ndarray, np.ndarray] | None:
+    def _fine_log_likelihood_one(self, x: Mapping) -> tuple[np.ndarray, np.ndarray] | None:
         """The network's class scores of one record (no zero factors: α > 0)."""
-        coarse = self._coarse_now()
-        if coarse is not None:
-            return coarse._log_likelihood_one(self._coarse_record(x, "record to predict"))
         self._check_record(x, "record to predict")
         if not self.stats.n_classes:
             return None

@@ -371,7 +371,7 @@ class TAN(PairwiseNaiveBayes, state_name="TAN", presets={
         if not self.stats.n_classes:
             raise ValueError("the model has not learned any class yet")
         x = self._imputed_one(x)
-        naive = np.frombuffer(super()._log_likelihood_one(x)[0]).copy()
+        naive = np.frombuffer(super()._fine_log_likelihood_one(x)[0]).copy()
         labels = self.stats.labels.values
         log_dd = {self.pairs.name_of(child): d for child, d in self._edge_log_dd(x)}
         tree = naive + sum(log_dd.values(), np.zeros(len(labels)))
@@ -416,27 +416,22 @@ class TAN(PairwiseNaiveBayes, state_name="TAN", presets={
                     continue
                 logs = self._estimator.log_theta(stats, np.array([column]))[0][:, 0]
             out[name] = float(logs[positive] - logs[negative])
-        naive = np.frombuffer(super()._log_likelihood_one(x)[0])
+        naive = np.frombuffer(super()._fine_log_likelihood_one(x)[0])
         out["(rest)"] = float(naive[positive] - naive[negative]) - sum(out.values())
         return out
 
-    def _log_likelihood_one(self, x: Mapping):
-        coarse = self._coarse_now()
-        if coarse is not None:
-            return coarse._log_likelihood_one(self._coarse_record(x, "record to predict"))
+    def _fine_log_likelihood_one(self, x: Mapping):
         x = self._imputed_one(x)
-        scores = super()._log_likelihood_one(x)
+        scores = super()._fine_log_likelihood_one(x)
         if scores is not None:
             finite = np.frombuffer(scores[0])
             for _, log_dd in self._edge_log_dd(x):
                 finite += log_dd
         return scores
 
-    def _joint_log_likelihood(self, records: Any, where: str) -> tuple[np.ndarray, np.ndarray]:
-        coarse = self._coarse_now()
-        if coarse is not None and not isinstance(records, EncodedBatch):
-            return coarse._joint_log_likelihood(self._coarse_records(records, where), where)
-        return super()._joint_log_likelihood(self._imputed(records), where)
+    def _fine_joint_log_likelihood(self, records: Any, where: str
+                                   ) -> tuple[np.ndarray, np.ndarray]:
+        return super()._fine_joint_log_likelihood(self._imputed(records), where)
 
     def _add_batch_terms(self, batch: Any, finite: np.ndarray) -> None:
         """The tree's log dd terms for a whole encoded batch: every (record, edge) cell at
