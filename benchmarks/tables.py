@@ -1,6 +1,7 @@
 """Regenerate the docs' results tables from the results files in benchmarks/results/.
 
-Every Markdown file of the documentation (README.md and docs/**/*.md) may hold blocks
+Every Markdown file of the documentation (README.md and docs/**/*.md), and benchmarks/*.md,
+may hold blocks
 ``<!-- table:NAME.TABLE -->`` … ``<!-- /table:NAME.TABLE -->``: the block is replaced by the
 table ``TABLE`` of ``benchmarks/results/NAME.json``, under one line giving the date, the
 command and the machine of that file. Run ``python benchmarks/tables.py`` after a benchmark
@@ -41,6 +42,8 @@ def documents(root: Path = ROOT) -> Iterator[Path]:
     if (root / "README.md").exists():
         yield root / "README.md"
     yield from sorted((root / "docs").rglob("*.md"))
+    # development records kept beside the benchmarks (not in the documentation site)
+    yield from sorted((root / "benchmarks").glob("*.md"))
 
 
 def block(name: str, table: str, results: Path, where: str = "") -> str:
