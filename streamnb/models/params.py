@@ -9,6 +9,7 @@ parameters and calls :func:`validate_params` before building anything from them.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import math
 import numbers
@@ -92,6 +93,7 @@ class DriftDetector:
         return "a river drift detector"
 
 
+@functools.cache  # a class's signature is read once, not at every construction (not to mutate)
 def constraints_of(cls: type) -> dict[str, list]:
     """Every ``_parameter_constraints`` entry of ``cls`` and its bases, subclasses winning, for
     the parameters ``cls`` takes (TAN fixes NaiveBayes' ``numeric`` instead of taking it)."""
