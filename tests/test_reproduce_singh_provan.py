@@ -206,12 +206,17 @@ def test_the_reading_of_docs_results_singh_provan_md_holds_in_the_committed_resu
             for other in ("naive-ALL", "naive-AS"):
                 cell = tests[x, data_set][f"vs {other}"]
                 assert _mark(cell, 0) == _mark(cell, 1) == "−", (x, data_set, other)
-    # … and no verdict anywhere is the opposite of the paper's: they differ as a tie and a
-    # significant difference only
-    for row in tests.values():
-        for other in reproduction.TEST_OTHERS:
-            ours, paper = _mark(row[f"vs {other}"], 0), _mark(row[f"vs {other}"], 1)
-            assert {ours, paper} != {"−", "+"}, (row["X"], row["data set"], other)
+    # … and a verdict of ours opposite to the paper's (one side "−", the other "+") only on
+    # Soybean, for CGR-AS against naive-ALL and CB and CDC-AS against naive-AS (item 5);
+    # elsewhere they differ as a tie and a significant difference only
+    opposite = {(row["X"], row["data set"], other) for row in tests.values()
+                for other in reproduction.TEST_OTHERS
+                if {_mark(row[f"vs {other}"], 0), _mark(row[f"vs {other}"], 1)} == {"−", "+"}}
+    assert opposite == ({("CGR-AS", "Soybean", "naive-ALL"), ("CGR-AS", "Soybean", "CB"),
+                         ("CDC-AS", "Soybean", "naive-AS")} if "Soybean" in accuracy else set())
+    for x, _, other in opposite:  # less accurate here, more in the paper
+        assert (_mark(tests[x, "Soybean"][f"vs {other}"], 0), _mark(
+            tests[x, "Soybean"][f"vs {other}"], 1)) == ("+", "−")
     # 2. where CB puts the class: within half a point on Voting and Chess; on Voting1 the class
     # first is ahead for CB and every Info-AS method, significantly so for CDC-AS
     for data_set in ("Voting", "Chess"):
@@ -246,6 +251,19 @@ def test_the_reading_of_docs_results_singh_provan_md_holds_in_the_committed_resu
         if data_set in ("Voting", "Voting1"):
             assert best - rows["SelectiveTAN"]["ours"] <= rows["SelectiveTAN"]["ours sd"]
         assert all(rows["SelectiveTAN"]["learn"] < rows[x]["learn"] for x in INFO_AS), data_set
+    # 5. Soybean: every accuracy within one of the paper's SDs but naive-ALL's (above it);
+    # naive-ALL, CB and K2-AS< significantly ahead of CDC-AS; the class placed by CB's
+    # orientation costs every /learned row more than 10 points
+    if "Soybean" in accuracy:
+        soybean = accuracy["Soybean"]
+        outside = {m for m, row in soybean.items()
+                   if row["paper"] is not None and not within("Soybean", m)}
+        assert outside == {"naive-ALL"}
+        assert soybean["naive-ALL"]["ours"] > soybean["naive-ALL"]["paper"]
+        assert all(soybean[m]["vs CDC-AS"].endswith("better")
+                   for m in ("naive-ALL", "CB", "K2-AS<"))
+        for method in ("CB", *INFO_AS):
+            assert soybean[method]["ours"] - soybean[f"{method}/learned"]["ours"] > 10, method
     # Cost: CGR-AS learns faster than K2-AS< and CB wherever they run; on Chess most of its
     # fit is CB's (CGR-AS/K2, the same selection without CB, takes under half of it)
     for data_set, rows in accuracy.items():
