@@ -177,6 +177,8 @@ INFO_AS = ("CIG-AS", "CGR-AS", "CDC-AS")
 def _mark(cell: str, side: int) -> str:
     """The significance mark of one side of a tests-table cell ("ours / paper"): "−" when X is
     significantly more accurate, "+" when less, "" for a tie, None where the side has none."""
+    if cell is None:  # a method not run on the data set
+        return None
     part = cell.split(" / ")[side].strip()
     if part == "—":
         return None
@@ -244,13 +246,16 @@ def test_the_reading_of_docs_results_singh_provan_md_holds_in_the_committed_resu
         assert chess[f"{x}/K2"]["ours"] < min(chess[m]["paper"] for m in INFO_AS)
     # 4. SelectiveTAN: the highest mean on Chess, significantly above CDC-AS; within one of its
     # SDs of the best mean on Voting and Voting1; it learns faster than every Info-AS method
+    # on every data set but Splice
     assert max(chess, key=lambda m: chess[m]["ours"]) == "SelectiveTAN"
     assert chess["SelectiveTAN"]["vs CDC-AS"].endswith("better")
     for data_set, rows in accuracy.items():
         best = max(r["ours"] for r in rows.values())
         if data_set in ("Voting", "Voting1"):
             assert best - rows["SelectiveTAN"]["ours"] <= rows["SelectiveTAN"]["ours sd"]
-        assert all(rows["SelectiveTAN"]["learn"] < rows[x]["learn"] for x in INFO_AS), data_set
+        if data_set != "Splice":
+            assert all(rows["SelectiveTAN"]["learn"] < rows[x]["learn"] for x in INFO_AS), (
+                data_set)
     # 5. Soybean: every accuracy within one of the paper's SDs but naive-ALL's (above it);
     # naive-ALL, CB and K2-AS< significantly ahead of CDC-AS; the class placed by CB's
     # orientation costs every /learned row more than 10 points
@@ -264,6 +269,28 @@ def test_the_reading_of_docs_results_singh_provan_md_holds_in_the_committed_resu
                    for m in ("naive-ALL", "CB", "K2-AS<"))
         for method in ("CB", *INFO_AS):
             assert soybean[method]["ours"] - soybean[f"{method}/learned"]["ours"] > 10, method
+    # 6. Splice: all verdicts but two as the paper's — naive-ALL and CB significantly ahead of
+    # every Info-AS method; ties here where the paper has CGR-AS and CDC-AS ahead of naive-AS;
+    # CB, CGR-AS and CDC-AS less than a point below the paper, just outside one of its SDs;
+    # every Info-AS /learned row more than 10 points below its class-first row
+    if "Splice" in accuracy:
+        splice = accuracy["Splice"]
+        differ = {(x, other) for (x, data_set), row in tests.items() if data_set == "Splice"
+                  for other in reproduction.TEST_OTHERS
+                  if _mark(row[f"vs {other}"], 1) is not None
+                  and _mark(row[f"vs {other}"], 0) != _mark(row[f"vs {other}"], 1)}
+        assert differ == {("CGR-AS", "naive-AS"), ("CDC-AS", "naive-AS")}
+        assert all(_mark(tests[x, "Splice"]["vs naive-AS"], 0) == "" for x, _ in differ)
+        for x in INFO_AS:
+            for other in ("naive-ALL", "CB"):
+                cell = tests[x, "Splice"][f"vs {other}"]
+                assert _mark(cell, 0) == _mark(cell, 1) == "+", (x, other)
+            assert splice[x]["ours"] - splice[f"{x}/learned"]["ours"] > 10, x
+        outside = {m for m, row in splice.items()
+                   if row["paper"] is not None and not within("Splice", m)}
+        assert outside == {"CB", "CGR-AS", "CDC-AS"}
+        assert all(0 < splice[m]["paper"] - splice[m]["ours"] < 1 for m in outside)
+        assert all(8 < splice[x]["network"] < 12 for x in INFO_AS)  # about a sixth of 60
     # Cost: CGR-AS learns faster than K2-AS< and CB wherever they run; on Chess most of its
     # fit is CB's (CGR-AS/K2, the same selection without CB, takes under half of it)
     for data_set, rows in accuracy.items():
