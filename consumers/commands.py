@@ -10,6 +10,8 @@ chosen, not when another command (``streamnb score``, run per message) parses it
 from __future__ import annotations
 
 import argparse
+import faulthandler
+import signal
 import sys
 import time
 from typing import Any
@@ -51,10 +53,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from streamnb.stats.persist import StateFileError
 
     service = Service(config)
-    service.install_signal_handlers()
     service.hard_exit = True  # a watchdog bounds the shutdown (--shutdown-timeout-seconds)
+    # an operator's (and the tests') view into a process that does not answer: SIGUSR1 writes
+    # every thread's stack to stderr and the service goes on
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
     try:
-        return service.run()
+        with service.signals_stop():
+            return service.run()
     except (StateFileError, ValueError) as exc:  # a refused snapshot, state or model
         logging.getLogger("streamnb.service").error("%s", exc)
         return 1
@@ -62,11 +67,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
         logging.getLogger("streamnb.service").error(
             "cannot start: Kafka at %s: %s", config.bootstrap_servers, exc)
         return 1
+    finally:
+        faulthandler.unregister(signal.SIGUSR1)
 
 
 def cmd_broker(args: argparse.Namespace) -> int:
-    import signal
-
     from streamnb.consumers.broker import BrokerUnavailable, EmbeddedBroker
 
     try:

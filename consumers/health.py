@@ -4,6 +4,7 @@ shutdown."""
 
 from __future__ import annotations
 
+import faulthandler
 import logging
 import os
 import threading
@@ -90,7 +91,8 @@ class Health:
 
 class Watchdog:
     """The CLI's last resort: the process exits ``grace`` seconds after a shutdown's deadline
-    even if a client hangs in its teardown, with the status ``status()`` gives then."""
+    even if a client hangs in its teardown, with the status ``status()`` gives, after writing
+    every thread's stack to stderr."""
 
     def __init__(self, seconds: float, grace: float, status: Callable[[], int]) -> None:
         self._grace = grace
@@ -100,9 +102,10 @@ class Watchdog:
         self._timer.start()
 
     def _expired(self) -> None:
-        log.error("shutdown still not done %g s after --shutdown-timeout-seconds; exiting",
-                  self._grace)
+        log.error("shutdown still not done %g s after --shutdown-timeout-seconds; exiting "
+                  "(every thread's stack follows)", self._grace)
         logging.shutdown()
+        faulthandler.dump_traceback(all_threads=True)
         os._exit(self._status())
 
     def cancel(self) -> None:

@@ -19,9 +19,11 @@ from __future__ import annotations
 import contextlib
 import gc
 import logging
+import os
 import signal
 import threading
 import time
+from collections.abc import Iterator
 
 from kafka import TopicPartition
 
@@ -47,6 +49,10 @@ log = logging.getLogger("streamnb.service")
 EXIT_OFFSET_GAP = 3  # exit status of --offset-gap-policy fail
 EXIT_SHUTDOWN_INCOMPLETE = 4  # the final flush, publish or commit failed (snapshot written)
 _WATCHDOG_GRACE = 10.0  # seconds past the shutdown timeout before the CLI's process exits
+
+
+def _noted(signum: int, frame: object) -> None:
+    """A handler that does nothing: the signal was written to the wakeup pipe already."""
 
 
 class _ServingHeap:
@@ -142,6 +148,10 @@ class Service:
                                self._update_model_gauges)
         self.exit_code = 0
         self.hard_exit = False  # the CLI: a watchdog bounds the whole shutdown
+        self._stopping = threading.Lock()
+        self._deadline: float | None = None  # the shutdown's, set by the first stop request
+        self._stopped = False  # the shutdown is done (the watchdog's exit status says so)
+        self._watchdog: Watchdog | None = None
 
     @property
     def metrics_url(self) -> str:
@@ -154,12 +164,47 @@ class Service:
 
     # -- lifecycle ------------------------------------------------------------------------------
     def stop(self) -> None:
-        """Ask the loop to finish its batch, snapshot and exit (safe from a signal handler)."""
+        """Ask the loop to finish its batch, snapshot and exit, within
+        ``--shutdown-timeout-seconds`` of this first request (in the CLI, a watchdog ends the
+        process 10 s after that if the shutdown still runs). Any thread may call it, but not
+        a signal handler: :meth:`signals_stop` does that part (in the main thread)."""
+        with self._stopping:
+            if self._deadline is None:
+                self._deadline = time.monotonic() + self.config.shutdown_timeout_seconds
+                if self.hard_exit:
+                    self._watchdog = Watchdog(
+                        self._deadline - time.monotonic(), _WATCHDOG_GRACE,
+                        lambda: self.exit_code if self._stopped else EXIT_SHUTDOWN_INCOMPLETE)
         self._stop.set()
 
-    def install_signal_handlers(self) -> None:
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            signal.signal(sig, lambda *_: self.stop())
+    @contextlib.contextmanager
+    def signals_stop(self) -> Iterator[None]:
+        """Within it, SIGTERM and SIGINT stop the service (:meth:`stop`); the main thread's
+        earlier handlers come back after it. Python runs a signal handler in the main thread
+        between two bytecodes, possibly inside ``Event.wait`` while it holds the event's lock,
+        where setting that event would wait for itself for ever: so the handlers do nothing,
+        the interpreter writes each signal's number to a pipe (:func:`signal.set_wakeup_fd`),
+        and a thread reading the pipe calls :meth:`stop`."""
+        stopping = {int(signal.SIGTERM), int(signal.SIGINT)}
+        read, write = os.pipe()
+        os.set_blocking(write, False)
+
+        def watch() -> None:
+            while numbers := os.read(read, 64):  # b"": the pipe's end, closed below
+                if stopping.intersection(numbers):
+                    self.stop()
+            os.close(read)
+
+        previous_fd = signal.set_wakeup_fd(write, warn_on_full_buffer=False)
+        previous = {sig: signal.signal(sig, _noted) for sig in stopping}
+        threading.Thread(target=watch, daemon=True, name="streamnb-signals").start()
+        try:
+            yield
+        finally:
+            signal.set_wakeup_fd(previous_fd)
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+            os.close(write)
 
     @property
     def processed(self) -> int:
@@ -349,11 +394,9 @@ class Service:
         self.metrics.tick()
 
     def _shutdown(self) -> None:
-        deadline = time.monotonic() + self.config.shutdown_timeout_seconds
-        done = False
-        watchdog = Watchdog(self.config.shutdown_timeout_seconds, _WATCHDOG_GRACE, lambda: (
-            self.exit_code if done else EXIT_SHUTDOWN_INCOMPLETE)) if self.hard_exit else None
-        self._stop.set()
+        self.stop()  # the deadline counts from the first request (a signal's, or this one)
+        assert self._deadline is not None
+        deadline = self._deadline
         try:
             if self.recovery.restored:
                 self.checkpoint.final(deadline)
@@ -366,7 +409,7 @@ class Service:
                           " and ".join(sorted(set(self.checkpoint.failures))), self.exit_code)
             else:
                 log.info("stopped after %d records", self.processed)
-            done = True
-            if watchdog is not None:
-                watchdog.cancel()
+            self._stopped = True
+            if self._watchdog is not None:  # done in time: a caller's process lives on
+                self._watchdog.cancel()
             self.health.close()

@@ -198,9 +198,21 @@ class ServiceProcess:
         self.log.close()
 
     def terminate(self, timeout: float = 60.0) -> int:
+        """SIGTERM and the exit status; a process still running after ``timeout`` is dumped
+        (every thread's stack, through faulthandler's SIGUSR1), killed and reported with its
+        log, so a hang shows where it hung."""
         self.process.send_signal(signal.SIGTERM)
-        code = self.process.wait(timeout)
+        try:
+            code = self.process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.process.send_signal(signal.SIGUSR1)
+            time.sleep(1.0)
+            self.kill()
+            raise AssertionError(f"the service did not end {timeout:.0f} s after SIGTERM; "
+                                 f"its log:\n{self.logs()[-20000:]}") from None
         self.log.close()
+        if code:  # pytest shows a failing test's output: the log says why
+            print(self.logs()[-20000:])
         return code
 
     def logs(self) -> str:

@@ -538,6 +538,39 @@ def test_sigterm_with_the_broker_gone_is_bounded_and_reports_failure(tmp_path):
     assert load_model(tmp_path / "state" / MODEL_FILE).n_learned == 500
 
 
+_SIGNAL_IN_EVENT_WAIT = """
+import os, signal, sys, time
+from streamnb.consumers.config import load_config
+from streamnb.consumers.service import Service
+config = load_config({"bootstrap_servers": "127.0.0.1:9", "input_topic": ["t"], "group_id": "",
+                      "snapshot_dir": sys.argv[1], "metrics_address": ""}, environ={})
+service = Service(config)
+with service.signals_stop():
+    # the main thread inside the stop event's lock, as in Event.wait between its bytecodes: a
+    # handler that set the event there would wait for itself for ever
+    with service._stop._cond:
+        os.kill(os.getpid(), signal.SIGTERM)
+        for _ in range(100_000):
+            pass
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not service.readiness()[1].endswith("stopping"):
+        time.sleep(0.05)
+print(service.readiness()[1])
+assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # the earlier handler is back
+"""
+
+
+def test_sigterm_while_the_loop_waits_on_the_stop_event_stops_the_service(tmp_path):
+    """The signal is taken by a thread reading the wakeup pipe, not by a handler that sets the
+    stop event in the main thread (which deadlocked when the signal came inside the event's
+    own lock: the process never ended)."""
+    result = subprocess.run([sys.executable, "-c", _SIGNAL_IN_EVENT_WAIT, str(tmp_path)],
+                            capture_output=True, text=True, timeout=60, cwd=ROOT,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().endswith("stopping"), result.stdout + result.stderr
+
+
 def test_no_broker_at_start_up_is_one_line(tmp_path):
     port = free_port()  # nothing listens there
     result = subprocess.run(
