@@ -8,8 +8,8 @@ loss 0.1 / 0.5 / 1 % and 1-ROCA %. Systems, each on SpamAssassin and the SMS col
 - ``SpamFilter()`` and ``SpamFilter(ppm_order=4, ppm_weight=0.5)``, prequential (score each
   message, then learn it, in stream order);
 - **online references**: scikit-learn's ``SGDClassifier`` (``log_loss`` or ``modified_huber``,
-  default α and learning rate), prequential in batches of `BATCH` messages: each batch is
-  scored by the model that has learned every earlier batch, then learned by one
+  α of `ALPHAS`, the default learning rate), prequential in batches of `BATCH` messages:
+  each batch is scored by the model that has learned every earlier batch, then learned by one
   ``partial_fit`` call (message by message within it: SGD's updates are per message);
 - **refitted references**: ``LinearSVC`` (C = 1) fitted to convergence on every earlier
   message, refitted every `BATCH` messages during the first `REFIT_WARM_UP` and every
@@ -21,7 +21,7 @@ loss 0.1 / 0.5 / 1 % and 1-ROCA %. Systems, each on SpamAssassin and the SMS col
   and fitted to convergence. No streaming filter has that information; the out-of-fold scores of
   the ten models are ranked together.
 
-Features (both families): the message text (e-mail: headers and body as received, decoded as
+Features (every reference): the message text (e-mail: headers and body as received, decoded as
 UTF-8 with replacement) hashed into 2**20 features by ``HashingVectorizer`` — ``words``: word
 unigrams and bigrams (scikit-learn's default token pattern, lower-cased); ``char4``: character
 4-grams inside word boundaries (``analyzer="char_wb"``) of the first `CHAR_LIMIT` characters;
@@ -29,8 +29,9 @@ unigrams and bigrams (scikit-learn's default token pattern, lower-cased); ``char
 so computing every message's row up front looks at no label.
 
 The results file also lists, per corpus, the hams scored most spam-like by SpamFilter and by
-the best reference of each family (stream index, id, subject or text, the rank of the same
-message under the other systems): they decide the 0.1 % operating point. Run::
+the best streaming (online or refitted) and the best look-ahead reference (stream index, id,
+subject or text, how many hams came before it, its rank under the other two): they decide the
+0.1 % operating point. Run::
 
     python benchmarks/spam_ceiling.py [--corpus spamassassin,sms] [--limit N]
         [--systems a,b,…] [--results PATH | --no-results]
