@@ -423,6 +423,8 @@ SLOW = {
     "test_selective.py::test_river_check_estimator",
     "test_service_soak.py::test_a_short_soak_loses_and_duplicates_nothing",
     "test_sms_spam.py::test_wheel_with_altered_data_file_is_refused",
+    "test_spam_ceiling.py::test_a_slice_runs_end_to_end",
+    "test_spam_ceiling.py::test_online_scores_use_no_label_of_the_batch_or_later",
     "test_spam_filter.py::test_kernel_scores_equal_the_numpy_path",
     "test_spam_filter.py::test_prequential_sms_as_documented",
     "test_spam_filter.py::test_prequential_spamassassin_as_documented",
