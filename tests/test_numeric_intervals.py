@@ -25,7 +25,7 @@ from streamnb import (
 from streamnb.datasets import load
 from streamnb.features import MDLDiscretizer
 from streamnb.models.persistence import save
-from streamnb.stats.binning import bin_of, bin_position, mdl_boundaries
+from streamnb.stats.binning import mdl_boundaries
 
 DIABETES = load("diabetes")
 
@@ -41,7 +41,7 @@ def test_mdl_boundaries_on_a_known_case():
 
 
 def test_intervals_partition_values_as_weka_mdl_does_when_each_value_has_its_bin():
-    """Values 1…8 fall in eight different fixed bins: the intervals chosen over the bins put
+    """Values 1…8 fall in eight different fine bins: the intervals chosen over the bins put
     the values where the MDL discretiser (checked against Weka's) puts them."""
     rng = np.random.default_rng(0)
     values = rng.integers(1, 9, size=300).astype(float)
@@ -52,8 +52,9 @@ def test_intervals_partition_values_as_weka_mdl_does_when_each_value_has_its_bin
     cuts = MDLDiscretizer().fit([{"v": v} for v in values], labels).cuts["v"]
     ours = model.intervals["v"]
     assert len(ours) == len(cuts) >= 1
+    schema = model.stats.schema
     for v in range(1, 9):
-        position = bin_position(bin_of(float(v)))
+        position = schema.bin_position_of(schema.attributes.get("v"), float(v))
         assert bisect.bisect_right(ours, position) == bisect.bisect_right(cuts, v)
 
 
@@ -65,7 +66,9 @@ def _by_interval(model, records):
         y = dict(x)
         for name, cuts in model.intervals.items():
             if name in x and x[name] == x[name]:
-                g = bisect.bisect_right(cuts, bin_position(bin_of(x[name])))
+                schema = model.stats.schema
+                position = schema.bin_position_of(schema.attributes.get(name), x[name])
+                g = bisect.bisect_right(cuts, position)
                 y[name] = f"interval {g}"
         out.append(y)
     return out

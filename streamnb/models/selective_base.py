@@ -582,7 +582,7 @@ class SelectiveClassifier(IntervalReading, CountClassifier):
         fine, coarse = self.stats.schema, coarse_stats.schema
         maps = {}
         for position, a in enumerate(self._attributes, start=1):
-            if a >= 0 and a in fine.binned and a not in coarse.binned:
+            if a >= 0 and a in fine.binned:  # (the identity where no bin was summed)
                 maps[position] = value_map(fine, coarse, a, to)
         for i in range(len(self._families.tables)):
             table = self._families.tables[i]

@@ -35,6 +35,7 @@ never per record); the encoding entry points name the record.
 from __future__ import annotations
 
 import contextlib
+import math
 from array import array
 from collections.abc import Hashable, Iterable, Mapping, MutableMapping
 from typing import Any
@@ -42,7 +43,15 @@ from typing import Any
 import numpy as np
 
 from streamnb._accel.names import NameTable
-from streamnb.stats.binning import bin_of
+from streamnb.stats.binning import (
+    FINE_BINS,
+    bin_of,
+    bin_position,
+    fitting_shift,
+    grid_bin,
+    grid_name,
+    grid_of,
+)
 from streamnb.stats.codec import normalize_name
 from streamnb.stats.encoded import Registrations
 from streamnb.stats.growing import GrowingArray
@@ -82,9 +91,13 @@ class Schema:
         values outside a declared domain still extend it (and ``#A_i``) when learned.
     numeric
         False for a model of discrete attributes only (TAN, AODE, the selective models): a new
-        attribute of float values is then a nominal attribute whose values are the fixed bins
-        of :mod:`streamnb.stats.binning` (``binned``); a str value for it is refused, as for
-        any numeric attribute.
+        attribute of float values is then a nominal attribute whose values are its fine bins
+        (``binned``; :mod:`streamnb.stats.binning`: the grid of at most ``FINE_BINS`` bins
+        fitted to its values, or the octave bins of a schema saved before the grid, ``grid``
+        False); a str value for it is refused, as for any numeric attribute. A value that
+        widens the grid registers its bin at the wider width and leaves the attribute in
+        ``regrid_pending`` until its owner sums the narrower bins' state into the wider
+        (``regrid_exponents``).
 
     """
 
@@ -106,6 +119,12 @@ class Schema:
         self.numeric_attributes: list[int] = []  # numeric slot -> attribute
         # nominal attributes of binned floats (a schema with numeric=False)
         self.binned: set[int] = set()
+        self.grid = True  # binned attributes on the fitted grid (False: octave bins)
+        # per binned attribute on the grid: (exponent, lowest, highest index) of its bins, a
+        # cache of what its registered bins say (cleared by a rollback)
+        self._held: dict[int, tuple[int, int, int]] = {}
+        # binned attributes whose bins are not all of the grid's width (or exceed its bound)
+        self.regrid_pending: set[int] = set()
         self.text_attributes: list[int] = []  # text slot -> attribute
         # text slot -> {token: column}: a message's ~200 lookups in a C table, not a dict
         self.text_values: list[TextVocabulary] = []
@@ -224,8 +243,60 @@ class Schema:
         or NaN): a binned attribute's float is its bin (a str for it is refused)."""
         if a in self.binned:
             value = numeric_value(value, record, name)
-            return value if value is MISSING else bin_of(value)
+            if value is MISSING or not self.grid:
+                return value if value is MISSING else bin_of(value)
+            return grid_name(*grid_bin(value, self.held_bins(a)))
         return nominal_value(value, record, name)
+
+    # -- the fine grid of binned attributes (streamnb.stats.binning) --------------------------
+    def held_bins(self, a: int) -> tuple[int, int, int] | None:
+        """(exponent, lowest index, highest index) of grid attribute ``a``'s bins, the
+        exponent the smallest holding them in ``FINE_BINS`` bins (None before a value)."""
+        held = self._held.get(a)
+        if held is None and self.nominal_values[self.slots[a]]:
+            bins = [grid_of(name) for name in self.nominal_values[self.slots[a]]]
+            e = max(exponent for _, exponent in bins)
+            indices = [i >> (e - exponent) for i, exponent in bins]
+            lo, hi = min(indices), max(indices)
+            shift = fitting_shift(lo, hi, FINE_BINS)
+            held = self._held[a] = (e + shift, lo >> shift, hi >> shift)
+            if shift or any(exponent != e for _, exponent in bins):
+                self.regrid_pending.add(a)
+        return held
+
+    def _hold_bin(self, a: int, name: str) -> None:
+        """Widen grid attribute ``a``'s held bins by the new bin ``name``."""
+        held = self._held.get(a)
+        if held is None:  # (re)read from the registered bins, this one among them
+            self.held_bins(a)
+            return
+        i, exponent = grid_of(name)
+        e = max(held[0], exponent)
+        lo, hi = min(held[1] >> (e - held[0]), i >> (e - exponent)), max(
+            held[2] >> (e - held[0]), i >> (e - exponent))
+        shift = fitting_shift(lo, hi, FINE_BINS)
+        self._held[a] = (e + shift, lo >> shift, hi >> shift)
+        if e + shift != exponent or e + shift != held[0]:
+            self.regrid_pending.add(a)
+
+    def regrid_exponents(self) -> dict[Any, int]:
+        """Per attribute name pending a re-binning, the grid exponent its bins are to be read
+        at (:func:`~streamnb.stats.binning.sum_columns` sums them)."""
+        out = {}
+        for a in sorted(self.regrid_pending):
+            held = self.held_bins(a)
+            if held is not None:
+                out[self.attributes.name(a)] = held[0]
+        return out
+
+    def bin_position_of(self, a: int, value: float) -> float:
+        """Where the fine bin of binned attribute ``a`` holding ``value`` starts, in the bins
+        held now (a value beyond them: the bin of the current width it would fall in)."""
+        if not self.grid:
+            return bin_position(bin_of(value))
+        held = self.held_bins(a)
+        e = grid_bin(value, None)[1] if held is None else held[0]
+        return math.ldexp(math.floor(math.ldexp(value, -e)), e)
 
     def _add_attribute(self, name: Any, kind: int) -> int:
         if not (name.__class__ is str and name.isascii()):  # (the usual name: nothing to do)
@@ -352,6 +423,8 @@ class Schema:
                                 self.slots[a] if text else -1)
             self._attribute_size.data[a] += 1.0
             self.version += 1
+            if self.grid and a in self.binned:
+                self._hold_bin(a, value)
         return column
 
     def _add_text_values(self, a: int, tokens: list[str]) -> range:
@@ -403,6 +476,7 @@ class Schema:
         del self.nominal_attributes[n_nominal:], self.nominal_values[n_nominal:]
         del self.numeric_attributes[n_numeric:]
         self.binned = {a for a in self.binned if a < n_attributes}
+        self._held.clear()  # read again from the bins that remain
         del self.text_attributes[n_text:], self.text_values[n_text:]
         self._text_lookups.clear()
         self.version += 1
@@ -475,6 +549,11 @@ class Schema:
             if mine is not None and (mine in self.binned) != (a in other.binned):
                 raise ValueError(f"cannot merge: attribute {name!r} is binned numeric in one "
                                  "state and nominal in the other")
+        if other.binned and other.grid != self.grid:
+            if self.binned:
+                raise ValueError("cannot merge: one state counts its floats in octave bins "
+                                 "(saved before the fitted grid), the other on the grid")
+            self.grid = other.grid
         for a, name in enumerate(names):
             if attribute_map[a] is None:
                 attribute_map[a] = self._add_attribute(name, other.kinds[a])
