@@ -19,7 +19,8 @@ the counts is summed (``_coarse_extra``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import contextlib
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -97,16 +98,28 @@ class IntervalReading:
     stats: Any
     _coarsening: Coarsening | None = None
     _coarse: Any = None
+    _regrid_held = False
+
+    @contextlib.contextmanager
+    def _regrid_after(self) -> Iterator[None]:
+        """Re-bin once the body is done: a merge whose state kept beside the counts (pair
+        tables) is added after the counts, so that both are summed into the wider bins
+        together."""
+        self._regrid_held = True
+        try:
+            yield
+        finally:
+            self._regrid_held = False
+        self._regrid()
 
     def _regrid(self) -> None:
         """Sum the fine state of attributes whose grid widened into the wider bins
         (:func:`regridded`): after a record, a batch or a merge brought a value beyond the
         grid's range; O(1) otherwise. The intervals' cut points stay (positions on the line)."""
         schema = self.stats.schema
-        if not schema.regrid_pending:
+        if not schema.regrid_pending or self._regrid_held:
             return
         exponents = schema.regrid_exponents()
-        schema.regrid_pending.clear()
         if not exponents:
             return
         fresh = regridded(self, exponents)

@@ -165,11 +165,13 @@ class PairwiseNaiveBayes(NaiveBayes):
         if type(other) is not type(self):
             raise ValueError(f"cannot merge {other!r} into {self!r}: models differ")
         self.pairs.check_mergeable(other.pairs)
-        super().merge(other)
-        self.pairs.observe_schema(self.stats)
-        index = self.stats.labels.index
-        classes = np.array([index[label] for label in other.stats.labels.values], dtype=np.int64)
-        self.pairs.merge(other.pairs, classes)
+        with self._regrid_after():  # the pair tables summed into wider bins with the counts
+            super().merge(other)
+            self.pairs.observe_schema(self.stats)
+            index = self.stats.labels.index
+            classes = np.array([index[label] for label in other.stats.labels.values],
+                               dtype=np.int64)
+            self.pairs.merge(other.pairs, classes)
         return self
 
     def decay(self, factor: float) -> None:

@@ -280,13 +280,18 @@ class Schema:
             self.regrid_pending.add(a)
 
     def regrid_exponents(self) -> dict[Any, int]:
-        """Per attribute name pending a re-binning, the grid exponent its bins are to be read
-        at (:func:`~streamnb.stats.binning.sum_columns` sums them)."""
+        """Per attribute name whose bins are not all of its grid's width, the grid exponent
+        they are to be read at (:func:`~streamnb.stats.binning.sum_columns` sums them); none
+        is pending after."""
+        pending, self.regrid_pending = self.regrid_pending, set()
         out = {}
-        for a in sorted(self.regrid_pending):
-            held = self.held_bins(a)
-            if held is not None:
-                out[self.attributes.name(a)] = held[0]
+        for a in sorted(pending):
+            if a < self.n_attributes and a in self.binned:
+                self._held.pop(a, None)  # read again: whether its bins still need it
+                held = self.held_bins(a)
+                if a in self.regrid_pending and held is not None:
+                    out[self.attributes.name(a)] = held[0]
+        self.regrid_pending.clear()
         return out
 
     def bin_position_of(self, a: int, value: float) -> float:
