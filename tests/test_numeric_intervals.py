@@ -1,5 +1,5 @@
 """TAN, AODE, the selective models and naive Bayes under ``numeric="mdl"`` read a float
-attribute in MDL intervals of its fixed bins (the coarse layer, streamnb/models/coarse.py):
+attribute in MDL intervals of its fine bins (the coarse layer, streamnb/models/coarse.py):
 the intervals are Fayyad–Irani's over the fine per-class counts, the coarse counts are exactly
 the records counted by interval (derived by summation, no record re-read), shards merge
 exactly, a batch learns what its records one by one learn, and on real numeric data sets the
@@ -156,9 +156,9 @@ def test_a_batch_relearns_where_one_by_one_does():
 
 
 def test_aode_reads_ionosphere_better_in_intervals_than_in_bins():
-    """docs/attribute-kinds.md: on ionosphere (34 numeric attributes in [−1, 1], where four
-    bins an octave are coarse), 5-fold stratified (seed 0), AODE in MDL intervals is 2 points
-    or more above AODE on the fixed bins and reaches 90 % (measured: 91.4 % against 88.9 %)."""
+    """docs/attribute-kinds.md: on ionosphere (34 numeric attributes in [−1, 1]), 5-fold
+    stratified (seed 0), AODE in MDL intervals is 2 points or more above AODE on the fine bins
+    and reaches 90 % (measured: 91.7 % against 88.0 %)."""
     from streamnb.evaluate import stratified_kfold
 
     data = load("ionosphere")
@@ -282,8 +282,8 @@ def test_selective_refuses_a_bad_float_field_naming_it_state_unchanged(cls, tmp_
 def test_selective_reads_ionosphere_at_least_as_well_in_intervals_as_in_bins(cls):
     """docs/attribute-kinds.md: on ionosphere (34 numeric attributes in [−1, 1]), 5-fold
     stratified (seed 0), the selective model in MDL intervals is at least as accurate as on
-    the fixed bins (measured: SelectiveNB 90.3 % against 88.6 %, SelectiveTAN 90.0 % against
-    86.9 %). Counts only: no floating-point ranking close enough to depend on the BLAS."""
+    the fine bins (measured: SelectiveNB 91.2 % against 90.0 %, SelectiveTAN 92.3 % against
+    86.0 %). Counts only: no floating-point ranking close enough to depend on the BLAS."""
     from streamnb.evaluate import stratified_kfold
 
     data = load("ionosphere")

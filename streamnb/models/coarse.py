@@ -1,8 +1,8 @@
 """The coarse layer of the discrete-attribute models' numeric attributes (TAN, AODE and the
 selective models): a model of the same class over MDL intervals, derived from the fine
-(fixed-bin) counts by summation.
+(fine-bin) counts by summation.
 
-The model's state is its fine counts (:mod:`streamnb.stats.binning`: per class, each fixed bin
+The model's state is its fine counts (:mod:`streamnb.stats.binning`: per class, each fine bin
 of a float attribute, and whatever else the model keeps by value — pair tables of bins, a
 reservoir of records' bins, family tables); they add across shards and decay as a whole. At
 each structure update the model chooses each binned attribute's intervals from its fine
@@ -86,7 +86,7 @@ def value_map(fine: Any, coarse: Any, a: int, to: np.ndarray) -> np.ndarray:
 
 
 class IntervalReading:
-    """Mixin of a discrete-attribute model whose float attributes are counted in fixed bins:
+    """Mixin of a discrete-attribute model whose float attributes are counted in fine bins:
     under ``numeric="mdl"`` it reads them in MDL intervals of the bins through a coarse model
     (module docstring). The model calls :meth:`rediscretise` at each structure update,
     :meth:`_recoarsen` whenever its counts change as a whole (a batch, a merge, a decay),

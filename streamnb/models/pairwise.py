@@ -103,8 +103,8 @@ class PairwiseNaiveBayes(NaiveBayes):
                  var_smoothing: float = 1e-9, numeric: str = "mdl",
                  half_life: float | None = None, drift_detector: Any = None,
                  drift_decay: float = 0.5) -> None:
-        # dependences among discrete values: a float is counted in its fixed bin (the fine
-        # layer), and read in MDL intervals of them (the coarse layer, models/coarse.py)
+        # dependences among discrete values: a float is counted in its fine bin (the grid of
+        # stats/binning.py), and read in MDL intervals of them (the coarse layer, models/coarse.py)
         super().__init__(estimator=estimator, nominal=nominal, domains=domains,
                          var_smoothing=var_smoothing, numeric="bins", half_life=half_life,
                          drift_detector=drift_detector, drift_decay=drift_decay)

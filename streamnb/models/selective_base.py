@@ -25,8 +25,8 @@ value missing or never seen in learning). Token attributes are never missing: ab
 A relearn: the candidates (the ``max_candidates`` discrete attributes of highest I(X; C) in the
 counts) → Info-AS over the reservoir's records (``metric``, optional χ² stop at
 ``significance``) → the subclass's network over the selected attributes → family tables → swap
-(``structure_version`` + 1). A numeric (float) attribute is counted in fixed bins of its values
-(:mod:`streamnb.stats.binning`), a nominal attribute of the state; under ``numeric="mdl"`` (the
+(``structure_version`` + 1). A numeric (float) attribute is counted in fine bins fitted to its
+values (:mod:`streamnb.stats.binning`), a nominal attribute of the state; under ``numeric="mdl"`` (the
 default) a relearn first chooses MDL intervals of the bins from their per-class counts and sums
 the whole state (counts, reservoir cells, pair and family tables) into them: the coarse model of
 :mod:`streamnb.models.coarse`, which selects the attributes, learns the network and predicts,

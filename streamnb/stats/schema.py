@@ -14,7 +14,7 @@ their value rules live in :mod:`streamnb.stats.values`, re-exported here):
   not missing. Only the "present" cell has a column; ``N_i(absent, c) = N(c) − N_i(present, c)``.
   ``#A_i = 2`` from the moment the token is first seen, and records before that are absent.
 - ``float`` → **numeric**: per-class moments (Gaussian), NaN is missing; in a schema of
-  discrete attributes (``numeric=False``) a nominal attribute of fixed bins (``binned``).
+  discrete attributes (``numeric=False``) a nominal attribute of fine bins (``binned``).
 - a bag of tokens → **text** (the multinomial event model of a message): a mapping
   ``{token: count}``, or a list/tuple of tokens (each occurrence one draw) or a set of tokens
   (each once: the "binary" multinomial). The message is a sequence of draws of one nominal
