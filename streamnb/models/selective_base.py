@@ -26,12 +26,12 @@ A relearn: the candidates (the ``max_candidates`` discrete attributes of highest
 counts) → Info-AS over the reservoir's records (``metric``, optional χ² stop at
 ``significance``) → the subclass's network over the selected attributes → family tables → swap
 (``structure_version`` + 1). A numeric (float) attribute is counted in fine bins fitted to its
-values (:mod:`streamnb.stats.binning`), a nominal attribute of the state; under ``numeric="mdl"`` (the
-default) a relearn first chooses MDL intervals of the bins from their per-class counts and sums
-the whole state (counts, reservoir cells, pair and family tables) into them: the coarse model of
-:mod:`streamnb.models.coarse`, which selects the attributes, learns the network and predicts,
-while the fine state learns the same network over the bins, so that merges, decays and loads
-derive the coarse model again from it exactly.
+values (:mod:`streamnb.stats.binning`), a nominal attribute of the state; under
+``numeric="mdl"`` (the default) a relearn first chooses MDL intervals of the bins from their
+per-class counts and sums the whole state (counts, reservoir cells, pair and family tables)
+into them: the coarse model of :mod:`streamnb.models.coarse`, which selects the attributes,
+learns the network and predicts, while the fine state learns the same network over the bins,
+so that merges, decays and loads derive the coarse model again from it exactly.
 
 **Text attributes** (a bag of tokens, :mod:`streamnb.stats.schema`): their tokens compete with
 the other attributes for the candidates, each as a binary attribute "the token occurs in the
