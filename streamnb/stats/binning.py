@@ -46,6 +46,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
+from scipy import sparse
 
 from streamnb.stats.codec import decode, encode
 from streamnb.stats.values import MISSING, numeric_value
@@ -323,8 +324,14 @@ def coarse_pair_state(meta: dict, arrays: dict, to: np.ndarray, k: int) -> tuple
     columns = list(dict.fromkeys(to[meta["columns"]].tolist())) if meta["columns"] else []
     at = {j: p for p, j in enumerate(columns)}
     position = np.asarray([at[j] for j in to[meta["columns"]].tolist()], dtype=np.int64)
-    co = np.zeros((k, len(columns), len(columns)))
-    np.add.at(co, (slice(None), position[:, None], position[None, :]), arrays["co"])
+    # each new position sums its old ones along both axes: a sparse 0/1 matrix product per
+    # class, O(P²), in the order of the old positions (a scattered add is ~10× slower)
+    n, m = len(columns), len(position)
+    gather = sparse.csr_matrix((np.ones(m), (position, np.arange(m))), shape=(n, m))
+    old = np.asarray(arrays["co"], dtype=np.float64)
+    co = np.zeros((k, n, n))
+    for c in range(min(k, old.shape[0])):
+        co[c] = (gather @ (gather @ old[c]).T).T
     out = {**arrays, "co": co}
     if "present_columns" in arrays:
         out["present_columns"] = to[np.asarray(arrays["present_columns"], dtype=np.int64)]

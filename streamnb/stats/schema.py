@@ -125,6 +125,7 @@ class Schema:
         self._held: dict[int, tuple[int, int, int]] = {}
         # binned attributes whose bins are not all of the grid's width (or exceed its bound)
         self.regrid_pending: set[int] = set()
+        self._grid_names: dict[tuple[int, int], str] = {}
         self.text_attributes: list[int] = []  # text slot -> attribute
         # text slot -> {token: column}: a message's ~200 lookups in a C table, not a dict
         self.text_values: list[TextVocabulary] = []
@@ -245,8 +246,24 @@ class Schema:
             value = numeric_value(value, record, name)
             if value is MISSING or not self.grid:
                 return value if value is MISSING else bin_of(value)
-            return grid_name(*grid_bin(value, self.held_bins(a)))
+            held = self._held.get(a) or self.held_bins(a)
+            if held is not None:  # a value inside the grid's range: the usual case
+                e, lo, hi = held
+                i = math.floor(math.ldexp(value, -e))
+                if lo <= i <= hi:
+                    return self._grid_name(i, e)
+            return self._grid_name(*grid_bin(value, held))
         return nominal_value(value, record, name)
+
+    def _grid_name(self, i: int, e: int) -> str:
+        """:func:`~streamnb.stats.binning.grid_name`, kept: formatting two exact floats costs
+        more than the rest of a value's encoding."""
+        name = self._grid_names.get((i, e))
+        if name is None:
+            if len(self._grid_names) >= 65536:
+                self._grid_names.clear()
+            name = self._grid_names[(i, e)] = grid_name(i, e)
+        return name
 
     # -- the fine grid of binned attributes (streamnb.stats.binning) --------------------------
     def held_bins(self, a: int) -> tuple[int, int, int] | None:
