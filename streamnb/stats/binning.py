@@ -46,7 +46,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
-from scipy import sparse
 
 from streamnb.stats.codec import decode, encode
 from streamnb.stats.values import MISSING, numeric_value
@@ -326,6 +325,8 @@ def coarse_pair_state(meta: dict, arrays: dict, to: np.ndarray, k: int) -> tuple
     position = np.asarray([at[j] for j in to[meta["columns"]].tolist()], dtype=np.int64)
     # each new position sums its old ones along both axes: a sparse 0/1 matrix product per
     # class, O(P²), in the order of the old positions (a scattered add is ~10× slower)
+    from scipy import sparse  # (on a structure update only: not at import, which the CLI pays)
+
     n, m = len(columns), len(position)
     gather = sparse.csr_matrix((np.ones(m), (position, np.arange(m))), shape=(n, m))
     old = np.asarray(arrays["co"], dtype=np.float64)
