@@ -82,7 +82,7 @@ def _options(p: argparse.ArgumentParser) -> None:
                    default="none",
                    help="numeric attributes → intervals fitted on each training part, for "
                    "every model (cv, holdout, splits; none: each model reads floats its own "
-                   "way, e.g. tan, aode and the selective ones in fixed bins)")
+                   "way, e.g. tan, aode and the selective ones in fine bins)")
     p.add_argument("--bins", type=int, default=5, help="equal-frequency intervals")
     p.add_argument("--limit", type=int, default=None, help="use the first N records only")
     p.add_argument("--delay", type=int, default=None, metavar="K",

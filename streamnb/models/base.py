@@ -91,7 +91,7 @@ class CountClassifier(base.MiniBatchClassifier):
     _presets: ClassVar[Mapping[str, Mapping[str, Any]]] = MappingProxyType({})
     #: the class of ``stats`` (its ``from_state`` restores a saved model's statistics)
     _statistics: ClassVar[type] = CountStatistics
-    #: False for models of discrete attributes: a float is counted in its fixed bin
+    #: False for models of discrete attributes: a float is counted in its fine bin
     #: (:mod:`streamnb.stats.binning`), not modelled as a Gaussian (NaiveBayes sets it per
     #: model from its ``numeric`` parameter)
     _numeric: ClassVar[bool] = True

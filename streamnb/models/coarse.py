@@ -1,8 +1,8 @@
 """The coarse layer of the discrete-attribute models' numeric attributes (TAN, AODE and the
 selective models): a model of the same class over MDL intervals, derived from the fine
-(fixed-bin) counts by summation.
+(fine-bin) counts by summation.
 
-The model's state is its fine counts (:mod:`streamnb.stats.binning`: per class, each fixed bin
+The model's state is its fine counts (:mod:`streamnb.stats.binning`: per class, each fine bin
 of a float attribute, and whatever else the model keeps by value — pair tables of bins, a
 reservoir of records' bins, family tables); they add across shards and decay as a whole. At
 each structure update the model chooses each binned attribute's intervals from its fine
@@ -19,19 +19,20 @@ the counts is summed (``_coarse_extra``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import contextlib
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import numpy as np
 
-from streamnb.models.persistence import init_params
-from streamnb.stats.binning import Coarsening
+from streamnb.models.persistence import from_state, init_params, params_state, state_name
+from streamnb.stats.binning import Coarsening, grid_name, grid_of, sum_columns
 from streamnb.stats.codec import from_json_value, to_json_value
 from streamnb.stats.encoded import EncodedBatch
 from streamnb.stats.frames import records_of
 from streamnb.stats.values import InvalidRecord
 
-__all__ = ["IntervalReading", "coarse_model", "value_map"]
+__all__ = ["IntervalReading", "coarse_model", "regridded", "value_map"]
 
 # the coarse model's own schedules and forgetting are off: its owner decides when it is rebuilt
 _OWNED = {"numeric": "bins", "relearn_every": 0, "refresh_every": 0, "drift_detector": None,
@@ -51,6 +52,30 @@ def coarse_model(model: Any, coarsening: Coarsening) -> Any:
     return coarse
 
 
+def regridded(model: Any, exponents: dict[Any, int]) -> Any:
+    """A model of ``model``'s class and parameters whose state is ``model``'s with the fine
+    bins of each attribute named in ``exponents`` read at that grid exponent: every bin's
+    column summed into the wider bin holding it (:func:`~streamnb.stats.binning.sum_columns`),
+    and the model's state kept by column alike (``_coarse_extra``) — the state the model
+    would hold had it counted its values in the wider bins from the start."""
+
+    def wider(name: Any, value: str) -> str | None:
+        if name not in exponents:
+            return None
+        i, e = grid_of(value)
+        return grid_name(i >> (exponents[name] - e), exponents[name])
+
+    stats_state, to = sum_columns(model.stats.to_state(), wider, binned=True)
+    new_stats = type(model.stats).from_state(*stats_state)
+    meta, _ = model._extra_state()
+    extra, arrays = model._coarse_extra(new_stats, to)
+    header = {"model": state_name(type(model)), "params": params_state(model),
+              "n_learned": model.n_learned, "statistics": stats_state[0],
+              "extra": {**meta, **extra}}
+    return from_state(header, {**stats_state[1],
+                               **{f"extra.{k}": v for k, v in arrays.items()}})
+
+
 def value_map(fine: Any, coarse: Any, a: int, to: np.ndarray) -> np.ndarray:
     """The coarse value index of each value index of nominal attribute ``a`` (schemas
     ``fine`` and ``coarse``; ``to`` the column map of
@@ -61,7 +86,7 @@ def value_map(fine: Any, coarse: Any, a: int, to: np.ndarray) -> np.ndarray:
 
 
 class IntervalReading:
-    """Mixin of a discrete-attribute model whose float attributes are counted in fixed bins:
+    """Mixin of a discrete-attribute model whose float attributes are counted in fine bins:
     under ``numeric="mdl"`` it reads them in MDL intervals of the bins through a coarse model
     (module docstring). The model calls :meth:`rediscretise` at each structure update,
     :meth:`_recoarsen` whenever its counts change as a whole (a batch, a merge, a decay),
@@ -73,11 +98,40 @@ class IntervalReading:
     stats: Any
     _coarsening: Coarsening | None = None
     _coarse: Any = None
+    _regrid_held = False
+
+    @contextlib.contextmanager
+    def _regrid_after(self) -> Iterator[None]:
+        """Re-bin once the body is done: a merge whose state kept beside the counts (pair
+        tables) is added after the counts, so that both are summed into the wider bins
+        together."""
+        self._regrid_held = True
+        try:
+            yield
+        finally:
+            self._regrid_held = False
+        self._regrid()
+
+    def _regrid(self) -> None:
+        """Sum the fine state of attributes whose grid widened into the wider bins
+        (:func:`regridded`): after a record, a batch or a merge brought a value beyond the
+        grid's range; O(1) otherwise. The intervals' cut points stay (positions on the line)."""
+        schema = self.stats.schema
+        if not schema.regrid_pending or self._regrid_held:
+            return
+        exponents = schema.regrid_exponents()
+        if not exponents:
+            return
+        fresh = regridded(self, exponents)
+        coarsening = self._coarsening
+        self.__dict__.update(fresh.__dict__)
+        self._coarsening, self._coarse = coarsening, None
 
     def rediscretise(self) -> None:
         """Choose the binned attributes' intervals from the fine counts now (MDL) and derive
         the coarse model; every structure update calls it. Nothing under ``numeric="bins"``,
         or before a float attribute."""
+        self._regrid()
         if self.numeric != "mdl" or not self.stats.schema.binned:
             return
         self._coarsening = Coarsening.of(self.stats)
@@ -94,6 +148,7 @@ class IntervalReading:
     def _recoarsen(self) -> None:
         """The coarse model is to be derived again from the fine state (after a batch, a
         merge, a decay or a load), with the current intervals, when next read."""
+        self._regrid()
         self._coarse = None
 
     def _coarse_now(self) -> Any:
@@ -104,7 +159,8 @@ class IntervalReading:
 
     def _learn_coarse_one(self, x: Mapping, y: Any) -> None:
         """Learn a record the fine state just learned into a current coarse model too (a
-        model derived later already holds it)."""
+        model derived later already holds it); first re-bin a grid the record widened."""
+        self._regrid()
         if self._coarse is not None:
             self._coarse.learn_one(self._coarse_record(x, "record"), y)
 
@@ -137,7 +193,7 @@ class IntervalReading:
         if not isinstance(x, Mapping):
             raise InvalidRecord(where, None, f"expected a mapping of features, got "
                                 f"{type(x).__name__}")
-        return self._coarsening.record(x, where)
+        return self._coarsening.record(x, where, self.stats.schema)
 
     def _coarse_records(self, records: Any, where: str) -> Any:
         """A batch's records with their floats read as intervals (None for an EncodedBatch,

@@ -33,7 +33,7 @@ class NaiveBayes(IntervalReading, CountClassifier, state_name="NaiveBayes", pres
     P(c | x) ∝ α_c · Π_i θ_{i,x_i,c}: nominal attributes through their value counts, binary
     token attributes (a message's words: ``{token: True}`` or counts from river's
     ``BagOfWords``) through presence/absence counts, numeric (float) attributes through
-    per-class Gaussian moments, or (``numeric="bins"``) through the counts of fixed bins, or
+    per-class Gaussian moments, or (``numeric="bins"``) through the counts of fine bins, or
     (``numeric="mdl"``) through MDL intervals of those bins. Missing values are skipped (exact
     for naive Bayes).
 
@@ -58,8 +58,9 @@ class NaiveBayes(IntervalReading, CountClassifier, state_name="NaiveBayes", pres
         GaussianNB), so that constant attributes do not give infinite densities.
     numeric
         How a float attribute is read: ``"gaussian"`` (per-class mean and variance),
-        ``"bins"`` (a nominal attribute of fixed, data-independent bins, four per octave of
-        ``|x|``, as TAN and AODE count it: :mod:`streamnb.stats.binning`), which follows any
+        ``"bins"`` (a nominal attribute of fine bins, at most ``FINE_BINS`` aligned bins of
+        width 2^e fitted to the attribute's values, as TAN and AODE count it:
+        :mod:`streamnb.stats.binning`), which follows any
         shape of distribution, or ``"mdl"`` (the counts of those bins read in the
         Fayyad–Irani MDL intervals chosen from them, as TAN and AODE read them:
         :mod:`streamnb.models.coarse`; Weka's ``NaiveBayes -D``). Only models of the same

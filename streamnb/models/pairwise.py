@@ -103,8 +103,8 @@ class PairwiseNaiveBayes(NaiveBayes):
                  var_smoothing: float = 1e-9, numeric: str = "mdl",
                  half_life: float | None = None, drift_detector: Any = None,
                  drift_decay: float = 0.5) -> None:
-        # dependences among discrete values: a float is counted in its fixed bin (the fine
-        # layer), and read in MDL intervals of them (the coarse layer, models/coarse.py)
+        # dependences among discrete values: a float is counted in its fine bin (the grid of
+        # stats/binning.py), and read in MDL intervals of them (the coarse layer, models/coarse.py)
         super().__init__(estimator=estimator, nominal=nominal, domains=domains,
                          var_smoothing=var_smoothing, numeric="bins", half_life=half_life,
                          drift_detector=drift_detector, drift_decay=drift_decay)
@@ -165,11 +165,13 @@ class PairwiseNaiveBayes(NaiveBayes):
         if type(other) is not type(self):
             raise ValueError(f"cannot merge {other!r} into {self!r}: models differ")
         self.pairs.check_mergeable(other.pairs)
-        super().merge(other)
-        self.pairs.observe_schema(self.stats)
-        index = self.stats.labels.index
-        classes = np.array([index[label] for label in other.stats.labels.values], dtype=np.int64)
-        self.pairs.merge(other.pairs, classes)
+        with self._regrid_after():  # the pair tables summed into wider bins with the counts
+            super().merge(other)
+            self.pairs.observe_schema(self.stats)
+            index = self.stats.labels.index
+            classes = np.array([index[label] for label in other.stats.labels.values],
+                               dtype=np.int64)
+            self.pairs.merge(other.pairs, classes)
         return self
 
     def decay(self, factor: float) -> None:

@@ -125,8 +125,8 @@ HALF_LIFE = [None, Real(1)]
 #: the factor a drift multiplies the counts by, as the service's ``--drift-decay``
 DRIFT_DECAY = [Real(0, 1, closed="right")]
 VAR_SMOOTHING = [Real(0)]
-#: how NaiveBayes reads a float attribute: per-class Gaussian, counts of fixed bins, or MDL
+#: how NaiveBayes reads a float attribute: per-class Gaussian, counts of fine bins, or MDL
 #: intervals of the bins
 NUMERIC_READING = [OneOf(["gaussian", "bins", "mdl"])]
-#: how the discrete-attribute models read a float: MDL intervals of fixed bins, or the bins
+#: how the discrete-attribute models read a float: MDL intervals of fine bins, or the bins
 NUMERIC_INTERVALS = [OneOf(["mdl", "bins"])]

@@ -25,13 +25,13 @@ value missing or never seen in learning). Token attributes are never missing: ab
 A relearn: the candidates (the ``max_candidates`` discrete attributes of highest I(X; C) in the
 counts) → Info-AS over the reservoir's records (``metric``, optional χ² stop at
 ``significance``) → the subclass's network over the selected attributes → family tables → swap
-(``structure_version`` + 1). A numeric (float) attribute is counted in fixed bins of its values
-(:mod:`streamnb.stats.binning`), a nominal attribute of the state; under ``numeric="mdl"`` (the
-default) a relearn first chooses MDL intervals of the bins from their per-class counts and sums
-the whole state (counts, reservoir cells, pair and family tables) into them: the coarse model of
-:mod:`streamnb.models.coarse`, which selects the attributes, learns the network and predicts,
-while the fine state learns the same network over the bins, so that merges, decays and loads
-derive the coarse model again from it exactly.
+(``structure_version`` + 1). A numeric (float) attribute is counted in fine bins fitted to its
+values (:mod:`streamnb.stats.binning`), a nominal attribute of the state; under
+``numeric="mdl"`` (the default) a relearn first chooses MDL intervals of the bins from their
+per-class counts and sums the whole state (counts, reservoir cells, pair and family tables)
+into them: the coarse model of :mod:`streamnb.models.coarse`, which selects the attributes,
+learns the network and predicts, while the fine state learns the same network over the bins,
+so that merges, decays and loads derive the coarse model again from it exactly.
 
 **Text attributes** (a bag of tokens, :mod:`streamnb.stats.schema`): their tokens compete with
 the other attributes for the candidates, each as a binary attribute "the token occurs in the
@@ -582,7 +582,7 @@ class SelectiveClassifier(IntervalReading, CountClassifier):
         fine, coarse = self.stats.schema, coarse_stats.schema
         maps = {}
         for position, a in enumerate(self._attributes, start=1):
-            if a >= 0 and a in fine.binned and a not in coarse.binned:
+            if a >= 0 and a in fine.binned:  # (the identity where no bin was summed)
                 maps[position] = value_map(fine, coarse, a, to)
         for i in range(len(self._families.tables)):
             table = self._families.tables[i]

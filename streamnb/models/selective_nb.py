@@ -64,10 +64,10 @@ class SelectiveNB(SelectiveClassifier, state_name="SelectiveNB", presets={
     nominal, domains
         As in :class:`~streamnb.NaiveBayes`.
     numeric
-        ``"mdl"`` (default): a float attribute is counted in fixed bins and read in MDL
+        ``"mdl"`` (default): a float attribute is counted in fine bins and read in MDL
         intervals of them, chosen from the bins' counts at each relearn
         (:mod:`streamnb.models.coarse`; ``intervals`` lists the cut points); ``"bins"``: read
-        in the fixed bins.
+        in the fine bins.
 
     Attributes
     ----------

@@ -126,8 +126,8 @@ class TAN(PairwiseNaiveBayes, state_name="TAN", presets={
     half_life, drift_decay
         Forgetting, as in :class:`NaiveBayes`.
     nominal, domains, var_smoothing
-        As in :class:`NaiveBayes`. A numeric (float) attribute is counted in fixed bins of
-        its values (:mod:`streamnb.stats.binning`), a nominal attribute of the model.
+        As in :class:`NaiveBayes`. A numeric (float) attribute is counted in fine bins fitted
+        to its values (:mod:`streamnb.stats.binning`), a nominal attribute of the model.
 
     Notes
     -----

@@ -25,19 +25,17 @@ from typing import Any
 import numpy as np
 
 from streamnb._accel.kernels import binned_add_one
+from streamnb.stats.binning import E_MIN, exponent_for, fitting_shift
 from streamnb.stats.domain import Domain
 from streamnb.stats.forgetting import check_decay_factor
 from streamnb.stats.moments import Moments
 
 __all__ = ["BinnedDensity"]
 
-E_MIN = -40
-
 
 def _exponent_for(values: np.ndarray) -> int:
     """The smallest exponent keeping |floor(x / 2^e)| < 2^62 for every value."""
-    largest = float(np.max(np.abs(values), initial=0.0))
-    return max(E_MIN, int(np.frexp(largest)[1]) - 62) if largest > 0 else E_MIN
+    return exponent_for(float(np.max(np.abs(values), initial=0.0)), 62)
 
 
 class BinnedDensity:
@@ -97,9 +95,7 @@ class BinnedDensity:
         index = np.asarray(index, dtype=np.int64) >> (e - e_new)
         every = np.concatenate([old, index])
         lo, hi = int(every.min()), int(every.max())
-        shift = 0
-        while (hi >> shift) - (lo >> shift) + 1 > self.n_bins:
-            shift += 1
+        shift = fitting_shift(lo, hi, self.n_bins)
         every >>= shift
         lo >>= shift
         self.counts[c, a] = np.bincount(every - lo, np.concatenate([row[held], weight]),

@@ -14,7 +14,7 @@ their value rules live in :mod:`streamnb.stats.values`, re-exported here):
   not missing. Only the "present" cell has a column; ``N_i(absent, c) = N(c) − N_i(present, c)``.
   ``#A_i = 2`` from the moment the token is first seen, and records before that are absent.
 - ``float`` → **numeric**: per-class moments (Gaussian), NaN is missing; in a schema of
-  discrete attributes (``numeric=False``) a nominal attribute of fixed bins (``binned``).
+  discrete attributes (``numeric=False``) a nominal attribute of fine bins (``binned``).
 - a bag of tokens → **text** (the multinomial event model of a message): a mapping
   ``{token: count}``, or a list/tuple of tokens (each occurrence one draw) or a set of tokens
   (each once: the "binary" multinomial). The message is a sequence of draws of one nominal
@@ -35,6 +35,7 @@ never per record); the encoding entry points name the record.
 from __future__ import annotations
 
 import contextlib
+import math
 from array import array
 from collections.abc import Hashable, Iterable, Mapping, MutableMapping
 from typing import Any
@@ -42,7 +43,15 @@ from typing import Any
 import numpy as np
 
 from streamnb._accel.names import NameTable
-from streamnb.stats.binning import bin_of
+from streamnb.stats.binning import (
+    FINE_BINS,
+    bin_of,
+    bin_position,
+    fitting_shift,
+    grid_bin,
+    grid_name,
+    grid_of,
+)
 from streamnb.stats.codec import normalize_name
 from streamnb.stats.encoded import Registrations
 from streamnb.stats.growing import GrowingArray
@@ -82,9 +91,13 @@ class Schema:
         values outside a declared domain still extend it (and ``#A_i``) when learned.
     numeric
         False for a model of discrete attributes only (TAN, AODE, the selective models): a new
-        attribute of float values is then a nominal attribute whose values are the fixed bins
-        of :mod:`streamnb.stats.binning` (``binned``); a str value for it is refused, as for
-        any numeric attribute.
+        attribute of float values is then a nominal attribute whose values are its fine bins
+        (``binned``; :mod:`streamnb.stats.binning`: the grid of at most ``FINE_BINS`` bins
+        fitted to its values, or the octave bins of a schema saved before the grid, ``grid``
+        False); a str value for it is refused, as for any numeric attribute. A value that
+        widens the grid registers its bin at the wider width and leaves the attribute in
+        ``regrid_pending`` until its owner sums the narrower bins' state into the wider
+        (``regrid_exponents``).
 
     """
 
@@ -106,6 +119,13 @@ class Schema:
         self.numeric_attributes: list[int] = []  # numeric slot -> attribute
         # nominal attributes of binned floats (a schema with numeric=False)
         self.binned: set[int] = set()
+        self.grid = True  # binned attributes on the fitted grid (False: octave bins)
+        # per binned attribute on the grid: (exponent, lowest, highest index) of its bins, a
+        # cache of what its registered bins say (cleared by a rollback)
+        self._held: dict[int, tuple[int, int, int]] = {}
+        # binned attributes whose bins are not all of the grid's width (or exceed its bound)
+        self.regrid_pending: set[int] = set()
+        self._grid_names: dict[tuple[int, int], str] = {}
         self.text_attributes: list[int] = []  # text slot -> attribute
         # text slot -> {token: column}: a message's ~200 lookups in a C table, not a dict
         self.text_values: list[TextVocabulary] = []
@@ -224,8 +244,81 @@ class Schema:
         or NaN): a binned attribute's float is its bin (a str for it is refused)."""
         if a in self.binned:
             value = numeric_value(value, record, name)
-            return value if value is MISSING else bin_of(value)
+            if value is MISSING or not self.grid:
+                return value if value is MISSING else bin_of(value)
+            held = self._held.get(a) or self.held_bins(a)
+            if held is not None:  # a value inside the grid's range: the usual case
+                e, lo, hi = held
+                i = math.floor(math.ldexp(value, -e))
+                if lo <= i <= hi:
+                    return self._grid_name(i, e)
+            return self._grid_name(*grid_bin(value, held))
         return nominal_value(value, record, name)
+
+    def _grid_name(self, i: int, e: int) -> str:
+        """:func:`~streamnb.stats.binning.grid_name`, kept: formatting two exact floats costs
+        more than the rest of a value's encoding."""
+        name = self._grid_names.get((i, e))
+        if name is None:
+            if len(self._grid_names) >= 65536:
+                self._grid_names.clear()
+            name = self._grid_names[(i, e)] = grid_name(i, e)
+        return name
+
+    # -- the fine grid of binned attributes (streamnb.stats.binning) --------------------------
+    def held_bins(self, a: int) -> tuple[int, int, int] | None:
+        """(exponent, lowest index, highest index) of grid attribute ``a``'s bins, the
+        exponent the smallest holding them in ``FINE_BINS`` bins (None before a value)."""
+        held = self._held.get(a)
+        if held is None and self.nominal_values[self.slots[a]]:
+            bins = [grid_of(name) for name in self.nominal_values[self.slots[a]]]
+            e = max(exponent for _, exponent in bins)
+            indices = [i >> (e - exponent) for i, exponent in bins]
+            lo, hi = min(indices), max(indices)
+            shift = fitting_shift(lo, hi, FINE_BINS)
+            held = self._held[a] = (e + shift, lo >> shift, hi >> shift)
+            if shift or any(exponent != e for _, exponent in bins):
+                self.regrid_pending.add(a)
+        return held
+
+    def _hold_bin(self, a: int, name: str) -> None:
+        """Widen grid attribute ``a``'s held bins by the new bin ``name``."""
+        held = self._held.get(a)
+        if held is None:  # (re)read from the registered bins, this one among them
+            self.held_bins(a)
+            return
+        i, exponent = grid_of(name)
+        e = max(held[0], exponent)
+        lo, hi = min(held[1] >> (e - held[0]), i >> (e - exponent)), max(
+            held[2] >> (e - held[0]), i >> (e - exponent))
+        shift = fitting_shift(lo, hi, FINE_BINS)
+        self._held[a] = (e + shift, lo >> shift, hi >> shift)
+        if e + shift != exponent or e + shift != held[0]:
+            self.regrid_pending.add(a)
+
+    def regrid_exponents(self) -> dict[Any, int]:
+        """Per attribute name whose bins are not all of its grid's width, the grid exponent
+        they are to be read at (:func:`~streamnb.stats.binning.sum_columns` sums them); none
+        is pending after."""
+        pending, self.regrid_pending = self.regrid_pending, set()
+        out = {}
+        for a in sorted(pending):
+            if a < self.n_attributes and a in self.binned:
+                self._held.pop(a, None)  # read again: whether its bins still need it
+                held = self.held_bins(a)
+                if a in self.regrid_pending and held is not None:
+                    out[self.attributes.name(a)] = held[0]
+        self.regrid_pending.clear()
+        return out
+
+    def bin_position_of(self, a: int, value: float) -> float:
+        """Where the fine bin of binned attribute ``a`` holding ``value`` starts, in the bins
+        held now (a value beyond them: the bin of the current width it would fall in)."""
+        if not self.grid:
+            return bin_position(bin_of(value))
+        held = self.held_bins(a)
+        e = grid_bin(value, None)[1] if held is None else held[0]
+        return math.ldexp(math.floor(math.ldexp(value, -e)), e)
 
     def _add_attribute(self, name: Any, kind: int) -> int:
         if not (name.__class__ is str and name.isascii()):  # (the usual name: nothing to do)
@@ -352,6 +445,8 @@ class Schema:
                                 self.slots[a] if text else -1)
             self._attribute_size.data[a] += 1.0
             self.version += 1
+            if self.grid and a in self.binned:
+                self._hold_bin(a, value)
         return column
 
     def _add_text_values(self, a: int, tokens: list[str]) -> range:
@@ -403,6 +498,7 @@ class Schema:
         del self.nominal_attributes[n_nominal:], self.nominal_values[n_nominal:]
         del self.numeric_attributes[n_numeric:]
         self.binned = {a for a in self.binned if a < n_attributes}
+        self._held.clear()  # read again from the bins that remain
         del self.text_attributes[n_text:], self.text_values[n_text:]
         self._text_lookups.clear()
         self.version += 1
@@ -475,6 +571,11 @@ class Schema:
             if mine is not None and (mine in self.binned) != (a in other.binned):
                 raise ValueError(f"cannot merge: attribute {name!r} is binned numeric in one "
                                  "state and nominal in the other")
+        if other.binned and other.grid != self.grid:
+            if self.binned:
+                raise ValueError("cannot merge: one state counts its floats in octave bins "
+                                 "(saved before the fitted grid), the other on the grid")
+            self.grid = other.grid
         for a, name in enumerate(names):
             if attribute_map[a] is None:
                 attribute_map[a] = self._add_attribute(name, other.kinds[a])

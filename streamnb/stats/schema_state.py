@@ -54,6 +54,7 @@ def _state(schema: Schema, inline: bool) -> tuple[dict[str, Any], dict[str, np.n
             "declared_nominal": [encode(n) for n in sorted(schema.declared_nominal, key=repr)],
             "numeric": schema.numeric,
             "binned": sorted(schema.binned),
+            "grid": schema.grid,
             "attributes": [[encode(n), KINDS[k]] for n, k in zip(
                 schema.attributes.names(), schema.kinds, strict=True)],
             # a token attribute's column has no value: only the nominal ones are listed
@@ -79,6 +80,8 @@ def _from_state(data: Mapping[str, Any], arrays: Mapping[str, np.ndarray]) -> Sc
     schema = Schema(nominal=[decode(n, "declared nominal name") for n in data["declared_nominal"]],
                  numeric=bool(data.get("numeric", True)))  # older states: True
     schema.binned = {header_int(a, "binned attribute") for a in data.get("binned", ())}
+    # older states: octave bins where they hold any
+    schema.grid = bool(data.get("grid", not schema.binned))
     if any(a >= len(data["attributes"]) for a in schema.binned):
         raise ValueError("a binned attribute is not an attribute")
     for name, kind in data["attributes"]:
