@@ -50,6 +50,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from kafka.errors import KafkaError
 
     from streamnb.consumers.service import Service
+    from streamnb.consumers.signals import stopping_signals
     from streamnb.stats.persist import StateFileError
 
     service = Service(config)
@@ -58,7 +59,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     # every thread's stack to stderr and the service goes on
     faulthandler.register(signal.SIGUSR1, all_threads=True)
     try:
-        with service.signals_stop():
+        with stopping_signals(service.stop):
             return service.run()
     except (StateFileError, ValueError) as exc:  # a refused snapshot, state or model
         logging.getLogger("streamnb.service").error("%s", exc)

@@ -19,11 +19,8 @@ from __future__ import annotations
 import contextlib
 import gc
 import logging
-import os
-import signal
 import threading
 import time
-from collections.abc import Iterator
 
 from kafka import TopicPartition
 
@@ -49,10 +46,6 @@ log = logging.getLogger("streamnb.service")
 EXIT_OFFSET_GAP = 3  # exit status of --offset-gap-policy fail
 EXIT_SHUTDOWN_INCOMPLETE = 4  # the final flush, publish or commit failed (snapshot written)
 _WATCHDOG_GRACE = 10.0  # seconds past the shutdown timeout before the CLI's process exits
-
-
-def _noted(signum: int, frame: object) -> None:
-    """A handler that does nothing: the signal was written to the wakeup pipe already."""
 
 
 class _ServingHeap:
@@ -167,7 +160,7 @@ class Service:
         """Ask the loop to finish its batch, snapshot and exit, within
         ``--shutdown-timeout-seconds`` of this first request (in the CLI, a watchdog ends the
         process 10 s after that if the shutdown still runs). Any thread may call it, but not
-        a signal handler: :meth:`signals_stop` does that part (in the main thread)."""
+        a signal handler: :func:`~.signals.stopping_signals` does that part."""
         with self._stopping:
             if self._deadline is None:
                 self._deadline = time.monotonic() + self.config.shutdown_timeout_seconds
@@ -176,35 +169,6 @@ class Service:
                         self._deadline - time.monotonic(), _WATCHDOG_GRACE,
                         lambda: self.exit_code if self._stopped else EXIT_SHUTDOWN_INCOMPLETE)
         self._stop.set()
-
-    @contextlib.contextmanager
-    def signals_stop(self) -> Iterator[None]:
-        """Within it, SIGTERM and SIGINT stop the service (:meth:`stop`); the main thread's
-        earlier handlers come back after it. Python runs a signal handler in the main thread
-        between two bytecodes, possibly inside ``Event.wait`` while it holds the event's lock,
-        where setting that event would wait for itself for ever: so the handlers do nothing,
-        the interpreter writes each signal's number to a pipe (:func:`signal.set_wakeup_fd`),
-        and a thread reading the pipe calls :meth:`stop`."""
-        stopping = {int(signal.SIGTERM), int(signal.SIGINT)}
-        read, write = os.pipe()
-        os.set_blocking(write, False)
-
-        def watch() -> None:
-            while numbers := os.read(read, 64):  # b"": the pipe's end, closed below
-                if stopping.intersection(numbers):
-                    self.stop()
-            os.close(read)
-
-        previous_fd = signal.set_wakeup_fd(write, warn_on_full_buffer=False)
-        previous = {sig: signal.signal(sig, _noted) for sig in stopping}
-        threading.Thread(target=watch, daemon=True, name="streamnb-signals").start()
-        try:
-            yield
-        finally:
-            signal.set_wakeup_fd(previous_fd)
-            for sig, handler in previous.items():
-                signal.signal(sig, handler)
-            os.close(write)
 
     @property
     def processed(self) -> int:

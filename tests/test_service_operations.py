@@ -542,10 +542,11 @@ _SIGNAL_IN_EVENT_WAIT = """
 import os, signal, sys, time
 from streamnb.consumers.config import load_config
 from streamnb.consumers.service import Service
+from streamnb.consumers.signals import stopping_signals
 config = load_config({"bootstrap_servers": "127.0.0.1:9", "input_topic": ["t"], "group_id": "",
                       "snapshot_dir": sys.argv[1], "metrics_address": ""}, environ={})
 service = Service(config)
-with service.signals_stop():
+with stopping_signals(service.stop):
     # the main thread inside the stop event's lock, as in Event.wait between its bytecodes: a
     # handler that set the event there would wait for itself for ever
     with service._stop._cond:
