@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 from kafka_helpers import label_of, labelled_features
+from model_helpers import assert_same_pair_tables
 
 from streamnb import TAN, IndifferentNB, load_model
 from streamnb.consumers.publisher import _predictions, _predictions_payload, format_predictions
@@ -245,17 +246,8 @@ def one_pairwise(name, rows):
 
 def assert_same_counts(a, b):
     assert a.stats.to_dict() == b.stats.to_dict()
-    names = a.candidate_names()
-    assert sorted(names) == sorted(b.candidate_names())
     assert a.pairs._epochs_by_name() == b.pairs._epochs_by_name()
-    labels = list(a.stats.labels.values)
-    order = [list(b.stats.labels.values).index(c) for c in labels]
-    for i, x in enumerate(names):
-        for z in names[i + 1:]:
-            ta, va, wa = a.pairs.joint_table(a.stats, x, z)
-            tb, vb, wb = b.pairs.joint_table(b.stats, x, z)
-            tb = tb[np.ix_([vb.index(v) for v in va], [wb.index(v) for v in wa], order)]
-            assert np.array_equal(ta, tb), (x, z)
+    assert_same_pair_tables(a, b)
 
 
 def test_snapshot_round_trip_and_corruption(tmp_path):

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from model_helpers import assert_same_pair_tables
 
 from streamnb import AODE, TAN, InvalidRecord, NaiveBayes, SelectiveBN, SelectiveTAN, load_model
 from streamnb.consumers.state import PartitionedModel, PartitionState
@@ -66,15 +67,7 @@ def assert_same_state(a, b) -> None:
     """Equal counts by name, and (pairwise models) equal pair tables."""
     assert a.stats.to_dict() == b.stats.to_dict()
     if hasattr(a, "candidate_names"):
-        names = sorted(a.candidate_names())
-        assert names == sorted(b.candidate_names())
-        order = [list(b.stats.labels.values).index(c) for c in a.stats.labels.values]
-        for i, u in enumerate(names):
-            for v in names[i + 1:]:
-                ta, ua, va = a.pairs.joint_table(a.stats, u, v)
-                tb, ub, vb = b.pairs.joint_table(b.stats, u, v)
-                tb = tb[np.ix_([ub.index(t) for t in ua], [vb.index(t) for t in va], order)]
-                assert np.array_equal(ta, tb), (u, v)
+        assert_same_pair_tables(a, b)
 
 
 def assert_predicts_alike(a, b, queries) -> None:
