@@ -24,16 +24,17 @@ __all__ = ["OneEncoding", "SumColumns", "Unmapped", "learns_counts_only"]
 
 def learns_counts_only(model: CountClassifier) -> bool:
     """Whether ``model``'s ``learn_many`` is its statistics' ``update_many`` and nothing else
-    (the count-only models: NaiveBayes and IndifferentNB but in MDL intervals), so that
+    (the count-only models: NaiveBayes and IndifferentNB reading floats as Gaussians), so that
     learning a batch encoded for another model's schema, translated to this one's
     (:class:`SumColumns`), is learning the records. Models that keep more than counts (pair
     tables, reservoirs, schedules, intervals) or read texts (SpamFilter) learn the records
-    themselves."""
+    themselves, and so do the readings of floats in fine bins: each model's grid is fitted to
+    the values it has seen, so a state's bin of a value need not be the sum's."""
     kind = type(model)
     # NaiveBayes's learn_many is update_many but for the schedule of its MDL intervals
     return (kind.learn_many in (CountClassifier.learn_many, NaiveBayes.learn_many)
             and kind.encode_many is CountClassifier.encode_many
-            and getattr(model, "numeric", None) != "mdl")
+            and getattr(model, "numeric", None) not in ("mdl", "bins"))
 
 
 class Unmapped(Exception):
