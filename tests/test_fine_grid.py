@@ -9,6 +9,7 @@ records of diabetes, four of its attributes, with the posteriors that code gave)
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 import random
@@ -20,7 +21,8 @@ from model_helpers import assert_same_pair_tables
 
 from streamnb import AODE, TAN, InvalidRecord, NaiveBayes, SelectiveBN, SelectiveTAN, load_model
 from streamnb.consumers.state import PartitionedModel, PartitionState
-from streamnb.models.persistence import save
+from streamnb.models.naive_bayes import MDL_FINE_BINS
+from streamnb.models.persistence import from_state, save, to_state
 from streamnb.stats.binning import E_MIN, FINE_BINS, bin_of, grid_of
 
 OCTAVE = Path(__file__).parent / "data" / "octave_states"
@@ -83,21 +85,45 @@ def assert_predicts_alike(a, b, queries) -> None:
         assert all(math.isclose(pa[c], pb[c], rel_tol=1e-9) for c in pa), x
 
 
-def test_the_grid_is_the_finest_that_holds_every_value_within_the_bound():
-    """Values over six orders of magnitude: at most FINE_BINS bins of one width 2^e, and at
-    2^(e−1) the values seen would need more than FINE_BINS."""
+@pytest.mark.parametrize(("name", "bound"), [("TAN", FINE_BINS),
+                                             ("NaiveBayes", MDL_FINE_BINS)])
+def test_the_grid_is_the_finest_that_holds_every_value_within_the_bound(name, bound):
+    """Values over six orders of magnitude: at most ``bound`` bins of one width 2^e, and at
+    2^(e−1) the values seen would need more than ``bound`` (naive Bayes in MDL intervals keeps
+    no pair tables and affords the finer bound)."""
     rows = stream(400, 1.0, 0) + stream(100, 1e6, 1)
-    model = learned(MAKE["TAN"], rows)
-    for name in ("x", "w"):
-        held = bins(model, name)
+    model = learned(MAKE[name], rows)
+    assert model.stats.schema.fine_bins == bound
+    for attribute in ("x", "w"):
+        held = bins(model, attribute)
         e = {exponent for _, exponent in held}
-        assert len(e) == 1 and len(held) <= FINE_BINS
+        assert len(e) == 1 and len(held) <= bound
         (e,) = e
         assert e > E_MIN
-        finer = [math.floor(math.ldexp(x[name], 1 - e)) for x, _ in rows]
-        assert max(finer) - min(finer) + 1 > FINE_BINS
+        finer = [math.floor(math.ldexp(x[attribute], 1 - e)) for x, _ in rows]
+        assert max(finer) - min(finer) + 1 > bound
         assert sorted({i for i, _ in held}) == sorted(
-            {math.floor(math.ldexp(x[name], -e)) for x, _ in rows})
+            {math.floor(math.ldexp(x[attribute], -e)) for x, _ in rows})
+
+
+def test_a_state_saved_before_the_finer_bound_keeps_its_own_and_merges_only_its_like():
+    """A naive Bayes state in MDL intervals written before its bound was raised (no
+    ``fine_bins`` in the header: 128 bins) loads, goes on learning at 128 bins as it was, and
+    merging it with a model of the finer bound is refused naming both bounds."""
+    rows = stream(200, 1.0, 13)
+    header, arrays = to_state(learned(MAKE["NaiveBayes"], rows))
+    older = copy.deepcopy(header)
+    schema_header = older["statistics"]["schema"]
+    assert schema_header.pop("fine_bins") == MDL_FINE_BINS
+    model = from_state(older, arrays)
+    assert model.stats.schema.fine_bins == FINE_BINS
+    for x, y in stream(200, 1000.0, 14):
+        model.learn_one(x, y)
+    assert len(bins(model, "x")) <= FINE_BINS < len(bins(learned(
+        MAKE["NaiveBayes"], rows + stream(200, 1000.0, 14)), "x"))
+    with pytest.raises(ValueError, match=f"at most {FINE_BINS} bins, the other in at most "
+                                         f"{MDL_FINE_BINS}"):
+        model.merge(learned(MAKE["NaiveBayes"], rows))
 
 
 @pytest.mark.parametrize("name", sorted(MAKE))

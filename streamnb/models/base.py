@@ -24,6 +24,7 @@ from streamnb._accel.kernels import posterior
 from streamnb.models.params import DRIFT_DECAY, DRIFT_DETECTOR, HALF_LIFE, validate_params
 from streamnb.models.schedule import learn_in_pieces, learn_watching_drift, react_to_drift
 from streamnb.stats import CountStatistics, InvalidRecord, Schema
+from streamnb.stats.binning import FINE_BINS
 from streamnb.stats.cache import StateCache
 from streamnb.stats.encoded import EncodedBatch
 from streamnb.stats.forgetting import Forgetting
@@ -95,6 +96,8 @@ class CountClassifier(base.MiniBatchClassifier):
     #: (:mod:`streamnb.stats.binning`), not modelled as a Gaussian (NaiveBayes sets it per
     #: model from its ``numeric`` parameter)
     _numeric: ClassVar[bool] = True
+    #: the bound of a binned float's fine grid (its schema's ``fine_bins``)
+    _fine_bins: ClassVar[int] = FINE_BINS
     #: True for a model that takes a text message as the frozenset of its tokens (the service
     #: then decodes one into that, not into ``{token: True}``)
     reads_token_sets: ClassVar[bool] = False
@@ -146,7 +149,7 @@ class CountClassifier(base.MiniBatchClassifier):
         if domains is not None and not isinstance(domains, Mapping):
             raise ValueError(f"domains must be a mapping attribute -> values, got {domains!r}")
         self.stats = CountStatistics(Schema(nominal=nominal or (), domains=domains,
-                                            numeric=self._numeric))
+                                            numeric=self._numeric, fine_bins=self._fine_bins))
         self.n_learned = 0
         self._cache = StateCache()  # values derived from the state, once per state version
 

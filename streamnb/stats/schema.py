@@ -98,12 +98,16 @@ class Schema:
         widens the grid registers its bin at the wider width and leaves the attribute in
         ``regrid_pending`` until its owner sums the narrower bins' state into the wider
         (``regrid_exponents``).
+    fine_bins
+        The grid's bound, bins per binned attribute (``FINE_BINS`` unless the model reads only
+        per-class counts of its bins and affords a finer grid); saved with the schema, and
+        only schemas of one bound merge.
 
     """
 
     def __init__(self, nominal: Iterable[Hashable] = (),
                  domains: Mapping[Hashable, Iterable[Hashable]] | None = None,
-                 numeric: bool = True) -> None:
+                 numeric: bool = True, fine_bins: int = FINE_BINS) -> None:
         self.declared_nominal = frozenset(normalize_name(n) for n in nominal)
         self.numeric = numeric
         # name -> attribute: the vocabulary's size, hence a C table of UTF-8 names (~30 B a
@@ -120,6 +124,7 @@ class Schema:
         # nominal attributes of binned floats (a schema with numeric=False)
         self.binned: set[int] = set()
         self.grid = True  # binned attributes on the fitted grid (False: octave bins)
+        self.fine_bins = fine_bins
         # per binned attribute on the grid: (exponent, lowest, highest index) of its bins, a
         # cache of what its registered bins say (cleared by a rollback)
         self._held: dict[int, tuple[int, int, int]] = {}
@@ -252,7 +257,7 @@ class Schema:
                 i = math.floor(math.ldexp(value, -e))
                 if lo <= i <= hi:
                     return self._grid_name(i, e)
-            return self._grid_name(*grid_bin(value, held))
+            return self._grid_name(*grid_bin(value, held, self.fine_bins))
         return nominal_value(value, record, name)
 
     def _grid_name(self, i: int, e: int) -> str:
@@ -268,14 +273,14 @@ class Schema:
     # -- the fine grid of binned attributes (streamnb.stats.binning) --------------------------
     def held_bins(self, a: int) -> tuple[int, int, int] | None:
         """(exponent, lowest index, highest index) of grid attribute ``a``'s bins, the
-        exponent the smallest holding them in ``FINE_BINS`` bins (None before a value)."""
+        exponent the smallest holding them in ``fine_bins`` bins (None before a value)."""
         held = self._held.get(a)
         if held is None and self.nominal_values[self.slots[a]]:
             bins = [grid_of(name) for name in self.nominal_values[self.slots[a]]]
             e = max(exponent for _, exponent in bins)
             indices = [i >> (e - exponent) for i, exponent in bins]
             lo, hi = min(indices), max(indices)
-            shift = fitting_shift(lo, hi, FINE_BINS)
+            shift = fitting_shift(lo, hi, self.fine_bins)
             held = self._held[a] = (e + shift, lo >> shift, hi >> shift)
             if shift or any(exponent != e for _, exponent in bins):
                 self.regrid_pending.add(a)
@@ -291,7 +296,7 @@ class Schema:
         e = max(held[0], exponent)
         lo, hi = min(held[1] >> (e - held[0]), i >> (e - exponent)), max(
             held[2] >> (e - held[0]), i >> (e - exponent))
-        shift = fitting_shift(lo, hi, FINE_BINS)
+        shift = fitting_shift(lo, hi, self.fine_bins)
         self._held[a] = (e + shift, lo >> shift, hi >> shift)
         if e + shift != exponent or e + shift != held[0]:
             self.regrid_pending.add(a)
@@ -576,6 +581,12 @@ class Schema:
                 raise ValueError("cannot merge: one state counts its floats in octave bins "
                                  "(saved before the fitted grid), the other on the grid")
             self.grid = other.grid
+        if other.binned and other.fine_bins != self.fine_bins:
+            if self.binned:
+                raise ValueError(f"cannot merge: one state counts its floats in at most "
+                                 f"{self.fine_bins} bins, the other in at most "
+                                 f"{other.fine_bins}")
+            self.fine_bins = other.fine_bins
         for a, name in enumerate(names):
             if attribute_map[a] is None:
                 attribute_map[a] = self._add_attribute(name, other.kinds[a])

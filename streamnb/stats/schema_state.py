@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from streamnb.stats.binning import FINE_BINS
 from streamnb.stats.codec import decode, encode, unencodable
 from streamnb.stats.collector import paused_collector
 from streamnb.stats.persist import header_int
@@ -55,6 +56,7 @@ def _state(schema: Schema, inline: bool) -> tuple[dict[str, Any], dict[str, np.n
             "numeric": schema.numeric,
             "binned": sorted(schema.binned),
             "grid": schema.grid,
+            "fine_bins": schema.fine_bins,
             "attributes": [[encode(n), KINDS[k]] for n, k in zip(
                 schema.attributes.names(), schema.kinds, strict=True)],
             # a token attribute's column has no value: only the nominal ones are listed
@@ -82,6 +84,7 @@ def _from_state(data: Mapping[str, Any], arrays: Mapping[str, np.ndarray]) -> Sc
     schema.binned = {header_int(a, "binned attribute") for a in data.get("binned", ())}
     # older states: octave bins where they hold any
     schema.grid = bool(data.get("grid", not schema.binned))
+    schema.fine_bins = header_int(data.get("fine_bins", FINE_BINS), "fine_bins", low=2)
     if any(a >= len(data["attributes"]) for a in schema.binned):
         raise ValueError("a binned attribute is not an attribute")
     for name, kind in data["attributes"]:
