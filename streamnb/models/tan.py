@@ -235,12 +235,17 @@ class TAN(PairwiseNaiveBayes, state_name="TAN", presets={
 
     def _learn_one(self, x: Mapping, y: Any) -> None:
         c = self._count_one(x, y)
-        self._families_fresh = False
-        self._families()
-        if not self._families_fresh:  # tables rebuilt just now already hold this record
-            edges, u, v = self._edge_cells(x)
-            if len(edges):
-                self._packed[edges, u, v, c] += 1.0
+        if self._coarsening is not None:
+            # predictions read the intervals' tables (the coarse model keeps them); the fine
+            # bins' are rebuilt from the pairwise counts when something reads them
+            self._invalidate_families()
+        else:
+            self._families_fresh = False
+            self._families()
+            if not self._families_fresh:  # tables rebuilt just now already hold this record
+                edges, u, v = self._edge_cells(x)
+                if len(edges):
+                    self._packed[edges, u, v, c] += 1.0
         self._learn_coarse_one(x, y)
 
     def _pieces(self, X: Any, labels: list) -> tuple[Any, list[int]]:
@@ -297,29 +302,51 @@ class TAN(PairwiseNaiveBayes, state_name="TAN", presets={
         key = (stats, self.structure_version)
         if self._families_key == key and self._families_schema != (schema.version,
                                                                     stats.n_classes):
-            if (self._packed.shape[3] < stats.n_classes
-                    or self._edge_index.rows.stale(schema)):
+            if self._packed.shape[3] < stats.n_classes:
                 self._families_key = None
+            elif self._edge_index.rows.stale(schema):
+                self._grow_families()
             self._families_schema = (schema.version, stats.n_classes)
         if self._families_key != key:
-            families = []
-            for parent, child in self.structure.edges if self.structure else []:
-                table, child_values, parent_values = self.pairs.joint_table(stats, child, parent)
-                families.append(_Family(self.pairs.key_of(child), self.pairs.key_of(parent),
-                                        table, child_values, parent_values))
-            # one zero-padded (edges, rows, rows, classes) array, each family's table a view
-            # into it, so that a record's cells of all edges are read and counted at once
-            width = max([max(f.table.shape[:2]) for f in families], default=1)
-            self._packed = np.zeros((len(families), width, width, stats.n_classes))
-            for e, f in enumerate(families):
-                r, q = f.table.shape[:2]
-                self._packed[e, :r, :q] = f.table
-                f.table = self._packed[e, :r, :q]
-            self._edge_index = _EdgeIndex(self.pairs, families)
-            self._family_list, self._families_key = families, key
-            self._families_schema = (schema.version, stats.n_classes)
+            self._pack([_Family(self.pairs.key_of(child), self.pairs.key_of(parent),
+                                *self.pairs.joint_table(stats, child, parent))
+                        for parent, child in (self.structure.edges if self.structure else [])])
+            self._families_key = key
             self._families_fresh = True
         return self._family_list
+
+    def _grow_families(self) -> None:
+        """The tables with a zero row for each value registered since they were built: a value
+        is registered with the first record that has it, which the caller counts into them
+        next (so a numeric stream's new bins cost no rebuild from the pairwise counts)."""
+        k, families = self.stats.n_classes, []
+        for f in self._family_list:
+            child_values = self.pairs.value_list(f.child)
+            parent_values = self.pairs.value_list(f.parent)
+            r, q = f.table.shape[:2]
+            if child_values[:r] != list(f.child_rows) or parent_values[:q] != list(
+                    f.parent_rows):  # not an extension (never expected): rebuild instead
+                self._families_key = None
+                return
+            table = np.zeros((len(child_values), len(parent_values), k))
+            table[:r, :q] = f.table
+            families.append(_Family(f.child, f.parent, table, child_values, parent_values))
+        self._pack(families)
+
+    def _pack(self, families: list[_Family]) -> None:
+        """Hold ``families``' tables in one zero-padded (edges, rows, rows, classes) array,
+        each family's table a view into it, so that a record's cells of all edges are read
+        and counted at once."""
+        stats = self.stats
+        width = max([max(f.table.shape[:2]) for f in families], default=1)
+        self._packed = np.zeros((len(families), width, width, stats.n_classes))
+        for e, f in enumerate(families):
+            r, q = f.table.shape[:2]
+            self._packed[e, :r, :q] = f.table
+            f.table = self._packed[e, :r, :q]
+        self._edge_index = _EdgeIndex(self.pairs, families)
+        self._family_list = families
+        self._families_schema = (stats.schema.version, stats.n_classes)
 
     def _invalidate_families(self) -> None:
         self._families_key = None
