@@ -69,8 +69,8 @@ class NaiveBayes(IntervalReading, CountClassifier, state_name="NaiveBayes", pres
         :mod:`streamnb.stats.binning`), which follows any
         shape of distribution, or ``"mdl"`` (the counts of those bins read in the
         Fayyad–Irani MDL intervals chosen from them, as TAN and AODE read them:
-        :mod:`streamnb.models.coarse`; Weka's ``NaiveBayes -D``). Only models of the same
-        reading merge.
+        :mod:`streamnb.models.coarse`; Weka's ``NaiveBayes -D``), on a grid of at most
+        ``MDL_FINE_BINS`` bins. Only models of the same reading merge.
     relearn_every
         Under ``numeric="mdl"``: re-choose the intervals from the counts every this many
         records, and after 1, 2, 4, … records while the stream is young (0: only on
