@@ -295,3 +295,20 @@ def test_candidate_rows_of_a_record_and_of_an_encoded_batch_agree(learned, probe
     stats.update({"a": "brand new", "b": "brand new", "c": "brand new"}, "+")
     assert rows.stale(stats.schema) == any(
         stats.schema.kinds[k] == 0 for k in rows.keys if k >= 0)
+
+
+def test_the_pair_table_grows_by_a_quarter_so_most_of_it_is_in_use():
+    """Learned one record at a time, segment's float attributes bring a new fine bin with most
+    records (positions in the pair table): the table, square in its positions, is allocated
+    at most (5/4)² times the cells the counts use (doubling it could leave 3/4 unused)."""
+    from streamnb import TAN
+    from streamnb.datasets import load
+
+    data = load("segment")
+    model = TAN(relearn_every=0)
+    for x, y in zip(data.records[:600], data.labels[:600], strict=True):
+        model.learn_one(x, y)
+    pairs = model.pairs
+    used = model.stats.n_classes * pairs.n_positions ** 2
+    assert pairs.n_positions > 500
+    assert pairs.co.size <= (5 / 4) ** 2 * used

@@ -155,8 +155,10 @@ class PairCounts:
     def _grow(self, k: int, m: int) -> None:
         kc, mc, _ = self.co.shape
         if k > kc or m > mc:
-            grown = np.zeros((max(k, kc), max(m, 2 * mc if m > mc else mc, 16),
-                              max(m, 2 * mc if m > mc else mc, 16)))
+            # a quarter more positions, not twice: the table is square in them, so doubling
+            # could leave three quarters of it unused (the copies stay O(1) a cell amortised)
+            width = max(m, mc + mc // 4 if m > mc else mc, 16)
+            grown = np.zeros((max(k, kc), width, width))
             grown[:kc, :mc, :mc] = self.co
             self.co = grown
 
