@@ -23,6 +23,7 @@ from streamnb import AODE, TAN, InvalidRecord, NaiveBayes, SelectiveBN, Selectiv
 from streamnb.consumers.state import PartitionedModel, PartitionState
 from streamnb.models.naive_bayes import MDL_FINE_BINS
 from streamnb.models.persistence import from_state, save, to_state
+from streamnb.stats.persist import StateFileError
 from streamnb.stats.binning import E_MIN, FINE_BINS, bin_of, grid_of
 
 OCTAVE = Path(__file__).parent / "data" / "octave_states"
@@ -121,9 +122,16 @@ def test_a_state_saved_before_the_finer_bound_keeps_its_own_and_merges_only_its_
         model.learn_one(x, y)
     assert len(bins(model, "x")) <= FINE_BINS < len(bins(learned(
         MAKE["NaiveBayes"], rows + stream(200, 1000.0, 14)), "x"))
+    before = model.stats.to_dict()
     with pytest.raises(ValueError, match=f"at most {FINE_BINS} bins, the other in at most "
                                          f"{MDL_FINE_BINS}"):
         model.merge(learned(MAKE["NaiveBayes"], rows))
+    assert model.stats.to_dict() == before  # refused before anything changed
+    assert model.stats.schema.fine_bins == FINE_BINS
+    # a bound that is no bound is a damaged file, named as such
+    schema_header["fine_bins"] = 1
+    with pytest.raises(StateFileError, match="fine_bins 1 is not an integer in"):
+        from_state(older, arrays)
 
 
 @pytest.mark.parametrize("name", sorted(MAKE))
