@@ -319,31 +319,30 @@ class TAN(PairwiseNaiveBayes, state_name="TAN", presets={
         """The tables with a zero row for each value registered since they were built: a value
         is registered with the first record that has it, which the caller counts into them
         next (so a numeric stream's new bins cost no rebuild from the pairwise counts)."""
-        k, families = self.stats.n_classes, []
+        families = []
         for f in self._family_list:
             child_values = self.pairs.value_list(f.child)
             parent_values = self.pairs.value_list(f.parent)
             r, q = f.table.shape[:2]
             if child_values[:r] != list(f.child_rows) or parent_values[:q] != list(
-                    f.parent_rows):  # not an extension (never expected): rebuild instead
+                    f.parent_rows):  # values went (a rejected record's): rebuild instead
                 self._families_key = None
                 return
-            table = np.zeros((len(child_values), len(parent_values), k))
-            table[:r, :q] = f.table
-            families.append(_Family(f.child, f.parent, table, child_values, parent_values))
+            families.append(_Family(f.child, f.parent, f.table, child_values, parent_values))
         self._pack(families)
 
     def _pack(self, families: list[_Family]) -> None:
         """Hold ``families``' tables in one zero-padded (edges, rows, rows, classes) array,
         each family's table a view into it, so that a record's cells of all edges are read
-        and counted at once."""
+        and counted at once; a table with fewer rows than its value lists (one to grow) is
+        padded with zeros."""
         stats = self.stats
-        width = max([max(f.table.shape[:2]) for f in families], default=1)
+        width = max([max(len(f.child_rows), len(f.parent_rows)) for f in families], default=1)
         self._packed = np.zeros((len(families), width, width, stats.n_classes))
         for e, f in enumerate(families):
-            r, q = f.table.shape[:2]
-            self._packed[e, :r, :q] = f.table
-            f.table = self._packed[e, :r, :q]
+            r, q, k = f.table.shape
+            self._packed[e, :r, :q, :k] = f.table
+            f.table = self._packed[e, :len(f.child_rows), :len(f.parent_rows)]
         self._edge_index = _EdgeIndex(self.pairs, families)
         self._family_list = families
         self._families_schema = (stats.schema.version, stats.n_classes)
