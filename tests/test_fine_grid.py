@@ -23,8 +23,8 @@ from streamnb import AODE, TAN, InvalidRecord, NaiveBayes, SelectiveBN, Selectiv
 from streamnb.consumers.state import PartitionedModel, PartitionState
 from streamnb.models.naive_bayes import MDL_FINE_BINS
 from streamnb.models.persistence import from_state, save, to_state
-from streamnb.stats.persist import StateFileError
 from streamnb.stats.binning import E_MIN, FINE_BINS, bin_of, grid_of
+from streamnb.stats.persist import StateFileError
 
 OCTAVE = Path(__file__).parent / "data" / "octave_states"
 
