@@ -4,15 +4,17 @@ side with Weka's BayesNet-TAN, AODE and NaiveBayes on Weka's supervised (MDL) di
 Same folds and harness as ``weka_comparison.py`` (stratified k-fold, seeds 0..s−1): on each
 fold Weka learns the MDL-discretised ARFF files that harness writes (cut points fitted on the
 training fold; Weka's own BayesNet and ``NaiveBayes -D`` discretise the same way), and streamnb
-learns the fold's raw records — floats and all — with ``TAN(relearn_every=0)`` (defaults: CMI,
-Indifferent) and ``AODE()``, each in MDL intervals of its fixed bins chosen at the structure
-update after the training fold (``numeric="mdl"``, the default) and in the fixed bins alone
-(``numeric="bins"``), ``TAN`` with Weka's settings (``weight="bayes", missing="mode",
-estimator=MEstimate(m=0.5)``, docs/weka.md) in MDL intervals, with ``SelectiveNB`` and
+learns the fold's raw records — floats and all — with ``TAN(relearn_every=0)`` (defaults: the
+Bayesian edge score, Jeffreys' estimates) and ``AODE()``, each in MDL intervals of its fixed bins
+chosen at the structure update after the training fold (``numeric="mdl"``, the default) and in
+the fixed bins alone (``numeric="bins"``), ``TAN`` with Friedman's CMI tree and the Indifferent
+estimates (``weight="cmi", estimator="indifferent"``) and with Weka's settings
+(``weight="bayes", missing="mode", estimator=MEstimate(m=0.5)``, docs/weka.md) in MDL
+intervals, with ``SelectiveNB`` and
 ``SelectiveTAN`` in MDL intervals (their defaults; Weka has no learner of their names), and with
 ``NaiveBayes`` in MDL intervals (``numeric="mdl"``, Weka's ``NaiveBayes -D``), on fixed bins and
-on Gaussians. Weka's TAN also runs with streamnb's TAN defaults (the CMI edge score, Weka's
-``ENTROPY``, and +1 a cell). As the batch reference, ``TAN``, ``AODE`` and ``NaiveBayes``
+on Gaussians. Weka's TAN also runs with the CMI edge score (Weka's ``ENTROPY``) and +1 a cell,
+as streamnb's ``TAN(weight="cmi", estimator="indifferent")``. As the batch reference, ``TAN``, ``AODE`` and ``NaiveBayes``
 also learn the fold's records
 discretised by ``MDLDiscretizer`` on its exact cuts fitted on the training fold (cuts between
 distinct values, as Weka's). Reported per data set: mean accuracy ± standard error over the
@@ -51,6 +53,9 @@ from streamnb.features import MDLDiscretizer
 
 MODELS = {"streamnb TAN": lambda: TAN(relearn_every=0),
           "streamnb TAN (bins)": lambda: TAN(relearn_every=0, numeric="bins"),
+          # Friedman's tree with the Indifferent estimates
+          "streamnb TAN (cmi)": lambda: TAN(relearn_every=0, weight="cmi",
+                                            estimator="indifferent"),
           "streamnb TAN (Weka's settings)": lambda: TAN(
               relearn_every=0, weight="bayes", missing="mode", estimator=MEstimate(m=0.5)),
           "streamnb AODE": AODE,
@@ -66,7 +71,7 @@ EXACT_CUTS = {"streamnb TAN (exact cuts)": lambda: TAN(relearn_every=0),
               "streamnb NB (exact cuts)": NaiveBayes}
 WEKA = {"Weka TAN (MDL)": WEKA_TAN, "Weka AODE (MDL)": WEKA_AODE,
         "Weka NaiveBayes (MDL)": WEKA_NAIVE_BAYES,
-        # streamnb's TAN defaults in Weka: the CMI edge score, +1 a cell
+        # streamnb's TAN (cmi) in Weka: the CMI edge score, +1 a cell
         "Weka TAN (CMI, α=1) (MDL)": weka_tan("ENTROPY", alpha=1.0)}
 
 

@@ -33,8 +33,8 @@ class OnceTAN(LearnedOnce, TAN):
     """`TAN` whose tree is learned once per training fold, from the whole fold's counts."""
 
 
-MODELS = {"ChowLiu": lambda: OnceTAN(weight="cmi", relearn_every=0),
-          "ddr-ChowLiu": lambda: OnceTAN(weight="ddr", relearn_every=0)}
+MODELS = {"ChowLiu": lambda: OnceTAN(weight="cmi", estimator="indifferent", relearn_every=0),
+          "ddr-ChowLiu": lambda: OnceTAN(weight="ddr", estimator="indifferent", relearn_every=0)}
 
 
 def paper_copy(entry):

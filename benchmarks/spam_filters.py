@@ -10,9 +10,10 @@ per-message scores: the TREC spam track's operating points (spam miss % at ham l
 called ham %; and messages/s over the whole loop (tokenising and the filters' processes
 included, wall clock), one system at a time. Run:
 ``python benchmarks/spam_filters.py [--corpus spamassassin,sms] [--limit N] [--systems a,b,…]
-[--results PATH | --no-results] [--csv PATH] [--scores PATH]``; the results file
+[--results PATH | --no-results] [--merge] [--csv PATH] [--scores PATH]``; the results file
 (default benchmarks/results/spam_filters.json) feeds the docs' tables
-(``python benchmarks/tables.py``).
+(``python benchmarks/tables.py``); ``--systems … --merge`` measures those systems again and
+replaces their rows in it.
 
 A system is an object with ``score(sample) -> float`` (larger = spammier; called spam iff
 ``> threshold``) and ``learn(sample)``, built fresh by a function of a scratch directory: one
@@ -613,7 +614,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--systems", default=None,
                         help=f"comma-separated names or wildcards (default: all): "
                              f"{', '.join(available)}")
-    _results.add_arguments(parser, "spam_filters")
+    _results.add_arguments(parser, "spam_filters", merge=True)
     parser.add_argument("--csv", default=None, help="write the table to this CSV file")
     parser.add_argument("--scores", default=None,
                         help="write every system's per-message scores to this CSV file")
@@ -640,14 +641,15 @@ def main(argv: list[str] | None = None) -> None:
         by_corpus[name] = results
         # written after each corpus, so that an interrupted run keeps the corpora it finished
         limited = [f"the first {args.limit:,} messages of each corpus" if args.limit else "",
-                   f"systems {args.systems} only" if args.systems else "",
+                   # merged, the file holds every system: its parts say which run measured which
+                   f"systems {args.systems} only" if args.systems and not args.merge else "",
                    f"corpora {', '.join(by_corpus)} only" if len(by_corpus) < len(names)
                    else ""]
         notes = "; ".join(x for x in limited if x)
         _results.write_from_args(args, "spam_filters", tables(by_corpus), argv=argv,
                                  script=__file__,
                                  notes=f"Limited run: {notes}." if notes else "",
-                                 extra_machine=tool_versions())
+                                 extra_machine=tool_versions(), merge_key=("system",))
         if args.csv:
             write_csv(results, args.csv)
             print(f"\ntable: {args.csv}", file=sys.stderr)

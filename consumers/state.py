@@ -65,7 +65,10 @@ def model_factory(name: str, max_candidates: int = 100) -> Callable[[], CountCla
     chooses their candidates and re-learns TAN's tree (every partition state must be mergeable
     with every other, so all are built alike)."""
     if name == "tan":
-        return lambda: _shared(TAN(relearn_every=0, max_candidates=max_candidates))
+        # spelled out, not the library's defaults: a snapshot's states must stay mergeable
+        # with the ones a later version of the service makes
+        return lambda: _shared(TAN(weight="cmi", estimator="indifferent", relearn_every=0,
+                                   max_candidates=max_candidates))
     if name == "aode":
         return lambda: _shared(AODE(max_candidates=max_candidates, refresh_every=0))
     if name not in MODELS:

@@ -20,8 +20,8 @@ __version__ = "0.1.0"
 
 # each public name: the module it is imported from
 _SOURCES = {
-    **dict.fromkeys(("Dirichlet", "Indifferent", "Laplace", "MaximumLikelihood", "MEstimate"),
-                    "streamnb.estimators"),
+    **dict.fromkeys(("Dirichlet", "Indifferent", "Jeffreys", "Laplace", "MaximumLikelihood",
+                     "MEstimate"), "streamnb.estimators"),
     **dict.fromkeys(("AODE", "CCICANB", "LDA", "QDA", "TAN", "CountClassifier", "IndifferentNB",
                      "KernelNB", "NaiveBayes", "SelectiveBN", "SelectiveNB", "SelectiveTAN",
                      "SpamFilter", "load_model"), "streamnb.models"),
@@ -40,6 +40,7 @@ __all__ = [
     "Indifferent",
     "IndifferentNB",
     "InvalidRecord",
+    "Jeffreys",
     "KernelNB",
     "Laplace",
     "MEstimate",
@@ -58,7 +59,14 @@ __all__ = [
 __getattr__, __dir__ = lazy_names(__name__, globals(), _SOURCES, __all__)
 
 if TYPE_CHECKING:
-    from streamnb.estimators import Dirichlet, Indifferent, Laplace, MaximumLikelihood, MEstimate
+    from streamnb.estimators import (
+        Dirichlet,
+        Indifferent,
+        Jeffreys,
+        Laplace,
+        MaximumLikelihood,
+        MEstimate,
+    )
     from streamnb.models import (
         AODE,
         CCICANB,

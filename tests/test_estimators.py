@@ -19,6 +19,7 @@ from streamnb import (
     Dirichlet,
     Indifferent,
     IndifferentNB,
+    Jeffreys,
     Laplace,
     MaximumLikelihood,
     MEstimate,
@@ -53,6 +54,7 @@ ESTIMATORS = [
     ("ml", lambda: MaximumLikelihood(), Spec("ml")),
     ("laplace", lambda: Laplace(), Spec("laplace")),
     ("m-estimate m=2", lambda: MEstimate(m=2), Spec("m", m=2)),
+    ("jeffreys", lambda: Jeffreys(), Spec("m", m=0.5)),
     ("bibl uniform", lambda: Dirichlet(), Spec("bibl")),
     (
         "bibl non-uniform",

@@ -102,6 +102,7 @@ def test_select_keeps_the_list_order_and_takes_wildcards(bench):
     chosen = bench.select(available, "spamprobe,streamnb-tan*")
     assert list(chosen) == ["spamprobe", "streamnb-tan", "streamnb-tan-text", "streamnb-tan-ddr",
                             "streamnb-tan-ddr-text", "streamnb-tan-bayes",
-                            "streamnb-tan-bayes-text"]
+                            "streamnb-tan-bayes-text", "streamnb-tan-cmi",
+                            "streamnb-tan-cmi-text"]
     with pytest.raises(SystemExit):
         bench.select(available, "nonesuch")

@@ -257,6 +257,23 @@ def test_bayes_weight_penalises_parents_with_many_values():
     assert weight(copy8) < weight(copy2)
 
 
+def test_bayes_weight_is_the_same_float_whichever_attribute_the_pair_table_has_first():
+    """A pair's weight does not depend on the order in which its attributes arrived, to the
+    last bit: a tie between edges (every gain 0 while each attribute has one value, identical
+    attributes) is then broken the same way for any order of a record's fields."""
+    rng = np.random.default_rng(5)
+    for shape in [(1, 1, 2), (1, 6, 3), (4, 7, 2), (13, 9, 7), (30, 2, 5)]:
+        t = rng.integers(0, 25, size=shape).astype(float)
+
+        def weight(table, names):
+            pc = PairwiseCounts(table.sum(axis=(0, 1)), (table.sum(axis=1), table.sum(axis=0)),
+                                {(0, 1): table}, names)
+            return pairwise_weights(pc, "bayes")[0, 1]
+
+        assert weight(t, ("i", "j")) == weight(t.transpose(1, 0, 2).copy(), ("j", "i")), shape
+    assert weight(np.full((1, 1, 2), 4.0), ("i", "j")) == 0.0  # a parent of one value: no gain
+
+
 def weka_greedy_tree(gain):
     """Weka 3.6's TAN search (``TAN.buildStructure``) on an asymmetric gain matrix: the first
     link is the best gain over all ordered pairs, each next one the best gain between a linked

@@ -58,7 +58,7 @@ def reference_posterior(data, parents, x):
 
 
 def test_tree_is_the_chow_liu_tree_of_the_records():
-    model = fit(TAN(relearn_every=0))
+    model = fit(TAN(weight="cmi", relearn_every=0))
     model.relearn()
     reference = learn_tan_structure(PairwiseCounts.from_records(
         [x for x, _ in DATA], [y for _, y in DATA], names=["a", "b", "c"]))
@@ -68,7 +68,8 @@ def test_tree_is_the_chow_liu_tree_of_the_records():
 
 @pytest.mark.parametrize("weight", ["cmi", "ddr"])
 def test_posterior_equals_counting_the_records(weight):
-    model = fit(TAN(weight=weight, relearn_every=0))
+    # reference_posterior counts in the Indifferent style (+1 a cell, softened class prior)
+    model = fit(TAN(weight=weight, estimator="indifferent", relearn_every=0))
     model.relearn()
     for q in QUERIES:
         want = reference_posterior(DATA, model.structure.parents, q)
@@ -76,16 +77,19 @@ def test_posterior_equals_counting_the_records(weight):
         assert got == pytest.approx(want, abs=1e-12), q
 
 
-def test_before_any_relearn_tan_is_indifferent_nb():
-    from streamnb import IndifferentNB
+@pytest.mark.parametrize("estimator", ["jeffreys", "indifferent"])
+def test_before_any_relearn_tan_is_naive_bayes_of_its_estimator(estimator):
+    from streamnb import NaiveBayes
 
-    tan, nb = fit(TAN(relearn_every=0)), fit(IndifferentNB())
+    options = {} if estimator == "jeffreys" else {"estimator": estimator}  # the default
+    tan, nb = fit(TAN(relearn_every=0, **options)), fit(NaiveBayes(estimator=estimator))
+    assert tan.estimator == estimator
     for q in QUERIES:
         assert tan.predict_proba_one(q) == pytest.approx(nb.predict_proba_one(q), abs=1e-12)
 
 
 def test_parameters_follow_the_counts_between_relearns():
-    model = fit(TAN(relearn_every=0), DATA[:5])
+    model = fit(TAN(estimator="indifferent", relearn_every=0), DATA[:5])
     model.relearn()
     parents = model.structure.parents
     fit(model, DATA[5:])  # no relearn: same tree, new counts
@@ -394,7 +398,7 @@ def test_missing_mode_on_data_frames_and_persistence(tmp_path):
                                from_dicts.predict_proba_many(queries).to_numpy(), rtol=1e-12)
     from_dicts.save(tmp_path / "tan.snb")
     loaded = load_model(tmp_path / "tan.snb")
-    assert loaded.missing == "mode" and loaded.weight == "cmi"
+    assert loaded.missing == "mode" and loaded.weight == "bayes"
     np.testing.assert_allclose(loaded.predict_proba_many(queries).to_numpy(),
                                from_dicts.predict_proba_many(queries).to_numpy(), rtol=1e-12)
     with pytest.raises(ValueError, match="missing must be one of"):

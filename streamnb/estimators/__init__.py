@@ -5,17 +5,19 @@ from __future__ import annotations
 from streamnb.estimators.base import Estimator, LogProb
 from streamnb.estimators.dirichlet import Dirichlet
 from streamnb.estimators.indifferent import Indifferent
+from streamnb.estimators.jeffreys import Jeffreys
 from streamnb.estimators.laplace import Laplace
 from streamnb.estimators.m_estimate import MEstimate
 from streamnb.estimators.ml import MaximumLikelihood
 from streamnb.estimators.robinson_fisher import RobinsonFisher
 
-__all__ = ["ESTIMATORS", "Dirichlet", "Estimator", "Indifferent", "Laplace", "LogProb",
-           "MEstimate", "MaximumLikelihood", "RobinsonFisher", "make_estimator"]
+__all__ = ["ESTIMATORS", "Dirichlet", "Estimator", "Indifferent", "Jeffreys", "Laplace",
+           "LogProb", "MEstimate", "MaximumLikelihood", "RobinsonFisher", "make_estimator"]
 
 ESTIMATORS: dict[str, type[Estimator]] = {
     "ml": MaximumLikelihood,
     "laplace": Laplace,
+    "jeffreys": Jeffreys,
     "m-estimate": MEstimate,
     "bibl": Dirichlet,
     "indifferent": Indifferent,
@@ -23,8 +25,9 @@ ESTIMATORS: dict[str, type[Estimator]] = {
 
 
 def make_estimator(spec: str | Estimator) -> Estimator:
-    """An estimator from its name (``"ml"``, ``"laplace"``, ``"m-estimate"``, ``"bibl"``,
-    ``"indifferent"``; defaults for its hyperparameters) or an instance (returned as is)."""
+    """An estimator from its name (``"ml"``, ``"laplace"``, ``"jeffreys"``, ``"m-estimate"``,
+    ``"bibl"``, ``"indifferent"``; defaults for its hyperparameters) or an instance (returned
+    as is)."""
     if isinstance(spec, Estimator):
         return spec
     if isinstance(spec, str) and spec in ESTIMATORS:

@@ -36,7 +36,7 @@ BUILTIN: Mapping[str, tuple[str, ...]] = {
     "streamnb.models.selective_nb": ("SelectiveNB", "selective-nb"),
     "streamnb.models.selective_tan": ("SelectiveTAN", "selective-tan"),
     "streamnb.models.spam_filter": ("SpamFilter", "spam-filter"),
-    "streamnb.models.tan": ("TAN", "tan", "tan-ddr", "tan-bayes"),
+    "streamnb.models.tan": ("TAN", "tan", "tan-ddr", "tan-bayes", "tan-cmi"),
 }
 _MODULE_OF = {name: module for module, names in BUILTIN.items() for name in names}
 

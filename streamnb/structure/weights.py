@@ -117,8 +117,13 @@ def _bayes_many(tables: np.ndarray, alpha: float) -> np.ndarray:
     gains = []
     for child_first in (tables, tables.transpose(0, 2, 1, 3)):  # X_i | X_j, then X_j | X_i
         r = child_first.shape[1]
-        given_both = child_first.transpose(0, 2, 3, 1).reshape(p, -1, r)  # (x_pa, c) × x
-        given_class = child_first.sum(axis=2).transpose(0, 2, 1)          # c × x
+        # in one memory order whichever attribute the pair table has first, so that a gain is
+        # the same float either way round: a sum of log-gammas taken in another order differs
+        # in its last bits, and a gain of 0 (a parent of one value) would become ±1e-13,
+        # enough to break a tie between edges by the order the attributes arrived in
+        given_both = np.ascontiguousarray(
+            child_first.transpose(0, 2, 3, 1)).reshape(p, -1, r)           # (x_pa, c) × x
+        given_class = np.ascontiguousarray(child_first.sum(axis=2).transpose(0, 2, 1))  # c × x
         gains.append(dirichlet_log_score(given_both, alpha)
                      - dirichlet_log_score(given_class, alpha))
     return np.maximum(*gains)
