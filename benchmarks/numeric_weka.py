@@ -14,10 +14,9 @@ intervals, with ``SelectiveNB`` and
 ``SelectiveTAN`` in MDL intervals (their defaults; Weka has no learner of their names), and with
 ``NaiveBayes`` in MDL intervals (``numeric="mdl"``, Weka's ``NaiveBayes -D``), on fixed bins and
 on Gaussians. Weka's TAN also runs with the CMI edge score (Weka's ``ENTROPY``) and +1 a cell,
-as streamnb's ``TAN(weight="cmi", estimator="indifferent")``. As the batch reference, ``TAN``, ``AODE`` and ``NaiveBayes``
-also learn the fold's records
-discretised by ``MDLDiscretizer`` on its exact cuts fitted on the training fold (cuts between
-distinct values, as Weka's). Reported per data set: mean accuracy ± standard error over the
+as streamnb's ``TAN(weight="cmi", estimator="indifferent")``. As the batch reference, ``TAN``,
+``AODE`` and ``NaiveBayes`` also learn the fold's records discretised by ``MDLDiscretizer`` on
+its exact cuts fitted on the training fold (cuts between distinct values, as Weka's). Reported per data set: mean accuracy ± standard error over the
 folds, and the always-majority rate of the training folds. The results file is rewritten after
 each data set.
 
