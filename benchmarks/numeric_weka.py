@@ -1,24 +1,23 @@
 """TAN, AODE and naive Bayes on numeric attributes as they come (docs/attribute-kinds.md) side by
 side with Weka's BayesNet-TAN, AODE and NaiveBayes on Weka's supervised (MDL) discretisation.
 
-Same folds and harness as ``weka_comparison.py`` (stratified k-fold, seeds 0..s−1): on each
-fold Weka learns the MDL-discretised ARFF files that harness writes (cut points fitted on the
-training fold; Weka's own BayesNet and ``NaiveBayes -D`` discretise the same way), and streamnb
-learns the fold's raw records — floats and all — with ``TAN(relearn_every=0)`` (defaults: the
-Bayesian edge score, Jeffreys' estimates) and ``AODE()``, each in MDL intervals of its fixed bins
-chosen at the structure update after the training fold (``numeric="mdl"``, the default) and in
-the fixed bins alone (``numeric="bins"``), ``TAN`` with Friedman's CMI tree and the Indifferent
-estimates (``weight="cmi", estimator="indifferent"``) and with Weka's settings
-(``weight="bayes", missing="mode", estimator=MEstimate(m=0.5)``, docs/weka.md) in MDL
-intervals, with ``SelectiveNB`` and
-``SelectiveTAN`` in MDL intervals (their defaults; Weka has no learner of their names), and with
-``NaiveBayes`` in MDL intervals (``numeric="mdl"``, Weka's ``NaiveBayes -D``), on fixed bins and
-on Gaussians. Weka's TAN also runs with the CMI edge score (Weka's ``ENTROPY``) and +1 a cell,
-as streamnb's ``TAN(weight="cmi", estimator="indifferent")``. As the batch reference, ``TAN``,
-``AODE`` and ``NaiveBayes`` also learn the fold's records discretised by ``MDLDiscretizer`` on
-its exact cuts fitted on the training fold (cuts between distinct values, as Weka's). Reported per data set: mean accuracy ± standard error over the
-folds, and the always-majority rate of the training folds. The results file is rewritten after
-each data set.
+Same folds and harness as ``weka_comparison.py`` (stratified k-fold, seeds 0..s−1): on each fold
+Weka learns the MDL-discretised ARFF files that harness writes (cut points fitted on the training
+fold; Weka's own BayesNet and ``NaiveBayes -D`` discretise the same way), and streamnb learns the
+fold's raw records — floats and all — with ``TAN(relearn_every=0)`` (defaults: the Bayesian edge
+score, Jeffreys' estimates) and ``AODE()``, each in MDL intervals of its fixed bins chosen at the
+structure update after the training fold (``numeric="mdl"``, the default) and in the fixed bins
+alone (``numeric="bins"``), ``TAN`` with Friedman's CMI tree and the Indifferent estimates
+(``weight="cmi", estimator="indifferent"``) and with Weka's settings (``weight="bayes",
+missing="mode", estimator=MEstimate(m=0.5)``, docs/weka.md) in MDL intervals, with ``SelectiveNB``
+and ``SelectiveTAN`` in MDL intervals (their defaults; Weka has no learner of their names), and with
+``NaiveBayes`` in MDL intervals (``numeric="mdl"``, Weka's ``NaiveBayes -D``), on fixed bins and on
+Gaussians. Weka's TAN also runs with the CMI edge score (Weka's ``ENTROPY``) and +1 a cell, as
+streamnb's ``TAN(weight="cmi", estimator="indifferent")``. As the batch reference, ``TAN``, ``AODE``
+and ``NaiveBayes`` also learn the fold's records discretised by ``MDLDiscretizer`` on its exact cuts
+fitted on the training fold (cuts between distinct values, as Weka's). Reported per data set: mean
+accuracy ± standard error over the folds, and the always-majority rate of the training folds. The
+results file is rewritten after each data set.
 
 Run: ``python benchmarks/numeric_weka.py [--datasets diabetes,Vehicle] [--seeds 1] [--jobs 2]``.
 """
