@@ -187,8 +187,9 @@ def test_ml_estimator_is_rejected():
         TAN(estimator="ml")
 
 
-@pytest.mark.parametrize("params", [{"relearn_every": 50}, {"relearn_every": 50,
-                                                            "weight": "ddr"}])
+@pytest.mark.parametrize("params", [{"relearn_every": 50},
+                                    {"relearn_every": 50, "weight": "cmi"},
+                                    {"relearn_every": 50, "weight": "ddr"}])
 def test_river_check_estimator(params):
     check_discrete_estimator(TAN(**params))
 
