@@ -554,7 +554,8 @@ def tables(by_corpus: dict[str, list[Result]]) -> dict[str, dict[str, Any]]:
             summary.append({"system": DESCRIPTIONS.get(name, name),
                             **{f"{corpus}: {k}": r.metrics[k] for corpus, r in found.items()
                                for k in SUMMARY_POINTS}})
-    out["summary"] = _results.table(columns, summary)
+    if summary:  # none of the main systems run (a --systems subset): a merge keeps the file's
+        out["summary"] = _results.table(columns, summary)
     return out
 
 
