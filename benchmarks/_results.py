@@ -255,7 +255,8 @@ def provenance(record: Mapping[str, Any]) -> str:
     libs = ", ".join(f"{k} {m[k]}" for k in m if k not in shown_apart)
     load = f", load average {m['load average']}" if "load average" in m else ""
     if record.get("parts"):  # a merged file: each part ran under its own load
-        load = ", load average " + " and ".join(p["load average"] for p in record["parts"])
+        loads = [p["load average"] or "not recorded" for p in record["parts"]]
+        load = ", load average " + " and ".join(loads)
     line = (f"*Measured {record['date']} with `{record['command']}` on {m['cpu']} "
             f"({m['cores']} cores{load}), Python {m['python']}, {libs}.*")
     if record.get("notes"):
