@@ -4,10 +4,11 @@ side with Weka's BayesNet-TAN, AODE and NaiveBayes on Weka's supervised (MDL) di
 Same folds and harness as ``weka_comparison.py`` (stratified k-fold, seeds 0..s−1): on each fold
 Weka learns the MDL-discretised ARFF files that harness writes (cut points fitted on the training
 fold; Weka's own BayesNet and ``NaiveBayes -D`` discretise the same way), and streamnb learns the
-fold's raw records — floats and all — with ``TAN(relearn_every=0)`` (defaults: the Bayesian edge
-score, Jeffreys' estimates) and ``AODE()``, each in MDL intervals of its fixed bins chosen at the
-structure update after the training fold (``numeric="mdl"``, the default) and in the fixed bins
-alone (``numeric="bins"``), ``TAN`` with Friedman's CMI tree and the Indifferent estimates
+fold's raw records — floats and all, given the data set's declared nominal domains, which Weka reads
+from the ARFF header — with ``TAN(relearn_every=0)`` (defaults: the Bayesian edge score, Jeffreys'
+estimates) and ``AODE()``, each in MDL intervals of its fixed bins chosen at the structure update
+after the training fold (``numeric="mdl"``, the default) and in the fixed bins alone
+(``numeric="bins"``), ``TAN`` with Friedman's CMI tree and the Indifferent estimates
 (``weight="cmi", estimator="indifferent"``) and with Weka's settings (``weight="bayes",
 missing="mode", estimator=MEstimate(m=0.5)``, docs/weka.md) in MDL intervals, with ``SelectiveNB``
 and ``SelectiveTAN`` in MDL intervals (their defaults; Weka has no learner of their names), and with
@@ -19,7 +20,9 @@ fitted on the training fold (cuts between distinct values, as Weka's). Reported 
 accuracy ± standard error over the folds, and the always-majority rate of the training folds. The
 results file is rewritten after each data set.
 
-Run: ``python benchmarks/numeric_weka.py [--datasets diabetes,Vehicle] [--seeds 1] [--jobs 2]``.
+Run: ``python benchmarks/numeric_weka.py [--datasets diabetes,Vehicle] [--seeds 1] [--jobs 2]
+[--merge]`` (``--merge``: add the data sets' rows to the results file, replacing their earlier
+rows).
 """
 
 from __future__ import annotations
@@ -49,24 +52,27 @@ from streamnb.datasets import load
 from streamnb.evaluate import stratified_kfold
 from streamnb.features import MDLDiscretizer
 
-MODELS = {"streamnb TAN": lambda: TAN(relearn_every=0),
-          "streamnb TAN (bins)": lambda: TAN(relearn_every=0, numeric="bins"),
+# each streamnb model given the data set's declared nominal domains, as Weka reads them from the
+# ARFF header (a value a training fold lacks still counts in the smoothing's #A_i)
+MODELS = {"streamnb TAN": lambda d: TAN(relearn_every=0, domains=d),
+          "streamnb TAN (bins)": lambda d: TAN(relearn_every=0, numeric="bins", domains=d),
           # Friedman's tree with the Indifferent estimates
-          "streamnb TAN (cmi)": lambda: TAN(relearn_every=0, weight="cmi",
-                                            estimator="indifferent"),
-          "streamnb TAN (Weka's settings)": lambda: TAN(
-              relearn_every=0, weight="bayes", missing="mode", estimator=MEstimate(m=0.5)),
-          "streamnb AODE": AODE,
-          "streamnb AODE (bins)": lambda: AODE(numeric="bins"),
-          "streamnb SelectiveNB": lambda: SelectiveNB(relearn_every=0, seed=0),
-          "streamnb SelectiveTAN": lambda: SelectiveTAN(relearn_every=0, seed=0),
-          "streamnb NB (MDL)": lambda: NaiveBayes(numeric="mdl", relearn_every=0),
-          "streamnb NB (bins)": lambda: NaiveBayes(numeric="bins"),
-          "streamnb NB (Gaussian)": NaiveBayes}
+          "streamnb TAN (cmi)": lambda d: TAN(relearn_every=0, weight="cmi",
+                                              estimator="indifferent", domains=d),
+          "streamnb TAN (Weka's settings)": lambda d: TAN(
+              relearn_every=0, weight="bayes", missing="mode", estimator=MEstimate(m=0.5),
+              domains=d),
+          "streamnb AODE": lambda d: AODE(domains=d),
+          "streamnb AODE (bins)": lambda d: AODE(numeric="bins", domains=d),
+          "streamnb SelectiveNB": lambda d: SelectiveNB(relearn_every=0, seed=0, domains=d),
+          "streamnb SelectiveTAN": lambda d: SelectiveTAN(relearn_every=0, seed=0, domains=d),
+          "streamnb NB (MDL)": lambda d: NaiveBayes(numeric="mdl", relearn_every=0, domains=d),
+          "streamnb NB (bins)": lambda d: NaiveBayes(numeric="bins", domains=d),
+          "streamnb NB (Gaussian)": lambda d: NaiveBayes(domains=d)}
 # learned on the records discretised by MDLDiscretizer's exact cuts of the training fold
-EXACT_CUTS = {"streamnb TAN (exact cuts)": lambda: TAN(relearn_every=0),
-              "streamnb AODE (exact cuts)": AODE,
-              "streamnb NB (exact cuts)": NaiveBayes}
+EXACT_CUTS = {"streamnb TAN (exact cuts)": lambda d: TAN(relearn_every=0, domains=d),
+              "streamnb AODE (exact cuts)": lambda d: AODE(domains=d),
+              "streamnb NB (exact cuts)": lambda d: NaiveBayes(domains=d)}
 WEKA = {"Weka TAN (MDL)": WEKA_TAN, "Weka AODE (MDL)": WEKA_AODE,
         "Weka NaiveBayes (MDL)": WEKA_NAIVE_BAYES,
         # streamnb's TAN (cmi) in Weka: the CMI edge score, +1 a cell
@@ -77,9 +83,10 @@ def fold_accuracies(name: str, train: np.ndarray, test: np.ndarray, directory: P
                     ) -> dict[str, float]:
     data = load(name)
     labels = [data.labels[i] for i in test]
+    domains = {a: list(data.domains[a]) for a in data.nominal}
     out = {}
     for column, make in MODELS.items():
-        model = make()
+        model = make(domains)
         model.learn_many([data.records[i] for i in train], [data.labels[i] for i in train])
         if isinstance(model, TAN | SelectiveNB | SelectiveTAN) or type(model) is NaiveBayes:
             model.relearn()  # (naive Bayes: its intervals, under numeric="mdl")
@@ -92,7 +99,7 @@ def fold_accuracies(name: str, train: np.ndarray, test: np.ndarray, directory: P
     train_records = cuts.transform([data.records[i] for i in train])
     test_records = cuts.transform([data.records[i] for i in test])
     for column, make in EXACT_CUTS.items():
-        model = make()
+        model = make(domains)
         model.learn_many(train_records, [data.labels[i] for i in train])
         if isinstance(model, TAN):
             model.relearn()
@@ -128,7 +135,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--folds", type=int, default=10)
     parser.add_argument("--seeds", type=int, default=1)
     parser.add_argument("--jobs", type=int, default=1, help="data sets run at the same time")
-    _results.add_arguments(parser, "numeric_weka")
+    _results.add_arguments(parser, "numeric_weka", merge=True)
     args = parser.parse_args(argv)
     columns = ["majority", *MODELS, *EXACT_CUTS, *WEKA]
     table_columns = [_results.column("dataset")]
@@ -149,7 +156,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             _results.write_from_args(args, "numeric_weka",
                                      {"accuracy": _results.table(table_columns, rows)},
                                      argv=argv, script=__file__,
-                                     notes=f"{args.folds}-fold × {args.seeds} seed(s), accuracy %")
+                                     notes=f"{args.folds}-fold × {args.seeds} seed(s), accuracy %",
+                                     merge_key=("dataset",))
     return 0
 
 
