@@ -21,8 +21,8 @@ accuracy ± standard error over the folds, and the always-majority rate of the t
 results file is rewritten after each data set.
 
 Run: ``python benchmarks/numeric_weka.py [--datasets diabetes,Vehicle] [--seeds 1] [--jobs 2]
-[--merge]`` (``--merge``: add the data sets' rows to the results file, replacing their earlier
-rows).
+[--merge]`` (``--jobs``: folds run at the same time, each in a process of its own; ``--merge``:
+add the data sets' rows to the results file, replacing their earlier rows).
 """
 
 from __future__ import annotations
@@ -114,13 +114,14 @@ def fold_accuracies(name: str, train: np.ndarray, test: np.ndarray, directory: P
     return out
 
 
-def dataset_row(name: str, folds: int, seeds: int, columns: Sequence[str]) -> dict:
-    """Mean accuracy and its standard error per column over ``seeds`` × ``folds`` folds."""
-    labels = load(name).labels
-    splits = [split for seed in range(seeds)
-              for split in stratified_kfold(labels, k=folds, seed=seed)]
+def fold_task(name: str, train: np.ndarray, test: np.ndarray) -> dict[str, float]:
+    """One fold in a process of its own, with its own directory for Weka's files."""
     with tempfile.TemporaryDirectory(prefix=f"numeric-{name}-") as tmp:
-        results = [fold_accuracies(name, train, test, Path(tmp)) for train, test in splits]
+        return fold_accuracies(name, train, test, Path(tmp))
+
+
+def dataset_row(name: str, results: Sequence[dict[str, float]], columns: Sequence[str]) -> dict:
+    """Mean accuracy and its standard error per column over a data set's folds."""
     row = {"dataset": name}
     for column in columns:
         mean, se = mean_se([r[column] for r in results])
@@ -134,7 +135,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--datasets", default="diabetes,Vehicle")
     parser.add_argument("--folds", type=int, default=10)
     parser.add_argument("--seeds", type=int, default=1)
-    parser.add_argument("--jobs", type=int, default=1, help="data sets run at the same time")
+    parser.add_argument("--jobs", type=int, default=1, help="folds run at the same time")
     _results.add_arguments(parser, "numeric_weka", merge=True)
     args = parser.parse_args(argv)
     columns = ["majority", *MODELS, *EXACT_CUTS, *WEKA]
@@ -143,16 +144,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         table_columns += [_results.column(column, fmt=".1f"),
                           _results.column(f"{column} se", label="±", fmt=".1f")]
     names = args.datasets.split(",")
+    splits = {name: [split for seed in range(args.seeds)
+                     for split in stratified_kfold(load(name).labels, k=args.folds, seed=seed)]
+              for name in names}
+    results: dict[str, dict[int, dict[str, float]]] = {name: {} for name in names}
     done: dict[str, dict] = {}
-    # data sets side by side, the largest first; rows in the asked order
+    # every fold of every data set in one pool, the largest data set first, so that the workers
+    # stay busy to the end; a data set's row is written when its last fold is in
     with ProcessPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        futures = {pool.submit(dataset_row, name, args.folds, args.seeds, columns): name
-                   for name in sorted(names, key=lambda n: -len(load(n).labels))}
+        futures = {pool.submit(fold_task, name, train, test): (name, index)
+                   for name in sorted(names, key=lambda n: -len(splits[n][0][0]))
+                   for index, (train, test) in enumerate(splits[name])}
         for future in as_completed(futures):
-            row = done[futures[future]] = future.result()
+            name, index = futures[future]
+            results[name][index] = future.result()
+            if len(results[name]) < len(splits[name]):
+                continue
+            row = done[name] = dataset_row(
+                name, [results[name][i] for i in range(len(splits[name]))], columns)
             print(row["dataset"], " ".join(f"{c}: {row[c]:.1f} ± {row[c + ' se']:.1f}"
                                            for c in columns), flush=True)
-            rows = [done[name] for name in names if name in done]
+            rows = [done[n] for n in names if n in done]
             _results.write_from_args(args, "numeric_weka",
                                      {"accuracy": _results.table(table_columns, rows)},
                                      argv=argv, script=__file__,

@@ -3,6 +3,7 @@ so that the script behind docs/attribute-kinds.md's table cannot rot unnoticed."
 
 from __future__ import annotations
 
+import json
 import shutil
 
 import pytest
@@ -31,6 +32,25 @@ def test_every_column_is_measured_on_a_fold_of_heart(tmp_path):
         low = 0.6 if column == "streamnb TAN (bins)" else 0.7
         assert low < out[column] <= 1.0, column
 
+
+
+@pytest.mark.skipif(not (wc.WEKA_JAR.exists() and shutil.which("java") and shutil.which("javac")),
+                    reason="Debian's weka and a JDK are not installed")
+@pytest.mark.slow
+def test_the_rows_do_not_depend_on_how_many_folds_run_at_once(tmp_path):
+    """--jobs spreads the folds of every data set over processes; each row still averages its
+    own data set's folds in their order, so the results file holds the same numbers, rows in
+    the order asked."""
+    files = {}
+    for jobs in (1, 2):
+        files[jobs] = tmp_path / f"jobs{jobs}.json"
+        assert nw.main(["--datasets", "heart,diabetes", "--folds", "2", "--jobs", str(jobs),
+                        "--results", str(files[jobs])]) == 0
+    rows = {jobs: json.loads(path.read_text())["tables"]["accuracy"]["rows"]
+            for jobs, path in files.items()}
+    assert [row["dataset"] for row in rows[2]] == ["heart", "diabetes"]
+    assert rows[1] == rows[2]
+    assert all(row["streamnb TAN"] > row["majority"] + 5 for row in rows[2])
 
 def test_the_verdict_of_docs_attribute_kinds_md_holds_in_the_committed_results():
     """docs/attribute-kinds.md's reading of the numeric table, statement by statement, on the
