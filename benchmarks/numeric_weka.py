@@ -32,6 +32,7 @@ import sys
 import tempfile
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from functools import partial
 from pathlib import Path
 
 import _results
@@ -52,27 +53,27 @@ from streamnb.datasets import load
 from streamnb.evaluate import stratified_kfold
 from streamnb.features import MDLDiscretizer
 
-# each streamnb model given the data set's declared nominal domains, as Weka reads them from the
-# ARFF header (a value a training fold lacks still counts in the smoothing's #A_i)
-MODELS = {"streamnb TAN": lambda d: TAN(relearn_every=0, domains=d),
-          "streamnb TAN (bins)": lambda d: TAN(relearn_every=0, numeric="bins", domains=d),
+# each made with the data set's declared nominal domains (``domains=``, in fold_accuracies), as
+# Weka reads them from the ARFF header: a value a training fold lacks still counts in the
+# smoothing's #A_i
+MODELS = {"streamnb TAN": partial(TAN, relearn_every=0),
+          "streamnb TAN (bins)": partial(TAN, relearn_every=0, numeric="bins"),
           # Friedman's tree with the Indifferent estimates
-          "streamnb TAN (cmi)": lambda d: TAN(relearn_every=0, weight="cmi",
-                                              estimator="indifferent", domains=d),
-          "streamnb TAN (Weka's settings)": lambda d: TAN(
-              relearn_every=0, weight="bayes", missing="mode", estimator=MEstimate(m=0.5),
-              domains=d),
-          "streamnb AODE": lambda d: AODE(domains=d),
-          "streamnb AODE (bins)": lambda d: AODE(numeric="bins", domains=d),
-          "streamnb SelectiveNB": lambda d: SelectiveNB(relearn_every=0, seed=0, domains=d),
-          "streamnb SelectiveTAN": lambda d: SelectiveTAN(relearn_every=0, seed=0, domains=d),
-          "streamnb NB (MDL)": lambda d: NaiveBayes(numeric="mdl", relearn_every=0, domains=d),
-          "streamnb NB (bins)": lambda d: NaiveBayes(numeric="bins", domains=d),
-          "streamnb NB (Gaussian)": lambda d: NaiveBayes(domains=d)}
+          "streamnb TAN (cmi)": partial(TAN, relearn_every=0, weight="cmi",
+                                        estimator="indifferent"),
+          "streamnb TAN (Weka's settings)": partial(
+              TAN, relearn_every=0, weight="bayes", missing="mode", estimator=MEstimate(m=0.5)),
+          "streamnb AODE": AODE,
+          "streamnb AODE (bins)": partial(AODE, numeric="bins"),
+          "streamnb SelectiveNB": partial(SelectiveNB, relearn_every=0, seed=0),
+          "streamnb SelectiveTAN": partial(SelectiveTAN, relearn_every=0, seed=0),
+          "streamnb NB (MDL)": partial(NaiveBayes, numeric="mdl", relearn_every=0),
+          "streamnb NB (bins)": partial(NaiveBayes, numeric="bins"),
+          "streamnb NB (Gaussian)": NaiveBayes}
 # learned on the records discretised by MDLDiscretizer's exact cuts of the training fold
-EXACT_CUTS = {"streamnb TAN (exact cuts)": lambda d: TAN(relearn_every=0, domains=d),
-              "streamnb AODE (exact cuts)": lambda d: AODE(domains=d),
-              "streamnb NB (exact cuts)": lambda d: NaiveBayes(domains=d)}
+EXACT_CUTS = {"streamnb TAN (exact cuts)": partial(TAN, relearn_every=0),
+              "streamnb AODE (exact cuts)": AODE,
+              "streamnb NB (exact cuts)": NaiveBayes}
 WEKA = {"Weka TAN (MDL)": WEKA_TAN, "Weka AODE (MDL)": WEKA_AODE,
         "Weka NaiveBayes (MDL)": WEKA_NAIVE_BAYES,
         # streamnb's TAN (cmi) in Weka: the CMI edge score, +1 a cell
@@ -82,33 +83,30 @@ WEKA = {"Weka TAN (MDL)": WEKA_TAN, "Weka AODE (MDL)": WEKA_AODE,
 def fold_accuracies(name: str, train: np.ndarray, test: np.ndarray, directory: Path
                     ) -> dict[str, float]:
     data = load(name)
-    labels = [data.labels[i] for i in test]
+    train_records, train_labels = [data.records[i] for i in train], [data.labels[i] for i in train]
+    test_records, labels = [data.records[i] for i in test], [data.labels[i] for i in test]
     domains = {a: list(data.domains[a]) for a in data.nominal}
     out = {}
     for column, make in MODELS.items():
-        model = make(domains)
-        model.learn_many([data.records[i] for i in train], [data.labels[i] for i in train])
+        model = make(domains=domains)
+        model.learn_many(train_records, train_labels)
         if isinstance(model, TAN | SelectiveNB | SelectiveTAN) or type(model) is NaiveBayes:
             model.relearn()  # (naive Bayes: its intervals, under numeric="mdl")
         elif isinstance(model, AODE):
             model.rediscretise()  # intervals from the whole training fold, as TAN's
-        predicted = model.predict_many([data.records[i] for i in test])
-        out[column] = accuracy(predicted, labels)
-    cuts = MDLDiscretizer().fit([data.records[i] for i in train],
-                                [data.labels[i] for i in train])
-    train_records = cuts.transform([data.records[i] for i in train])
-    test_records = cuts.transform([data.records[i] for i in test])
+        out[column] = accuracy(model.predict_many(test_records), labels)
+    cuts = MDLDiscretizer().fit(train_records, train_labels)
+    cut_train, cut_test = cuts.transform(train_records), cuts.transform(test_records)
     for column, make in EXACT_CUTS.items():
-        model = make(domains)
-        model.learn_many(train_records, [data.labels[i] for i in train])
+        model = make(domains=domains)
+        model.learn_many(cut_train, train_labels)
         if isinstance(model, TAN):
             model.relearn()
-        out[column] = accuracy(model.predict_many(test_records), labels)
+        out[column] = accuracy(model.predict_many(cut_test), labels)
     _, train_file, test_file = fold_files(data, train, test, directory)
     for column, args in WEKA.items():
         predicted = weka_predictions(args, train_file, test_file, list(data.classes))
         out[column] = accuracy(predicted, labels)
-    train_labels = [data.labels[i] for i in train]
     majority = max(set(train_labels), key=train_labels.count)
     out["majority"] = float(np.mean([y == majority for y in labels]))
     return out
