@@ -90,18 +90,14 @@ def fold_accuracies(name: str, train: np.ndarray, test: np.ndarray, directory: P
     for column, make in MODELS.items():
         model = make(domains=domains)
         model.learn_many(train_records, train_labels)
-        if isinstance(model, TAN | SelectiveNB | SelectiveTAN) or type(model) is NaiveBayes:
-            model.relearn()  # (naive Bayes: its intervals, under numeric="mdl")
-        elif isinstance(model, AODE):
-            model.rediscretise()  # intervals from the whole training fold, as TAN's
+        model.relearn()  # the structure and the intervals of the whole training fold
         out[column] = accuracy(model.predict_many(test_records), labels)
     cuts = MDLDiscretizer().fit(train_records, train_labels)
     cut_train, cut_test = cuts.transform(train_records), cuts.transform(test_records)
     for column, make in EXACT_CUTS.items():
         model = make(domains=domains)
         model.learn_many(cut_train, train_labels)
-        if isinstance(model, TAN):
-            model.relearn()
+        model.relearn()
         out[column] = accuracy(model.predict_many(cut_test), labels)
     _, train_file, test_file = fold_files(data, train, test, directory)
     for column, args in WEKA.items():
